@@ -1,0 +1,139 @@
+/**
+ * CIDR arithmetic for IPv4 and IPv6 as plain values.
+ *
+ * Every address is a `bigint` so one code path serves both families; a CIDR is always held in
+ * canonical form (host bits cleared). IPv6 output follows RFC 5952 (lower case, longest run of
+ * zero groups compressed). Parsing is strict about syntax (no octal or hex IPv4 parts, no leading
+ * zeros, no zones) and lenient about host bits, which are cleared, as Kubernetes' ParseCIDRSloppy
+ * does for the network part.
+ */
+import ipaddr from 'ipaddr.js';
+
+export type Family = 4 | 6;
+
+export interface Cidr {
+  readonly family: Family;
+  /** Network address with host bits cleared. */
+  readonly network: bigint;
+  /** Prefix length: 0..32 for IPv4, 0..128 for IPv6. */
+  readonly prefix: number;
+}
+
+export type CidrErrorCode = 'INVALID_CIDR';
+
+export class CidrError extends Error {
+  readonly code: CidrErrorCode = 'INVALID_CIDR';
+  override readonly name = 'CidrError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export const addressBits = (family: Family): number => (family === 4 ? 32 : 128);
+
+const hostMask = (family: Family, prefix: number): bigint =>
+  (1n << BigInt(addressBits(family) - prefix)) - 1n;
+
+/** Parses an address (no prefix) into its family and numeric value, or returns null. */
+export function tryParseAddress(text: string): { family: Family; value: bigint } | null {
+  if (typeof text !== 'string') return null;
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) {
+    return { family: 4, value: bytesToBigint(ipaddr.IPv4.parse(text).toByteArray()) };
+  }
+  if (text.includes(':') && !text.includes('%') && ipaddr.IPv6.isValid(text)) {
+    return { family: 6, value: bytesToBigint(ipaddr.IPv6.parse(text).toByteArray()) };
+  }
+  return null;
+}
+
+/** Parses `addr/prefix`; host bits are cleared. Returns null on any syntax error. */
+export function tryParseCidr(text: unknown): Cidr | null {
+  if (typeof text !== 'string') return null;
+  const slash = text.indexOf('/');
+  if (slash <= 0 || slash !== text.lastIndexOf('/')) return null;
+  const addr = tryParseAddress(text.slice(0, slash));
+  const prefixText = text.slice(slash + 1);
+  if (!addr || !/^(0|[1-9]\d{0,2})$/.test(prefixText)) return null;
+  const prefix = Number(prefixText);
+  if (prefix > addressBits(addr.family)) return null;
+  return { family: addr.family, prefix, network: addr.value & ~hostMask(addr.family, prefix) };
+}
+
+/** Parses `addr/prefix` or throws a `CidrError` whose message names the bad input. */
+export function parseCidr(text: unknown): Cidr {
+  const cidr = tryParseCidr(text);
+  if (!cidr) throw new CidrError(`invalid CIDR ${JSON.stringify(text)}: want an IPv4 or IPv6 address/prefix such as 10.0.0.0/16 or fd00::/48`);
+  return cidr;
+}
+
+/** Canonical text of a CIDR string (host bits cleared, RFC 5952), or throws `CidrError`. */
+export const canonicalCidr = (text: unknown): string => formatCidr(parseCidr(text));
+
+export function formatAddress(family: Family, value: bigint): string {
+  if (family === 4) return bigintToBytes(value, 4).join('.');
+  const parts = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt(112 - 16 * i)) & 0xffffn));
+  return new ipaddr.IPv6(parts).toRFC5952String();
+}
+
+export const formatCidr = (cidr: Cidr): string => `${formatAddress(cidr.family, cidr.network)}/${cidr.prefix}`;
+
+/** Last address inside the CIDR. */
+export const lastAddress = (cidr: Cidr): bigint => cidr.network | hostMask(cidr.family, cidr.prefix);
+
+export const containsAddress = (cidr: Cidr, family: Family, value: bigint): boolean =>
+  cidr.family === family && (value & ~hostMask(family, cidr.prefix)) === cidr.network;
+
+/** True when `inner` lies wholly inside `outer` (a CIDR contains itself). */
+export const containsCidr = (outer: Cidr, inner: Cidr): boolean =>
+  outer.family === inner.family && outer.prefix <= inner.prefix && containsAddress(outer, inner.family, inner.network);
+
+/** True when the two ranges share at least one address. */
+export const overlaps = (a: Cidr, b: Cidr): boolean => containsCidr(a, b) || containsCidr(b, a);
+
+export const cidrEquals = (a: Cidr, b: Cidr): boolean =>
+  a.family === b.family && a.prefix === b.prefix && a.network === b.network;
+
+/** Number of `/blockPrefix` blocks in `outer`. */
+export function blockCount(outer: Cidr, blockPrefix: number): bigint {
+  assertBlockPrefix(outer, blockPrefix);
+  return 1n << BigInt(blockPrefix - outer.prefix);
+}
+
+/** The `index`-th `/blockPrefix` block of `outer` (0-based). */
+export function blockAt(outer: Cidr, blockPrefix: number, index: bigint): Cidr {
+  const count = blockCount(outer, blockPrefix);
+  if (index < 0n || index >= count) throw new RangeError(`block index ${index} outside 0..${count - 1n}`);
+  const shift = BigInt(addressBits(outer.family) - blockPrefix);
+  return { family: outer.family, prefix: blockPrefix, network: outer.network + (index << shift) };
+}
+
+/** Index of the `/blockPrefix` block of `outer` that holds `address` (the address must be inside). */
+export function blockIndexOf(outer: Cidr, blockPrefix: number, address: bigint): bigint {
+  assertBlockPrefix(outer, blockPrefix);
+  if (!containsAddress(outer, outer.family, address)) {
+    throw new RangeError(`${formatAddress(outer.family, address)} is outside ${formatCidr(outer)}`);
+  }
+  return (address - outer.network) >> BigInt(addressBits(outer.family) - blockPrefix);
+}
+
+function assertBlockPrefix(outer: Cidr, blockPrefix: number): void {
+  if (!Number.isInteger(blockPrefix) || blockPrefix < outer.prefix || blockPrefix > addressBits(outer.family)) {
+    throw new RangeError(`block prefix /${blockPrefix} does not fit in ${formatCidr(outer)}`);
+  }
+}
+
+function bytesToBigint(bytes: readonly number[]): bigint {
+  let value = 0n;
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
+  return value;
+}
+
+function bigintToBytes(value: bigint, length: number): number[] {
+  const bytes = new Array<number>(length);
+  let rest = value;
+  for (let i = length - 1; i >= 0; i--) {
+    bytes[i] = Number(rest & 0xffn);
+    rest >>= 8n;
+  }
+  return bytes;
+}

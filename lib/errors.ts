@@ -1,0 +1,20 @@
+/**
+ * The one error base of podroute. `retryable` tells a handler whether to let the platform retry
+ * (throttling, a transient outage) or to acknowledge, report and move on (bad input, a quota).
+ */
+export class PodrouteError extends Error {
+  override name = 'PodrouteError';
+  readonly retryable: boolean;
+  constructor(message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** Input that can never succeed as given: a malformed file, event, node or message. */
+export class InvalidInputError extends PodrouteError {
+  override name = 'InvalidInputError';
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { retryable: false, ...options });
+  }
+}

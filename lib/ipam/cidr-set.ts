@@ -1,0 +1,143 @@
+/**
+ * A set of equal-sized node blocks carved from one cluster CIDR, with the allocation order, limits
+ * and errors of Kubernetes' `cidrset`, over a storage port so that many Lambdas can share it.
+ */
+import { type Cidr, blockAt, blockCount, blockIndexOf, formatCidr, lastAddress, overlaps, tryParseCidr, addressBits } from '../cidr/cidr.ts';
+import type { CidrStore } from './cidr-store.ts';
+import { MemoryCidrStore } from './memory-cidr-store.ts';
+
+export type CidrSetErrorCode = 'INVALID_CIDR' | 'MASK_TOO_LARGE' | 'FULL' | 'OUT_OF_RANGE';
+
+export class CidrSetError extends Error {
+  override name = 'CidrSetError';
+  constructor(
+    readonly code: CidrSetErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** An IPv6 node mask may be at most this many bits longer than the cluster mask (upstream's limit). */
+export const MAX_IPV6_SUBNET_BITS = 16;
+
+export interface CidrSet {
+  /** The cluster CIDR, canonical. */
+  readonly clusterCidr: string;
+  readonly nodeMaskSize: number;
+  /** Number of blocks in the set. */
+  readonly total: number;
+  /** Next free block in round-robin order; the owner's block when it holds one already. */
+  allocateNext(owner?: string): Promise<string>;
+  /** Marks every block from the one holding the range's first address to the one holding its last. */
+  occupy(cidr: string, owner?: string): Promise<void>;
+  /** Frees the blocks of the range; with an owner, only blocks held by it (or by nobody). */
+  release(cidr: string, owner?: string): Promise<void>;
+  usage(): Promise<{ used: number; total: number }>;
+  /** Used blocks as CIDRs with their owners, for reclaiming leases of vanished nodes. */
+  leases(): Promise<Array<{ cidr: string; owner: string | null }>>;
+}
+
+export interface CidrSetOptions {
+  clusterCidr: string;
+  nodeMaskSize: number;
+  store?: CidrStore;
+}
+
+export async function createCidrSet(options: CidrSetOptions): Promise<CidrSet> {
+  const cluster = tryParseCidr(options.clusterCidr);
+  if (!cluster) {
+    throw new CidrSetError('INVALID_CIDR', `invalid cluster CIDR ${JSON.stringify(options.clusterCidr)}`);
+  }
+  const { nodeMaskSize } = options;
+  if (!Number.isInteger(nodeMaskSize) || nodeMaskSize < cluster.prefix || nodeMaskSize > addressBits(cluster.family)) {
+    throw new CidrSetError(
+      'INVALID_CIDR',
+      `node mask size ${String(nodeMaskSize)} must be a whole number from ${cluster.prefix} (the cluster mask) to ${addressBits(cluster.family)}`,
+    );
+  }
+  if (cluster.family === 6 && nodeMaskSize - cluster.prefix > MAX_IPV6_SUBNET_BITS) {
+    throw new CidrSetError(
+      'MASK_TOO_LARGE',
+      `node mask /${nodeMaskSize} is too large for cluster CIDR ${formatCidr(cluster)}: an IPv6 node mask may be at most ${MAX_IPV6_SUBNET_BITS} bits longer than the cluster mask`,
+    );
+  }
+  return new StoredCidrSet(cluster, nodeMaskSize, options.store ?? new MemoryCidrStore());
+}
+
+class StoredCidrSet implements CidrSet {
+  readonly clusterCidr: string;
+  readonly total: number;
+
+  constructor(
+    private readonly cluster: Cidr,
+    readonly nodeMaskSize: number,
+    private readonly store: CidrStore,
+  ) {
+    this.clusterCidr = formatCidr(cluster);
+    this.total = Number(blockCount(cluster, nodeMaskSize));
+  }
+
+  async allocateNext(owner?: string): Promise<string> {
+    if (owner !== undefined) {
+      const held = await this.store.findOwned(owner);
+      if (held !== null) return this.blockText(held);
+    }
+    let from = await this.store.readCursor();
+    // Each failed claim proves one more block used, so the search ends after at most `total` claims.
+    for (let attempt = 0; attempt < this.total; attempt++) {
+      const candidate = await this.store.nextFree(from, this.total);
+      if (candidate === null) break;
+      const result = await this.store.claim(candidate, owner ?? null);
+      if (result.kind === 'owner-has') return this.blockText(result.index);
+      const next = (candidate + 1) % this.total;
+      if (result.kind === 'claimed') {
+        await this.store.writeCursor(next);
+        return this.blockText(candidate);
+      }
+      from = next;
+    }
+    throw new CidrSetError(
+      'FULL',
+      `no free /${this.nodeMaskSize} block left in cluster CIDR ${this.clusterCidr} (${this.total} in all)`,
+    );
+  }
+
+  async occupy(cidr: string, owner?: string): Promise<void> {
+    const [first, last] = this.indicesOf(cidr);
+    await this.store.occupy(first, last, owner ?? null);
+  }
+
+  async release(cidr: string, owner?: string): Promise<void> {
+    const [first, last] = this.indicesOf(cidr);
+    await this.store.release(first, last, owner);
+  }
+
+  async usage(): Promise<{ used: number; total: number }> {
+    return { used: await this.store.usedCount(), total: this.total };
+  }
+
+  async leases(): Promise<Array<{ cidr: string; owner: string | null }>> {
+    const leases = await this.store.leases();
+    return leases.map((lease) => ({ cidr: this.blockText(lease.index), owner: lease.owner }));
+  }
+
+  private blockText(index: number): string {
+    return formatCidr(blockAt(this.cluster, this.nodeMaskSize, BigInt(index)));
+  }
+
+  /** Inclusive block indices covered by `text`, as upstream's getBeginningAndEndIndices. */
+  private indicesOf(text: string): [number, number] {
+    const cidr = tryParseCidr(text);
+    if (!cidr) throw new CidrSetError('INVALID_CIDR', `invalid CIDR ${JSON.stringify(text)}`);
+    if (!overlaps(this.cluster, cidr)) {
+      throw new CidrSetError('OUT_OF_RANGE', `CIDR ${formatCidr(cidr)} is outside cluster CIDR ${this.clusterCidr}`);
+    }
+    if (cidr.prefix <= this.cluster.prefix) return [0, this.total - 1];
+    return [
+      Number(blockIndexOf(this.cluster, this.nodeMaskSize, cidr.network)),
+      Number(blockIndexOf(this.cluster, this.nodeMaskSize, lastAddress(cidr))),
+    ];
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The slice of a Kubernetes v1 Node that podroute reads, with a schema for outside data and small
+ * pure accessors. Objects are never mutated: a change is described, then patched by an adapter.
+ */
+import { z } from 'zod';
+import { InvalidInputError } from '../errors.ts';
+
+export const conditionSchema = z.looseObject({
+  type: z.string(),
+  status: z.string(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTransitionTime: z.string().nullish(),
+  lastHeartbeatTime: z.string().nullish(),
+});
+
+export const nodeSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: z.looseObject({
+    name: z.string().min(1, 'metadata.name must not be empty'),
+    uid: z.string().optional(),
+    resourceVersion: z.string().optional(),
+  }),
+  spec: z
+    .looseObject({
+      podCIDR: z.string().optional(),
+      podCIDRs: z.array(z.string()).nullish(),
+      providerID: z.string().optional(),
+    })
+    .optional(),
+  status: z.looseObject({ conditions: z.array(conditionSchema).nullish() }).optional(),
+});
+
+export type Node = z.infer<typeof nodeSchema>;
+export type NodeCondition = z.infer<typeof conditionSchema>;
+
+export const nodeListSchema = z.looseObject({
+  kind: z.literal('NodeList', { error: 'kind must be "NodeList" (the output of `kubectl get nodes -o json`)' }).optional(),
+  items: z.array(nodeSchema),
+});
+
+/** Validates one node from outside; throws InvalidInputError naming the first problem. */
+export function parseNode(value: unknown): Node {
+  const result = nodeSchema.safeParse(value);
+  if (!result.success) throw new InvalidInputError(`not a Kubernetes Node: ${describeIssue(result.error)}`);
+  return result.data;
+}
+
+/** Validates a v1 NodeList (as `kubectl get nodes -o json` prints it) and returns its nodes. */
+export function parseNodeList(value: unknown): Node[] {
+  const result = nodeListSchema.safeParse(value);
+  if (!result.success) throw new InvalidInputError(`not a Kubernetes NodeList: ${describeIssue(result.error)}`);
+  return result.data.items;
+}
+
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid value';
+  const path = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
+  return `${path}: ${issue.message}`;
+}
+
+const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
+
+/**
+ * The EC2 instance id of a node: the last path segment of `spec.providerID`
+ * (`aws:///us-east-1a/i-0abc…`, `aws:////i-0abc…`) or a bare `i-…`; null when there is none.
+ */
+export function instanceIdOf(node: Node): string | null {
+  const providerId = node.spec?.providerID;
+  if (!providerId) return null;
+  const last = providerId.slice(providerId.lastIndexOf('/') + 1);
+  if (!INSTANCE_ID.test(last)) return null;
+  if (last !== providerId && !providerId.startsWith('aws://')) return null;
+  return last;
+}
+
+/** The node's pod CIDRs as written: `spec.podCIDRs`, or `[spec.podCIDR]` when only that is set. */
+export function podCidrsOf(node: Node): string[] {
+  const list = node.spec?.podCIDRs;
+  if (list && list.length > 0) return [...list];
+  const single = node.spec?.podCIDR;
+  return single ? [single] : [];
+}
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+/** Status of the node's NetworkUnavailable condition, or null when the condition is absent. */
+export function networkUnavailableOf(node: Node): ConditionStatus | null {
+  const condition = node.status?.conditions?.find((c) => c.type === 'NetworkUnavailable');
+  if (!condition) return null;
+  return condition.status === 'True' || condition.status === 'False' ? condition.status : 'Unknown';
+}
