@@ -1,0 +1,332 @@
+/**
+ * Kubernetes Node adapter: the only reader and writer of Node objects and Node events. It pages
+ * through the node list, validates every node with the core's schema, writes the
+ * NetworkUnavailable condition and pod CIDRs with strategic merge patches (as upstream's route and
+ * node-IPAM controllers do), and maps API failures by HTTP status to typed errors.
+ */
+import { ApiException, CoreV1Api, KubeConfig, Observable, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { ConfigurationOptions, CoreV1Event, ObservableMiddleware } from '@kubernetes/client-node';
+import { z } from 'zod';
+import { tryParseCidr } from '../cidr/cidr.ts';
+import { InvalidInputError, PodrouteError } from '../errors.ts';
+import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
+import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
+
+export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
+
+/** What a write did: `gone` = the node no longer exists (404), which callers treat as done. */
+export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
+
+export type MalformedNode = { name: string | null; problem: string };
+
+export type KubeNodesOptions = {
+  /** Clock for condition and event timestamps. */
+  clock?: () => Date;
+  /** Told about every node the API returned that does not fit the Node schema (it is skipped). */
+  onMalformedNode?: (report: MalformedNode) => void;
+  /** Told when a best-effort event could not be written. */
+  onEventError?: (error: PodrouteError) => void;
+  /** Attempts of a patch that keeps meeting 409 Conflict (upstream retries 5 times). */
+  conflictAttempts?: number;
+  /** Pause between conflict retries, multiplied by the attempt number. */
+  conflictBackoffMs?: number;
+  /** Page size of the node list. */
+  pageSize?: number;
+  /** Namespace and component of the events written by `warn`. */
+  eventNamespace?: string;
+  component?: string;
+};
+
+/** Messages and reasons of upstream's route controller (`updateNetworkingCondition`). */
+export const NETWORK_CONDITION = {
+  routeCreated: { status: 'False', reason: 'RouteCreated', message: 'RouteController created a route' },
+  noRouteCreated: { status: 'True', reason: 'NoRouteCreated', message: 'RouteController failed to create a route' },
+} as const;
+
+const listEnvelopeSchema = z.looseObject({
+  items: z.array(z.unknown()).nullish(),
+  metadata: z.looseObject({ continue: z.string().optional(), resourceVersion: z.string().optional() }).optional(),
+});
+
+const statusBodySchema = z.looseObject({ message: z.string().optional(), reason: z.string().optional() });
+
+const nameProbeSchema = z.looseObject({ metadata: z.looseObject({ name: z.string() }) });
+
+type Target = { verb: string; resource: string; name?: string };
+
+/** JSON.stringify-able RFC 3339 time with seconds precision, as metav1.Time marshals. */
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function statusMessage(body: unknown): string | undefined {
+  let value: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return body.length > 0 ? body.slice(0, 300) : undefined;
+    }
+  }
+  const parsed = statusBodySchema.safeParse(value);
+  return parsed.success ? parsed.data.message : undefined;
+}
+
+/**
+ * Captures the raw JSON body of one call, so that nodes are validated by our schema as the server
+ * sent them, not after the generated client's model conversion (which turns times into Dates and
+ * throws on some malformed values).
+ */
+function captureBody(base?: ConfigurationOptions): { options: ConfigurationOptions; result: () => Promise<{ status: number; text: string } | undefined> } {
+  let captured: Promise<{ status: number; text: string }> | undefined;
+  const middleware: ObservableMiddleware = {
+    pre: (context) => new Observable(Promise.resolve(context)),
+    post: (response) => {
+      // The fetch body can be read once: read it here and hand the client a re-readable copy.
+      captured = response.body.text().then((text) => ({ status: response.httpStatusCode, text }));
+      const replayed = captured.then(({ text }) => {
+        response.body = { text: () => Promise.resolve(text), binary: () => Promise.resolve(Buffer.from(text, 'utf8')) };
+        return response;
+      });
+      return new Observable(replayed);
+    },
+  };
+  return {
+    options: { ...base, middleware: [...(base?.middleware ?? []), middleware], middlewareMergeStrategy: 'append' },
+    result: () => captured ?? Promise.resolve(undefined),
+  };
+}
+
+export class KubeNodes {
+  private readonly api: CoreV1Api;
+  private readonly clock: () => Date;
+  private readonly options: KubeNodesOptions;
+  /** uids of nodes seen by the last reads, for the involvedObject of events. */
+  private readonly uids = new Map<string, string>();
+
+  constructor(client: CoreV1Api | KubeConfig, options: KubeNodesOptions = {}) {
+    this.api = client instanceof KubeConfig ? client.makeApiClient(CoreV1Api) : client;
+    this.clock = options.clock ?? (() => new Date());
+    this.options = options;
+  }
+
+  /** Every node of the cluster, all pages; malformed nodes are reported and skipped. */
+  async listNodes(): Promise<Node[]> {
+    const limit = this.options.pageSize ?? 500;
+    const nodes: Node[] = [];
+    let next: string | undefined;
+    let pages = 0;
+    do {
+      const body = await this.call({ verb: 'list', resource: 'nodes' }, (opts) => this.api.listNode({ limit, _continue: next }, opts));
+      const envelope = listEnvelopeSchema.safeParse(body);
+      if (!envelope.success) {
+        throw new KubeApiError(`list nodes: the API server answered something that is not a NodeList (${describeIssue(envelope.error)})`, {
+          verb: 'list',
+          resource: 'nodes',
+          retryable: true,
+        });
+      }
+      for (const item of envelope.data.items ?? []) {
+        const node = this.validNode(item);
+        if (node) nodes.push(node);
+      }
+      next = envelope.data.metadata?.continue || undefined;
+      pages += 1;
+      if (pages > 100_000) throw new KubeApiError('list nodes: the continue chain does not end', { verb: 'list', resource: 'nodes', retryable: true });
+    } while (next);
+    return nodes;
+  }
+
+  /** One node; NodeNotFoundError when it does not exist, InvalidInputError when it is malformed. */
+  async getNode(name: string): Promise<Node> {
+    let body: unknown;
+    try {
+      body = await this.call({ verb: 'get', resource: 'nodes', name }, (opts) => this.api.readNode({ name }, opts));
+    } catch (error) {
+      if (error instanceof KubeApiError && error.status === 404) throw new NodeNotFoundError(name, { cause: error });
+      throw error;
+    }
+    const parsed = nodeSchema.safeParse(body);
+    if (!parsed.success) throw new InvalidInputError(`node ${JSON.stringify(name)} from the API is malformed: ${describeIssue(parsed.error)}`);
+    this.remember(parsed.data);
+    return parsed.data;
+  }
+
+  /**
+   * Writes the node's NetworkUnavailable condition as upstream's route controller does: a strategic
+   * merge patch of `nodes/status` that touches only that condition (merged by `type`).
+   */
+  async setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<NodeWriteResult> {
+    const wanted = unavailable ? NETWORK_CONDITION.noRouteCreated : NETWORK_CONDITION.routeCreated;
+    return this.patchWithRetry({ verb: 'patch', resource: 'nodes/status', name: nodeName }, async (opts) => {
+      const now = rfc3339(this.clock());
+      const body = {
+        status: {
+          conditions: [{ type: 'NetworkUnavailable', ...wanted, lastTransitionTime: now, lastHeartbeatTime: now }],
+        },
+      };
+      await this.api.patchNodeStatus({ name: nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch, opts));
+    });
+  }
+
+  /**
+   * Sets `spec.podCIDR` and `spec.podCIDRs` of a node that has none. The same CIDRs again is a
+   * no-op; different ones are a PodCidrConflictError (the API forbids changing them, and so do we).
+   */
+  async updatePodCidr(node: Node, cidrs: string | readonly string[]): Promise<NodeWriteResult> {
+    const wanted = typeof cidrs === 'string' ? [cidrs] : [...cidrs];
+    const nodeName = node.metadata.name;
+    if (wanted.length === 0 || wanted.length > 2) throw new InvalidInputError(`node ${nodeName}: want one or two pod CIDRs (one per IP family), got ${wanted.length}`);
+    for (const cidr of wanted) {
+      if (!tryParseCidr(cidr)) throw new InvalidInputError(`node ${nodeName}: invalid pod CIDR ${JSON.stringify(cidr)}`);
+    }
+    const same = (have: string[]) => have.length === wanted.length && have.every((c, i) => c === wanted[i]);
+    const existing = podCidrsOf(node);
+    if (existing.length > 0) {
+      if (same(existing)) return 'unchanged';
+      throw new PodCidrConflictError(nodeName, existing, wanted);
+    }
+    const target = { verb: 'patch', resource: 'nodes', name: nodeName };
+    try {
+      return await this.patchWithRetry(target, async (opts) => {
+        const body = { spec: { podCIDR: wanted[0], podCIDRs: wanted } };
+        await this.api.patchNode({ name: nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch, opts));
+      });
+    } catch (error) {
+      // 422: the node got pod CIDRs since it was read. Same ones: done; others: a conflict.
+      if (!(error instanceof KubeApiError) || error.status !== 422) throw error;
+      let fresh: Node;
+      try {
+        fresh = await this.getNode(nodeName);
+      } catch (readError) {
+        if (readError instanceof NodeNotFoundError) return 'gone';
+        throw readError;
+      }
+      const now = podCidrsOf(fresh);
+      if (same(now)) return 'unchanged';
+      if (now.length > 0) throw new PodCidrConflictError(nodeName, now, wanted, { cause: error });
+      throw error;
+    }
+  }
+
+  /**
+   * Records a Warning event on the node (core/v1, like upstream's event recorder). Best effort, as
+   * upstream: a failure is reported through `onEventError` and returns false, never throws.
+   */
+  async warn(nodeName: string, reason: string, message: string): Promise<boolean> {
+    const now = this.clock();
+    const namespace = this.options.eventNamespace ?? 'default';
+    const component = this.options.component ?? 'podroute';
+    const nanos = BigInt(now.getTime()) * 1_000_000n;
+    const body: CoreV1Event = {
+      metadata: { name: `${nodeName}.${nanos.toString(16)}`, namespace },
+      involvedObject: { kind: 'Node', apiVersion: 'v1', name: nodeName, uid: this.uids.get(nodeName) ?? nodeName },
+      reason,
+      message,
+      type: 'Warning',
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component },
+      reportingComponent: component,
+      reportingInstance: '',
+    };
+    try {
+      await this.call({ verb: 'create', resource: 'events', name: nodeName }, (opts) => this.api.createNamespacedEvent({ namespace, body }, opts));
+      return true;
+    } catch (error) {
+      const reported = error instanceof PodrouteError ? error : new PodrouteError('create event failed', { retryable: true, cause: error });
+      this.options.onEventError?.(reported);
+      return false;
+    }
+  }
+
+  private validNode(item: unknown): Node | null {
+    const parsed = nodeSchema.safeParse(item);
+    if (parsed.success) {
+      this.remember(parsed.data);
+      return parsed.data;
+    }
+    const probe = nameProbeSchema.safeParse(item);
+    this.options.onMalformedNode?.({ name: probe.success ? probe.data.metadata.name : null, problem: describeIssue(parsed.error) });
+    return null;
+  }
+
+  private remember(node: Node): void {
+    if (node.metadata.uid) this.uids.set(node.metadata.name, node.metadata.uid);
+  }
+
+  /** A patch retried on 409 Conflict; 404 means the node is gone. */
+  private async patchWithRetry(target: Target, patch: (opts: ConfigurationOptions) => Promise<unknown>): Promise<NodeWriteResult> {
+    const attempts = Math.max(1, this.options.conflictAttempts ?? 5);
+    const backoff = this.options.conflictBackoffMs ?? 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.call(target, patch);
+        return 'patched';
+      } catch (error) {
+        if (!(error instanceof KubeApiError)) throw error;
+        if (error.status === 404) return 'gone';
+        if (error.status !== 409) throw error;
+        if (attempt >= attempts) {
+          throw new KubeApiError(`${target.verb} ${target.resource} ${target.name ?? ''}: still conflicting after ${attempts} attempts`, {
+            status: 409,
+            verb: target.verb,
+            resource: target.resource,
+            retryable: true,
+            cause: error,
+          });
+        }
+        if (backoff > 0) await new Promise((resolve) => setTimeout(resolve, backoff * attempt));
+      }
+    }
+  }
+
+  /** Runs one API call, returns the raw JSON body of its answer, maps every failure. */
+  private async call(target: Target, run: (opts: ConfigurationOptions) => Promise<unknown>): Promise<unknown> {
+    const capture = captureBody();
+    try {
+      await run(capture.options);
+    } catch (error) {
+      // The generated client's model conversion can throw on data our schema then reports: a 2xx
+      // answer that was captured is still an answer.
+      const raw = error instanceof ApiException ? undefined : await capture.result();
+      if (!raw || raw.status < 200 || raw.status > 299) throw mapError(error, target);
+    }
+    const raw = await capture.result();
+    if (!raw) throw new KubeApiError(`${target.verb} ${target.resource}: no answer body`, { verb: target.verb, resource: target.resource, retryable: true });
+    try {
+      return JSON.parse(raw.text) as unknown;
+    } catch (cause) {
+      throw new KubeApiError(`${target.verb} ${target.resource}: the answer is not JSON`, { verb: target.verb, resource: target.resource, retryable: true, cause });
+    }
+  }
+}
+
+/** Maps a client failure to a typed error by HTTP status only. */
+export function mapError(error: unknown, target: Target): PodrouteError {
+  const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
+  const base = { verb: target.verb, resource: target.resource, cause: error };
+  if (!(error instanceof ApiException)) {
+    return new KubeApiError(`${what}: the Kubernetes API could not be reached`, { ...base, retryable: true });
+  }
+  const status = error.code;
+  const detail = statusMessage(error.body);
+  const suffix = detail ? `: ${detail}` : '';
+  if (status === 401) {
+    return new KubeApiError(`${what}: 401 Unauthorized, the API server rejected podroute's credentials (check the token or the EKS access entry of the Lambda role)`, {
+      ...base,
+      status,
+      retryable: false,
+    });
+  }
+  if (status === 403) {
+    return new KubeApiError(`${what}: 403 Forbidden, RBAC does not allow verb "${target.verb}" on resource "${target.resource}"; grant it in podroute's ClusterRole${suffix}`, {
+      ...base,
+      status,
+      retryable: false,
+    });
+  }
+  const retryable = status === 409 || status === 429 || status >= 500;
+  return new KubeApiError(`${what}: HTTP ${status}${suffix}`, { ...base, status, retryable });
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { createEksToken, EksTokenProvider } from '../../lib/aws/eks-token.ts';
+import { createKubeConfig, kubeConfigFromSecret } from '../../lib/kube/kube-config.ts';
+import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
+import { InvalidInputError } from '../../lib/errors.ts';
+
+const credentials = async () => ({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' });
+
+function decode(token: string): URL {
+  expect(token.startsWith('k8s-aws-v1.')).toBe(true);
+  const payload = token.slice('k8s-aws-v1.'.length);
+  expect(payload).toMatch(/^[A-Za-z0-9_-]+$/); // base64url, no padding
+  return new URL(Buffer.from(payload, 'base64url').toString('utf8'));
+}
+
+describe('EKS token', () => {
+  it('is a presigned STS GetCallerIdentity URL with the cluster id header signed in', async () => {
+    const now = new Date('2026-05-06T07:08:09Z');
+    const { token, expiresAt } = await createEksToken({ clusterName: 'prod-a', region: 'eu-west-1', credentials, now });
+    const url = decode(token);
+    expect(url.origin).toBe('https://sts.eu-west-1.amazonaws.com');
+    const q = url.searchParams;
+    expect(q.get('Action')).toBe('GetCallerIdentity');
+    expect(q.get('Version')).toBe('2011-06-15');
+    expect(q.get('X-Amz-Algorithm')).toBe('AWS4-HMAC-SHA256');
+    expect(q.get('X-Amz-Credential')).toBe('AKIDEXAMPLE/20260506/eu-west-1/sts/aws4_request');
+    expect(q.get('X-Amz-Date')).toBe('20260506T070809Z');
+    expect(q.get('X-Amz-Expires')).toBe('60');
+    expect(q.get('X-Amz-Security-Token')).toBe('session-token');
+    expect(q.get('X-Amz-SignedHeaders')?.split(';')).toEqual(['host', 'x-k8s-aws-id']);
+    expect(q.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    expect(q.has('x-k8s-aws-id')).toBe(false); // a signed header, not a query parameter
+    expect(expiresAt.toISOString()).toBe('2026-05-06T07:23:09.000Z');
+
+    const again = await createEksToken({ clusterName: 'prod-a', region: 'eu-west-1', credentials, now });
+    expect(again.token).toBe(token);
+    const other = await createEksToken({ clusterName: 'prod-b', region: 'eu-west-1', credentials, now });
+    expect(decode(other.token).searchParams.get('X-Amz-Signature')).not.toBe(q.get('X-Amz-Signature'));
+  });
+
+  it('is cached for 10 minutes, then signed again', async () => {
+    let now = new Date('2026-05-06T07:00:00Z');
+    let signs = 0;
+    const provider = new EksTokenProvider({
+      clusterName: 'prod-a',
+      region: 'us-east-1',
+      credentials: async () => {
+        signs += 1;
+        return credentials();
+      },
+      clock: () => now,
+    });
+    const first = await provider.token();
+    now = new Date('2026-05-06T07:09:59Z');
+    expect(await provider.token()).toBe(first);
+    now = new Date('2026-05-06T07:10:00Z');
+    const second = await provider.token();
+    expect(second).not.toBe(first);
+    expect(decode(second).searchParams.get('X-Amz-Date')).toBe('20260506T071000Z');
+    expect(signs).toBe(2);
+  });
+});
+
+describe('createKubeConfig', () => {
+  let emulator: KubeEmulator;
+  beforeAll(async () => {
+    emulator = await startKubeEmulator();
+    await emulator.state.addNode({ metadata: { name: 'n1' } });
+  });
+  afterAll(async () => {
+    await emulator.close();
+  });
+
+  it('builds an EKS config from DescribeCluster and asks the token source per request', async () => {
+    let tokenCalls = 0;
+    const described: string[] = [];
+    const kc = await createKubeConfig({
+      kind: 'eks',
+      clusterName: 'prod-a',
+      describeCluster: async (name) => {
+        described.push(name);
+        return { endpoint: emulator.url, certificateAuthority: { data: Buffer.from(emulator.caPem).toString('base64') } };
+      },
+      tokens: {
+        token: async () => {
+          tokenCalls += 1;
+          return emulator.token;
+        },
+      },
+    });
+    const nodes = await new KubeNodes(kc).listNodes();
+    expect(nodes.map((n) => n.metadata.name)).toEqual(['n1']);
+    await new KubeNodes(kc).getNode('n1');
+    expect(described).toEqual(['prod-a']);
+    expect(tokenCalls).toBe(2);
+  });
+
+  it.each([
+    ['JSON', () => JSON.stringify({ server: emulator.url, caData: Buffer.from(emulator.caPem).toString('base64'), token: emulator.token })],
+    ['kubeconfig YAML', () => emulator.kubeConfigYaml()],
+  ])('reads a %s secret', async (_kind, secret) => {
+    const kc = await createKubeConfig({ kind: 'secret', fetchSecret: async () => secret() });
+    expect((await new KubeNodes(kc).listNodes()).map((n) => n.metadata.name)).toEqual(['n1']);
+  });
+
+  it('works with the emulator options directly', async () => {
+    const kc = await createKubeConfig({ kind: 'options', options: emulator.kubeConfig() });
+    expect((await new KubeNodes(kc).listNodes()).length).toBe(1);
+  });
+
+  it.each([
+    ['not JSON', '{nope'],
+    ['JSON without token', JSON.stringify({ server: 'https://x.example', caData: 'Zm9v' })],
+    ['http server', JSON.stringify({ server: 'http://x.example', caData: 'Zm9v', token: 't' })],
+    ['TLS verification off', 'apiVersion: v1\nclusters:\n- name: c\n  cluster:\n    server: https://x.example\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n'],
+  ])('rejects a secret that is %s', (_why, text) => {
+    expect(() => kubeConfigFromSecret(text)).toThrow(InvalidInputError);
+  });
+});

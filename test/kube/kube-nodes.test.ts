@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError, type MalformedNode } from '../../lib/kube/kube-nodes.ts';
+import type { PodrouteError } from '../../lib/errors.ts';
+
+const NOW = new Date('2026-03-04T05:06:07.890Z');
+
+function wireNode(name: string, extra: { spec?: Record<string, unknown> } = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { providerID: 'aws:///us-east-1a/i-0123456789abcdef0', ...extra.spec },
+    status: {
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready', lastHeartbeatTime: '2026-01-01T00:00:00Z', lastTransitionTime: '2026-01-01T00:00:00Z' },
+        { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'ok', lastHeartbeatTime: '2026-01-01T00:00:00Z', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ],
+    },
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('KubeNodes against the emulator with the real client', () => {
+  let emulator: KubeEmulator;
+  let kc: KubeConfig;
+  let malformed: MalformedNode[];
+  let eventErrors: PodrouteError[];
+  let kube: KubeNodes;
+
+  beforeAll(async () => {
+    emulator = await startKubeEmulator();
+    kc = new KubeConfig();
+    kc.loadFromOptions(emulator.kubeConfig());
+  });
+  afterAll(async () => {
+    await emulator.close();
+  });
+  beforeEach(async () => {
+    emulator.state.setFailure(null);
+    for (const n of emulator.state.nodes()) await emulator.state.deleteNode((n.metadata as { name: string }).name);
+    emulator.stats.reset();
+    malformed = [];
+    eventErrors = [];
+    kube = new KubeNodes(kc.makeApiClient(CoreV1Api), {
+      clock: () => NOW,
+      onMalformedNode: (m) => malformed.push(m),
+      onEventError: (e) => eventErrors.push(e),
+      conflictBackoffMs: 0,
+      pageSize: 3,
+    });
+  });
+
+  it('lists every node across pages', async () => {
+    for (let i = 0; i < 8; i++) await emulator.state.addNode(wireNode(`node-${i}`));
+    const nodes = await kube.listNodes();
+    expect(nodes.map((n) => n.metadata.name)).toEqual(Array.from({ length: 8 }, (_, i) => `node-${i}`));
+    expect(emulator.stats.get('GET /api/v1/nodes')).toBe(3);
+    // timestamps stay as the server sent them (no Date conversion)
+    expect(nodes[0]?.status?.conditions?.[0]?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+  });
+
+  it('skips and reports a malformed node instead of failing the list', async () => {
+    await emulator.state.addNode(wireNode('good-1'));
+    await emulator.state.addNode(wireNode('good-2'));
+    emulator.state.putRawNode({ ...wireNode('bad'), spec: { podCIDRs: 42 }, status: { conditions: [{ type: 'Ready', status: 7 }] } });
+    const nodes = await kube.listNodes();
+    expect(nodes.map((n) => n.metadata.name)).toEqual(['good-1', 'good-2']);
+    expect(malformed).toHaveLength(1);
+    expect(malformed[0]?.name).toBe('bad');
+  });
+
+  it('accepts a KubeConfig in the constructor and reads one node', async () => {
+    await emulator.state.addNode(wireNode('one'));
+    const node = await new KubeNodes(kc).getNode('one');
+    expect(node.metadata.name).toBe('one');
+    expect(node.metadata.uid).toBe(emulator.state.getNode('one')?.metadata && (emulator.state.getNode('one')?.metadata as { uid: string }).uid);
+  });
+
+  it('maps 404 on get to NodeNotFoundError', async () => {
+    const error = await rejection(kube.getNode('ghost'));
+    expect(error).toBeInstanceOf(NodeNotFoundError);
+    expect((error as NodeNotFoundError).retryable).toBe(false);
+  });
+
+  it.each([
+    { unavailable: true, status: 'True', reason: 'NoRouteCreated', message: 'RouteController failed to create a route' },
+    { unavailable: false, status: 'False', reason: 'RouteCreated', message: 'RouteController created a route' },
+  ])('sets NetworkUnavailable=$status and touches nothing else', async ({ unavailable, status, reason, message }) => {
+    await emulator.state.addNode(wireNode('net'));
+    const before = emulator.state.getNode('net');
+    expect(await kube.setNetworkUnavailable('net', unavailable)).toBe('patched');
+    const after = emulator.state.getNode('net');
+    const conditions = (after?.status as { conditions: Record<string, unknown>[] }).conditions;
+    expect(conditions.find((c) => c.type === 'NetworkUnavailable')).toEqual({
+      type: 'NetworkUnavailable',
+      status,
+      reason,
+      message,
+      lastTransitionTime: '2026-03-04T05:06:07Z',
+      lastHeartbeatTime: '2026-03-04T05:06:07Z',
+    });
+    expect(conditions.filter((c) => c.type !== 'NetworkUnavailable')).toEqual((before?.status as { conditions: unknown[] }).conditions);
+    expect(after?.spec).toEqual(before?.spec);
+    expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(1);
+  });
+
+  it('flips an existing NetworkUnavailable condition in place', async () => {
+    await emulator.state.addNode(wireNode('flip'));
+    await kube.setNetworkUnavailable('flip', true);
+    await kube.setNetworkUnavailable('flip', false);
+    const conditions = (emulator.state.getNode('flip')?.status as { conditions: { type: string; status: string }[] }).conditions;
+    expect(conditions.filter((c) => c.type === 'NetworkUnavailable').map((c) => c.status)).toEqual(['False']);
+    expect(conditions).toHaveLength(3);
+  });
+
+  it('treats 404 on a patch as a node that is gone', async () => {
+    expect(await kube.setNetworkUnavailable('ghost', false)).toBe('gone');
+    expect(await kube.updatePodCidr({ metadata: { name: 'ghost' } }, '10.1.0.0/24')).toBe('gone');
+  });
+
+  it('retries a patch on 409 Conflict, then gives up with a retryable error', async () => {
+    await emulator.state.addNode(wireNode('busy'));
+    emulator.state.setFailure({ kind: 'error', code: 409, times: 2, match: 'PATCH /api/v1/nodes/{name}/status' });
+    expect(await kube.setNetworkUnavailable('busy', false)).toBe('patched');
+    expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(3);
+
+    emulator.stats.reset();
+    emulator.state.setFailure({ kind: 'error', code: 409, match: 'PATCH /api/v1/nodes/{name}/status' });
+    const error = await rejection(kube.setNetworkUnavailable('busy', true));
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as KubeApiError).retryable).toBe(true);
+    expect((error as KubeApiError).status).toBe(409);
+    expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(5);
+  });
+
+  it.each([
+    { code: 429, retryable: true },
+    { code: 500, retryable: true },
+    { code: 503, retryable: true },
+    { code: 403, retryable: false },
+    { code: 400, retryable: false },
+  ])('maps HTTP $code to retryable=$retryable', async ({ code, retryable }) => {
+    emulator.state.setFailure({ kind: 'error', code });
+    const error = await rejection(kube.listNodes());
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as KubeApiError).status).toBe(code);
+    expect((error as KubeApiError).retryable).toBe(retryable);
+    expect((error as KubeApiError).cause).toBeDefined();
+  });
+
+  it('explains 403 in terms of RBAC verb and resource', async () => {
+    await emulator.state.addNode(wireNode('rbac'));
+    emulator.state.setFailure({ kind: 'error', code: 403 });
+    const error = await rejection(kube.setNetworkUnavailable('rbac', true));
+    expect((error as KubeApiError).message).toMatch(/RBAC.*"patch".*"nodes\/status"/);
+  });
+
+  it('maps 401 (bad token) to a non-retryable error', async () => {
+    const bad = new KubeConfig();
+    const options = emulator.kubeConfig();
+    bad.loadFromOptions({ ...options, users: [{ name: 'podroute', token: 'nope' }] });
+    const error = await rejection(new KubeNodes(bad).listNodes());
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as KubeApiError).status).toBe(401);
+    expect((error as KubeApiError).retryable).toBe(false);
+  });
+
+  it('maps an unreachable server to a retryable error', async () => {
+    const down = new KubeConfig();
+    const options = emulator.kubeConfig();
+    down.loadFromOptions({ ...options, clusters: [{ ...options.clusters[0], name: 'podroute-local', server: 'https://127.0.0.1:1' }] });
+    const error = await rejection(new KubeNodes(down).listNodes());
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as KubeApiError).status).toBeUndefined();
+    expect((error as KubeApiError).retryable).toBe(true);
+  });
+
+  it('sets pod CIDRs on a node without them', async () => {
+    await emulator.state.addNode(wireNode('alloc'));
+    const node = await kube.getNode('alloc');
+    expect(await kube.updatePodCidr(node, ['10.2.0.0/24', 'fd00:2::/80'])).toBe('patched');
+    expect(emulator.state.getNode('alloc')?.spec).toMatchObject({ podCIDR: '10.2.0.0/24', podCIDRs: ['10.2.0.0/24', 'fd00:2::/80'] });
+    expect(await kube.updatePodCidr(await kube.getNode('alloc'), ['10.2.0.0/24', 'fd00:2::/80'])).toBe('unchanged');
+  });
+
+  it('refuses to overwrite different pod CIDRs, from our copy or from a fresher server state', async () => {
+    await emulator.state.addNode(wireNode('taken', { spec: { podCIDR: '10.3.0.0/24', podCIDRs: ['10.3.0.0/24'] } }));
+    const node = await kube.getNode('taken');
+    const error = await rejection(kube.updatePodCidr(node, '10.4.0.0/24'));
+    expect(error).toBeInstanceOf(PodCidrConflictError);
+    expect((error as PodCidrConflictError).existing).toEqual(['10.3.0.0/24']);
+    expect(emulator.stats.get('PATCH /api/v1/nodes/{name}')).toBe(0);
+
+    // A stale copy without pod CIDRs: the API answers 422 and the adapter reports the conflict.
+    const stale = { metadata: { name: 'taken' } };
+    const raced = await rejection(kube.updatePodCidr(stale, '10.4.0.0/24'));
+    expect(raced).toBeInstanceOf(PodCidrConflictError);
+    expect(emulator.state.getNode('taken')?.spec).toMatchObject({ podCIDR: '10.3.0.0/24' });
+    // The same CIDRs from a stale copy: a no-op patch the API accepts.
+    expect(await kube.updatePodCidr(stale, '10.3.0.0/24')).toBe('patched');
+    expect(emulator.state.getNode('taken')?.spec).toMatchObject({ podCIDR: '10.3.0.0/24', podCIDRs: ['10.3.0.0/24'] });
+  });
+
+  it('writes a Warning event on the node', async () => {
+    await emulator.state.addNode(wireNode('warned'));
+    await kube.listNodes();
+    expect(await kube.warn('warned', 'CloudCIDRAllocatorMismatch', 'cidr differs')).toBe(true);
+    const events = emulator.state.events();
+    const event = events[events.length - 1];
+    expect(event).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { namespace: 'default' },
+      involvedObject: { kind: 'Node', name: 'warned', uid: (emulator.state.getNode('warned')?.metadata as { uid: string }).uid },
+      reason: 'CloudCIDRAllocatorMismatch',
+      message: 'cidr differs',
+      type: 'Warning',
+      count: 1,
+      source: { component: 'podroute' },
+    });
+    expect(new Date(String(event?.firstTimestamp)).getTime()).toBe(NOW.getTime());
+    expect(new Date(String(event?.lastTimestamp)).getTime()).toBe(NOW.getTime());
+    expect((event?.metadata as { name: string }).name).toMatch(/^warned\.[0-9a-f]+$/);
+  });
+
+  it('reports, never throws, when an event cannot be written', async () => {
+    emulator.state.setFailure({ kind: 'error', code: 500, match: 'POST /api/v1/namespaces/{namespace}/events' });
+    expect(await kube.warn('n', 'R', 'm')).toBe(false);
+    expect(eventErrors).toHaveLength(1);
+    expect(eventErrors[0]?.retryable).toBe(true);
+  });
+});
