@@ -1,0 +1,551 @@
+/**
+ * In-memory EC2 world for the local emulator: VPCs, subnets, route tables with their routes,
+ * instances and their primary network interfaces. Test infrastructure, not product: it keeps only
+ * what podroute reads and writes, and follows EC2's rules for those (one route per destination,
+ * a per-table route quota, blackhole routes when the target's interface goes away).
+ *
+ * IDs come from counters, so a run is deterministic: `rtb-`, `i-`, `eni-`... + 17 hex digits.
+ */
+import { addressBits, containsCidr, formatAddress, formatCidr, overlaps, tryParseCidr } from '../../../lib/cidr/cidr.ts';
+import type { Cidr, Family } from '../../../lib/cidr/cidr.ts';
+
+export const ACCOUNT_ID = '123456789012';
+export const DEFAULT_ZONE = 'us-east-1a';
+
+/** An EC2 API error as the Query protocol reports it. */
+export class Ec2ApiError extends Error {
+  override name = 'Ec2ApiError';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+export interface Tag {
+  key: string;
+  value: string;
+}
+
+export interface VpcRecord {
+  id: string;
+  cidrBlock: string;
+  ipv6CidrBlock: string | undefined;
+}
+
+export interface SubnetRecord {
+  id: string;
+  vpcId: string;
+  cidrBlock: string;
+  ipv6CidrBlock: string | undefined;
+  availabilityZone: string;
+}
+
+export type RouteTarget =
+  | { kind: 'local' }
+  | { kind: 'gateway'; gatewayId: string }
+  | { kind: 'interface'; networkInterfaceId: string };
+
+export interface RouteRecord {
+  /** Canonical destination CIDR. */
+  destination: string;
+  family: Family;
+  target: RouteTarget;
+  origin: 'CreateRouteTable' | 'CreateRoute';
+}
+
+export interface RouteTableRecord {
+  id: string;
+  vpcId: string;
+  tags: Tag[];
+  routes: RouteRecord[];
+}
+
+export interface NetworkInterfaceRecord {
+  id: string;
+  subnetId: string;
+  vpcId: string;
+  availabilityZone: string;
+  privateIpAddress: string;
+  privateDnsName: string;
+  macAddress: string;
+  sourceDestCheck: boolean;
+  ipv4Prefixes: string[];
+  ipv6Prefixes: string[];
+  attachment: { attachmentId: string; instanceId: string; deviceIndex: number; attachTime: string } | undefined;
+}
+
+export interface InstanceRecord {
+  id: string;
+  subnetId: string;
+  vpcId: string;
+  availabilityZone: string;
+  privateIpAddress: string;
+  privateDnsName: string;
+  launchTime: string;
+  state: 'running' | 'terminated';
+  tags: Tag[];
+  /** Interface ids attached to the instance, primary (device index 0) first. */
+  networkInterfaceIds: string[];
+}
+
+/** A route as `routes(tableId)` reports it, in the shape DescribeRouteTables describes it. */
+export interface DescribedRoute {
+  destinationCidrBlock?: string;
+  destinationIpv6CidrBlock?: string;
+  gatewayId?: string;
+  networkInterfaceId?: string;
+  instanceId?: string;
+  instanceOwnerId?: string;
+  state: 'active' | 'blackhole';
+  origin: 'CreateRouteTable' | 'CreateRoute';
+}
+
+export interface AddRouteInput {
+  routeTableId: string;
+  destinationCidr: string;
+  instanceId?: string;
+  networkInterfaceId?: string;
+  gatewayId?: string;
+}
+
+const INSTANCE_STATES = { running: 16, terminated: 48 } as const;
+export const instanceStateCode = (state: InstanceRecord['state']): number => INSTANCE_STATES[state];
+
+export class Ec2State {
+  readonly vpcs = new Map<string, VpcRecord>();
+  readonly subnets = new Map<string, SubnetRecord>();
+  readonly routeTables = new Map<string, RouteTableRecord>();
+  readonly instances = new Map<string, InstanceRecord>();
+  readonly networkInterfaces = new Map<string, NetworkInterfaceRecord>();
+  readonly gateways = new Set<string>();
+  private readonly counters = new Map<string, number>();
+  private readonly usedIps = new Map<string, Set<bigint>>();
+
+  constructor(
+    readonly routeLimit: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Next id of a kind, e.g. `rtb-00000000000000001`. Deterministic. */
+  nextId(prefix: string): string {
+    const n = (this.counters.get(prefix) ?? 0) + 1;
+    this.counters.set(prefix, n);
+    return `${prefix}-${n.toString(16).padStart(17, '0')}`;
+  }
+
+  addVpc(input: { id?: string; cidrBlock?: string; ipv6CidrBlock?: string } = {}): VpcRecord {
+    const cidrBlock = canonical(input.cidrBlock ?? '10.0.0.0/16', 4, 'cidrBlock');
+    const ipv6CidrBlock = input.ipv6CidrBlock === undefined ? undefined : canonical(input.ipv6CidrBlock, 6, 'ipv6CidrBlock');
+    const vpc: VpcRecord = { id: input.id ?? this.nextId('vpc'), cidrBlock, ipv6CidrBlock };
+    this.assertFree(this.vpcs, vpc.id);
+    this.vpcs.set(vpc.id, vpc);
+    return vpc;
+  }
+
+  addSubnet(input: { id?: string; vpcId: string; cidrBlock: string; ipv6CidrBlock?: string; availabilityZone?: string }): SubnetRecord {
+    const vpc = this.vpc(input.vpcId);
+    const cidrBlock = canonical(input.cidrBlock, 4, 'cidrBlock');
+    if (!within(vpc.cidrBlock, cidrBlock)) throw new Error(`subnet ${cidrBlock} is outside VPC ${vpc.cidrBlock}`);
+    let ipv6CidrBlock: string | undefined;
+    if (input.ipv6CidrBlock !== undefined) {
+      ipv6CidrBlock = canonical(input.ipv6CidrBlock, 6, 'ipv6CidrBlock');
+      if (vpc.ipv6CidrBlock === undefined || !within(vpc.ipv6CidrBlock, ipv6CidrBlock)) {
+        throw new Error(`subnet ${ipv6CidrBlock} is outside the VPC's IPv6 block`);
+      }
+    }
+    const subnet: SubnetRecord = {
+      id: input.id ?? this.nextId('subnet'),
+      vpcId: vpc.id,
+      cidrBlock,
+      ipv6CidrBlock,
+      availabilityZone: input.availabilityZone ?? DEFAULT_ZONE,
+    };
+    this.assertFree(this.subnets, subnet.id);
+    this.subnets.set(subnet.id, subnet);
+    return subnet;
+  }
+
+  /** Records a gateway id (igw-/vgw-...) that routes may target. */
+  addGateway(id?: string): string {
+    const gatewayId = id ?? this.nextId('igw');
+    this.gateways.add(gatewayId);
+    return gatewayId;
+  }
+
+  /** A route table with its `local` route(s), as CreateRouteTable makes it. */
+  addRouteTable(input: { id?: string; vpcId?: string; tags?: Record<string, string> | Tag[] } = {}): RouteTableRecord {
+    const vpc = input.vpcId === undefined ? this.defaultVpc() : this.vpc(input.vpcId);
+    const routes: RouteRecord[] = [{ destination: vpc.cidrBlock, family: 4, target: { kind: 'local' }, origin: 'CreateRouteTable' }];
+    if (vpc.ipv6CidrBlock !== undefined) {
+      routes.push({ destination: vpc.ipv6CidrBlock, family: 6, target: { kind: 'local' }, origin: 'CreateRouteTable' });
+    }
+    const table: RouteTableRecord = { id: input.id ?? this.nextId('rtb'), vpcId: vpc.id, tags: toTags(input.tags), routes };
+    this.assertFree(this.routeTables, table.id);
+    this.routeTables.set(table.id, table);
+    return table;
+  }
+
+  /**
+   * A running instance with its primary interface (device index 0). Without a subnet it lands in
+   * the first subnet of its zone, created on demand in the default VPC.
+   */
+  addInstance(input: {
+    id?: string;
+    subnetId?: string;
+    availabilityZone?: string;
+    privateIpAddress?: string;
+    privateDnsName?: string;
+    sourceDestCheck?: boolean;
+    tags?: Record<string, string> | Tag[];
+  } = {}): InstanceRecord {
+    const subnet = input.subnetId === undefined ? this.subnetInZone(input.availabilityZone ?? DEFAULT_ZONE) : this.subnet(input.subnetId);
+    const id = input.id ?? this.nextId('i');
+    this.assertFree(this.instances, id);
+    const privateIpAddress = this.takeIp(subnet, input.privateIpAddress);
+    const privateDnsName = input.privateDnsName ?? `ip-${privateIpAddress.replaceAll('.', '-')}.ec2.internal`;
+    const launchTime = new Date(this.now()).toISOString();
+    const eni: NetworkInterfaceRecord = {
+      id: this.nextId('eni'),
+      subnetId: subnet.id,
+      vpcId: subnet.vpcId,
+      availabilityZone: subnet.availabilityZone,
+      privateIpAddress,
+      privateDnsName,
+      macAddress: '',
+      sourceDestCheck: input.sourceDestCheck ?? true,
+      ipv4Prefixes: [],
+      ipv6Prefixes: [],
+      attachment: { attachmentId: this.nextId('eni-attach'), instanceId: id, deviceIndex: 0, attachTime: launchTime },
+    };
+    eni.macAddress = macFor(this.networkInterfaces.size + 1);
+    this.networkInterfaces.set(eni.id, eni);
+    const instance: InstanceRecord = {
+      id,
+      subnetId: subnet.id,
+      vpcId: subnet.vpcId,
+      availabilityZone: subnet.availabilityZone,
+      privateIpAddress,
+      privateDnsName,
+      launchTime,
+      state: 'running',
+      tags: toTags(input.tags),
+      networkInterfaceIds: [eni.id],
+    };
+    this.instances.set(id, instance);
+    return instance;
+  }
+
+  /** Terminates an instance: its interfaces are deleted, so routes through them become blackholes. */
+  terminateInstance(id: string): void {
+    const instance = this.instances.get(id);
+    if (!instance) throw new Error(`no instance ${id}`);
+    for (const eniId of instance.networkInterfaceIds) {
+      const eni = this.networkInterfaces.get(eniId);
+      if (eni) this.usedIps.get(eni.subnetId)?.delete(ipValue(eni.privateIpAddress));
+      this.networkInterfaces.delete(eniId);
+    }
+    instance.networkInterfaceIds = [];
+    instance.state = 'terminated';
+  }
+
+  /** Source/dest check of an instance is the one of its primary interface. */
+  sourceDestCheck(instanceId: string): boolean {
+    const eni = this.primaryInterface(instanceId);
+    return eni?.sourceDestCheck ?? true;
+  }
+
+  primaryInterface(instanceId: string): NetworkInterfaceRecord | undefined {
+    const first = this.instances.get(instanceId)?.networkInterfaceIds[0];
+    return first === undefined ? undefined : this.networkInterfaces.get(first);
+  }
+
+  /** Routes of a table as DescribeRouteTables shows them. Throws for an unknown table. */
+  routes(tableId: string): DescribedRoute[] {
+    const table = this.routeTables.get(tableId);
+    if (!table) throw new Error(`no route table ${tableId}`);
+    return table.routes.map((route) => this.describeRoute(route));
+  }
+
+  describeRoute(route: RouteRecord): DescribedRoute {
+    const destination = route.family === 4 ? { destinationCidrBlock: route.destination } : { destinationIpv6CidrBlock: route.destination };
+    const base = { ...destination, origin: route.origin };
+    switch (route.target.kind) {
+      case 'local':
+        return { ...base, gatewayId: 'local', state: 'active' };
+      case 'gateway':
+        return { ...base, gatewayId: route.target.gatewayId, state: this.gateways.has(route.target.gatewayId) ? 'active' : 'blackhole' };
+      case 'interface': {
+        const eni = this.networkInterfaces.get(route.target.networkInterfaceId);
+        const attached = eni?.attachment;
+        if (!eni) return { ...base, networkInterfaceId: route.target.networkInterfaceId, state: 'blackhole' };
+        if (!attached) return { ...base, networkInterfaceId: eni.id, state: 'blackhole' };
+        return { ...base, networkInterfaceId: eni.id, instanceId: attached.instanceId, instanceOwnerId: ACCOUNT_ID, state: 'active' };
+      }
+    }
+  }
+
+  /** Adds a route with CreateRoute's rules (quota included); throws `Ec2ApiError`. */
+  addRoute(input: AddRouteInput): RouteRecord {
+    const table = this.table(input.routeTableId);
+    const dest = parseDestination(input.destinationCidr, 'destinationCidrBlock');
+    const target = this.resolveTarget(input);
+    if (table.routes.some((r) => r.destination === formatCidr(dest))) {
+      throw new Ec2ApiError('RouteAlreadyExists', `The route identified by ${formatCidr(dest)} already exists.`);
+    }
+    const used = table.routes.filter((r) => r.origin === 'CreateRoute').length;
+    if (used >= this.routeLimit) {
+      throw new Ec2ApiError('RouteLimitExceeded', `The maximum number of routes has been reached for ${table.id}.`);
+    }
+    const route: RouteRecord = { destination: formatCidr(dest), family: dest.family, target, origin: 'CreateRoute' };
+    table.routes.push(route);
+    return route;
+  }
+
+  replaceRoute(input: AddRouteInput): RouteRecord {
+    const table = this.table(input.routeTableId);
+    const dest = formatCidr(parseDestination(input.destinationCidr, 'destinationCidrBlock'));
+    const target = this.resolveTarget(input);
+    const route = table.routes.find((r) => r.destination === dest);
+    if (!route) {
+      throw new Ec2ApiError('InvalidParameterValue', `There is no route defined for '${dest}' in the route table. Use CreateRoute instead.`);
+    }
+    if (route.target.kind === 'local') {
+      throw new Ec2ApiError('InvalidParameterValue', `The route identified by ${dest} is the local route and cannot be replaced.`);
+    }
+    route.target = target;
+    return route;
+  }
+
+  deleteRoute(input: { routeTableId: string; destinationCidr: string }): void {
+    const table = this.table(input.routeTableId);
+    const dest = formatCidr(parseDestination(input.destinationCidr, 'destinationCidrBlock'));
+    const index = table.routes.findIndex((r) => r.destination === dest);
+    const route = table.routes[index];
+    if (!route) {
+      throw new Ec2ApiError('InvalidRoute.NotFound', `No route with destination-cidr-block ${dest} in route table ${table.id}`);
+    }
+    if (route.target.kind === 'local') {
+      throw new Ec2ApiError('InvalidParameterValue', `cannot remove local route ${dest} in route table ${table.id}`);
+    }
+    table.routes.splice(index, 1);
+  }
+
+  /** Delegates `/28` (IPv4) or `/80` (IPv6) prefixes to an interface, given or picked from its subnet. */
+  assignPrefixes(eniId: string, family: Family, input: { prefixes: string[]; count: number | undefined }): string[] {
+    const eni = this.networkInterface(eniId);
+    const subnet = this.subnet(eni.subnetId);
+    const size = family === 4 ? 28 : 80;
+    const block = family === 4 ? subnet.cidrBlock : subnet.ipv6CidrBlock;
+    const param = family === 4 ? 'Ipv4Prefix' : 'Ipv6Prefix';
+    if (block === undefined) {
+      throw new Ec2ApiError('InvalidParameterValue', `Subnet ${subnet.id} has no IPv6 CIDR block; IPv6 prefixes cannot be assigned.`);
+    }
+    if (input.prefixes.length > 0 && input.count !== undefined) {
+      throw new Ec2ApiError('InvalidParameterCombination', `${param} and ${param}Count cannot be used together.`);
+    }
+    if (input.prefixes.length === 0 && input.count === undefined) {
+      throw new Ec2ApiError('MissingParameter', `The request must contain the parameter ${param} or ${param}Count.`);
+    }
+    const taken = this.delegatedPrefixes(family);
+    const chosen: string[] = [];
+    if (input.prefixes.length > 0) {
+      for (const text of input.prefixes) {
+        const cidr = tryParseCidr(text);
+        if (!cidr || cidr.family !== family || cidr.prefix !== size || formatCidr(cidr) !== text) {
+          throw new Ec2ApiError('InvalidParameterValue', `Value (${text}) for parameter ${param} is invalid. Expected a /${size} prefix.`);
+        }
+        if (!within(block, text)) {
+          throw new Ec2ApiError('InvalidParameterValue', `Prefix ${text} is not in the CIDR block of subnet ${subnet.id}.`);
+        }
+        if (taken.some((t) => overlapping(t, text)) || (family === 4 && this.ipInside(subnet.id, text))) {
+          throw new Ec2ApiError('InvalidParameterValue', `Prefix ${text} is already assigned or in use in subnet ${subnet.id}.`);
+        }
+        chosen.push(text);
+        taken.push(text);
+      }
+    } else {
+      const count = input.count ?? 0;
+      if (count < 1) throw new Ec2ApiError('InvalidParameterValue', `Value (${count}) for parameter ${param}Count is invalid.`);
+      const outer = tryParseCidr(block);
+      if (!outer) throw new Error(`bad subnet block ${block}`);
+      const step = 1n << BigInt(addressBits(family) - size);
+      for (let network = outer.network; chosen.length < count && network + step - 1n <= lastOf(outer); network += step) {
+        const text = formatCidr({ family, prefix: size, network });
+        if (family === 4 && (network === outer.network || this.ipInside(subnet.id, text))) continue;
+        if (taken.some((t) => overlapping(t, text))) continue;
+        chosen.push(text);
+        taken.push(text);
+      }
+      if (chosen.length < count) {
+        throw new Ec2ApiError('InsufficientCidrBlocks', `There are not enough free contiguous blocks in subnet ${subnet.id} to satisfy the request.`);
+      }
+    }
+    (family === 4 ? eni.ipv4Prefixes : eni.ipv6Prefixes).push(...chosen);
+    return chosen;
+  }
+
+  // ----- lookups that throw the API's NotFound errors -----
+
+  table(id: string): RouteTableRecord {
+    const table = this.routeTables.get(id);
+    if (!table) throw new Ec2ApiError('InvalidRouteTableID.NotFound', `The routeTable ID '${id}' does not exist`);
+    return table;
+  }
+
+  instance(id: string): InstanceRecord {
+    const instance = this.instances.get(id);
+    if (!instance) throw new Ec2ApiError('InvalidInstanceID.NotFound', `The instance ID '${id}' does not exist`);
+    return instance;
+  }
+
+  networkInterface(id: string): NetworkInterfaceRecord {
+    const eni = this.networkInterfaces.get(id);
+    if (!eni) throw new Ec2ApiError('InvalidNetworkInterfaceID.NotFound', `The networkInterface ID '${id}' does not exist`);
+    return eni;
+  }
+
+  private vpc(id: string): VpcRecord {
+    const vpc = this.vpcs.get(id);
+    if (!vpc) throw new Ec2ApiError('InvalidVpcID.NotFound', `The vpc ID '${id}' does not exist`);
+    return vpc;
+  }
+
+  private subnet(id: string): SubnetRecord {
+    const subnet = this.subnets.get(id);
+    if (!subnet) throw new Ec2ApiError('InvalidSubnetID.NotFound', `The subnet ID '${id}' does not exist`);
+    return subnet;
+  }
+
+  private resolveTarget(input: AddRouteInput): RouteTarget {
+    const given = [input.instanceId, input.networkInterfaceId, input.gatewayId].filter((v) => v !== undefined);
+    if (given.length === 0) throw new Ec2ApiError('MissingParameter', 'The request must contain exactly one route target.');
+    if (given.length > 1) throw new Ec2ApiError('InvalidParameterCombination', 'More than one route target was specified.');
+    if (input.gatewayId !== undefined) {
+      if (!this.gateways.has(input.gatewayId)) {
+        throw new Ec2ApiError('InvalidGatewayID.NotFound', `The gateway ID '${input.gatewayId}' does not exist`);
+      }
+      return { kind: 'gateway', gatewayId: input.gatewayId };
+    }
+    if (input.instanceId !== undefined) {
+      const instance = this.instance(input.instanceId);
+      const primary = instance.networkInterfaceIds[0];
+      if (instance.state !== 'running' || primary === undefined) {
+        throw new Ec2ApiError('IncorrectInstanceState', `The instance '${instance.id}' is not in a state from which it can be a route target.`);
+      }
+      return { kind: 'interface', networkInterfaceId: primary };
+    }
+    return { kind: 'interface', networkInterfaceId: this.networkInterface(input.networkInterfaceId ?? '').id };
+  }
+
+  private delegatedPrefixes(family: Family): string[] {
+    return [...this.networkInterfaces.values()].flatMap((e) => (family === 4 ? e.ipv4Prefixes : e.ipv6Prefixes));
+  }
+
+  private ipInside(subnetId: string, cidrText: string): boolean {
+    const cidr = tryParseCidr(cidrText);
+    if (!cidr) return false;
+    for (const ip of this.usedIps.get(subnetId) ?? []) {
+      if ((ip & ~((1n << BigInt(32 - cidr.prefix)) - 1n)) === cidr.network) return true;
+    }
+    return false;
+  }
+
+  private takeIp(subnet: SubnetRecord, wanted: string | undefined): string {
+    const used = this.usedIps.get(subnet.id) ?? new Set<bigint>();
+    this.usedIps.set(subnet.id, used);
+    const block = tryParseCidr(subnet.cidrBlock);
+    if (!block) throw new Error(`bad subnet block ${subnet.cidrBlock}`);
+    if (wanted !== undefined) {
+      const value = ipValue(wanted);
+      if (!within(subnet.cidrBlock, `${wanted}/32`)) throw new Error(`${wanted} is outside subnet ${subnet.cidrBlock}`);
+      if (used.has(value)) throw new Error(`${wanted} is already in use in ${subnet.id}`);
+      used.add(value);
+      return wanted;
+    }
+    // AWS reserves the first four addresses and the last one of every subnet.
+    for (let value = block.network + 4n; value < lastOf(block); value++) {
+      if (used.has(value) || this.insidePrefix(subnet.id, value)) continue;
+      used.add(value);
+      return formatAddress(4, value);
+    }
+    throw new Error(`subnet ${subnet.id} is full`);
+  }
+
+  private insidePrefix(subnetId: string, value: bigint): boolean {
+    return [...this.networkInterfaces.values()]
+      .filter((e) => e.subnetId === subnetId)
+      .flatMap((e) => e.ipv4Prefixes)
+      .some((p) => within(p, `${formatAddress(4, value)}/32`));
+  }
+
+  private defaultVpc(): VpcRecord {
+    const first = this.vpcs.values().next();
+    if (!first.done) return first.value;
+    return this.addVpc({ cidrBlock: '10.0.0.0/16', ipv6CidrBlock: '2600:1f18:1234:5600::/56' });
+  }
+
+  private subnetInZone(zone: string): SubnetRecord {
+    for (const subnet of this.subnets.values()) if (subnet.availabilityZone === zone) return subnet;
+    const vpc = this.defaultVpc();
+    const index = this.subnets.size;
+    const v4 = tryParseCidr(vpc.cidrBlock);
+    if (!v4 || v4.prefix > 20) throw new Error(`VPC ${vpc.id} is too small for automatic /20 subnets`);
+    const cidrBlock = formatCidr({ family: 4, prefix: 20, network: v4.network + (BigInt(index) << 12n) });
+    const v6 = vpc.ipv6CidrBlock === undefined ? null : tryParseCidr(vpc.ipv6CidrBlock);
+    const ipv6CidrBlock = v6 && v6.prefix <= 64 ? formatCidr({ family: 6, prefix: 64, network: v6.network + (BigInt(index) << 64n) }) : undefined;
+    return this.addSubnet({ vpcId: vpc.id, cidrBlock, availabilityZone: zone, ...(ipv6CidrBlock ? { ipv6CidrBlock } : {}) });
+  }
+
+  private assertFree(map: Map<string, unknown>, id: string): void {
+    if (map.has(id)) throw new Error(`${id} already exists`);
+  }
+}
+
+/** Parses a route destination; a malformed one is the API's InvalidParameterValue. */
+export function parseDestination(text: string, param: string): Cidr {
+  const cidr = tryParseCidr(text);
+  if (!cidr) throw new Ec2ApiError('InvalidParameterValue', `Value (${text}) for parameter ${param} is invalid. This is not a valid CIDR block.`);
+  return cidr;
+}
+
+function canonical(text: string, family: Family, what: string): string {
+  const cidr = tryParseCidr(text);
+  if (!cidr || cidr.family !== family) throw new Error(`bad ${what} ${text}`);
+  return formatCidr(cidr);
+}
+
+function within(outerText: string, innerText: string): boolean {
+  const outer = tryParseCidr(outerText);
+  const inner = tryParseCidr(innerText);
+  return outer !== null && inner !== null && containsCidr(outer, inner);
+}
+
+function overlapping(aText: string, bText: string): boolean {
+  const a = tryParseCidr(aText);
+  const b = tryParseCidr(bText);
+  return a !== null && b !== null && overlaps(a, b);
+}
+
+function lastOf(cidr: Cidr): bigint {
+  return cidr.network | ((1n << BigInt(addressBits(cidr.family) - cidr.prefix)) - 1n);
+}
+
+function ipValue(address: string): bigint {
+  const cidr = tryParseCidr(`${address}/32`);
+  if (!cidr) throw new Error(`bad IPv4 address ${address}`);
+  return cidr.network;
+}
+
+function macFor(n: number): string {
+  const hex = n.toString(16).padStart(8, '0');
+  return `02:00:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}:${hex.slice(6, 8)}`;
+}
+
+function toTags(tags: Record<string, string> | Tag[] | undefined): Tag[] {
+  if (tags === undefined) return [];
+  if (Array.isArray(tags)) return tags.map((t) => ({ key: t.key, value: t.value }));
+  return Object.entries(tags).map(([key, value]) => ({ key, value }));
+}

@@ -1,0 +1,125 @@
+/**
+ * The one place where EC2 failures become podroute errors. It decides by the error's code
+ * (`error.name` on SDK v3 service exceptions) and its HTTP status, never by message text.
+ */
+import { PodrouteError } from '../errors.ts';
+
+/** What an EC2 failure means to podroute. */
+export type Ec2FailureKind =
+  | 'route-exists' // RouteAlreadyExists: the destination already has a route
+  | 'route-missing' // InvalidRoute.NotFound: nothing to delete
+  | 'throttled' // RequestLimitExceeded / Throttling: retry later
+  | 'server' // a 5xx from EC2: retry later
+  | 'transport' // no answer at all (timeout, reset): retry later
+  | 'route-quota' // RouteLimitExceeded: the table is full, retrying will not help
+  | 'not-found' // another Invalid*.NotFound: the resource is gone
+  | 'rejected'; // any other client error
+
+const THROTTLING_CODES = new Set(['RequestLimitExceeded', 'Throttling', 'ThrottlingException', 'RequestThrottled', 'TooManyRequestsException']);
+const TRANSPORT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+
+interface ErrorShape {
+  name?: unknown;
+  code?: unknown;
+  $fault?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+}
+
+const shapeOf = (error: unknown): ErrorShape => (typeof error === 'object' && error !== null ? (error as ErrorShape) : {});
+
+/** The EC2 error code of a failure (`RouteAlreadyExists`, ...), or undefined for a non-service error. */
+export function ec2ErrorCode(error: unknown): string | undefined {
+  const shape = shapeOf(error);
+  return shape.$metadata !== undefined && typeof shape.name === 'string' ? shape.name : undefined;
+}
+
+export function classifyEc2Error(error: unknown): Ec2FailureKind {
+  const shape = shapeOf(error);
+  const name = typeof shape.name === 'string' ? shape.name : '';
+  const status = typeof shape.$metadata?.httpStatusCode === 'number' ? shape.$metadata.httpStatusCode : undefined;
+  if (name === 'RouteAlreadyExists') return 'route-exists';
+  if (name === 'InvalidRoute.NotFound') return 'route-missing';
+  if (name === 'RouteLimitExceeded') return 'route-quota';
+  if (THROTTLING_CODES.has(name)) return 'throttled';
+  if ((status !== undefined && status >= 500) || shape.$fault === 'server') return 'server';
+  if (/^Invalid\w+\.NotFound$/.test(name)) return 'not-found';
+  if (shape.$metadata === undefined) {
+    const code = typeof shape.code === 'string' ? shape.code : '';
+    if (name === 'TimeoutError' || name === 'AbortError' || TRANSPORT_CODES.has(code)) return 'transport';
+  }
+  return 'rejected';
+}
+
+/** Any EC2 failure podroute could not absorb. `code` is EC2's error code when EC2 answered. */
+export class Ec2Error extends PodrouteError {
+  override name = 'Ec2Error';
+  readonly code: string | undefined;
+  readonly kind: Ec2FailureKind;
+  readonly operation: string;
+  constructor(message: string, options: { kind: Ec2FailureKind; operation: string; code: string | undefined; retryable: boolean; cause: unknown }) {
+    super(message, { retryable: options.retryable, cause: options.cause });
+    this.code = options.code;
+    this.kind = options.kind;
+    this.operation = options.operation;
+  }
+}
+
+/** A route table holds as many routes as its quota allows (50 by default); not retryable, report it. */
+export class RouteQuotaError extends Ec2Error {
+  override name = 'RouteQuotaError';
+  readonly routeTableId: string | undefined;
+  constructor(message: string, options: { operation: string; routeTableId: string | undefined; cause: unknown }) {
+    super(message, { kind: 'route-quota', operation: options.operation, code: 'RouteLimitExceeded', retryable: false, cause: options.cause });
+    this.routeTableId = options.routeTableId;
+  }
+}
+
+/** The EC2 resource named in the call (instance, interface, table) does not exist. Not retryable. */
+export class Ec2NotFoundError extends Ec2Error {
+  override name = 'Ec2NotFoundError';
+}
+
+/** The destination already routes to another target; a ReplaceRoute is needed. Not retryable as is. */
+export class RouteConflictError extends PodrouteError {
+  override name = 'RouteConflictError';
+  constructor(
+    readonly routeTableId: string,
+    readonly destinationCidr: string,
+    readonly wanted: string,
+    readonly existing: { networkInterfaceId?: string; instanceId?: string; gatewayId?: string; state?: string },
+    options: { cause?: unknown } = {},
+  ) {
+    const target = existing.networkInterfaceId ?? existing.instanceId ?? existing.gatewayId ?? 'another target';
+    super(`route ${destinationCidr} in ${routeTableId} already targets ${target}${existing.state === 'blackhole' ? ' (blackhole)' : ''}, not ${wanted}`, {
+      retryable: false,
+      ...options,
+    });
+  }
+}
+
+/** Turns any failure of an EC2 call into a PodrouteError with the failure as its cause. */
+export function toPodrouteError(error: unknown, context: { operation: string; routeTableId?: string; subject?: string }): PodrouteError {
+  if (error instanceof PodrouteError) return error;
+  const kind = classifyEc2Error(error);
+  const code = ec2ErrorCode(error);
+  const where = [context.operation, context.routeTableId, context.subject].filter((part) => part !== undefined).join(' ');
+  const what = code ?? (error instanceof Error ? error.name : 'unknown error');
+  switch (kind) {
+    case 'route-quota':
+      return new RouteQuotaError(`EC2 ${where}: route table is full (RouteLimitExceeded); raise the routes-per-table quota or use fewer pod CIDRs`, {
+        operation: context.operation,
+        routeTableId: context.routeTableId,
+        cause: error,
+      });
+    case 'not-found':
+      return new Ec2NotFoundError(`EC2 ${where}: ${what}`, { kind, operation: context.operation, code, retryable: false, cause: error });
+    case 'throttled':
+    case 'server':
+    case 'transport':
+      return new Ec2Error(`EC2 ${where}: ${what} (retryable)`, { kind, operation: context.operation, code, retryable: true, cause: error });
+    case 'route-exists':
+    case 'route-missing':
+    case 'rejected':
+      return new Ec2Error(`EC2 ${where}: ${what}`, { kind, operation: context.operation, code, retryable: false, cause: error });
+  }
+}

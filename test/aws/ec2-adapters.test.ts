@@ -1,0 +1,216 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEc2Emulator } from '../../infra/local/ec2/index.ts';
+import type { Ec2Emulator, Ec2EmulatorOptions } from '../../infra/local/ec2/index.ts';
+import { Ec2EniPrefixes, PrefixMaskError, assertPrefixMask } from '../../lib/aws/ec2-prefixes.ts';
+import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteQuotaError } from '../../lib/aws/ec2-errors.ts';
+import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
+import { PodrouteError } from '../../lib/errors.ts';
+
+const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' };
+const started: Ec2Emulator[] = [];
+async function world(options: Ec2EmulatorOptions = {}) {
+  const ec2 = await startEc2Emulator({ throttle: false, ...options });
+  started.push(ec2);
+  const client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials, maxAttempts: 1 });
+  return { ec2, client };
+}
+afterAll(async () => {
+  await Promise.all(started.map((e) => e.close()));
+});
+
+const eniOf = (ec2: Ec2Emulator, instanceId: string): string => {
+  const eni = ec2.state.primaryInterface(instanceId);
+  if (!eni) throw new Error(`no primary ENI for ${instanceId}`);
+  return eni.id;
+};
+
+describe('Ec2RouteTables against the emulator', () => {
+  let ec2: Ec2Emulator;
+  let client: EC2Client;
+  let tables: Ec2RouteTables;
+  let tableId: string;
+  beforeAll(async () => {
+    ({ ec2, client } = await world());
+    tables = new Ec2RouteTables(client, { clusterName: 'alpha', pageSize: 5 });
+    tableId = ec2.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } }).id;
+  });
+
+  it('lists every tagged table over several pages and no other', async () => {
+    const { ec2: many, client: manyClient } = await world();
+    const mine = Array.from({ length: 13 }, () => many.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'shared' } }).id);
+    many.state.addRouteTable({ tags: { 'kubernetes.io/cluster/beta': 'owned' } });
+    many.state.addRouteTable();
+    const adapter = new Ec2RouteTables(manyClient, { clusterName: 'alpha', pageSize: 5 });
+    const listed = await adapter.listRouteTables();
+    expect(listed.map((t) => t.RouteTableId)).toEqual(mine);
+    expect(listed[0]?.Routes?.[0]).toMatchObject({ GatewayId: 'local', State: 'active' });
+    expect(many.stats.count('DescribeRouteTables')).toBe(3);
+
+    const explicit = new Ec2RouteTables(manyClient, { clusterName: 'ignored', routeTableIds: [mine[4] ?? '', mine[1] ?? ''] });
+    expect((await explicit.listRouteTables()).map((t) => t.RouteTableId).sort()).toEqual([mine[1], mine[4]].sort());
+  });
+
+  it.each([
+    ['IPv4', '100.64.1.0/24', 'DestinationCidrBlock'],
+    ['IPv6', 'fd00:1::/80', 'DestinationIpv6CidrBlock'],
+  ] as const)('creates, re-reads, replaces and deletes an %s route', async (_family, cidr, field) => {
+    const a = ec2.state.addInstance();
+    const b = ec2.state.addInstance();
+    expect(await tables.createRoute({ routeTableId: tableId, destinationCidr: cidr, networkInterfaceId: eniOf(ec2, a.id) })).toBe('created');
+    const route = await tables.describeRoute(tableId, cidr);
+    expect(route?.[field]).toBe(cidr);
+    expect(route).toMatchObject({ NetworkInterfaceId: eniOf(ec2, a.id), InstanceId: a.id, State: 'active' });
+    await tables.replaceRoute({ routeTableId: tableId, destinationCidr: cidr, networkInterfaceId: eniOf(ec2, b.id) });
+    expect((await tables.describeRoute(tableId, cidr))?.InstanceId).toBe(b.id);
+    expect(await tables.deleteRoute({ routeTableId: tableId, destinationCidr: cidr })).toBe('deleted');
+    expect(await tables.describeRoute(tableId, cidr)).toBeNull();
+  });
+
+  it('treats a create over the same target as done and over another target as a conflict', async () => {
+    const a = ec2.state.addInstance();
+    const b = ec2.state.addInstance();
+    const spec = { routeTableId: tableId, destinationCidr: '100.64.2.0/24', networkInterfaceId: eniOf(ec2, a.id) };
+    expect(await tables.createRoute(spec)).toBe('created');
+    expect(await tables.createRoute(spec)).toBe('exists');
+    const error = await tables.createRoute({ ...spec, networkInterfaceId: eniOf(ec2, b.id) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RouteConflictError);
+    expect(error).toMatchObject({ retryable: false, routeTableId: tableId, destinationCidr: '100.64.2.0/24', existing: { networkInterfaceId: eniOf(ec2, a.id), instanceId: a.id } });
+    expect((error as Error).cause).toMatchObject({ name: 'RouteAlreadyExists' });
+  });
+
+  it('treats a create over a blackhole as a conflict to replace', async () => {
+    const gone = ec2.state.addInstance();
+    const eni = eniOf(ec2, gone.id);
+    await tables.createRoute({ routeTableId: tableId, destinationCidr: '100.64.3.0/24', networkInterfaceId: eni });
+    ec2.state.terminateInstance(gone.id);
+    const fresh = ec2.state.addInstance();
+    const error = await tables.createRoute({ routeTableId: tableId, destinationCidr: '100.64.3.0/24', networkInterfaceId: eniOf(ec2, fresh.id) }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'RouteConflictError', existing: { networkInterfaceId: eni, state: 'blackhole' } });
+  });
+
+  it('deletes a missing route as success', async () => {
+    expect(await tables.deleteRoute({ routeTableId: tableId, destinationCidr: '100.64.99.0/24' })).toBe('absent');
+    expect(await tables.deleteRoute({ routeTableId: tableId, destinationCidr: 'fd00:99::/80' })).toBe('absent');
+  });
+
+  it('maps a missing table or interface to a non-retryable not-found error', async () => {
+    const error = await tables
+      .createRoute({ routeTableId: 'rtb-0000000000000dead', destinationCidr: '100.64.4.0/24', networkInterfaceId: 'eni-00000000000000001' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Ec2NotFoundError);
+    expect(error).toMatchObject({ code: 'InvalidRouteTableID.NotFound', retryable: false });
+    const eni = await tables
+      .createRoute({ routeTableId: tableId, destinationCidr: '100.64.4.0/24', networkInterfaceId: 'eni-0000000000000dead' })
+      .catch((e: unknown) => e);
+    expect(eni).toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidNetworkInterfaceID.NotFound', retryable: false });
+  });
+
+  it('turns the table quota into a RouteQuotaError', async () => {
+    const { ec2: small, client: smallClient } = await world({ routeLimit: 2 });
+    const id = small.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } }).id;
+    const node = small.state.addInstance();
+    const adapter = new Ec2RouteTables(smallClient, { clusterName: 'alpha' });
+    const create = (cidr: string) => adapter.createRoute({ routeTableId: id, destinationCidr: cidr, networkInterfaceId: eniOf(small, node.id) });
+    await create('100.64.0.0/24');
+    await create('100.64.1.0/24');
+    const error = await create('100.64.2.0/24').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RouteQuotaError);
+    expect(error).toMatchObject({ retryable: false, routeTableId: id, code: 'RouteLimitExceeded' });
+  });
+
+  it('turns throttling and server faults into retryable errors with their cause', async () => {
+    let clock = 0;
+    const { ec2: busy, client: busyClient } = await world({ now: () => clock, throttle: { nonMutating: { capacity: 1, refillPerSecond: 1 } } });
+    busy.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } });
+    const adapter = new Ec2RouteTables(busyClient, { clusterName: 'alpha' });
+    await adapter.listRouteTables();
+    const error = await adapter.listRouteTables().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Ec2Error);
+    expect(error).toMatchObject({ retryable: true, code: 'RequestLimitExceeded', kind: 'throttled' });
+    expect((error as Error).cause).toMatchObject({ name: 'RequestLimitExceeded', $metadata: { httpStatusCode: 503 } });
+    clock += 1000;
+    expect(await adapter.listRouteTables()).toHaveLength(1);
+
+    const { ec2: flaky, client: flakyClient } = await world({ faults: { share: 1, kinds: ['InternalError'], random: () => 0 } });
+    flaky.state.addRouteTable();
+    const failing = await new Ec2RouteTables(flakyClient, { clusterName: 'alpha' }).listRouteTables().catch((e: unknown) => e);
+    expect(failing).toMatchObject({ retryable: true, code: 'InternalError', kind: 'server' });
+    expect(failing).toBeInstanceOf(PodrouteError);
+  });
+
+  it('reads the node target and disables the source/dest check only when it is on', async () => {
+    const node = ec2.state.addInstance();
+    expect(await tables.nodeTarget(node.id)).toEqual({ instanceId: node.id, primaryEniId: eniOf(ec2, node.id), sourceDestCheck: true });
+    const before = ec2.stats.count('ModifyInstanceAttribute');
+    expect(await tables.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: true });
+    expect(ec2.stats.count('ModifyInstanceAttribute')).toBe(before + 1);
+    expect(ec2.state.sourceDestCheck(node.id)).toBe(false);
+    expect(await tables.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: false });
+    const already = ec2.state.addInstance({ sourceDestCheck: false });
+    expect(await tables.prepareRouteTarget(already.id)).toMatchObject({ primaryEniId: eniOf(ec2, already.id), sourceDestCheckChanged: false });
+    expect(ec2.stats.count('ModifyInstanceAttribute')).toBe(before + 1);
+  });
+
+  it('reports an unknown or terminated instance as not found', async () => {
+    await expect(tables.nodeTarget('i-0000000000000dead')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
+    const gone = ec2.state.addInstance();
+    ec2.state.terminateInstance(gone.id);
+    await expect(tables.nodeTarget(gone.id)).rejects.toMatchObject({ name: 'Ec2NotFoundError', retryable: false });
+  });
+});
+
+describe('Ec2EniPrefixes against the emulator', () => {
+  it('assigns and reads back IPv4 /28 and IPv6 /80 prefixes on the primary interface, idempotently', async () => {
+    const { ec2, client } = await world();
+    const prefixes = new Ec2EniPrefixes(client);
+    const node = ec2.state.addInstance();
+    const subnet = ec2.state.subnets.get(node.subnetId);
+    expect(await prefixes.alias(node.id, 4)).toBeNull();
+    expect(await prefixes.alias(node.id, 6)).toBeNull();
+    await prefixes.addAlias(node.id, '10.0.0.32/28');
+    await prefixes.addAlias(node.id, '2600:1f18:1234:5600:1::/80');
+    await prefixes.addAlias(node.id, '10.0.0.32/28');
+    expect(subnet?.cidrBlock).toBe('10.0.0.0/20');
+    expect(await prefixes.alias(node.id, 4)).toBe('10.0.0.32/28');
+    expect(await prefixes.alias(node.id, 6)).toBe('2600:1f18:1234:5600:1::/80');
+    expect(ec2.stats.count('AssignPrivateIpAddresses')).toBe(1);
+    expect(ec2.stats.count('AssignIpv6Addresses')).toBe(1);
+    expect(ec2.state.primaryInterface(node.id)?.ipv4Prefixes).toEqual(['10.0.0.32/28']);
+  });
+
+  it('rejects a prefix of the wrong size before calling EC2', async () => {
+    const { ec2, client } = await world();
+    const node = ec2.state.addInstance();
+    await expect(new Ec2EniPrefixes(client).addAlias(node.id, '10.0.0.0/24')).rejects.toBeInstanceOf(PrefixMaskError);
+    expect(ec2.stats.count('DescribeInstances')).toBe(0);
+  });
+
+  it('maps a prefix taken by another interface to a non-retryable error', async () => {
+    const { ec2, client } = await world();
+    const a = ec2.state.addInstance();
+    const b = ec2.state.addInstance();
+    const prefixes = new Ec2EniPrefixes(client);
+    await prefixes.addAlias(a.id, '10.0.0.48/28');
+    await expect(prefixes.addAlias(b.id, '10.0.0.48/28')).rejects.toMatchObject({ code: 'InvalidParameterValue', retryable: false });
+  });
+});
+
+describe('assertPrefixMask', () => {
+  it.each([
+    [4, 28, true],
+    [6, 80, true],
+    [4, 24, false],
+    [4, 80, false],
+    [6, 64, false],
+    [6, 28, false],
+  ] as const)('family %i mask /%i accepted: %s', (family, mask, ok) => {
+    if (ok) expect(() => assertPrefixMask(family, mask)).not.toThrow();
+    else expect(() => assertPrefixMask(family, mask)).toThrow(PrefixMaskError);
+  });
+
+  it('names the size EC2 delegates', () => {
+    expect(() => assertPrefixMask(6, 64)).toThrow(/\/80/);
+    expect(() => assertPrefixMask(4, 24)).toThrow(/\/28/);
+  });
+});

@@ -1,0 +1,168 @@
+import {
+  AssignPrivateIpAddressesCommand,
+  CreateRouteCommand,
+  DeleteRouteCommand,
+  DescribeInstancesCommand,
+  DescribeRouteTablesCommand,
+  EC2Client,
+  EC2ServiceException,
+  ReplaceRouteCommand,
+} from '@aws-sdk/client-ec2';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteQuotaError, classifyEc2Error, toPodrouteError } from '../../lib/aws/ec2-errors.ts';
+import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
+import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
+import { PodrouteError } from '../../lib/errors.ts';
+
+const ec2Mock = mockClient(EC2Client);
+afterEach(() => ec2Mock.reset());
+
+/** An error shaped as the SDK throws it for an EC2 error response: the code is the name. */
+function ec2Error(code: string, status = 400): EC2ServiceException {
+  return new EC2ServiceException({
+    name: code,
+    $fault: status >= 500 ? 'server' : 'client',
+    $metadata: { httpStatusCode: status, requestId: 'req-1', attempts: 1, totalRetryDelay: 0 },
+    message: `message text that must not matter (${code})`,
+  });
+}
+
+const client = () => new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+const tables = () => new Ec2RouteTables(client(), { clusterName: 'alpha' });
+const spec = { routeTableId: 'rtb-1', destinationCidr: '10.244.1.0/24', networkInterfaceId: 'eni-1' };
+
+describe('classifyEc2Error', () => {
+  it.each([
+    ['RouteAlreadyExists', 400, 'route-exists'],
+    ['InvalidRoute.NotFound', 400, 'route-missing'],
+    ['RouteLimitExceeded', 400, 'route-quota'],
+    ['RequestLimitExceeded', 503, 'throttled'],
+    ['RequestLimitExceeded', 400, 'throttled'],
+    ['Throttling', 400, 'throttled'],
+    ['InternalError', 500, 'server'],
+    ['ServiceUnavailable', 503, 'server'],
+    ['Unavailable', 503, 'server'],
+    ['InvalidRouteTableID.NotFound', 400, 'not-found'],
+    ['InvalidInstanceID.NotFound', 400, 'not-found'],
+    ['InvalidNetworkInterfaceID.NotFound', 400, 'not-found'],
+    ['InvalidParameterValue', 400, 'rejected'],
+    ['UnauthorizedOperation', 403, 'rejected'],
+  ] as const)('%s (HTTP %i) is %s', (code, status, kind) => {
+    expect(classifyEc2Error(ec2Error(code, status))).toBe(kind);
+  });
+
+  it.each([
+    [Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'transport'],
+    [Object.assign(new Error('timed out'), { name: 'TimeoutError' }), 'transport'],
+    [new TypeError('a bug'), 'rejected'],
+    ['a string', 'rejected'],
+  ])('a non-service failure %# is %s', (error, kind) => {
+    expect(classifyEc2Error(error)).toBe(kind);
+  });
+
+  it('never reads the message: a throttling message on another code is not throttling', () => {
+    const error = ec2Error('InvalidParameterValue');
+    error.message = 'Request limit exceeded.';
+    expect(classifyEc2Error(error)).toBe('rejected');
+  });
+});
+
+describe('toPodrouteError', () => {
+  it.each([
+    ['RequestLimitExceeded', 503, Ec2Error, true],
+    ['Throttling', 400, Ec2Error, true],
+    ['InternalError', 500, Ec2Error, true],
+    ['RouteLimitExceeded', 400, RouteQuotaError, false],
+    ['InvalidInstanceID.NotFound', 400, Ec2NotFoundError, false],
+    ['InvalidParameterValue', 400, Ec2Error, false],
+  ] as const)('%s -> %s, retryable %s, with the cause', (code, status, type, retryable) => {
+    const cause = ec2Error(code, status);
+    const mapped = toPodrouteError(cause, { operation: 'CreateRoute', routeTableId: 'rtb-1' });
+    expect(mapped).toBeInstanceOf(type);
+    expect(mapped).toBeInstanceOf(PodrouteError);
+    expect(mapped.retryable).toBe(retryable);
+    expect(mapped.cause).toBe(cause);
+    expect((mapped as Ec2Error).code).toBe(code);
+  });
+});
+
+describe('Ec2RouteTables error mapping (mocked client)', () => {
+  it('CreateRoute RouteAlreadyExists with the same target re-reads and succeeds', async () => {
+    ec2Mock.on(CreateRouteCommand).rejects(ec2Error('RouteAlreadyExists'));
+    ec2Mock.on(DescribeRouteTablesCommand, { RouteTableIds: ['rtb-1'] }).resolves({
+      RouteTables: [{ RouteTableId: 'rtb-1', Routes: [{ DestinationCidrBlock: '10.244.1.0/24', NetworkInterfaceId: 'eni-1', InstanceId: 'i-1', State: 'active' }] }],
+    });
+    expect(await tables().createRoute(spec)).toBe('exists');
+    expect(ec2Mock.commandCalls(DescribeRouteTablesCommand)).toHaveLength(1);
+  });
+
+  it('CreateRoute RouteAlreadyExists with another target is a RouteConflictError', async () => {
+    ec2Mock.on(CreateRouteCommand).rejects(ec2Error('RouteAlreadyExists'));
+    ec2Mock.on(DescribeRouteTablesCommand).resolves({
+      RouteTables: [{ RouteTableId: 'rtb-1', Routes: [{ DestinationCidrBlock: '10.244.1.0/24', NetworkInterfaceId: 'eni-2', InstanceId: 'i-2', State: 'active' }] }],
+    });
+    const error = await tables().createRoute(spec).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RouteConflictError);
+    expect(error).toMatchObject({ retryable: false, existing: { networkInterfaceId: 'eni-2', instanceId: 'i-2' } });
+  });
+
+  it('CreateRoute RouteAlreadyExists for a route gone on re-read is retryable', async () => {
+    ec2Mock.on(CreateRouteCommand).rejects(ec2Error('RouteAlreadyExists'));
+    ec2Mock.on(DescribeRouteTablesCommand).resolves({ RouteTables: [{ RouteTableId: 'rtb-1', Routes: [] }] });
+    await expect(tables().createRoute(spec)).rejects.toMatchObject({ retryable: true });
+  });
+
+  it.each([
+    ['RequestLimitExceeded', 503, { retryable: true, kind: 'throttled' }],
+    ['Throttling', 400, { retryable: true, kind: 'throttled' }],
+    ['InternalError', 500, { retryable: true, kind: 'server' }],
+    ['ServiceUnavailable', 503, { retryable: true, kind: 'server' }],
+    ['RouteLimitExceeded', 400, { retryable: false, name: 'RouteQuotaError', routeTableId: 'rtb-1' }],
+    ['InvalidRouteTableID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
+    ['InvalidNetworkInterfaceID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
+    ['InvalidParameterValue', 400, { retryable: false, name: 'Ec2Error', kind: 'rejected' }],
+  ] as const)('CreateRoute %s maps to %j', async (code, status, expected) => {
+    const cause = ec2Error(code, status);
+    ec2Mock.on(CreateRouteCommand).rejects(cause);
+    const error = await tables().createRoute(spec).catch((e: unknown) => e);
+    expect(error).toMatchObject({ ...expected, code });
+    expect((error as Error).cause).toBe(cause);
+  });
+
+  it('sends IPv6 destinations as DestinationIpv6CidrBlock', async () => {
+    ec2Mock.on(CreateRouteCommand).resolves({ Return: true });
+    ec2Mock.on(DeleteRouteCommand).resolves({});
+    await tables().createRoute({ ...spec, destinationCidr: 'fd00:1::/80' });
+    await tables().deleteRoute({ routeTableId: 'rtb-1', destinationCidr: 'fd00:1::/80' });
+    expect(ec2Mock.commandCalls(CreateRouteCommand)[0]?.args[0].input).toEqual({ RouteTableId: 'rtb-1', DestinationIpv6CidrBlock: 'fd00:1::/80', NetworkInterfaceId: 'eni-1' });
+    expect(ec2Mock.commandCalls(DeleteRouteCommand)[0]?.args[0].input).toEqual({ RouteTableId: 'rtb-1', DestinationIpv6CidrBlock: 'fd00:1::/80' });
+  });
+
+  it('DeleteRoute InvalidRoute.NotFound is success; other failures are mapped', async () => {
+    ec2Mock.on(DeleteRouteCommand).rejectsOnce(ec2Error('InvalidRoute.NotFound')).rejectsOnce(ec2Error('RequestLimitExceeded', 503));
+    expect(await tables().deleteRoute({ routeTableId: 'rtb-1', destinationCidr: '10.244.1.0/24' })).toBe('absent');
+    await expect(tables().deleteRoute({ routeTableId: 'rtb-1', destinationCidr: '10.244.1.0/24' })).rejects.toMatchObject({ retryable: true });
+  });
+
+  it('ReplaceRoute and DescribeRouteTables failures are mapped the same way', async () => {
+    ec2Mock.on(ReplaceRouteCommand).rejects(ec2Error('InvalidInstanceID.NotFound'));
+    ec2Mock.on(DescribeRouteTablesCommand).rejects(ec2Error('RequestLimitExceeded', 503));
+    await expect(tables().replaceRoute(spec)).rejects.toBeInstanceOf(Ec2NotFoundError);
+    await expect(tables().listRouteTables()).rejects.toMatchObject({ retryable: true, code: 'RequestLimitExceeded' });
+  });
+
+  it('rejects a malformed destination before calling EC2', async () => {
+    await expect(tables().createRoute({ ...spec, destinationCidr: '10.244.1.0/33' })).rejects.toMatchObject({ name: 'InvalidInputError' });
+    expect(ec2Mock.calls()).toHaveLength(0);
+  });
+
+  it('maps DescribeInstances and prefix assignment failures', async () => {
+    ec2Mock.on(DescribeInstancesCommand).rejectsOnce(ec2Error('InvalidInstanceID.NotFound')).resolves({
+      Reservations: [{ Instances: [{ InstanceId: 'i-1', NetworkInterfaces: [{ NetworkInterfaceId: 'eni-1', Attachment: { DeviceIndex: 0 } }] }] }],
+    });
+    ec2Mock.on(AssignPrivateIpAddressesCommand).rejects(ec2Error('InsufficientCidrBlocks'));
+    await expect(tables().nodeTarget('i-1')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
+    await expect(new Ec2EniPrefixes(client()).addAlias('i-1', '10.0.0.16/28')).rejects.toMatchObject({ code: 'InsufficientCidrBlocks', retryable: false });
+  });
+});
