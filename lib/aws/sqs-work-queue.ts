@@ -1,0 +1,265 @@
+/**
+ * The WorkQueue port over Amazon SQS.
+ *
+ * One `send` call: collapse duplicate work (by `messageKey`), cut the rest into SendMessageBatch
+ * requests (at most 10 entries and 256 KiB each), send at most `concurrency` batches at a time,
+ * resend entries that SQS reports in `Failed` with a bounded backoff, and map SDK errors to
+ * PodrouteErrors by name and HTTP status, never by message text.
+ *
+ * Overlapping reconciles: on a FIFO queue every message gets a MessageGroupId (its route table, or
+ * its node for a node sync) and a MessageDeduplicationId (a hash of its key and the send's
+ * deduplication window), so SQS drops the repeat itself; on a standard queue the key travels in the
+ * `dedupKey` message attribute for the worker to skip stale duplicates.
+ */
+import { createHash } from 'node:crypto';
+import {
+  SendMessageBatchCommand,
+  type BatchResultErrorEntry,
+  type MessageAttributeValue,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { PodrouteError } from '../errors.ts';
+import { messageKey, routeTableOf, serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
+import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
+
+/** SQS limits for one SendMessageBatch request. */
+export const MAX_BATCH_ENTRIES = 10;
+export const MAX_BATCH_BYTES = 256 * 1024;
+export const DEDUP_KEY_ATTRIBUTE = 'dedupKey';
+
+export interface SqsWorkQueueOptions {
+  /** Batches in flight at once (default 4). */
+  readonly concurrency?: number;
+  /** Tries per entry, the first send included, when SQS reports it in `Failed` (default 3). */
+  readonly maxAttempts?: number;
+  /** Backoff before the n-th resend: baseDelayMs * 2^(n-1) (default 100 ms). */
+  readonly baseDelayMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Clock for the default FIFO deduplication window (default Date.now). */
+  readonly now?: () => number;
+  /** Width of the default FIFO deduplication window when a send names none (default 60 s). */
+  readonly dedupWindowSeconds?: number;
+  /** Payload bytes per batch (default and maximum: the SQS limit of 256 KiB). */
+  readonly maxBatchBytes?: number;
+}
+
+/** A send that did not (fully) reach the queue. `code` is the SDK error name or the first `Failed` code. */
+export class WorkQueueError extends PodrouteError {
+  override name = 'WorkQueueError';
+  readonly code: string;
+  /** Messages accepted before the failure (they stay on the queue). */
+  readonly sent: number;
+  /** Messages not accepted. */
+  readonly failed: number;
+  constructor(
+    message: string,
+    details: { code: string; sent: number; failed: number; retryable: boolean; cause?: unknown },
+  ) {
+    super(message, { retryable: details.retryable, cause: details.cause });
+    this.code = details.code;
+    this.sent = details.sent;
+    this.failed = details.failed;
+  }
+}
+
+const RETRYABLE_NAMES = new Set([
+  'RequestThrottled',
+  'ThrottlingException',
+  'Throttling',
+  'KmsThrottled',
+  'ServiceUnavailable',
+  'InternalError',
+  'InternalFailure',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TimeoutError',
+  'AbortError',
+]);
+const TERMINAL_NAMES = new Set([
+  'AccessDenied',
+  'AccessDeniedException',
+  'QueueDoesNotExist',
+  'AWS.SimpleQueueService.NonExistentQueue',
+  'InvalidAddress',
+  'InvalidSecurity',
+  'UnsupportedOperation',
+  'KmsAccessDenied',
+  'KmsDisabled',
+  'KmsNotFound',
+  'KmsInvalidState',
+  'KmsInvalidKeyUsage',
+  'KmsOptInRequired',
+]);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);
+
+/** Whether an SDK (or transport) error is worth retrying: throttling, 5xx and network faults are. */
+export function isRetryableSqsError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { name?: unknown; code?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number } };
+  const name = typeof e.name === 'string' ? e.name : '';
+  if (TERMINAL_NAMES.has(name)) return false;
+  if (RETRYABLE_NAMES.has(name)) return true;
+  if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return true;
+  const status = e.$metadata?.httpStatusCode;
+  if (typeof status === 'number') return status >= 500 || status === 429;
+  return e.$fault === 'server';
+}
+
+/** Maps an error thrown by the SQS client to a WorkQueueError with its cause. */
+export function mapSqsError(error: unknown, context: { sent: number; failed: number; queueUrl: string }): WorkQueueError {
+  const name = typeof error === 'object' && error !== null && typeof (error as { name?: unknown }).name === 'string'
+    ? (error as { name: string }).name
+    : 'UnknownError';
+  const retryable = isRetryableSqsError(error);
+  return new WorkQueueError(
+    `SQS SendMessageBatch to ${context.queueUrl} failed with ${name} (${retryable ? 'retryable' : 'not retryable'}): ` +
+      `${context.sent} sent, ${context.failed} not sent`,
+    { code: name, sent: context.sent, failed: context.failed, retryable, cause: error },
+  );
+}
+
+interface Prepared {
+  readonly entry: Omit<SendMessageBatchRequestEntry, 'Id'>;
+  readonly bytes: number;
+}
+
+export class SqsWorkQueue implements WorkQueue {
+  readonly fifo: boolean;
+  private readonly concurrency: number;
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  private readonly dedupWindowSeconds: number;
+  private readonly maxBatchBytes: number;
+
+  constructor(
+    private readonly client: SQSClient,
+    readonly queueUrl: string,
+    options: SqsWorkQueueOptions = {},
+  ) {
+    this.fifo = queueUrl.endsWith('.fifo');
+    this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
+    this.maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
+    this.baseDelayMs = options.baseDelayMs ?? 100;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.now = options.now ?? Date.now;
+    this.dedupWindowSeconds = options.dedupWindowSeconds ?? 60;
+    this.maxBatchBytes = Math.min(options.maxBatchBytes ?? MAX_BATCH_BYTES, MAX_BATCH_BYTES);
+  }
+
+  async send(messages: readonly RouteMessage[], options: SendOptions = {}): Promise<SendResult> {
+    const { unique, duplicates } = dedupeMessages(messages);
+    if (unique.length === 0) return { sent: 0, duplicates };
+    const window = options.dedupWindow ?? String(Math.floor(this.now() / (this.dedupWindowSeconds * 1000)));
+    const batches = chunk(unique.map((message) => this.prepare(message, window)), this.maxBatchBytes);
+
+    const progress = { sent: 0 };
+    const failures: BatchResultErrorEntry[] = [];
+    let thrown: unknown;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (thrown === undefined && next < batches.length) {
+        const batch = batches[next++];
+        if (!batch) return;
+        try {
+          failures.push(...(await this.sendBatch(batch, progress)));
+        } catch (error) {
+          thrown ??= error;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, batches.length) }, worker));
+
+    const sent = progress.sent;
+    if (thrown !== undefined) {
+      throw mapSqsError(thrown, { sent, failed: unique.length - sent, queueUrl: this.queueUrl });
+    }
+    const first = failures[0];
+    if (first) {
+      const retryable = failures.some((failure) => failure.SenderFault === false);
+      throw new WorkQueueError(
+        `SQS rejected ${failures.length} of ${unique.length} messages to ${this.queueUrl} ` +
+          `(first: ${first.Code}${first.Message ? `: ${first.Message}` : ''}); ${sent} sent`,
+        { code: first.Code ?? 'Unknown', sent, failed: failures.length, retryable },
+      );
+    }
+    return { sent, duplicates };
+  }
+
+  private prepare(message: RouteMessage, window: string): Prepared {
+    const key = messageKey(message);
+    const body = serializeRouteMessage(message);
+    const attributes: Record<string, MessageAttributeValue> = {
+      [DEDUP_KEY_ATTRIBUTE]: { DataType: 'String', StringValue: key },
+    };
+    const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = this.fifo
+      ? {
+          MessageBody: body,
+          MessageAttributes: attributes,
+          MessageGroupId: groupOf(message),
+          MessageDeduplicationId: createHash('sha256').update(`${key}\n${window}`).digest('hex'),
+        }
+      : { MessageBody: body, MessageAttributes: attributes };
+    // SQS counts the body plus each attribute's name, data type and value towards the size limit.
+    const bytes =
+      Buffer.byteLength(body) + Buffer.byteLength(DEDUP_KEY_ATTRIBUTE) + Buffer.byteLength('String') + Buffer.byteLength(key);
+    if (bytes > this.maxBatchBytes) {
+      throw new WorkQueueError(`route message of ${bytes} bytes exceeds the batch limit of ${this.maxBatchBytes}`, {
+        code: 'MessageTooLong',
+        sent: 0,
+        failed: 1,
+        retryable: false,
+      });
+    }
+    return { entry, bytes };
+  }
+
+  /**
+   * Sends one batch, resending entries that failed on the service side (SenderFault false) until
+   * `maxAttempts`; returns the entries that never made it. Adds accepted entries to `progress.sent`
+   * as they are accepted, so an SDK error thrown later still leaves an exact count.
+   */
+  private async sendBatch(batch: readonly Prepared[], progress: { sent: number }): Promise<BatchResultErrorEntry[]> {
+    let pending: SendMessageBatchRequestEntry[] = batch.map((prepared, index) => ({ ...prepared.entry, Id: `m${index}` }));
+    const terminal: BatchResultErrorEntry[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
+      const pendingIds = new Set(pending.map((entry) => entry.Id));
+      const failed = (response.Failed ?? []).filter((failure) => pendingIds.has(failure.Id));
+      progress.sent += pending.length - failed.length;
+      // A sender fault (a bad entry) fails the same way again: it is reported, not resent.
+      terminal.push(...failed.filter((failure) => failure.SenderFault !== false));
+      const resendable = failed.filter((failure) => failure.SenderFault === false);
+      if (resendable.length === 0) return terminal;
+      if (attempt >= this.maxAttempts) return [...terminal, ...resendable];
+      await this.sleep(this.baseDelayMs * 2 ** (attempt - 1));
+      const ids = new Set(resendable.map((failure) => failure.Id));
+      pending = pending.filter((entry) => ids.has(entry.Id));
+    }
+  }
+}
+
+/** FIFO ordering scope: the route table (route ops on one table in order) or the node. */
+function groupOf(message: RouteMessage): string {
+  return routeTableOf(message) ?? `node/${message.kind === 'sync-node' ? message.node : ''}`;
+}
+
+/** Cuts entries into batches of at most MAX_BATCH_ENTRIES entries and maxBytes bytes. */
+function chunk(entries: readonly Prepared[], maxBytes: number): Prepared[][] {
+  const batches: Prepared[][] = [];
+  let current: Prepared[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    if (current.length === MAX_BATCH_ENTRIES || (current.length > 0 && bytes + entry.bytes > maxBytes)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += entry.bytes;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}

@@ -1,0 +1,209 @@
+/**
+ * Work messages that the reconcile function and the node webhook send to the route worker.
+ *
+ * A message is a hint to re-read the truth and converge (level-triggered), so it carries only what
+ * names the work: a route table, a destination, a target, or a node. Messages are versioned (`v`)
+ * and validated strictly on both ends: a producer never sends what the worker would reject, and
+ * the worker never acts on a destination it had to guess (a non-canonical CIDR is rejected, not
+ * rewritten, so a delete can never be silently retargeted).
+ */
+import { z } from 'zod';
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { InvalidInputError } from '../errors.ts';
+import { describeIssue } from '../nodes/node.ts';
+
+export const ROUTE_MESSAGE_VERSION = 1;
+
+const ROUTE_TABLE_ID = /^rtb-[0-9a-f]{8,17}$/;
+const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
+/** RFC 1123 subdomain, as Kubernetes validates node names (IsDNS1123Subdomain). */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+const routeTableIdSchema = z.string().regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0');
+const instanceIdSchema = z.string().regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0');
+const nodeNameSchema = z
+  .string()
+  .max(253, 'a node name has at most 253 characters')
+  .regex(DNS_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)');
+const destinationCidrSchema = z.string().superRefine((text, ctx) => {
+  const cidr = tryParseCidr(text);
+  if (!cidr) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a CIDR such as 10.0.1.0/24 or fd00:1::/80` });
+    return;
+  }
+  const canonical = formatCidr(cidr);
+  if (canonical !== text) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not canonical (want ${canonical})` });
+  }
+});
+
+const routeReasonSchema = z.enum(['blackhole', 'moved']);
+const deleteReasonSchema = z.enum(['blackhole', 'no-owner']);
+const version = z.literal(ROUTE_MESSAGE_VERSION);
+
+const routeFields = {
+  v: version,
+  routeTableId: routeTableIdSchema,
+  destinationCidr: destinationCidrSchema,
+  node: nodeNameSchema,
+  instanceId: instanceIdSchema,
+  reason: routeReasonSchema.optional(),
+};
+
+export const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
+export const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace') });
+export const deleteRouteMessageSchema = z.strictObject({
+  v: version,
+  kind: z.literal('delete'),
+  routeTableId: routeTableIdSchema,
+  destinationCidr: destinationCidrSchema,
+  reason: deleteReasonSchema,
+});
+export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema });
+
+export const routeMessageSchema = z.discriminatedUnion('kind', [
+  createRouteMessageSchema,
+  replaceRouteMessageSchema,
+  deleteRouteMessageSchema,
+  syncNodeMessageSchema,
+]);
+
+export type CreateRouteMessage = z.infer<typeof createRouteMessageSchema>;
+export type ReplaceRouteMessage = z.infer<typeof replaceRouteMessageSchema>;
+export type DeleteRouteMessage = z.infer<typeof deleteRouteMessageSchema>;
+export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
+export type RouteMessage = z.infer<typeof routeMessageSchema>;
+export type RouteMessageKind = RouteMessage['kind'];
+
+const KINDS: readonly string[] = routeMessageSchema.options.map((option) => option.shape.kind.value);
+
+/**
+ * Validates an already-decoded value as a route message; throws `InvalidInputError` with one line
+ * naming the first problem (version first, then kind, then the field).
+ */
+export function toRouteMessage(value: unknown): RouteMessage {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidInputError('invalid route message: want a JSON object');
+  }
+  const record = value as Record<string, unknown>;
+  if (record.v !== ROUTE_MESSAGE_VERSION) {
+    throw new InvalidInputError(
+      `invalid route message: unsupported version ${describeValue(record.v)} (want v: ${ROUTE_MESSAGE_VERSION})`,
+    );
+  }
+  if (typeof record.kind !== 'string' || !KINDS.includes(record.kind)) {
+    throw new InvalidInputError(`invalid route message: kind ${describeValue(record.kind)} is not one of ${KINDS.join(', ')}`);
+  }
+  const result = routeMessageSchema.safeParse(value);
+  if (!result.success) {
+    throw new InvalidInputError(`invalid ${record.kind} message: ${describeIssue(result.error)}`);
+  }
+  return result.data;
+}
+
+/** Parses an SQS message body. Throws `InvalidInputError` (never retryable) for anything malformed. */
+export function parseRouteMessage(body: string): RouteMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    throw new InvalidInputError(`invalid route message: body is not JSON (${(error as Error).message})`, { cause: error });
+  }
+  return toRouteMessage(value);
+}
+
+/** The message's body as sent on the queue. */
+export const serializeRouteMessage = (message: RouteMessage): string => JSON.stringify(message);
+
+/**
+ * A stable deduplication key for the work a message names. A create and a replace of the same
+ * destination towards the same instance are the same work (`route|…`); a delete of a destination is
+ * its own (`delete|…`); a node sync is keyed by the node (`node|…`).
+ */
+export function messageKey(message: RouteMessage): string {
+  switch (message.kind) {
+    case 'create':
+    case 'replace':
+      return `route|${message.routeTableId}|${message.destinationCidr}|${message.instanceId}`;
+    case 'delete':
+      return `delete|${message.routeTableId}|${message.destinationCidr}`;
+    case 'sync-node':
+      return `node|${message.node}`;
+  }
+}
+
+/** The route table a message touches, or null for a node sync (used to group work per table). */
+export const routeTableOf = (message: RouteMessage): string | null =>
+  message.kind === 'sync-node' ? null : message.routeTableId;
+
+/** The plan fields `toMessages` reads (structurally compatible with the route planner's output). */
+export interface RouteTarget {
+  readonly routeTableId: string;
+  readonly destinationCidr: string;
+  readonly node: string;
+  readonly instanceId: string;
+}
+export interface PlannedRoutes {
+  readonly create: ReadonlyArray<RouteTarget>;
+  readonly replace: ReadonlyArray<RouteTarget & { readonly reason: 'blackhole' | 'moved' }>;
+  readonly delete: ReadonlyArray<{
+    readonly routeTableId: string;
+    readonly destinationCidr: string;
+    readonly reason: 'blackhole' | 'no-owner';
+  }>;
+}
+
+export interface ToMessagesOptions {
+  /** Leave the plan's deletions out (the mass-deletion guard tripped). */
+  readonly withholdDeletes: boolean;
+}
+
+/**
+ * One message per planned route operation, in plan order: creates, replaces, then deletes (unless
+ * withheld). Every message is validated as the worker will validate it, so a malformed plan entry
+ * throws `InvalidInputError` here instead of poisoning the queue.
+ */
+export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): RouteMessage[] {
+  const messages: RouteMessage[] = [];
+  for (const op of plan.create) {
+    messages.push(toRouteMessage({ v: 1, kind: 'create', ...pickTarget(op) }));
+  }
+  for (const op of plan.replace) {
+    messages.push(toRouteMessage({ v: 1, kind: 'replace', ...pickTarget(op), reason: op.reason }));
+  }
+  if (!options.withholdDeletes) {
+    for (const op of plan.delete) {
+      messages.push(
+        toRouteMessage({
+          v: 1,
+          kind: 'delete',
+          routeTableId: op.routeTableId,
+          destinationCidr: op.destinationCidr,
+          reason: op.reason,
+        }),
+      );
+    }
+  }
+  return messages;
+}
+
+/** A validated `sync-node` message for one node. */
+export function syncNodeMessage(node: string): SyncNodeMessage {
+  const result = syncNodeMessageSchema.safeParse({ v: ROUTE_MESSAGE_VERSION, kind: 'sync-node', node });
+  if (!result.success) throw new InvalidInputError(`invalid sync-node message: ${describeIssue(result.error)}`);
+  return result.data;
+}
+
+// Only the four target fields: a plan entry may carry more (the planner's own bookkeeping).
+const pickTarget = (op: RouteTarget): RouteTarget => ({
+  routeTableId: op.routeTableId,
+  destinationCidr: op.destinationCidr,
+  node: op.node,
+  instanceId: op.instanceId,
+});
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return '(missing)';
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}

@@ -1,0 +1,55 @@
+/**
+ * The WorkQueue port: where the reconcile function and the node webhook hand route work to the
+ * worker. Adapters: `SqsWorkQueue` (lib/aws/sqs-work-queue.ts), `MemoryWorkQueue` (below).
+ */
+import { messageKey, type RouteMessage } from './route-message.ts';
+
+export interface SendResult {
+  /** Messages accepted by the queue (after deduplication). */
+  readonly sent: number;
+  /** Messages dropped because an earlier message in the same call had the same `messageKey`. */
+  readonly duplicates: number;
+}
+
+export interface SendOptions {
+  /**
+   * Names the deduplication window of this send (e.g. the schedule tick it serves). Two sends with
+   * the same window may collapse the same work where the queue supports it (SQS FIFO). Optional.
+   */
+  readonly dedupWindow?: string;
+}
+
+export interface WorkQueue {
+  send(messages: readonly RouteMessage[], options?: SendOptions): Promise<SendResult>;
+}
+
+/**
+ * Collapses messages with the same `messageKey`, keeping the first position. When a create and a
+ * replace name the same work, the replace wins: a create would leave a wrong route in place
+ * (`RouteAlreadyExists` is success), a replace converges either way.
+ */
+export function dedupeMessages(messages: readonly RouteMessage[]): { unique: RouteMessage[]; duplicates: number } {
+  const byKey = new Map<string, RouteMessage>();
+  let duplicates = 0;
+  for (const message of messages) {
+    const key = messageKey(message);
+    const seen = byKey.get(key);
+    if (seen === undefined) {
+      byKey.set(key, message);
+      continue;
+    }
+    duplicates += 1;
+    if (seen.kind === 'create' && message.kind === 'replace') byKey.set(key, message);
+  }
+  return { unique: [...byKey.values()], duplicates };
+}
+
+/** In-memory WorkQueue for tests and the CLI: records what was sent. */
+export class MemoryWorkQueue implements WorkQueue {
+  readonly sent: RouteMessage[] = [];
+  async send(messages: readonly RouteMessage[]): Promise<SendResult> {
+    const { unique, duplicates } = dedupeMessages(messages);
+    this.sent.push(...unique);
+    return { sent: unique.length, duplicates };
+  }
+}
