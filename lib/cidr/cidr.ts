@@ -40,10 +40,25 @@ export function tryParseAddress(text: string): { family: Family; value: bigint }
   if (ipaddr.IPv4.isValidFourPartDecimal(text)) {
     return { family: 4, value: bytesToBigint(ipaddr.IPv4.parse(text).toByteArray()) };
   }
-  if (text.includes(':') && !text.includes('%') && ipaddr.IPv6.isValid(text)) {
-    return { family: 6, value: bytesToBigint(ipaddr.IPv6.parse(text).toByteArray()) };
+  const v6 = text.includes(':') && !text.includes('%') ? hexIpv6(text) : null;
+  if (v6 !== null && ipaddr.IPv6.isValid(v6)) {
+    return { family: 6, value: bytesToBigint(ipaddr.IPv6.parse(v6).toByteArray()) };
   }
   return null;
+}
+
+/**
+ * IPv6 text with a dotted IPv4 tail (`::ffff:192.0.2.1`) rewritten as two hex groups, or null when
+ * the tail is not strict four-part decimal. ipaddr.js itself accepts octal and hex parts there and
+ * reads `::192.0.2.1` as `::ffff:192.0.2.1`, so the tail is converted here.
+ */
+function hexIpv6(text: string): string | null {
+  const lastColon = text.lastIndexOf(':');
+  const tail = text.slice(lastColon + 1);
+  if (!tail.includes('.')) return text;
+  if (!ipaddr.IPv4.isValidFourPartDecimal(tail)) return null;
+  const [a = 0, b = 0, c = 0, d = 0] = ipaddr.IPv4.parse(tail).octets;
+  return `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
 /** Parses `addr/prefix`; host bits are cleared. Returns null on any syntax error. */
