@@ -1,0 +1,82 @@
+/**
+ * The podroute command line. `main` takes argv and an io port and returns the exit code, so tests
+ * can run it in process as well as through the real binary.
+ */
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { InvalidInputError } from '../errors.ts';
+import { planCommand, PLAN_HELP } from './plan-command.ts';
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readFile(path: string): Promise<string>;
+  env: Record<string, string | undefined>;
+}
+
+/** A usage problem: exit 2 with one line. */
+export class UsageError extends InvalidInputError {
+  override name = 'UsageError';
+}
+
+export const MAIN_HELP = `podroute: pod-CIDR allocation and VPC routing for Kubernetes on AWS
+
+Usage: podroute <command> [flags]
+
+Commands:
+  plan         show what the route controller would change (reads kubectl and aws CLI JSON)
+
+Run 'podroute <command> --help' for a command's flags.
+`;
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'plan':
+        return await planCommand(rest, io);
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        io.stdout(command === undefined ? MAIN_HELP : helpFor(rest[0]));
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; try 'podroute --help'`);
+    }
+  } catch (error) {
+    if (error instanceof InvalidInputError) {
+      io.stderr(`podroute: ${oneLine(error.message)}\n`);
+      return 2;
+    }
+    io.stderr(`podroute: internal error: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
+    return 1;
+  }
+}
+
+function helpFor(command: string | undefined): string {
+  return command === 'plan' ? PLAN_HELP : MAIN_HELP;
+}
+
+const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();
+
+/** parseArgs with our errors: unknown flags and missing values are usage errors. */
+export function parseFlags(args: string[], options: NonNullable<ParseArgsConfig['options']>): Flags {
+  try {
+    const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
+    return new Flags(values as Record<string, string | boolean | undefined>);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error), { cause: error });
+  }
+}
+
+export class Flags {
+  constructor(private readonly values: Record<string, string | boolean | undefined>) {}
+  string(name: string): string | undefined {
+    const value = this.values[name];
+    return typeof value === 'string' ? value : undefined;
+  }
+  flag(name: string): boolean {
+    return this.values[name] === true;
+  }
+}

@@ -1,0 +1,97 @@
+import { InvalidInputError } from '../errors.ts';
+import { parseNodeList } from '../nodes/node.ts';
+import { tryParseCidr } from '../cidr/cidr.ts';
+import { parseRouteTables, planRoutes } from '../routes/index.ts';
+import type { RoutePlan } from '../routes/index.ts';
+import { type CliIo, UsageError, parseFlags } from './main.ts';
+import { formatPlanTable } from './plan-table.ts';
+
+export const PLAN_HELP = `Usage: podroute plan --cluster-cidrs <cidr>[,<cidr>] --nodes <file> --route-tables <file> [flags]
+
+Plans the route controller's work without changing anything: which VPC routes to create, replace
+and delete, and which nodes' NetworkUnavailable condition to write. Prints one JSON object.
+
+Flags:
+  --cluster-cidrs <list>      the cluster's pod CIDRs, comma-separated (one IPv4 and/or one IPv6)
+  --nodes <file>              a v1 NodeList: the output of 'kubectl get nodes -o json' ('-' = stdin)
+  --route-tables <file>       the output of 'aws ec2 describe-route-tables --output json'
+  --cluster-name <name>       only tables tagged kubernetes.io/cluster/<name> are the cluster's
+                              (default: every table in the file)
+  --max-delete-share <0..1>   mass-deletion guard: more no-owner deletions than this share of the
+                              cluster's live routes marks the plan unsafe (default 0.5)
+  --min-deletes-for-guard <n> the share rule trips only from this many deletions on (default 5)
+  --format json|table         json (default, for tools) or a readable summary
+  -h, --help                  this help
+
+Exit status: 0 with a plan; 2 with one line on stderr for bad input.
+`;
+
+export async function planCommand(args: string[], io: CliIo): Promise<number> {
+  const flags = parseFlags(args, {
+    'cluster-cidrs': { type: 'string' },
+    nodes: { type: 'string' },
+    'route-tables': { type: 'string' },
+    'cluster-name': { type: 'string' },
+    'max-delete-share': { type: 'string' },
+    'min-deletes-for-guard': { type: 'string' },
+    format: { type: 'string', default: 'json' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (flags.flag('help')) {
+    io.stdout(PLAN_HELP);
+    return 0;
+  }
+  const clusterCidrs = requireFlag(flags.string('cluster-cidrs'), 'cluster-cidrs')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  if (clusterCidrs.length === 0) throw new UsageError('--cluster-cidrs needs at least one CIDR');
+  for (const cidr of clusterCidrs) {
+    if (!tryParseCidr(cidr)) throw new UsageError(`--cluster-cidrs: invalid CIDR ${JSON.stringify(cidr)}`);
+  }
+  const format = flags.string('format');
+  if (format !== 'json' && format !== 'table') throw new UsageError(`--format must be json or table, not ${JSON.stringify(format)}`);
+  const nodesPath = requireFlag(flags.string('nodes'), 'nodes');
+  const tablesPath = requireFlag(flags.string('route-tables'), 'route-tables');
+  const nodes = parseNodeList(await readJson(io, nodesPath, '--nodes'));
+  const routeTables = parseRouteTables(await readJson(io, tablesPath, '--route-tables'));
+
+  const plan: RoutePlan = planRoutes({
+    nodes,
+    routeTables,
+    clusterCidrs,
+    ...(flags.string('cluster-name') === undefined ? {} : { clusterName: flags.string('cluster-name') }),
+    ...optionalNumber(flags.string('max-delete-share'), 'max-delete-share', 'maxDeleteShare'),
+    ...optionalNumber(flags.string('min-deletes-for-guard'), 'min-deletes-for-guard', 'minDeletesForGuard'),
+  });
+  io.stdout(format === 'json' ? `${JSON.stringify(plan)}\n` : formatPlanTable(plan));
+  return 0;
+}
+
+function requireFlag(value: string | undefined, name: string): string {
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required (see 'podroute plan --help')`);
+  return value;
+}
+
+function optionalNumber<K extends string>(text: string | undefined, flag: string, key: K): Partial<Record<K, number>> {
+  if (text === undefined) return {};
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${flag} must be a number, not ${JSON.stringify(text)}`);
+  return { [key]: value } as Partial<Record<K, number>>;
+}
+
+async function readJson(io: CliIo, path: string, flag: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await io.readFile(path);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : String(code ?? error);
+    throw new InvalidInputError(`${flag}: cannot read ${JSON.stringify(path)}: ${why}`, { cause: error });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new InvalidInputError(`${flag}: ${JSON.stringify(path)} is not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+}

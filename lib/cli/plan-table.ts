@@ -1,0 +1,38 @@
+import type { RoutePlan } from '../routes/index.ts';
+
+/** A readable summary of a plan for people; tools read the JSON. */
+export function formatPlanTable(plan: RoutePlan): string {
+  const lines: string[] = [];
+  const ready = plan.nodes.filter((n) => n.networkUnavailable === false).length;
+  const pending = plan.nodes.filter((n) => n.networkUnavailable === 'pending').length;
+  const unavailable = plan.nodes.length - ready - pending;
+  lines.push(
+    `nodes: ${plan.nodes.length} (${ready} ready, ${pending} pending routes, ${unavailable} unavailable)`,
+    `routes: ${plan.create.length} to create, ${plan.replace.length} to replace, ${plan.delete.length} to delete`,
+  );
+  if (plan.unsafe !== undefined) lines.push(`UNSAFE: ${plan.unsafe} (deletions would be withheld)`);
+
+  const rows: string[][] = [];
+  for (const op of plan.create) rows.push(['create', op.routeTableId, op.destinationCidr, `${op.node} (${op.instanceId})`, '']);
+  for (const op of plan.replace) rows.push(['replace', op.routeTableId, op.destinationCidr, `${op.node} (${op.instanceId})`, op.reason]);
+  for (const op of plan.delete) rows.push(['delete', op.routeTableId, op.destinationCidr, '', op.reason]);
+  if (rows.length > 0) lines.push('', ...table(['ACTION', 'ROUTE TABLE', 'DESTINATION', 'TARGET NODE', 'REASON'], rows));
+
+  const nodeRows = plan.nodes
+    .filter((n) => n.patch || n.networkUnavailable !== false)
+    .map((n) => [n.node, String(n.networkUnavailable), n.patch ? 'yes' : 'no']);
+  if (nodeRows.length > 0) lines.push('', ...table(['NODE', 'NETWORK UNAVAILABLE', 'PATCH'], nodeRows));
+
+  const warnings = plan.warnings ?? [];
+  if (warnings.length > 0) {
+    lines.push('', 'warnings:');
+    for (const w of warnings) lines.push(`  ${w.reason}: ${w.detail}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const render = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [render(header), ...rows.map(render)];
+}

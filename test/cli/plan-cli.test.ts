@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '..', '..');
+
+/** Runs the real command, as `npm run --silent cli --` does, and never throws on a non-zero exit. */
+async function cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = run(process.execPath, ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), ...args], { cwd: root });
+  if (input !== undefined) {
+    child.child.stdin?.end(input);
+  }
+  try {
+    const { stdout, stderr } = await child;
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+const example = (name: string) => join(root, 'examples', name);
+const planArgs = ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')];
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'podroute-cli-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('podroute plan on the shipped examples', () => {
+  it('prints exactly one JSON plan with the contract keys and exits 0', async () => {
+    const { code, stdout, stderr } = await cli([...planArgs, '--cluster-name', 'demo']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+    const plan = JSON.parse(stdout) as Record<string, unknown>;
+    expect(Object.keys(plan)).toEqual(['create', 'replace', 'delete', 'nodes']);
+    expect(plan.create).toEqual([
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.2.0/24', node: 'ip-10-0-1-11.ec2.internal', instanceId: 'i-0a1b2c3d4e5f60002' },
+    ]);
+    expect(plan.replace).toEqual([
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.3.0/24', node: 'ip-10-0-1-12.ec2.internal', instanceId: 'i-0a1b2c3d4e5f60003', reason: 'blackhole' },
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.4.0/24', node: 'ip-10-0-1-13.ec2.internal', instanceId: 'i-0a1b2c3d4e5f60004', reason: 'moved' },
+    ]);
+    expect(plan.delete).toEqual([
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.7.0/24', reason: 'blackhole' },
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.9.0/24', reason: 'no-owner' },
+    ]);
+    expect(plan.nodes).toEqual([
+      { node: 'ip-10-0-1-10.ec2.internal', networkUnavailable: false, patch: false },
+      { node: 'ip-10-0-1-11.ec2.internal', networkUnavailable: 'pending', patch: false },
+      { node: 'ip-10-0-1-12.ec2.internal', networkUnavailable: 'pending', patch: false },
+      { node: 'ip-10-0-1-13.ec2.internal', networkUnavailable: 'pending', patch: false },
+      { node: 'ip-10-0-1-14.ec2.internal', networkUnavailable: true, patch: true },
+    ]);
+  });
+
+  it('without --cluster-name treats every table in the file as the cluster\'s', async () => {
+    const { code, stdout } = await cli(planArgs);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout) as { create: Array<{ routeTableId: string }>; delete: Array<{ routeTableId: string }> };
+    expect(plan.create.map((op) => op.routeTableId)).toContain('rtb-0a1b2c3d4e5f60002');
+    expect(plan.delete.map((op) => op.routeTableId)).toContain('rtb-0a1b2c3d4e5f60002');
+  });
+
+  it('reads the node list from stdin with --nodes -', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const nodes = await readFile(example('nodes.json'), 'utf8');
+    const { code, stdout } = await cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', '-', '--route-tables', example('route-tables.json')], nodes);
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as { nodes: unknown[] }).nodes).toHaveLength(5);
+  });
+
+  it('marks the plan unsafe when the guard trips and still lists the deletions', async () => {
+    const empty = join(dir, 'empty-nodes.json');
+    await writeFile(empty, JSON.stringify({ apiVersion: 'v1', kind: 'NodeList', items: [] }));
+    const { code, stdout } = await cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', empty, '--route-tables', example('route-tables.json'), '--cluster-name', 'demo']);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout) as { unsafe?: string; delete: unknown[] };
+    expect(plan.unsafe).toMatch(/empty/);
+    expect(plan.delete.length).toBeGreaterThan(0);
+  });
+
+  it('prints a readable table with --format table', async () => {
+    const { code, stdout } = await cli([...planArgs, '--cluster-name', 'demo', '--format', 'table']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/1 to create, 2 to replace, 2 to delete/);
+    expect(stdout).toMatch(/ACTION\s+ROUTE TABLE\s+DESTINATION/);
+    expect(stdout).not.toMatch(/^\{/);
+  });
+
+  it('documents every flag in --help', async () => {
+    const { code, stdout } = await cli(['plan', '--help']);
+    expect(code).toBe(0);
+    for (const flag of ['--cluster-cidrs', '--nodes', '--route-tables', '--cluster-name', '--format', '--max-delete-share', '--min-deletes-for-guard']) {
+      expect(stdout).toContain(flag);
+    }
+  });
+});
+
+describe('podroute plan on bad input', () => {
+  const cases: Array<[string, () => Promise<string[]>, RegExp]> = [
+    ['a missing nodes file', async () => ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', join(dir, 'nope.json'), '--route-tables', example('route-tables.json')], /--nodes: cannot read .*no such file/],
+    ['a nodes file that is not JSON', async () => {
+      const p = join(dir, 'bad.json');
+      await writeFile(p, '{"items": [');
+      return ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', p, '--route-tables', example('route-tables.json')];
+    }, /--nodes: .* is not JSON/],
+    ['a file that is not a NodeList', async () => {
+      const p = join(dir, 'pods.json');
+      await writeFile(p, JSON.stringify({ kind: 'PodList', items: [] }));
+      return ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', p, '--route-tables', example('route-tables.json')];
+    }, /not a Kubernetes NodeList/],
+    ['route tables that are not describe-route-tables output', async () => {
+      const p = join(dir, 'tables.json');
+      await writeFile(p, JSON.stringify({ Reservations: [] }));
+      return ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', example('nodes.json'), '--route-tables', p];
+    }, /RouteTables/],
+    ['a bad cluster CIDR', async () => ['plan', '--cluster-cidrs', '10.244.0.0/33', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /invalid CIDR "10\.244\.0\.0\/33"/],
+    ['a missing required flag', async () => ['plan', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /--cluster-cidrs is required/],
+    ['an unknown flag', async () => [...planArgs, '--frobnicate'], /frobnicate/],
+    ['a bad --format', async () => [...planArgs, '--format', 'yaml'], /--format must be json or table/],
+    ['a bad --max-delete-share', async () => [...planArgs, '--max-delete-share', 'lots'], /--max-delete-share must be a number/],
+    ['an unknown command', async () => ['apply'], /unknown command "apply"/],
+  ];
+
+  it.each(cases)('%s: exit 2, one clear line, no stack trace, nothing on stdout', async (_name, args, message) => {
+    const { code, stdout, stderr } = await cli(await args());
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^podroute: /);
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
