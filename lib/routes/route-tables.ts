@@ -1,0 +1,169 @@
+/**
+ * EC2 route tables as podroute reads them: a schema for the PascalCase shape that both
+ * `aws ec2 describe-route-tables --output json` and the SDK's DescribeRouteTables produce, and a
+ * normaliser to small plain values the route planner works on.
+ *
+ * The schema is loose: fields we do not read are tolerated, and missing optional fields (the SDK
+ * leaves them `undefined`, the CLI omits them, hand-written files may use `null`) are all "absent".
+ * A route whose destination is a prefix list, or whose CIDR does not parse (or sits in the field of
+ * the other family), is not a route the planner may ever touch: it is left out of `routes` and only
+ * counted in `skippedRoutes`.
+ */
+import { z } from 'zod';
+import { type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { InvalidInputError } from '../errors.ts';
+
+const optionalText = z.string().nullish();
+
+export const ec2RouteSchema = z.looseObject({
+  DestinationCidrBlock: optionalText,
+  DestinationIpv6CidrBlock: optionalText,
+  DestinationPrefixListId: optionalText,
+  GatewayId: optionalText,
+  InstanceId: optionalText,
+  InstanceOwnerId: optionalText,
+  NetworkInterfaceId: optionalText,
+  NatGatewayId: optionalText,
+  TransitGatewayId: optionalText,
+  VpcPeeringConnectionId: optionalText,
+  EgressOnlyInternetGatewayId: optionalText,
+  CarrierGatewayId: optionalText,
+  LocalGatewayId: optionalText,
+  CoreNetworkArn: optionalText,
+  State: z.enum(['active', 'blackhole'], { error: 'State must be "active" or "blackhole"' }),
+  Origin: optionalText,
+});
+
+export const ec2TagSchema = z.looseObject({ Key: optionalText, Value: optionalText });
+
+export const ec2RouteTableSchema = z.looseObject({
+  RouteTableId: z.string({ error: 'RouteTableId must be a string' }).min(1, 'RouteTableId must not be empty'),
+  VpcId: optionalText,
+  Tags: z.array(ec2TagSchema).nullish(),
+  Routes: z.array(ec2RouteSchema).nullish(),
+});
+
+export const describeRouteTablesSchema = z.looseObject(
+  { RouteTables: z.array(ec2RouteTableSchema, { error: 'RouteTables must be an array of route tables' }) },
+  { error: 'want an object {"RouteTables": [...]}' },
+);
+
+export type Ec2Route = z.infer<typeof ec2RouteSchema>;
+export type Ec2RouteTable = z.infer<typeof ec2RouteTableSchema>;
+
+/**
+ * What a route sends traffic to: an EC2 instance (`InstanceId` set; EC2 also shows the instance's
+ * ENI then), only a network interface, a gateway of any kind (internet, NAT, transit, peering,
+ * egress-only, carrier, local, VPC endpoint, core network), the VPC's own `local` route, or a
+ * target we do not know.
+ */
+export type RouteTarget = 'instance' | 'interface' | 'gateway' | 'local' | 'other';
+
+export interface Route {
+  readonly routeTableId: string;
+  /** Canonical text: host bits cleared, IPv6 per RFC 5952. */
+  readonly destinationCidr: string;
+  readonly family: Family;
+  readonly instanceId: string | null;
+  readonly networkInterfaceId: string | null;
+  readonly target: RouteTarget;
+  /** `State: "blackhole"`: the target is gone and the route sends traffic nowhere. */
+  readonly blackhole: boolean;
+}
+
+export interface RouteTable {
+  readonly routeTableId: string;
+  readonly vpcId: string | null;
+  /** Tag key -> value (own properties only; look up with `Object.hasOwn`). */
+  readonly tags: Readonly<Record<string, string>>;
+  /** Routes with a CIDR destination that parses, in input order. */
+  readonly routes: readonly Route[];
+  /** Routes left out of `routes`: prefix-list destinations and unparseable CIDRs. Never touched. */
+  readonly skippedRoutes: number;
+}
+
+/** The tag that marks a route table (or any resource) as belonging to a cluster. */
+export const clusterTagKey = (clusterName: string): string => `kubernetes.io/cluster/${clusterName}`;
+
+/** True when the table carries the cluster tag, with any value (`owned`, `shared`, ...). */
+export const isClusterTable = (table: RouteTable, clusterName: string): boolean =>
+  Object.hasOwn(table.tags, clusterTagKey(clusterName));
+
+/**
+ * Validates a DescribeRouteTables result (`{"RouteTables": [...]}`) and normalises its tables.
+ * Throws InvalidInputError naming the first bad path, e.g. `RouteTables[0].Routes[2].State`.
+ */
+export function parseRouteTables(value: unknown): RouteTable[] {
+  const result = describeRouteTablesSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue ? formatPath(issue.path) : '(top level)';
+    const message = issue?.message ?? 'invalid value';
+    throw new InvalidInputError(`not an EC2 DescribeRouteTables result: ${where}: ${message}`, { cause: result.error });
+  }
+  return result.data.RouteTables.map(normaliseRouteTable);
+}
+
+/** Normalises one already-validated table. */
+export function normaliseRouteTable(raw: Ec2RouteTable): RouteTable {
+  const tags: Record<string, string> = {};
+  for (const tag of raw.Tags ?? []) {
+    // defineProperty, not assignment: a key such as `__proto__` stays a plain own property.
+    if (typeof tag.Key === 'string' && !Object.hasOwn(tags, tag.Key)) {
+      Object.defineProperty(tags, tag.Key, { value: tag.Value ?? '', enumerable: true, writable: true, configurable: true });
+    }
+  }
+  const routes: Route[] = [];
+  let skippedRoutes = 0;
+  for (const route of raw.Routes ?? []) {
+    const normal = normaliseRoute(raw.RouteTableId, route);
+    if (normal) routes.push(normal);
+    else skippedRoutes++;
+  }
+  return { routeTableId: raw.RouteTableId, vpcId: raw.VpcId ?? null, tags, routes, skippedRoutes };
+}
+
+/** Normalises one route, or returns null when it has no CIDR destination we can read. */
+export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | null {
+  const v4 = raw.DestinationCidrBlock ?? null;
+  const v6 = raw.DestinationIpv6CidrBlock ?? null;
+  if ((v4 === null) === (v6 === null)) return null; // a prefix list, nothing, or both (malformed)
+  const cidr = tryParseCidr(v4 ?? v6);
+  if (!cidr || cidr.family !== (v4 !== null ? 4 : 6)) return null;
+  return {
+    routeTableId,
+    destinationCidr: formatCidr(cidr),
+    family: cidr.family,
+    instanceId: raw.InstanceId || null,
+    networkInterfaceId: raw.NetworkInterfaceId || null,
+    target: targetOf(raw),
+    blackhole: raw.State === 'blackhole',
+  };
+}
+
+function targetOf(raw: Ec2Route): RouteTarget {
+  if (raw.GatewayId === 'local') return 'local';
+  if (raw.InstanceId) return 'instance';
+  if (raw.NetworkInterfaceId) return 'interface';
+  const gateway =
+    raw.GatewayId ||
+    raw.NatGatewayId ||
+    raw.TransitGatewayId ||
+    raw.VpcPeeringConnectionId ||
+    raw.EgressOnlyInternetGatewayId ||
+    raw.CarrierGatewayId ||
+    raw.LocalGatewayId ||
+    raw.CoreNetworkArn;
+  return gateway ? 'gateway' : 'other';
+}
+
+/** `RouteTables[0].Routes[2].State` from a zod issue path. */
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(top level)';
+  let text = '';
+  for (const key of path) {
+    if (typeof key === 'number') text += `[${key}]`;
+    else text += text === '' ? String(key) : `.${String(key)}`;
+  }
+  return text;
+}
