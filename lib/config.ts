@@ -57,10 +57,14 @@ export const configSchema = z
     MAX_DELETE_SHARE: numberFrom(0.5),
     MIN_DELETES_FOR_GUARD: numberFrom(5),
     LEASE_GRACE_SECONDS: numberFrom(600),
+    MAX_RECEIVE_COUNT: numberFrom(3),
   })
   .superRefine((env, ctx) => {
     if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
       ctx.addIssue({ code: 'custom', path: ['KUBE_SECRET_ID'], message: 'KUBE_SECRET_ID is required when KUBE_AUTH=secret' });
+    }
+    if (!Number.isInteger(env.MAX_RECEIVE_COUNT) || env.MAX_RECEIVE_COUNT < 1) {
+      ctx.addIssue({ code: 'custom', path: ['MAX_RECEIVE_COUNT'], message: 'MAX_RECEIVE_COUNT must be a whole number >= 1' });
     }
     if (!(env.MAX_DELETE_SHARE > 0 && env.MAX_DELETE_SHARE <= 1)) {
       ctx.addIssue({ code: 'custom', path: ['MAX_DELETE_SHARE'], message: 'MAX_DELETE_SHARE must be in (0, 1]' });
@@ -88,6 +92,8 @@ export interface Config {
   maxDeleteShare: number;
   minDeletesForGuard: number;
   leaseGraceSeconds: number;
+  /** Worker deliveries before the queue moves a message to the dead-letter queue. */
+  maxReceiveCount: number;
 }
 
 /** Reads the config from an environment (process.env in a handler); throws one clear error. */
@@ -115,5 +121,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxDeleteShare: e.MAX_DELETE_SHARE,
     minDeletesForGuard: e.MIN_DELETES_FOR_GUARD,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS,
+    maxReceiveCount: e.MAX_RECEIVE_COUNT,
   };
 }

@@ -153,7 +153,7 @@ export class SqsWorkQueue implements WorkQueue {
     const { unique, duplicates } = dedupeMessages(messages);
     if (unique.length === 0) return { sent: 0, duplicates };
     const window = options.dedupWindow ?? String(Math.floor(this.now() / (this.dedupWindowSeconds * 1000)));
-    const batches = chunk(unique.map((message) => this.prepare(message, window)), this.maxBatchBytes);
+    const batches = chunk(unique.map((message) => this.prepare(message, window, options.delaySeconds)), this.maxBatchBytes);
 
     const progress = { sent: 0 };
     const failures: BatchResultErrorEntry[] = [];
@@ -188,7 +188,7 @@ export class SqsWorkQueue implements WorkQueue {
     return { sent, duplicates };
   }
 
-  private prepare(message: RouteMessage, window: string): Prepared {
+  private prepare(message: RouteMessage, window: string, delaySeconds: number | undefined): Prepared {
     const key = messageKey(message);
     const body = serializeRouteMessage(message);
     const attributes: Record<string, MessageAttributeValue> = {
@@ -201,7 +201,7 @@ export class SqsWorkQueue implements WorkQueue {
           MessageGroupId: groupOf(message),
           MessageDeduplicationId: createHash('sha256').update(`${key}\n${window}`).digest('hex'),
         }
-      : { MessageBody: body, MessageAttributes: attributes };
+      : { MessageBody: body, MessageAttributes: attributes, ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}) };
     // SQS counts the body plus each attribute's name, data type and value towards the size limit.
     const bytes =
       Buffer.byteLength(body) + Buffer.byteLength(DEDUP_KEY_ATTRIBUTE) + Buffer.byteLength('String') + Buffer.byteLength(key);

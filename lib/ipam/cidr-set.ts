@@ -36,7 +36,14 @@ export interface CidrSet {
   release(cidr: string, owner?: string): Promise<void>;
   usage(): Promise<{ used: number; total: number }>;
   /** Used blocks as CIDRs with their owners, for reclaiming leases of vanished nodes. */
-  leases(): Promise<Array<{ cidr: string; owner: string | null }>>;
+  leases(): Promise<Lease[]>;
+}
+
+export interface Lease {
+  cidr: string;
+  owner: string | null;
+  /** When the block was taken (epoch ms), where the store records it. */
+  since?: number;
 }
 
 export interface CidrSetOptions {
@@ -118,9 +125,13 @@ class StoredCidrSet implements CidrSet {
     return { used: await this.store.usedCount(), total: this.total };
   }
 
-  async leases(): Promise<Array<{ cidr: string; owner: string | null }>> {
+  async leases(): Promise<Lease[]> {
     const leases = await this.store.leases();
-    return leases.map((lease) => ({ cidr: this.blockText(lease.index), owner: lease.owner }));
+    return leases.map((lease) => ({
+      cidr: this.blockText(lease.index),
+      owner: lease.owner,
+      ...(lease.since === undefined ? {} : { since: lease.since }),
+    }));
   }
 
   private blockText(index: number): string {

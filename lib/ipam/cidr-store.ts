@@ -24,6 +24,8 @@
 export interface BlockLease {
   readonly index: number;
   readonly owner: string | null;
+  /** When the block was taken (epoch ms), where the store records it. */
+  readonly since?: number;
 }
 
 export type ClaimResult =

@@ -58,6 +58,11 @@ export const deleteRouteMessageSchema = z.strictObject({
   routeTableId: routeTableIdSchema,
   destinationCidr: destinationCidrSchema,
   reason: deleteReasonSchema,
+  /**
+   * The route as the planner saw it. The worker deletes only while the route still looks like
+   * this, so a destination re-pointed at a new node since the plan is never deleted.
+   */
+  expect: z.strictObject({ instanceId: instanceIdSchema.nullable(), blackhole: z.boolean() }).optional(),
 });
 export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema });
 
@@ -156,6 +161,8 @@ export interface PlannedRoutes {
 export interface ToMessagesOptions {
   /** Leave the plan's deletions out (the mass-deletion guard tripped). */
   readonly withholdDeletes: boolean;
+  /** The route each deletion was planned from, recorded in the message as `expect`. */
+  readonly observed?: (routeTableId: string, destinationCidr: string) => { instanceId: string | null; blackhole: boolean } | undefined;
 }
 
 /**
@@ -180,12 +187,16 @@ export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): Rou
           routeTableId: op.routeTableId,
           destinationCidr: op.destinationCidr,
           reason: op.reason,
+          ...withExpect(options.observed?.(op.routeTableId, op.destinationCidr)),
         }),
       );
     }
   }
   return messages;
 }
+
+const withExpect = (seen: { instanceId: string | null; blackhole: boolean } | undefined) =>
+  seen === undefined ? {} : { expect: { instanceId: seen.instanceId, blackhole: seen.blackhole } };
 
 /** A validated `sync-node` message for one node. */
 export function syncNodeMessage(node: string): SyncNodeMessage {

@@ -1,0 +1,71 @@
+/**
+ * node-webhook: the HTTP API Lambda for node join and leave (lib/usecases/node-webhook.ts).
+ *
+ * Routes: `POST /webhook/{token}` (the Kubernetes API server's AdmissionReview; the shared secret is
+ * the last path segment, since an EKS API server cannot send credentials) and `POST /webhook`
+ * (AdmissionReview with `Authorization: Bearer <secret>`, or a JSON event signed with HMAC-SHA256).
+ * Every request is authenticated before its body is read: 401 for bad auth, 400 for bad input, and
+ * nothing changes in either case. Only the caller's faults (4xx) are explained; anything else is a
+ * plain 500 or 503 (retry) with the details in the log.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { PodrouteError } from '../lib/errors.ts';
+import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
+import { classifyRequest } from '../lib/webhook/index.ts';
+import { once, wiringFromEnv } from './wiring.ts';
+import type { Wiring } from './wiring.ts';
+
+export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>) {
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
+    const wiring = await getWiring();
+    const deps = {
+      config: wiring.config,
+      routeTables: wiring.routeTables,
+      nodes: wiring.nodes,
+      queue: wiring.queue,
+      cidrSets: wiring.cidrSets,
+      prefixes: wiring.prefixes,
+      log: wiring.log,
+      now: wiring.now,
+    };
+    let secret: string;
+    try {
+      secret = await wiring.webhookSecret();
+    } catch (error) {
+      wiring.log.log('error', 'webhook.secret-unavailable', { error });
+      return json(503, { message: 'service unavailable' });
+    }
+    const request = classifyRequest(
+      {
+        headers: event.headers,
+        rawBody: event.body ?? null,
+        isBase64Encoded: event.isBase64Encoded,
+        query: event.queryStringParameters ?? null,
+        pathParameters: event.pathParameters ?? null,
+      },
+      { secret, now: wiring.now },
+    );
+    if (request.kind === 'rejected') {
+      wiring.log.log('warn', 'webhook.rejected', { status: request.status, reason: request.status === 401 ? 'unauthorized' : request.message });
+      wiring.log.metric('WebhookRejected', 1);
+      return json(request.status, { message: request.message });
+    }
+    if (request.kind === 'admission') return json(200, await admit(request.review, deps));
+    try {
+      const result = await handleNodeEvent(request.event, deps);
+      wiring.log.log('info', 'webhook.event', { type: request.event.type, node: request.event.nodeName, status: result.status });
+      return json(result.status, { message: result.message });
+    } catch (error) {
+      const retryable = error instanceof PodrouteError && error.retryable;
+      wiring.log.log('error', 'webhook.event-failed', { type: request.event.type, node: request.event.nodeName, error });
+      return json(retryable ? 503 : 500, { message: retryable ? 'temporarily unavailable, retry later' : 'internal error' });
+    }
+  });
+}
+
+function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
+  return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+export const handler = createNodeWebhookHandler(once(() => wiringFromEnv(process.env)));

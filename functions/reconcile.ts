@@ -1,0 +1,59 @@
+/**
+ * reconcile: the EventBridge schedule's Lambda. Plans every route and node condition of the cluster
+ * and fans the work out to the route worker's queue (lib/usecases/reconcile.ts).
+ */
+import middy from '@middy/core';
+import type { ScheduledEvent } from 'aws-lambda';
+import { reconcile } from '../lib/usecases/reconcile.ts';
+import type { ReconcileReport } from '../lib/usecases/reconcile.ts';
+import { once, wiringFromEnv } from './wiring.ts';
+import type { Wiring } from './wiring.ts';
+
+export interface ReconcileResult {
+  nodes: number;
+  routeTables: number;
+  create: number;
+  replace: number;
+  delete: number;
+  unsafe: string | null;
+  messagesSent: number;
+  conditionsPatched: number;
+  allocated: number;
+  reclaimed: number;
+  errors: number;
+}
+
+export function createReconcileHandler(getWiring: () => Promise<Wiring>) {
+  return middy<ScheduledEvent, ReconcileResult>().handler(async () => {
+    const wiring = await getWiring();
+    const report = await reconcile({
+      config: wiring.config,
+      routeTables: wiring.routeTables,
+      nodes: wiring.nodes,
+      queue: wiring.queue,
+      cidrSets: wiring.cidrSets,
+      prefixes: wiring.prefixes,
+      log: wiring.log,
+      now: wiring.now,
+    });
+    return summarize(report);
+  });
+}
+
+export function summarize(report: ReconcileReport): ReconcileResult {
+  return {
+    nodes: report.nodes,
+    routeTables: report.routeTables,
+    create: report.plan.create.length,
+    replace: report.plan.replace.length,
+    delete: report.plan.delete.length,
+    unsafe: report.plan.unsafe ?? null,
+    messagesSent: report.messagesSent,
+    conditionsPatched: report.conditionsPatched,
+    allocated: report.allocated.length,
+    reclaimed: report.reclaimed.length,
+    errors: report.errors.length,
+  };
+}
+
+export const handler = createReconcileHandler(once(() => wiringFromEnv(process.env)));

@@ -1,0 +1,47 @@
+/**
+ * route-worker: the SQS-triggered Lambda. Applies each route message idempotently and reports
+ * partial batch failures, so only the messages that failed retryably come back
+ * (lib/usecases/route-worker.ts decides which).
+ */
+import middy from '@middy/core';
+import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { handleRouteMessage } from '../lib/usecases/route-worker.ts';
+import type { Logger } from '../lib/log.ts';
+import { once, wiringFromEnv } from './wiring.ts';
+import type { Wiring } from './wiring.ts';
+
+/** The per-record outcome the middleware turns into `batchItemFailures`. */
+export class RetryLater extends Error {
+  override name = 'RetryLater';
+}
+
+export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>) {
+  let log: Logger | undefined;
+  return middy<SQSEvent, unknown>()
+    .use(
+      sqsPartialBatchFailure({
+        // Only the id: a record's body is never logged whole.
+        logger: (_reason: unknown, record: SQSRecord) => log?.log('warn', 'record.retry', { messageId: record.messageId }),
+      }),
+    )
+    .handler(async (event) => {
+      const wiring = await getWiring();
+      log = wiring.log;
+      const records = Array.isArray(event.Records) ? event.Records : [];
+      return Promise.allSettled(
+        records.map(async (record) => {
+          const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
+          const result = await handleRouteMessage(
+            record.body,
+            { receiveCount: Number.isFinite(receiveCount) ? receiveCount : 1, maxReceiveCount: wiring.config.maxReceiveCount },
+            { clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, nodes: wiring.nodes, log: wiring.log, now: wiring.now },
+          );
+          if (result.outcome === 'retry') throw new RetryLater(result.status);
+          return result.status;
+        }),
+      );
+    });
+}
+
+export const handler = createRouteWorkerHandler(once(() => wiringFromEnv(process.env)));

@@ -1,0 +1,324 @@
+/**
+ * The reconcile use case (EventBridge schedule): gather -> plan (pure) -> apply -> report.
+ *
+ * 1. Gather the cluster's route tables, its nodes and the CIDR leases, once each.
+ * 2. Plan routes with the pure planner; when the plan is unsafe (mass-deletion guard) its deletions
+ *    are withheld and the run says so in a log line and a metric.
+ * 3. Apply: route work goes to the queue (the worker does the EC2 calls); NetworkUnavailable is
+ *    written for nodes whose routes are complete or that have no pod CIDR; nodes without pod CIDRs
+ *    get them through node sync (the configured mode); leases are made to match the nodes: a pod
+ *    CIDR without a lease is occupied, a lease whose node is gone is released after a grace period.
+ *
+ * Routes mode: the cloud "alias" of node sync is the node's route in the cluster's tables, and the
+ * worker (not node sync) turns NetworkUnavailable false once every table has the route. Prefixes
+ * mode: the alias is the prefix delegated to the node's primary ENI, no route table is touched, and
+ * node sync marks the node reachable as soon as the prefix is assigned.
+ *
+ * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables,
+ * nodes and leases each.
+ */
+import { tryParseCidr, formatCidr, containsCidr } from '../cidr/cidr.ts';
+import type { Config } from '../config.ts';
+import type { CidrSet, Lease } from '../ipam/index.ts';
+import type { Logger } from '../log.ts';
+import { syncNodeMessage, toMessages } from '../messages/route-message.ts';
+import type { RouteMessage } from '../messages/route-message.ts';
+import type { WorkQueue } from '../messages/work-queue.ts';
+import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import type { Node } from '../nodes/node.ts';
+import { syncNodeDualStack } from '../nodesync/index.ts';
+import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
+import { parseRouteTables, planRoutes } from '../routes/index.ts';
+import type { RoutePlan, RouteTable } from '../routes/index.ts';
+import { mapSettled } from '../util/concurrency.ts';
+import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
+
+export type ReconcileConfig = Pick<
+  Config,
+  'clusterCidrs' | 'mode' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'
+>;
+
+export interface ReconcileDeps {
+  config: ReconcileConfig;
+  routeTables: RouteTables;
+  nodes: NodeSource;
+  queue: WorkQueue;
+  /** One CIDR set per cluster CIDR, in the order of `config.clusterCidrs`. */
+  cidrSets: CidrSet[];
+  /** Prefixes mode only: the ENI prefix port. */
+  prefixes?: EniPrefixes;
+  log: Logger;
+  now: () => number;
+  /** Kubernetes writes in flight at once. */
+  concurrency?: number;
+}
+
+export interface ReconcileReport {
+  plan: RoutePlan;
+  nodes: number;
+  routeTables: number;
+  messagesSent: number;
+  deletionsWithheld: number;
+  conditionsPatched: number;
+  allocated: string[];
+  occupied: number;
+  reclaimed: Array<{ cidr: string; owner: string | null }>;
+  reclaimWithheld: number;
+  errors: Array<{ node?: string; step: string; message: string }>;
+}
+
+export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean } = {}): Promise<ReconcileReport> {
+  const started = deps.now();
+  const { config, log } = deps;
+  const [rawTables, nodes, leaseLists] = await Promise.all([
+    config.mode === 'routes' ? deps.routeTables.listRouteTables() : Promise.resolve([]),
+    deps.nodes.listNodes(),
+    Promise.all(deps.cidrSets.map((set) => set.leases())),
+  ]);
+  const tables = parseRouteTables({ RouteTables: rawTables });
+  const plan =
+    config.mode === 'routes'
+      ? planRoutes({
+          nodes,
+          routeTables: tables,
+          clusterCidrs: config.clusterCidrs,
+          maxDeleteShare: config.maxDeleteShare,
+          minDeletesForGuard: config.minDeletesForGuard,
+        })
+      : prefixModePlan(nodes);
+
+  const report: ReconcileReport = {
+    plan,
+    nodes: nodes.length,
+    routeTables: tables.length,
+    messagesSent: 0,
+    deletionsWithheld: plan.unsafe === undefined ? 0 : plan.delete.length,
+    conditionsPatched: 0,
+    allocated: [],
+    occupied: 0,
+    reclaimed: [],
+    reclaimWithheld: 0,
+    errors: [],
+  };
+  if (plan.unsafe !== undefined) {
+    log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: plan.delete.length });
+    log.metric('DeletionsWithheld', plan.delete.length);
+  }
+  for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
+  if (options.dryRun) {
+    summarize(report, deps, started);
+    return report;
+  }
+
+  // Route work: one message per operation, deletions carrying the route they were planned from.
+  const routesByKey = indexRoutes(tables);
+  const messages: RouteMessage[] = toMessages(plan, {
+    withholdDeletes: plan.unsafe !== undefined,
+    observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`),
+  });
+
+  // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
+  const needSync = nodes.filter((node) => needsNodeSync(node, config));
+  const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
+    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, nodeSyncDeps(deps, tables, node));
+    return node.metadata.name;
+  });
+  sync.forEach((result, i) => {
+    const name = needSync[i]?.metadata.name ?? '?';
+    if (result.status === 'fulfilled') {
+      report.allocated.push(name);
+      if (config.mode === 'routes') messages.push(syncNodeMessage(name));
+    } else {
+      report.errors.push({ node: name, step: 'node-sync', message: errorText(result.reason) });
+      log.log('error', 'node-sync.failed', { node: name, error: result.reason });
+    }
+  });
+
+  if (messages.length > 0) {
+    const sent = await deps.queue.send(messages, { dedupWindow: String(Math.floor(deps.now() / 60_000)) });
+    report.messagesSent = sent.sent;
+  }
+
+  // Conditions the plan can settle now: complete nodes (false) and nodes without routes (true).
+  const allocatedNow = new Set(report.allocated);
+  const patches = plan.nodes.filter(
+    (status) => status.patch && status.networkUnavailable !== 'pending' && !(allocatedNow.has(status.node) && status.networkUnavailable === true),
+  );
+  const patched = await mapSettled(patches, deps.concurrency ?? 4, async (status) =>
+    deps.nodes.setNetworkUnavailable(status.node, status.networkUnavailable === true),
+  );
+  patched.forEach((result, i) => {
+    const status = patches[i];
+    if (!status) return;
+    if (result.status === 'fulfilled') {
+      if (result.value === 'patched') report.conditionsPatched += 1;
+      log.log('info', 'action', { action: 'set-network-unavailable', node: status.node, value: status.networkUnavailable, result: result.value });
+    } else {
+      report.errors.push({ node: status.node, step: 'condition', message: errorText(result.reason) });
+    }
+  });
+
+  await syncLeases(nodes, leaseLists, deps, report);
+  summarize(report, deps, started);
+  return report;
+}
+
+/** Occupies pod CIDRs that have no lease; releases leases of vanished nodes after the grace period. */
+async function syncLeases(nodes: Node[], leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+  const live = new Set(nodes.map((node) => node.metadata.name));
+  const now = deps.now();
+  const graceMs = deps.config.leaseGraceSeconds * 1000;
+  for (const [i, set] of deps.cidrSets.entries()) {
+    const leases = leaseLists[i] ?? [];
+    const leased = new Map(leases.map((lease) => [lease.cidr, lease.owner]));
+    const cluster = tryParseCidr(set.clusterCidr);
+    // Pod CIDRs the nodes hold but the set does not know (adopted clusters, a restored table).
+    for (const node of nodes) {
+      for (const text of podCidrsOf(node)) {
+        const cidr = tryParseCidr(text);
+        if (!cidr || !cluster || !containsCidr(cluster, cidr) || cidr.prefix !== set.nodeMaskSize) continue;
+        if (leased.has(formatCidr(cidr))) continue;
+        try {
+          await set.occupy(formatCidr(cidr), node.metadata.name);
+          report.occupied += 1;
+        } catch (error) {
+          report.errors.push({ node: node.metadata.name, step: 'occupy', message: errorText(error) });
+        }
+      }
+    }
+    // Leases whose owner is no node any more, old enough that the node is not merely new.
+    const orphans = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
+    if (orphans.length === 0) continue;
+    const tooMany = nodes.length === 0 || orphans.length > deps.config.maxDeleteShare * leases.length;
+    if (tooMany && orphans.length >= Math.max(1, deps.config.minDeletesForGuard)) {
+      report.reclaimWithheld += orphans.length;
+      deps.log.log('warn', 'reclaim.withheld', { set: set.clusterCidr, orphans: orphans.length, leases: leases.length, nodes: nodes.length });
+      continue;
+    }
+    for (const lease of orphans) {
+      try {
+        await set.release(lease.cidr, lease.owner ?? undefined);
+        report.reclaimed.push({ cidr: lease.cidr, owner: lease.owner });
+        deps.log.log('info', 'action', { action: 'release-cidr', cidr: lease.cidr, node: lease.owner });
+      } catch (error) {
+        report.errors.push({ step: 'reclaim', message: errorText(error) });
+      }
+    }
+  }
+}
+
+function needsNodeSync(node: Node, config: ReconcileConfig): boolean {
+  const families = new Set(podCidrsOf(node).map((text) => tryParseCidr(text)?.family));
+  const wanted = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
+  if (wanted.some((family) => !families.has(family))) return true;
+  if (config.mode === 'prefixes') {
+    const condition = node.status?.conditions?.find((c) => c.type === 'NetworkUnavailable');
+    return condition?.status !== 'False';
+  }
+  return false;
+}
+
+/** Node-sync ports for one node, by mode. */
+function nodeSyncDeps(deps: ReconcileDeps, tables: RouteTable[], node: Node) {
+  const kube: DualStackKubeNodes = {
+    getNode: (name) => deps.nodes.getNode(name),
+    updatePodCidr: async (n, cidrs) => {
+      await deps.nodes.updatePodCidr(n, cidrs);
+    },
+    setNetworkUnavailable: async (name, unavailable) => {
+      // Routes mode: the worker decides, once every table routes the new pod CIDR.
+      if (deps.config.mode === 'routes' && !unavailable) return;
+      await deps.nodes.setNetworkUnavailable(name, unavailable);
+    },
+    warn: async (name, reason, message) => {
+      await deps.nodes.warn(name, reason, message);
+    },
+  };
+  return { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud: nodeSyncCloud(deps, tables, node), kube };
+}
+
+/** The node-sync cloud alias for the configured mode: routes in `tables`, or the node's ENI prefixes. */
+export function nodeSyncCloud(
+  deps: { config: Pick<ReconcileConfig, 'mode' | 'clusterCidrs'>; cidrSets: CidrSet[]; prefixes?: EniPrefixes },
+  tables: RouteTable[],
+  node: Node,
+): DualStackCloudAlias {
+  return deps.config.mode === 'routes' ? routeAlias(tables, deps.config.clusterCidrs) : prefixAlias(deps, node);
+}
+
+/** Routes mode: a node's alias is what the cluster's tables route to its instance. */
+export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[]): DualStackCloudAlias {
+  const clusters = clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
+  return {
+    alias: async (node) => {
+      const instanceId = instanceIdOf(node);
+      if (!instanceId) return [];
+      const found = new Map<number, string>();
+      for (const table of tables) {
+        for (const route of table.routes) {
+          if (route.instanceId !== instanceId || route.blackhole) continue;
+          const cidr = tryParseCidr(route.destinationCidr);
+          if (!cidr || !clusters.some((cluster) => containsCidr(cluster, cidr))) continue;
+          if (!found.has(cidr.family)) found.set(cidr.family, formatCidr(cidr));
+        }
+      }
+      return [...found.values()];
+    },
+    // The route itself is the worker's job (a sync-node message follows the allocation).
+    addAlias: async () => undefined,
+  };
+}
+
+/** Prefixes mode: a node's alias is the prefix delegated to its primary ENI. */
+function prefixAlias(deps: { cidrSets: CidrSet[]; prefixes?: EniPrefixes }, node: Node): DualStackCloudAlias {
+  const prefixes = deps.prefixes;
+  const instanceId = instanceIdOf(node);
+  return {
+    alias: async () => {
+      if (!prefixes || !instanceId) return [];
+      const families = deps.cidrSets.map((set) => tryParseCidr(set.clusterCidr)?.family ?? 4);
+      const found = await Promise.all(families.map((family) => prefixes.alias(instanceId, family)));
+      return found.filter((cidr): cidr is string => cidr !== null);
+    },
+    addAlias: async (_node, cidrs) => {
+      if (!prefixes) throw new Error('prefixes mode needs the ENI prefix adapter');
+      if (!instanceId) throw new Error(`node ${node.metadata.name} has no EC2 instance id in spec.providerID yet`);
+      for (const cidr of cidrs) await prefixes.addAlias(instanceId, cidr);
+    },
+  };
+}
+
+/** Prefixes mode has no route work: nodes only carry their wanted condition. */
+function prefixModePlan(nodes: Node[]): RoutePlan {
+  return { create: [], replace: [], delete: [], nodes: nodes.map((node) => ({ node: node.metadata.name, networkUnavailable: 'pending', patch: false })) };
+}
+
+function indexRoutes(tables: RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {
+  const map = new Map<string, { instanceId: string | null; blackhole: boolean }>();
+  for (const table of tables) {
+    for (const route of table.routes) map.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
+  }
+  return map;
+}
+
+function summarize(report: ReconcileReport, deps: ReconcileDeps, started: number): void {
+  const { plan } = report;
+  deps.log.log('info', 'reconcile.summary', {
+    nodes: report.nodes,
+    routeTables: report.routeTables,
+    create: plan.create.length,
+    replace: plan.replace.length,
+    delete: plan.delete.length,
+    unsafe: plan.unsafe ?? null,
+    messagesSent: report.messagesSent,
+    conditionsPatched: report.conditionsPatched,
+    allocated: report.allocated.length,
+    occupied: report.occupied,
+    reclaimed: report.reclaimed.length,
+    errors: report.errors.length,
+    ms: deps.now() - started,
+  });
+  deps.log.metric('ReconcileErrors', report.errors.length);
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
