@@ -19,19 +19,29 @@ export class UsageError extends InvalidInputError {
   override name = 'UsageError';
 }
 
+/** A command the binary adds (one that needs AWS or Kubernetes clients, which lib/cli does not import). */
+export interface Command {
+  summary: string;
+  help: string;
+  run(args: string[], io: CliIo): Promise<number>;
+}
+
 export const MAIN_HELP = `podroute: pod-CIDR allocation and VPC routing for Kubernetes on AWS
 
 Usage: podroute <command> [flags]
 
 Commands:
   plan         show what the route controller would change (reads kubectl and aws CLI JSON)
+  reconcile    run the reconcile use case against a live cluster and AWS account (--dry-run)
 
 Run 'podroute <command> --help' for a command's flags.
 `;
 
-export async function main(argv: string[], io: CliIo): Promise<number> {
+export async function main(argv: string[], io: CliIo, commands: Record<string, Command> = {}): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    const extra = command === undefined ? undefined : commands[command];
+    if (extra) return await extra.run(rest, io);
     switch (command) {
       case 'plan':
         return await planCommand(rest, io);
@@ -39,7 +49,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       case '-h':
       case '--help':
       case 'help':
-        io.stdout(command === undefined ? MAIN_HELP : helpFor(rest[0]));
+        io.stdout(command === undefined ? MAIN_HELP : helpFor(rest[0], commands));
         return command === undefined ? 2 : 0;
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}; try 'podroute --help'`);
@@ -54,8 +64,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-function helpFor(command: string | undefined): string {
-  return command === 'plan' ? PLAN_HELP : MAIN_HELP;
+function helpFor(command: string | undefined, commands: Record<string, Command>): string {
+  if (command === 'plan') return PLAN_HELP;
+  return (command !== undefined ? commands[command]?.help : undefined) ?? MAIN_HELP;
 }
 
 const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();

@@ -120,7 +120,9 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const needSync = nodes.filter((node) => needsNodeSync(node, config));
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
-    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, nodeSyncDeps(deps, tables, node));
+    const syncDeps = nodeSyncDeps(deps, tables, node);
+    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps);
+    if (config.mode === 'prefixes') await markReachableWhenAliased(node, syncDeps.cloud, deps);
     return node.metadata.name;
   });
   sync.forEach((result, i) => {
@@ -205,6 +207,17 @@ async function syncLeases(nodes: Node[], leaseLists: Lease[][], deps: ReconcileD
       }
     }
   }
+}
+
+/**
+ * Prefixes mode: upstream's validate branch (pod CIDRs and prefixes both present) writes nothing, so
+ * a node whose prefixes match its pod CIDRs is marked reachable here.
+ */
+async function markReachableWhenAliased(node: Node, cloud: DualStackCloudAlias, deps: ReconcileDeps): Promise<void> {
+  const podCidrs = podCidrsOf(node).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
+  if (podCidrs.length < deps.config.clusterCidrs.length) return;
+  const aliases = new Set((await cloud.alias(node)).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr));
+  if (podCidrs.every((cidr) => aliases.has(cidr))) await deps.nodes.setNetworkUnavailable(node.metadata.name, false);
 }
 
 function needsNodeSync(node: Node, config: ReconcileConfig): boolean {

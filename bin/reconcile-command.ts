@@ -1,0 +1,98 @@
+/**
+ * `podroute reconcile --dry-run`: the reconcile use case from a laptop, against a real cluster
+ * (kubeconfig) and AWS account (the default credential chain), printing the plan it would carry out.
+ * Nothing is written: no route, no node, no lease, no message. Applying is the Lambda functions' job.
+ */
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { KubeConfig } from '@kubernetes/client-node';
+import { loadConfig } from '../lib/config.ts';
+import { InvalidInputError } from '../lib/errors.ts';
+import { createCidrSet } from '../lib/ipam/index.ts';
+import { tryParseCidr } from '../lib/cidr/cidr.ts';
+import { silentLogger } from '../lib/log.ts';
+import { MemoryWorkQueue } from '../lib/messages/work-queue.ts';
+import { reconcile } from '../lib/usecases/reconcile.ts';
+import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
+import { KubeNodes } from '../lib/kube/kube-nodes.ts';
+import { UsageError, parseFlags } from '../lib/cli/main.ts';
+import type { CliIo, Command } from '../lib/cli/main.ts';
+import { formatPlanTable } from '../lib/cli/plan-table.ts';
+
+export const RECONCILE_HELP = `Usage: podroute reconcile --dry-run --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
+
+Runs the reconcile use case once against a live cluster and AWS account and prints the plan (the
+same JSON as 'podroute plan'). Reads the cluster's tagged route tables with the AWS default
+credential chain and the nodes with your kubeconfig. Changes nothing.
+
+Flags:
+  --dry-run                 required: print the plan, change nothing
+  --cluster-name <name>     route tables tagged kubernetes.io/cluster/<name> are the cluster's
+  --cluster-cidrs <list>    the cluster's pod CIDRs, comma-separated
+  --route-table-ids <list>  use these tables instead of the tag
+  --kubeconfig <file>       default: $KUBECONFIG or ~/.kube/config
+  --context <name>          kubeconfig context (default: its current context)
+  --region <region>         default: $AWS_REGION, else us-east-1
+  --format json|table       default json
+  -h, --help                this help
+`;
+
+export const reconcileCommand: Command = {
+  summary: 'run the reconcile use case against a live cluster (--dry-run)',
+  help: RECONCILE_HELP,
+  async run(args: string[], io: CliIo): Promise<number> {
+    const flags = parseFlags(args, {
+      'dry-run': { type: 'boolean' },
+      'cluster-name': { type: 'string' },
+      'cluster-cidrs': { type: 'string' },
+      'route-table-ids': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      region: { type: 'string' },
+      format: { type: 'string', default: 'json' },
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (flags.flag('help')) {
+      io.stdout(RECONCILE_HELP);
+      return 0;
+    }
+    if (!flags.flag('dry-run')) throw new UsageError('reconcile runs only with --dry-run from a workstation; the deployed functions apply the plan');
+    const format = flags.string('format');
+    if (format !== 'json' && format !== 'table') throw new UsageError(`--format must be json or table, not ${JSON.stringify(format)}`);
+    const config = loadConfig({
+      CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
+      CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
+      ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
+    });
+    const kubeConfig = new KubeConfig();
+    try {
+      const path = flags.string('kubeconfig');
+      if (path) kubeConfig.loadFromFile(path);
+      else kubeConfig.loadFromDefault();
+      const context = flags.string('context');
+      if (context) kubeConfig.setCurrentContext(context);
+    } catch (error) {
+      throw new InvalidInputError(`cannot load the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    if (!kubeConfig.getCurrentCluster()) throw new InvalidInputError('the kubeconfig has no current cluster (pass --kubeconfig or --context)');
+    const region = flags.string('region') ?? io.env.AWS_REGION ?? 'us-east-1';
+    const cidrSets = await Promise.all(
+      config.clusterCidrs.map((clusterCidr) =>
+        createCidrSet({ clusterCidr, nodeMaskSize: config.nodeMaskSize[tryParseCidr(clusterCidr)?.family ?? 4] }),
+      ),
+    );
+    const report = await reconcile(
+      {
+        config,
+        routeTables: new Ec2RouteTables(new EC2Client({ region }), { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
+        nodes: new KubeNodes(kubeConfig),
+        queue: new MemoryWorkQueue(),
+        cidrSets,
+        log: silentLogger,
+        now: Date.now,
+      },
+      { dryRun: true },
+    );
+    io.stdout(format === 'json' ? `${JSON.stringify(report.plan)}\n` : formatPlanTable(report.plan));
+    return 0;
+  },
+};

@@ -1,0 +1,163 @@
+/**
+ * Kubernetes admission (`admission.k8s.io/v1`) for Node CREATE and DELETE: the AdmissionReview
+ * the API server sends, the answer podroute gives, and the JSON Patch that hands a new node its
+ * pod CIDRs.
+ *
+ * podroute never blocks a node: every answer is `allowed: true`, with or without a patch.
+ */
+import { z } from 'zod';
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { InvalidInputError } from '../errors.ts';
+import { nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
+import { NODE_NAME_MESSAGE, isNodeName, orRequired } from './validation.ts';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+
+const groupVersionKind = z
+  .looseObject({ group: z.string(), version: z.string(), kind: z.string() }, { error: orRequired('must be a {group, version, kind} object') })
+  .refine((gvk) => gvk.group === '' && gvk.version === 'v1' && gvk.kind === 'Node', 'must be core/v1 Node');
+
+const groupVersionResource = z
+  .looseObject({ group: z.string(), version: z.string(), resource: z.string() }, { error: orRequired('must be a {group, version, resource} object') })
+  .refine((gvr) => gvr.group === '' && gvr.version === 'v1' && gvr.resource === 'nodes', 'must be core/v1 nodes');
+
+/**
+ * The fields of an AdmissionRequest that podroute reads, in the order they are checked (the first
+ * problem is the one reported): what the review is about comes before the node inside it.
+ */
+const admissionRequestSchema = z
+  .looseObject(
+    {
+      uid: z.string({ error: orRequired('must be a string') }).min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+      resource: groupVersionResource,
+      kind: groupVersionKind,
+      subResource: z.literal('', { error: orRequired('must be empty (podroute admits nodes, not a subresource)') }).optional(),
+      operation: z.enum(['CREATE', 'DELETE'], { error: orRequired('must be CREATE or DELETE') }),
+      name: z.string({ error: orRequired('must be a string') }).optional(),
+      namespace: z.literal('', { error: orRequired('must be empty (nodes are cluster-scoped)') }).optional(),
+      object: nodeSchema.nullish(),
+      oldObject: nodeSchema.nullish(),
+      dryRun: z.boolean({ error: orRequired('must be true or false') }).optional(),
+    },
+    { error: orRequired('must be an AdmissionRequest object') },
+  )
+  .transform((request, ctx) => {
+    const field = request.operation === 'CREATE' ? 'object' : 'oldObject';
+    const node = request[field];
+    if (!node) {
+      ctx.addIssue({ code: 'custom', path: [field], message: `must be the Node being ${request.operation === 'CREATE' ? 'created' : 'deleted'}` });
+      return z.NEVER;
+    }
+    if (node.kind !== undefined && node.kind !== 'Node') {
+      ctx.addIssue({ code: 'custom', path: [field, 'kind'], message: 'must be Node' });
+      return z.NEVER;
+    }
+    if (!isNodeName(node.metadata.name)) {
+      ctx.addIssue({ code: 'custom', path: [field, 'metadata', 'name'], message: NODE_NAME_MESSAGE });
+      return z.NEVER;
+    }
+    if (request.name !== undefined && request.name !== '' && request.name !== node.metadata.name) {
+      ctx.addIssue({ code: 'custom', path: ['name'], message: `must equal ${field}.metadata.name` });
+      return z.NEVER;
+    }
+    return { ...request, name: node.metadata.name, dryRun: request.dryRun ?? false, node };
+  });
+
+/**
+ * AdmissionReview v1 for a core/v1 Node CREATE or DELETE. The parsed value carries
+ * `request.node`: the node of the review (`object` for CREATE, `oldObject` for DELETE), validated
+ * with `nodeSchema`, and `request.name`, its name. Unknown fields are kept.
+ */
+export const admissionReviewSchema = z.looseObject(
+  {
+    apiVersion: z.literal(ADMISSION_API_VERSION, { error: orRequired(`must be ${ADMISSION_API_VERSION}`) }),
+    kind: z.literal('AdmissionReview', { error: orRequired('must be AdmissionReview') }),
+    request: admissionRequestSchema,
+  },
+  { error: (issue) => (issue.code === 'invalid_type' ? 'must be an AdmissionReview object' : undefined) },
+);
+
+export type AdmissionReview = z.infer<typeof admissionReviewSchema>;
+export type AdmissionRequest = AdmissionReview['request'];
+export type AdmissionOperation = AdmissionRequest['operation'];
+
+/** Whether a parsed JSON body claims to be an AdmissionReview (before it is validated as one). */
+export function looksLikeAdmissionReview(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const kind: unknown = Reflect.get(value, 'kind');
+  const apiVersion: unknown = Reflect.get(value, 'apiVersion');
+  return kind === 'AdmissionReview' || (typeof apiVersion === 'string' && apiVersion.startsWith('admission.k8s.io/'));
+}
+
+// --- the answer ---------------------------------------------------------------------------------
+
+/** RFC 6902 operations podroute emits. */
+export type JsonPatchOp =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
+
+export type AdmissionReviewResponse = {
+  apiVersion: typeof ADMISSION_API_VERSION;
+  kind: 'AdmissionReview';
+  response: {
+    uid: string;
+    allowed: true;
+    patchType?: 'JSONPatch';
+    /** base64 of the JSON array of patch operations. */
+    patch?: string;
+    warnings?: string[];
+  };
+};
+
+/**
+ * The answer to the review with `uid`: always allowed. A non-empty `patch` is sent as a base64
+ * JSON Patch (`patchType: JSONPatch`); without one both fields are left out, as the API server
+ * expects. Warnings are sent one line each, empty ones dropped.
+ */
+export function admissionResponse(uid: string, patch?: readonly JsonPatchOp[], warnings?: readonly string[]): AdmissionReviewResponse {
+  const response: AdmissionReviewResponse['response'] = { uid, allowed: true };
+  if (patch && patch.length > 0) {
+    response.patchType = 'JSONPatch';
+    response.patch = Buffer.from(JSON.stringify(patch), 'utf8').toString('base64');
+  }
+  const lines = (warnings ?? []).map(oneLine).filter((w) => w !== '');
+  if (lines.length > 0) response.warnings = lines;
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}
+
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
+}
+
+// --- the patch ----------------------------------------------------------------------------------
+
+/** A JSON Pointer (RFC 6901) from raw reference tokens: `~` becomes `~0`, `/` becomes `~1`. */
+export function jsonPointer(...tokens: readonly string[]): string {
+  return tokens.map((token) => `/${token.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+/**
+ * JSON Patch operations that give `node` the pod CIDRs `cidrs`: `spec.podCIDR` = the first,
+ * `spec.podCIDRs` = all (at most one per IP family, the order kept, as Kubernetes requires).
+ * Nothing when `cidrs` is empty or the node already has a pod CIDR (a pod CIDR never changes once
+ * set); `/spec` is added first when the node has none. Throws InvalidInputError for a bad list.
+ */
+export function podCidrPatch(node: Node, cidrs: readonly string[]): JsonPatchOp[] {
+  if (cidrs.length === 0 || podCidrsOf(node).length > 0) return [];
+  const parsed = cidrs.map((text) => {
+    const cidr = tryParseCidr(text);
+    if (!cidr || formatCidr(cidr) !== text) throw new InvalidInputError(`pod CIDR ${JSON.stringify(text)} is not a canonical CIDR`);
+    return cidr;
+  });
+  const [first, second] = parsed;
+  if (parsed.length > 2 || (first && second && first.family === second.family)) {
+    throw new InvalidInputError(`pod CIDRs ${cidrs.join(',')}: at most one CIDR per IP family`);
+  }
+  const ops: JsonPatchOp[] = [];
+  if (node.spec === undefined) ops.push({ op: 'add', path: jsonPointer('spec'), value: {} });
+  // `add` on an existing member replaces it (RFC 6902 4.1): right for an empty podCIDR / podCIDRs.
+  ops.push({ op: 'add', path: jsonPointer('spec', 'podCIDR'), value: cidrs[0] });
+  ops.push({ op: 'add', path: jsonPointer('spec', 'podCIDRs'), value: [...cidrs] });
+  return ops;
+}

@@ -1,0 +1,54 @@
+/**
+ * Node events that tools other than the API server send to the node webhook, and how they sign
+ * them.
+ *
+ * A body `{"type": "NodeJoined" | "NodeLeft", "nodeName": "..."}` is signed with HMAC-SHA256 over
+ * `<timestamp>.<raw body bytes>` with the shared webhook secret, and sent with the headers
+ * `x-podroute-timestamp: <unix seconds>` and `x-podroute-signature: sha256=<lowercase hex>`.
+ * The timestamp must be within MAX_CLOCK_SKEW_SECONDS of the receiver's clock (replay window).
+ */
+import { createHmac } from 'node:crypto';
+import { z } from 'zod';
+import { InvalidInputError } from '../errors.ts';
+import { NODE_NAME_MESSAGE, isNodeName, orRequired } from './validation.ts';
+
+export const SIGNATURE_HEADER = 'x-podroute-signature';
+export const TIMESTAMP_HEADER = 'x-podroute-timestamp';
+/** How far a signed timestamp may be from now, either way. */
+export const MAX_CLOCK_SKEW_SECONDS = 300;
+
+export const nodeEventSchema = z.strictObject(
+  {
+    type: z.enum(['NodeJoined', 'NodeLeft'], { error: orRequired('must be NodeJoined or NodeLeft') }),
+    nodeName: z.string({ error: orRequired(NODE_NAME_MESSAGE) }).refine(isNodeName, NODE_NAME_MESSAGE),
+  },
+  { error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON object {"type", "nodeName"}' : undefined) },
+);
+
+export type NodeEvent = z.infer<typeof nodeEventSchema>;
+export type NodeEventType = NodeEvent['type'];
+
+export type SignatureHeaders = { [SIGNATURE_HEADER]: string; [TIMESTAMP_HEADER]: string };
+
+/** `sha256=<lowercase hex>` of HMAC-SHA256(secret, `<timestamp>.<body>`). */
+export function eventSignature(body: Buffer | string, secret: string, timestamp: number | string): string {
+  const hmac = createHmac('sha256', secret);
+  hmac.update(`${timestamp}.`, 'utf8');
+  hmac.update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+  return `sha256=${hmac.digest('hex')}`;
+}
+
+/**
+ * The headers that authenticate `body` (the exact bytes to be sent; a string is sent as UTF-8) at
+ * `timestamp` (unix seconds, an integer; the caller's clock). For tools and tests.
+ */
+export function signEvent(body: Buffer | string, secret: string, timestamp: number): SignatureHeaders {
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+    throw new InvalidInputError('timestamp must be a whole number of seconds since the Unix epoch');
+  }
+  if (secret === '') throw new InvalidInputError('the webhook secret must not be empty');
+  return {
+    [SIGNATURE_HEADER]: eventSignature(body, secret, timestamp),
+    [TIMESTAMP_HEADER]: String(timestamp),
+  };
+}

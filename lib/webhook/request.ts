@@ -1,0 +1,209 @@
+/**
+ * The request layer of the node webhook: authenticate, bound, decode and validate one HTTP request
+ * (API Gateway HTTP API, payload format 2.0) and say what it is. Pure: the secret and the clock
+ * come in as arguments, nothing is logged, nothing is changed.
+ *
+ * Two kinds of callers, two credentials, one shared secret:
+ * - the Kubernetes API server sends an AdmissionReview with the secret as a token: in the path
+ *   (`/webhook/{token}`, `pathParameters.token`; the only place an API server's webhook URL can
+ *   carry it: the URL may hold no query string), as a query parameter `token`, or as
+ *   `Authorization: Bearer <token>` (API servers given an admission kubeconfig);
+ * - other tools send a NodeEvent signed with HMAC-SHA256 (see events.ts).
+ *
+ * Order of checks, so that an unauthenticated caller learns nothing and costs little:
+ *   1. no credential at all                                   -> 401
+ *   2. a presented token is wrong (the body is not read)      -> 401
+ *   3. the body is over 1 MiB (checked before decoding)       -> 413
+ *   4. a base64 body is not valid base64                      -> 400
+ *   5. a presented signature or its timestamp is wrong/stale  -> 401
+ *   6. the body is not UTF-8 JSON                             -> 400
+ *   7. an AdmissionReview without a valid token, or anything else without a valid signature -> 401
+ *   8. the review or event does not validate                  -> 400, one line saying what is wrong
+ * Every auth failure says only "unauthorized". Secrets are compared as SHA-256 digests with
+ * `timingSafeEqual`, so the compared lengths never depend on the input.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { PodrouteError } from '../errors.ts';
+import { admissionReviewSchema, looksLikeAdmissionReview, type AdmissionReview } from './admission.ts';
+import { MAX_CLOCK_SKEW_SECONDS, SIGNATURE_HEADER, TIMESTAMP_HEADER, eventSignature, nodeEventSchema, type NodeEvent } from './events.ts';
+import { describeFirstIssue, issueWording } from './validation.ts';
+
+/** 1 MiB: the largest body the webhook reads (a Node object is a few KiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Query string and path parameter that carry the API server's token. */
+export const TOKEN_PARAMETER = 'token';
+
+type Values = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** The parts of an HTTP API (payload 2.0) event the webhook reads. */
+export type WebhookRequest = {
+  /** Names in any case; a value list (or differing duplicates) makes that header ambiguous. */
+  headers?: Values | null;
+  /** The body as received: bytes, or the event's `body` string. Absent means empty. */
+  rawBody?: Buffer | string | null;
+  /** HTTP API sets this when `body` is base64 of the bytes sent. */
+  isBase64Encoded?: boolean;
+  /** `queryStringParameters`. */
+  query?: Values | null;
+  /** `pathParameters` (the route `/webhook/{token}`). */
+  pathParameters?: Values | null;
+};
+
+export type WebhookOptions = {
+  /** The shared webhook secret (token and HMAC key). Must not be empty. */
+  secret: string;
+  /** Milliseconds since the Unix epoch, like `Date.now`. */
+  now: () => number;
+};
+
+export type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413; message: string };
+
+export type ClassifiedRequest =
+  | { kind: 'admission'; review: AdmissionReview }
+  | { kind: 'event'; event: NodeEvent }
+  | RejectedRequest;
+
+const UNAUTHORIZED: RejectedRequest = { kind: 'rejected', status: 401, message: 'unauthorized' };
+const badRequest = (message: string): RejectedRequest => ({ kind: 'rejected', status: 400, message });
+
+/** Marks a header or parameter given more than once with different values. */
+const AMBIGUOUS = Symbol('ambiguous');
+type Value = string | typeof AMBIGUOUS;
+
+/** Classifies one webhook request; see the module comment for the order of checks. */
+export function classifyRequest(request: WebhookRequest, options: WebhookOptions): ClassifiedRequest {
+  if (options.secret === '') {
+    // A configuration error, not the caller's: an empty secret would let an empty token in.
+    throw new PodrouteError('the webhook secret is empty; refusing to authenticate anything');
+  }
+  const headers = lowerCaseKeys(request.headers);
+  const tokens = presentedTokens(request, headers);
+  const signature = headers.get(SIGNATURE_HEADER);
+
+  if (tokens.length === 0 && signature === undefined) return UNAUTHORIZED;
+  const secretDigest = sha256(options.secret);
+  // Every presented token is compared (no short circuit): one wrong copy fails the request.
+  const tokenValid = tokens.length > 0 && tokens.map((token) => digestsEqual(token, secretDigest)).every(Boolean);
+  if (tokens.length > 0 && !tokenValid) return UNAUTHORIZED;
+
+  const body = readBody(request);
+  if (body.kind === 'rejected') return body;
+
+  let signatureValid = false;
+  if (signature !== undefined) {
+    signatureValid = verifySignature(body.bytes, signature, headers.get(TIMESTAMP_HEADER), options);
+    if (!signatureValid) return UNAUTHORIZED;
+  }
+
+  const json = parseJson(body.bytes);
+  if (json.kind === 'rejected') return json;
+
+  if (looksLikeAdmissionReview(json.value) || !signatureValid) {
+    if (!tokenValid) return UNAUTHORIZED;
+    const review = admissionReviewSchema.safeParse(json.value, { error: issueWording });
+    return review.success ? { kind: 'admission', review: review.data } : badRequest(describeFirstIssue(review.error));
+  }
+  const event = nodeEventSchema.safeParse(json.value, { error: issueWording });
+  return event.success ? { kind: 'event', event: event.data } : badRequest(describeFirstIssue(event.error));
+}
+
+// --- credentials --------------------------------------------------------------------------------
+
+function lowerCaseKeys(values: Values | null | undefined): Map<string, Value> {
+  const out = new Map<string, Value>();
+  for (const [name, raw] of Object.entries(values ?? {})) {
+    if (raw === undefined) continue;
+    const key = name.toLowerCase();
+    const list = typeof raw === 'string' ? [raw] : [...raw];
+    for (const item of list) {
+      const value = item.trim();
+      const seen = out.get(key);
+      out.set(key, seen === undefined || seen === value ? value : AMBIGUOUS);
+    }
+    if (list.length === 0 && !out.has(key)) out.set(key, '');
+  }
+  return out;
+}
+
+/** Tokens presented in the path, the query string and an `Authorization: Bearer` header. */
+function presentedTokens(request: WebhookRequest, headers: Map<string, Value>): Value[] {
+  const tokens: Value[] = [];
+  for (const source of [request.pathParameters, request.query]) {
+    const token = lowerCaseKeys(source).get(TOKEN_PARAMETER);
+    if (token !== undefined) tokens.push(token);
+  }
+  const authorization = headers.get('authorization');
+  if (authorization === AMBIGUOUS) tokens.push(AMBIGUOUS);
+  else if (authorization !== undefined) {
+    // Other schemes (Basic, AWS SigV4, ...) are not ours and carry no token for us.
+    const bearer = /^bearer(?:[ \t]+(.*))?$/i.exec(authorization);
+    if (bearer) tokens.push((bearer[1] ?? '').trim());
+  }
+  return tokens;
+}
+
+function sha256(text: string | Buffer): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** Constant-time equality of `presented` with the secret, compared as two 32-byte digests. */
+function digestsEqual(presented: Value, expectedDigest: Buffer): boolean {
+  // An ambiguous value is compared too (as an empty string) and then failed, to keep one path.
+  const equal = timingSafeEqual(sha256(presented === AMBIGUOUS ? '' : presented), expectedDigest);
+  return equal && presented !== AMBIGUOUS;
+}
+
+const TIMESTAMP = /^[0-9]{1,15}$/;
+
+function verifySignature(bytes: Buffer, signature: Value, timestamp: Value | undefined, options: WebhookOptions): boolean {
+  const stamp = typeof timestamp === 'string' && TIMESTAMP.test(timestamp) ? timestamp : null;
+  const fresh = stamp !== null && Math.abs(options.now() - Number(stamp) * 1000) <= MAX_CLOCK_SKEW_SECONDS * 1000;
+  // The HMAC is computed and compared whatever the timestamp, so a stale one costs the same time.
+  const expected = sha256(eventSignature(bytes, options.secret, stamp ?? ''));
+  const matches = digestsEqual(signature, expected);
+  return matches && fresh;
+}
+
+// --- body ---------------------------------------------------------------------------------------
+
+type Body = { kind: 'body'; bytes: Buffer } | RejectedRequest;
+
+const TOO_LARGE: RejectedRequest = { kind: 'rejected', status: 413, message: `body is larger than ${MAX_BODY_BYTES} bytes (1 MiB)` };
+/** The longest base64 text whose decoded bytes can still fit (before the exact check). */
+const MAX_BASE64_LENGTH = 4 * Math.ceil(MAX_BODY_BYTES / 3);
+const NOT_BASE64 = /[^A-Za-z0-9+/=]/;
+
+function readBody(request: WebhookRequest): Body {
+  const raw = request.rawBody ?? '';
+  let bytes: Buffer;
+  if (request.isBase64Encoded === true) {
+    const text = typeof raw === 'string' ? raw : raw.toString('latin1');
+    if (text.length > MAX_BASE64_LENGTH) return TOO_LARGE;
+    if (!isStrictBase64(text)) return badRequest('body is not valid base64');
+    bytes = Buffer.from(text, 'base64');
+  } else if (typeof raw === 'string') {
+    if (Buffer.byteLength(raw, 'utf8') > MAX_BODY_BYTES) return TOO_LARGE;
+    bytes = Buffer.from(raw, 'utf8');
+  } else {
+    bytes = raw;
+  }
+  return bytes.length > MAX_BODY_BYTES ? TOO_LARGE : { kind: 'body', bytes };
+}
+
+/** Padded standard base64 (what API Gateway produces); Node's own decoder would skip junk. */
+function isStrictBase64(text: string): boolean {
+  if (text.length % 4 !== 0 || NOT_BASE64.test(text)) return false;
+  const pad = text.indexOf('=');
+  if (pad === -1) return true;
+  return pad >= text.length - 2 && text.slice(pad) === '='.repeat(text.length - pad);
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(bytes: Buffer): { kind: 'json'; value: unknown } | RejectedRequest {
+  try {
+    return { kind: 'json', value: JSON.parse(UTF8.decode(bytes)) as unknown };
+  } catch {
+    return badRequest('body is not JSON');
+  }
+}
