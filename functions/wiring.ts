@@ -5,10 +5,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { tryParseCidr } from '../lib/cidr/cidr.ts';
 import { loadConfig } from '../lib/config.ts';
 import type { Config } from '../lib/config.ts';
@@ -100,6 +97,8 @@ export async function wiringFromEnv(env: Record<string, string | undefined>): Pr
           kind: 'eks',
           clusterName: config.kube.eksClusterName,
           describeCluster: async (name) => {
+            // Loaded on first use: only the EKS flavour of a cold start pays for this client.
+            const { DescribeClusterCommand, EKSClient } = await import('@aws-sdk/client-eks');
             const out = await new EKSClient({ region }).send(new DescribeClusterCommand({ name }));
             return out.cluster ?? {};
           },
@@ -117,12 +116,14 @@ export async function wiringFromEnv(env: Record<string, string | undefined>): Pr
 }
 
 async function readSecretsManager(region: string, id: string): Promise<string> {
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const out = await new SecretsManagerClient({ region }).send(new GetSecretValueCommand({ SecretId: id }));
   if (out.SecretString === undefined || out.SecretString === '') throw new Error(`secret ${id} has no string value`);
   return out.SecretString;
 }
 
 async function readSsmParameter(region: string, name: string): Promise<string> {
+  const { GetParameterCommand, SSMClient } = await import('@aws-sdk/client-ssm');
   const out = await new SSMClient({ region }).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
   const value = out.Parameter?.Value;
   if (!value) throw new Error(`SSM parameter ${name} has no value`);
