@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbCidrStore } from '../../lib/aws/dynamodb-cidr-store.ts';
+import { createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+
+let local: LocalDynamo;
+
+beforeAll(async () => {
+  local = await startDynalite();
+});
+afterAll(async () => {
+  await local.close();
+});
+
+const cluster = { clusterCidr: '10.0.0.0/12', nodeMaskSize: 24 }; // 4096 blocks
+
+/** One "Lambda": its own client, store and set over the shared set id. */
+async function allocator(setId: string): Promise<CidrSet> {
+  const store = new DynamoDbCidrStore({ client: local.client(), tableName: local.tableName, setId });
+  return createCidrSet({ ...cluster, store });
+}
+
+describe('many writers at once', () => {
+  it('50 allocators x 20 nodes: 1,000 distinct blocks, one per owner; releasing all frees all', async () => {
+    const setId = 'concurrency-1000';
+    const allocators = await Promise.all(Array.from({ length: 50 }, () => allocator(setId)));
+    const handed = await Promise.all(
+      allocators.map(async (set, a) => {
+        const mine: Array<{ owner: string; cidr: string }> = [];
+        for (let n = 0; n < 20; n++) {
+          const owner = `node-${a}-${n}`;
+          mine.push({ owner, cidr: await set.allocateNext(owner) });
+        }
+        return mine;
+      }),
+    );
+    const all = handed.flat();
+    expect(all).toHaveLength(1000);
+    expect(new Set(all.map(({ cidr }) => cidr)).size).toBe(1000);
+
+    const checker = await allocator(setId);
+    expect(await checker.usage()).toEqual({ used: 1000, total: 4096 });
+    const leases = await checker.leases();
+    expect(leases).toHaveLength(1000);
+    expect(new Set(leases.map(({ owner }) => owner)).size).toBe(1000);
+    const leaseOf = new Map(leases.map(({ cidr, owner }) => [owner, cidr]));
+    for (const { owner, cidr } of all) expect(leaseOf.get(owner), owner).toBe(cidr);
+
+    // A retry for an owner returns its block, from any allocator.
+    const sample = all[777];
+    expect(sample).toBeDefined();
+    if (sample) expect(await allocators[3]?.allocateNext(sample.owner)).toBe(sample.cidr);
+
+    await Promise.all(
+      allocators.map(async (set, a) => {
+        for (const { owner, cidr } of handed[a] ?? []) await set.release(cidr, owner);
+      }),
+    );
+    expect(await checker.usage()).toEqual({ used: 0, total: 4096 });
+  }, 120_000);
+
+  it('20 concurrent allocations for one owner: exactly one block', async () => {
+    const setId = 'same-owner-race';
+    const racers = await Promise.all(Array.from({ length: 20 }, () => allocator(setId)));
+    const got = await Promise.all(racers.map((set) => set.allocateNext('node-x')));
+    expect(new Set(got).size).toBe(1);
+    const checker = await allocator(setId);
+    expect(await checker.usage()).toEqual({ used: 1, total: 4096 });
+    expect(await checker.leases()).toEqual([{ cidr: got[0], owner: 'node-x' }]);
+  });
+
+  it('one owner racing while other owners fill the same blocks: still one block for it', async () => {
+    const setId = 'mixed-race';
+    const racers = await Promise.all(Array.from({ length: 30 }, () => allocator(setId)));
+    const got = await Promise.all(
+      racers.map((set, i) => set.allocateNext(i % 3 === 0 ? 'node-x' : `other-${i}`)),
+    );
+    const forX = got.filter((_cidr, i) => i % 3 === 0);
+    expect(new Set(forX).size).toBe(1);
+    expect(new Set(got).size).toBe(21);
+    const checker = await allocator(setId);
+    expect(await checker.usage()).toEqual({ used: 21, total: 4096 });
+  });
+});

@@ -1,0 +1,14 @@
+// dynalite ships no types: just the part our tests use.
+declare module 'dynalite' {
+  import type { Server } from 'node:http';
+
+  interface DynaliteOptions {
+    createTableMs?: number;
+    deleteTableMs?: number;
+    updateTableMs?: number;
+    path?: string;
+  }
+
+  function dynalite(options?: DynaliteOptions): Server;
+  export default dynalite;
+}

@@ -1,0 +1,62 @@
+/**
+ * A handler Wiring over a test world: `buildWiring` with the world's EC2 client and Kubernetes
+ * nodes, a fresh CIDR table in the local DynamoDB (its commands counted), a recording queue and a
+ * memory logger. Everything shares the world's fake clock.
+ */
+import { buildWiring, type Wiring } from '../../functions/wiring.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
+import type { LocalDynamo } from './dynalite.ts';
+import { CLUSTER, RecordingQueue, countCommands, freshCidrTable, unusedSqsClient, type World } from './world.ts';
+
+export const WEBHOOK_SECRET = 'test-webhook-secret-0f3c9a7e2b814d55';
+
+export interface TestWiring {
+  wiring: Wiring;
+  queue: RecordingQueue;
+  log: ReturnType<typeof memoryLogger>;
+  dynamo: ReturnType<typeof countCommands>;
+  /** The reconcile use case's deps from the wiring. */
+  reconcileDeps(): ReconcileDeps;
+  /** The route worker's deps from the wiring. */
+  workerDeps(): { clusterCidrs: readonly string[]; routeTables: Wiring['routeTables']; nodes: Wiring['nodes']; now: () => number };
+}
+
+export async function testWiring(world: World, local: LocalDynamo, env: Record<string, string> = {}): Promise<TestWiring> {
+  const client = local.client();
+  const dynamo = countCommands(client);
+  const tableName = await freshCidrTable(client);
+  const config = loadConfig({
+    CLUSTER_NAME: CLUSTER,
+    CLUSTER_CIDRS: '100.64.0.0/16',
+    CIDR_TABLE_NAME: tableName,
+    QUEUE_URL: 'http://127.0.0.1:9/000000000000/podroute-routes',
+    ...env,
+  });
+  const log = memoryLogger();
+  const base = await buildWiring(config, { ec2: world.ec2Client, sqs: unusedSqsClient(), dynamodb: client }, world.nodes, async () => WEBHOOK_SECRET, {
+    log,
+    now: world.clock.now,
+  });
+  const queue = new RecordingQueue();
+  const wiring: Wiring = { ...base, queue };
+  dynamo.reset();
+  return {
+    wiring,
+    queue,
+    log,
+    dynamo,
+    reconcileDeps: () => ({
+      config: wiring.config,
+      routeTables: wiring.routeTables,
+      nodes: wiring.nodes,
+      queue: wiring.queue,
+      cidrSets: wiring.cidrSets,
+      prefixes: wiring.prefixes,
+      log: wiring.log,
+      now: wiring.now,
+    }),
+    workerDeps: () => ({ clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, nodes: wiring.nodes, now: wiring.now }),
+  };
+}

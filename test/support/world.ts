@@ -1,0 +1,383 @@
+/**
+ * A small cloud for use-case and handler tests: the EC2 emulator (real EC2Client), the Kubernetes
+ * emulator (real client through KubeNodes), a fake clock shared by all of them, and builders for
+ * nodes, cluster route tables, SQS records, API Gateway v2 events and a Lambda context.
+ *
+ *   const world = await startWorld();
+ *   const table = world.addClusterTable();
+ *   const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
+ *   ... afterAll(() => world.close());
+ */
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEventV2, Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { startEc2Emulator, type Ec2Emulator, type Ec2EmulatorOptions, type InstanceRecord } from '../../infra/local/ec2/index.ts';
+import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { cidrTableDefinition } from '../../lib/aws/dynamodb-cidr-store.ts';
+import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
+import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
+import { createKubeConfig } from '../../lib/kube/kube-config.ts';
+import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
+import { MemoryCidrStore, type BlockLease, type CidrStore, type ClaimResult } from '../../lib/ipam/index.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../../lib/messages/work-queue.ts';
+import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+
+export const CLUSTER = 'alpha';
+export const CLUSTER_TAG = `kubernetes.io/cluster/${CLUSTER}`;
+export const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' };
+/** 2026-01-01T00:00:00Z: where every fake clock starts. */
+export const T0 = Date.UTC(2026, 0, 1);
+
+/** A clock that moves only when told to. */
+export class FakeClock {
+  constructor(public ms: number = T0) {}
+  readonly now = (): number => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface WorldNode {
+  name: string;
+  instanceId: string;
+  eniId: string;
+}
+
+export interface NodeSpec {
+  podCidrs?: string[];
+  /** The NetworkUnavailable condition to start with; none when absent. */
+  networkUnavailable?: 'True' | 'False';
+  /** Use this instance instead of launching one. */
+  instance?: InstanceRecord;
+  /** A providerID without an instance. */
+  noInstance?: boolean;
+}
+
+export interface World {
+  ec2: Ec2Emulator;
+  kube: KubeEmulator;
+  clock: FakeClock;
+  ec2Client: EC2Client;
+  nodes: KubeNodes;
+  routeTables: Ec2RouteTables;
+  prefixes: Ec2EniPrefixes;
+  /** A route table tagged for the cluster. */
+  addClusterTable(): string;
+  /** Launches an instance (unless given) and stores its Node in the Kubernetes emulator. */
+  addNode(name: string, spec?: NodeSpec): Promise<WorldNode>;
+  /** The Node object to send in an AdmissionReview (not stored). */
+  nodeObject(name: string, instanceId: string, podCidrs?: string[]): Record<string, unknown>;
+  /** The route of a table for a destination as EC2 describes it, or undefined. */
+  route(tableId: string, cidr: string): { instanceId?: string; networkInterfaceId?: string; gatewayId?: string; state: string } | undefined;
+  /** Routes of a table other than the local ones, as `cidr -> target` strings, sorted. */
+  routeSummary(tableId: string): string[];
+  /** The stored node's NetworkUnavailable status ('True' / 'False'), or null. */
+  networkUnavailable(name: string): string | null;
+  podCidrs(name: string): string[];
+  /** Reasons of the Warning events recorded for a node. */
+  eventReasons(name: string): string[];
+  /** Kubernetes writes (PATCH/PUT/POST) seen since the last stats reset. */
+  kubeWrites(): number;
+  /** EC2 mutating calls seen since the last stats reset. */
+  ec2Writes(): number;
+  resetStats(): void;
+  close(): Promise<void>;
+}
+
+const EC2_READS = /^(Describe|Get|List)/;
+
+export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: FakeClock } = {}): Promise<World> {
+  const clock = options.clock ?? new FakeClock();
+  const ec2 = await startEc2Emulator({ throttle: false, now: clock.now, ...options.ec2 });
+  const kube = await startKubeEmulator();
+  const ec2Client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials, maxAttempts: 1 });
+  const nodes = new KubeNodes(await createKubeConfig({ kind: 'options', options: kube.kubeConfig() }), {
+    clock: () => new Date(clock.ms),
+    conflictBackoffMs: 0,
+  });
+  const routeTables = new Ec2RouteTables(ec2Client, { clusterName: CLUSTER });
+  const prefixes = new Ec2EniPrefixes(ec2Client);
+
+  const nodeObject = (name: string, instanceId: string, podCidrs: string[] = []): Record<string, unknown> => ({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    spec: { providerID: `aws:///us-east-1a/${instanceId}`, ...(podCidrs.length > 0 ? { podCIDR: podCidrs[0], podCIDRs: podCidrs } : {}) },
+  });
+
+  const stored = (name: string) => {
+    const node = kube.state.getNode(name);
+    if (!node) throw new Error(`no node ${name} in the Kubernetes emulator`);
+    return node;
+  };
+  const field = (value: unknown, key: string): unknown =>
+    typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+
+  return {
+    ec2,
+    kube,
+    clock,
+    ec2Client,
+    nodes,
+    routeTables,
+    prefixes,
+    addClusterTable: () => ec2.state.addRouteTable({ tags: { [CLUSTER_TAG]: 'owned' } }).id,
+    async addNode(name, spec = {}) {
+      const instance = spec.instance ?? ec2.state.addInstance();
+      const eni = ec2.state.primaryInterface(instance.id);
+      const object = nodeObject(name, spec.noInstance ? '' : instance.id, spec.podCidrs);
+      if (spec.networkUnavailable !== undefined) {
+        const unavailable = spec.networkUnavailable === 'True';
+        object.status = {
+          conditions: [
+            {
+              type: 'NetworkUnavailable',
+              status: spec.networkUnavailable,
+              reason: unavailable ? 'NoRouteCreated' : 'RouteCreated',
+              message: unavailable ? 'RouteController failed to create a route' : 'RouteController created a route',
+              lastTransitionTime: '2025-12-31T00:00:00Z',
+              lastHeartbeatTime: '2025-12-31T00:00:00Z',
+            },
+          ],
+        };
+      }
+      await kube.state.addNode(object, { admit: false });
+      return { name, instanceId: instance.id, eniId: eni?.id ?? '' };
+    },
+    nodeObject,
+    route(tableId, cidr) {
+      const found = ec2.state.routes(tableId).find((r) => (r.destinationCidrBlock ?? r.destinationIpv6CidrBlock) === cidr);
+      if (!found) return undefined;
+      return {
+        state: found.state,
+        ...(found.instanceId !== undefined ? { instanceId: found.instanceId } : {}),
+        ...(found.networkInterfaceId !== undefined ? { networkInterfaceId: found.networkInterfaceId } : {}),
+        ...(found.gatewayId !== undefined ? { gatewayId: found.gatewayId } : {}),
+      };
+    },
+    routeSummary(tableId) {
+      return ec2.state
+        .routes(tableId)
+        .filter((r) => r.gatewayId !== 'local')
+        .map((r) => `${r.destinationCidrBlock ?? r.destinationIpv6CidrBlock ?? '?'} -> ${r.instanceId ?? r.gatewayId ?? r.networkInterfaceId ?? '?'}${r.state === 'blackhole' ? ' (blackhole)' : ''}`)
+        .sort();
+    },
+    networkUnavailable(name) {
+      const conditions = field(field(stored(name), 'status'), 'conditions');
+      if (!Array.isArray(conditions)) return null;
+      const condition: unknown = conditions.find((c: unknown) => field(c, 'type') === 'NetworkUnavailable');
+      const status = field(condition, 'status');
+      return typeof status === 'string' ? status : null;
+    },
+    podCidrs(name) {
+      const list = field(field(stored(name), 'spec'), 'podCIDRs');
+      return Array.isArray(list) ? list.filter((c): c is string => typeof c === 'string') : [];
+    },
+    eventReasons(name) {
+      return kube.state
+        .events()
+        .filter((e) => field(field(e, 'involvedObject'), 'name') === name && field(e, 'type') === 'Warning')
+        .map((e) => String(field(e, 'reason')));
+    },
+    kubeWrites() {
+      return Object.entries(kube.stats.all())
+        .filter(([key]) => /^(PATCH|PUT|POST|DELETE) /.test(key))
+        .reduce((sum, [, n]) => sum + n, 0);
+    },
+    ec2Writes() {
+      return Object.entries(ec2.stats.calls)
+        .filter(([action]) => !EC2_READS.test(action))
+        .reduce((sum, [, n]) => sum + n, 0);
+    },
+    resetStats() {
+      ec2.stats.reset();
+      kube.stats.reset();
+    },
+    async close() {
+      ec2Client.destroy();
+      await Promise.all([ec2.close(), kube.close()]);
+    },
+  };
+}
+
+/** A WorkQueue that keeps every send with its options (deduplicated per send, like the real ones). */
+export class RecordingQueue implements WorkQueue {
+  readonly sends: Array<{ messages: RouteMessage[]; options: SendOptions | undefined }> = [];
+  async send(messages: readonly RouteMessage[], options?: SendOptions): Promise<SendResult> {
+    const { unique, duplicates } = dedupeMessages(messages);
+    this.sends.push({ messages: unique, options });
+    return { sent: unique.length, duplicates };
+  }
+  get messages(): RouteMessage[] {
+    return this.sends.flatMap((s) => s.messages);
+  }
+  clear(): void {
+    this.sends.length = 0;
+  }
+}
+
+/** Counts the DynamoDB commands a client sends, by name (`PutItemCommand`, ...). */
+export function countCommands(client: DynamoDBClient): { counts: Map<string, number>; writes(): number; reset(): void } {
+  const counts = new Map<string, number>();
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? '?';
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      return next(args);
+    },
+    { step: 'initialize', name: 'podrouteTestCommandCounter' },
+  );
+  return {
+    counts,
+    writes: () =>
+      [...counts].filter(([name]) => /^(PutItem|UpdateItem|DeleteItem|BatchWriteItem|TransactWriteItems)Command$/.test(name)).reduce((s, [, n]) => s + n, 0),
+    reset: () => counts.clear(),
+  };
+}
+
+let tables = 0;
+/** A new, empty CIDR table in the local DynamoDB; its name. */
+export async function freshCidrTable(client: DynamoDBClient): Promise<string> {
+  tables += 1;
+  const name = `podroute-cidrs-${process.pid}-${tables}`;
+  await client.send(new CreateTableCommand(cidrTableDefinition(name)));
+  return name;
+}
+
+/** An SQS client for wirings whose queue is replaced (never sends: its endpoint is a closed local port). */
+export const unusedSqsClient = (): SQSClient =>
+  new SQSClient({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', credentials, maxAttempts: 1 });
+
+export function lambdaContext(functionName = 'podroute-test'): Context {
+  const unsupported = (): never => {
+    throw new Error('callback-style context methods are not supported');
+  };
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: '00000000-0000-4000-8000-000000000000',
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'test',
+    getRemainingTimeInMillis: () => 30_000,
+    done: unsupported,
+    fail: unsupported,
+    succeed: unsupported,
+  };
+}
+
+export function sqsRecord(messageId: string, body: string, receiveCount = 1): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `handle-${messageId}`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: String(receiveCount),
+      SentTimestamp: String(T0),
+      SenderId: 'AIDATEST',
+      ApproximateFirstReceiveTimestamp: String(T0),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:podroute-routes',
+    awsRegion: 'us-east-1',
+  };
+}
+
+export const sqsEvent = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
+
+/** An API Gateway HTTP API (payload 2.0) event for `POST /webhook` or `POST /webhook/{token}`. */
+export function httpEvent(input: { body: string; headers?: Record<string, string>; token?: string }): APIGatewayProxyEventV2 {
+  const path = input.token === undefined ? '/webhook' : `/webhook/${input.token}`;
+  return {
+    version: '2.0',
+    routeKey: input.token === undefined ? 'POST /webhook' : 'POST /webhook/{token}',
+    rawPath: path,
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json', ...input.headers },
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: 'webhook.local',
+      domainPrefix: 'webhook',
+      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'kube-apiserver-admission' },
+      requestId: 'req-1',
+      routeKey: input.token === undefined ? 'POST /webhook' : 'POST /webhook/{token}',
+      stage: '$default',
+      time: '01/Jan/2026:00:00:00 +0000',
+      timeEpoch: T0,
+    },
+    body: input.body,
+    isBase64Encoded: false,
+    ...(input.token === undefined ? {} : { pathParameters: { token: input.token } }),
+  };
+}
+
+/**
+ * Hands every message the queue holds to the route worker, as the SQS event source would (first
+ * receive), until the queue is empty; returns the worker's statuses in order.
+ */
+export async function drainQueue(
+  queue: RecordingQueue,
+  deps: { clusterCidrs: readonly string[]; routeTables: RouteWorkerDeps['routeTables']; nodes: RouteWorkerDeps['nodes']; now: () => number },
+): Promise<string[]> {
+  const statuses: string[] = [];
+  const log = memoryLogger();
+  for (let round = 0; round < 10 && queue.sends.length > 0; round++) {
+    const messages = queue.messages;
+    queue.clear();
+    for (const message of messages) {
+      const result = await handleRouteMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, { ...deps, log });
+      statuses.push(`${message.kind}:${result.outcome}:${result.status}`);
+    }
+  }
+  return statuses;
+}
+
+/**
+ * The memory CIDR store plus the time each block was taken (`since`, from the given clock), as the
+ * DynamoDB store records it: for the lease-reclaim logic without DynamoDB.
+ */
+export class TimedMemoryCidrStore implements CidrStore {
+  private readonly inner = new MemoryCidrStore();
+  private readonly since = new Map<number, number>();
+  constructor(private readonly now: () => number) {}
+  findOwned(owner: string): Promise<number | null> {
+    return this.inner.findOwned(owner);
+  }
+  nextFree(from: number, total: number): Promise<number | null> {
+    return this.inner.nextFree(from, total);
+  }
+  async claim(index: number, owner: string | null): Promise<ClaimResult> {
+    const result = await this.inner.claim(index, owner);
+    if (result.kind === 'claimed') this.since.set(index, this.now());
+    return result;
+  }
+  async occupy(first: number, last: number, owner: string | null): Promise<void> {
+    await this.inner.occupy(first, last, owner);
+    for (let i = first; i <= last; i++) if (!this.since.has(i)) this.since.set(i, this.now());
+  }
+  async release(first: number, last: number, owner?: string): Promise<void> {
+    await this.inner.release(first, last, owner);
+    const used = new Set((await this.inner.leases()).map((l) => l.index));
+    for (let i = first; i <= last; i++) if (!used.has(i)) this.since.delete(i);
+  }
+  readCursor(): Promise<number> {
+    return this.inner.readCursor();
+  }
+  writeCursor(next: number): Promise<void> {
+    return this.inner.writeCursor(next);
+  }
+  usedCount(): Promise<number> {
+    return this.inner.usedCount();
+  }
+  async leases(): Promise<BlockLease[]> {
+    return (await this.inner.leases()).map((l) => ({ ...l, ...(this.since.has(l.index) ? { since: this.since.get(l.index) } : {}) }));
+  }
+}
