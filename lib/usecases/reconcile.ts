@@ -117,6 +117,9 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`),
   });
 
+  // Leases first: a pod CIDR a node already holds must be taken before any new node is allocated.
+  await occupyUnleased(nodes, leaseLists, deps, report);
+
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const needSync = nodes.filter((node) => needsNodeSync(node, config));
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
@@ -160,19 +163,15 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   });
 
-  await syncLeases(nodes, leaseLists, deps, report);
+  await reclaimOrphans(nodes, leaseLists, deps, report);
   summarize(report, deps, started);
   return report;
 }
 
-/** Occupies pod CIDRs that have no lease; releases leases of vanished nodes after the grace period. */
-async function syncLeases(nodes: Node[], leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  const live = new Set(nodes.map((node) => node.metadata.name));
-  const now = deps.now();
-  const graceMs = deps.config.leaseGraceSeconds * 1000;
+/** Occupies the pod CIDRs nodes hold that the set has no lease for (adopted clusters, a restored table). */
+async function occupyUnleased(nodes: Node[], leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
   for (const [i, set] of deps.cidrSets.entries()) {
-    const leases = leaseLists[i] ?? [];
-    const leased = new Map(leases.map((lease) => [lease.cidr, lease.owner]));
+    const leased = new Set((leaseLists[i] ?? []).map((lease) => lease.cidr));
     const cluster = tryParseCidr(set.clusterCidr);
     // Pod CIDRs the nodes hold but the set does not know (adopted clusters, a restored table).
     for (const node of nodes) {
@@ -188,11 +187,25 @@ async function syncLeases(nodes: Node[], leaseLists: Lease[][], deps: ReconcileD
         }
       }
     }
-    // Leases whose owner is no node any more, old enough that the node is not merely new.
+  }
+}
+
+/**
+ * Releases leases whose owner is no node any more, once they are older than the grace period (a
+ * node being created is not listed yet). Withheld, like route deletions, when the node list is
+ * empty or the share of orphans is implausibly large.
+ */
+async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+  const live = new Set(nodes.map((node) => node.metadata.name));
+  const now = deps.now();
+  const graceMs = deps.config.leaseGraceSeconds * 1000;
+  for (const [i, set] of deps.cidrSets.entries()) {
+    const leases = leaseLists[i] ?? [];
     const orphans = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
     if (orphans.length === 0) continue;
-    const tooMany = nodes.length === 0 || orphans.length > deps.config.maxDeleteShare * leases.length;
-    if (tooMany && orphans.length >= Math.max(1, deps.config.minDeletesForGuard)) {
+    const tooMany =
+      orphans.length > deps.config.maxDeleteShare * leases.length && orphans.length >= Math.max(1, deps.config.minDeletesForGuard);
+    if (nodes.length === 0 || tooMany) {
       report.reclaimWithheld += orphans.length;
       deps.log.log('warn', 'reclaim.withheld', { set: set.clusterCidr, orphans: orphans.length, leases: leases.length, nodes: nodes.length });
       continue;
