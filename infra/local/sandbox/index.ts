@@ -1,0 +1,16 @@
+export { startSandbox } from './sandbox.ts';
+export type {
+  JoinOptions,
+  LeaveOptions,
+  QueueDepth,
+  Sandbox,
+  SandboxMode,
+  SandboxOptions,
+  SandboxQueue,
+  SandboxStatus,
+  SettleOptions,
+} from './sandbox.ts';
+export { countState, isConverged, percentile } from './report.ts';
+export type { ObservedRoute, ObservedState, RouteCounts, SandboxReport } from './report.ts';
+export { startHttpApi } from './http-api.ts';
+export type { HttpApi, HttpApiHandler, HttpApiOptions } from './http-api.ts';

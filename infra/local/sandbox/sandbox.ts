@@ -1,0 +1,630 @@
+/**
+ * The local sandbox: podroute's three real Lambda handlers running in this process against local
+ * stand-ins, all on 127.0.0.1:
+ *
+ *   dynalite (CIDR table) ─┐
+ *   fauxqs (queue + DLQ) ──┼── buildWiring(...) ──> reconcile handler   <── schedule tick (every tickMs)
+ *   EC2 emulator ──────────┤                   ├──> route-worker handler <── SQS event source (batches of 10)
+ *   Kubernetes emulator ───┘                   └──> node-webhook handler <── local HTTP API <── admission calls
+ *
+ * Nodes join as a kubelet joins: an EC2 instance is launched, then the Node is created through the
+ * Kubernetes API, whose admission webhook calls podroute's webhook through the local HTTP API.
+ * The schedule is fast-forwarded (every 2 s instead of every minute by default), and so is the
+ * queue's visibility timeout (6 s instead of 180 s) and EC2's throttling refill rates. Leases of vanished nodes are reclaimed after
+ * LEASE_GRACE_SECONDS = 1 (10 minutes in production) so a final reconcile can show that nothing leaked.
+ */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
+import type { APIGatewayProxyEventV2, Context, ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createNodeWebhookHandler } from '../../../functions/node-webhook.ts';
+import { createReconcileHandler } from '../../../functions/reconcile.ts';
+import type { ReconcileResult } from '../../../functions/reconcile.ts';
+import { createRouteWorkerHandler } from '../../../functions/route-worker.ts';
+import { buildWiring } from '../../../functions/wiring.ts';
+import type { Wiring } from '../../../functions/wiring.ts';
+import { loadConfig } from '../../../lib/config.ts';
+import type { Config } from '../../../lib/config.ts';
+import { createKubeConfig } from '../../../lib/kube/kube-config.ts';
+import { KubeNodes } from '../../../lib/kube/kube-nodes.ts';
+import { jsonLogger, memoryLogger } from '../../../lib/log.ts';
+import type { Logger } from '../../../lib/log.ts';
+import type { Lease } from '../../../lib/ipam/index.ts';
+import type { NodeSource } from '../../../lib/usecases/ports.ts';
+import { startEc2Emulator } from '../ec2/index.ts';
+import type { Ec2Emulator, FaultKind, ThrottleOptions } from '../ec2/index.ts';
+import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../ec2/throttle.ts';
+import { startKubeEmulator } from '../kube/index.ts';
+import type { KubeEmulator } from '../kube/index.ts';
+import { startLocalSqs } from '../queue/local-sqs.ts';
+import type { LocalSqs } from '../queue/local-sqs.ts';
+import { startSqsEventSource } from '../queue/sqs-event-source.ts';
+import type { SqsEventSource } from '../queue/sqs-event-source.ts';
+import { startLocalDynamoDb } from '../dynamodb.ts';
+import type { LocalDynamoDb } from '../dynamodb.ts';
+import { startHttpApi } from './http-api.ts';
+import type { HttpApi } from './http-api.ts';
+import { lambdaContext } from './lambda-context.ts';
+import { countState, leakedLeases, liveNodes, percentile } from './report.ts';
+import type { RouteCounts, SandboxReport } from './report.ts';
+
+export type SandboxMode = 'routes' | 'prefixes';
+
+export interface SandboxOptions {
+  /** Nodes joined (through the webhook) before `startSandbox` resolves. Default 0. */
+  nodes?: number;
+  /** IPv4 and IPv6 cluster CIDRs, dual-stack VPC and subnet. Default false. */
+  dualStack?: boolean;
+  /** Route tables tagged `kubernetes.io/cluster/<clusterName>=owned`. Default 2. */
+  routeTables?: number;
+  /** `routes` (VPC routes) or `prefixes` (ENI prefix delegation, /28 and /80). Default `routes`. */
+  mode?: SandboxMode;
+  /** Share (0..1) of EC2 calls that fail with a retryable error after passing throttling. Default 0. */
+  faults?: number;
+  /**
+   * EC2 request-rate throttling: true (default) = EC2's default buckets with refill rates sped up
+   * by the schedule's fast-forward factor (60000 / tickMs), false = off, or custom buckets as given.
+   */
+  throttle?: boolean | ThrottleOptions;
+  /** Routes per table (EC2 quota). Default: 50, raised (as one would ask AWS) to fit the cluster. */
+  routeLimit?: number;
+  /** Schedule period in ms (EventBridge's one minute, fast-forwarded). 0 = no schedule: call `tick()`. Default 2000. */
+  tickMs?: number;
+  /** Let a tick start while the previous one still runs (EventBridge can deliver so). Default false. */
+  overlapTicks?: boolean;
+  /** The worker's event-source `maximumConcurrency` (2..1000). Default 5. */
+  maximumConcurrency?: number;
+  /** The work queue's visibility timeout. Default 6 (180 s fast-forwarded like the schedule). */
+  visibilityTimeoutSeconds?: number;
+  /** LEASE_GRACE_SECONDS of the handlers. Default 1. */
+  leaseGraceSeconds?: number;
+  /** Attempts per EC2 call in the SDK client (its retry strategy backs off on throttling). Default 3, the SDK's. */
+  ec2MaxAttempts?: number;
+  /** Where the handlers' JSON logs go: a logger, a file, or (default) memory (`sandbox.logLines`). */
+  log?: Logger | { file: string };
+  clusterName?: string;
+}
+
+export interface JoinOptions {
+  /** false: create the Node without admission (as if the webhook were not installed). Default true. */
+  webhook?: boolean;
+}
+
+export interface LeaveOptions {
+  /** false: delete the Node without admission. Default true. */
+  webhook?: boolean;
+  /** Also terminate the node's instance. Default true. */
+  terminate?: boolean;
+}
+
+export interface SettleOptions {
+  timeoutMs?: number;
+  /** Pause between checks. Default 100 ms. */
+  pollMs?: number;
+}
+
+export interface QueueDepth {
+  visible: number;
+  inFlight: number;
+  delayed: number;
+  /** Worker invocations running right now. */
+  running: number;
+}
+
+export interface SandboxStatus extends Omit<RouteCounts, 'leakedCidrs'> {
+  queue: QueueDepth;
+  throttled: number;
+  ec2Calls: number;
+}
+
+export interface SandboxQueue {
+  readonly sqs: LocalSqs;
+  /** A client of the local SQS (dummy credentials). */
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly eventSource: SqsEventSource;
+  depth(): Promise<QueueDepth>;
+  dlqDepth(): Promise<number>;
+}
+
+export interface Sandbox {
+  readonly config: Config;
+  /** The wiring each handler got (one per function, as separate Lambdas have). */
+  readonly wirings: { reconcile: Wiring; worker: Wiring; webhook: Wiring };
+  readonly ec2: Ec2Emulator;
+  readonly kube: KubeEmulator;
+  readonly queue: SandboxQueue;
+  readonly db: LocalDynamoDb;
+  /** The node webhook's local HTTP API and its shared secret. */
+  readonly webhook: { readonly url: string; readonly secret: string; readonly api: HttpApi };
+  /** The cluster's route table ids. */
+  readonly routeTableIds: readonly string[];
+  /** In-memory log lines (when no logger or file was given). */
+  readonly logLines: ReadonlyArray<Record<string, unknown>>;
+  /** Reconcile runs that threw (the schedule goes on). */
+  readonly tickErrors: readonly unknown[];
+  /** Launches an instance, then creates its Node through the Kubernetes API (admission runs). */
+  joinNode(name?: string, options?: JoinOptions): Promise<{ name: string; instanceId: string }>;
+  /** Deletes the Node through the Kubernetes API (admission runs), then terminates its instance. */
+  leaveNode(name: string, options?: LeaveOptions): Promise<void>;
+  /** The instance a node was launched on. */
+  instanceOf(name: string): string | undefined;
+  /** Runs the reconcile handler once now, as one schedule delivery. */
+  tick(): Promise<ReconcileResult>;
+  /** Resolves once every node is ready, every route right and the queue drained; rejects after timeoutMs. */
+  settle(options?: SettleOptions): Promise<SandboxReport>;
+  /** The report numbers, from the stand-ins' state now. */
+  snapshot(): Promise<SandboxReport>;
+  /** A cheap look at progress (no lease scan): node and route counts, queue depth, throttles. */
+  status(): Promise<SandboxStatus>;
+  /** Leases that no live node holds (what `leakedCidrs` counts). */
+  leakedLeases(): Promise<Lease[]>;
+  /** Current CIDR leases of every set. */
+  leases(): Promise<Lease[]>;
+  /** Starts or stops the schedule (ticks already running finish). */
+  setSchedule(running: boolean): void;
+  stop(): Promise<void>;
+}
+
+const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number; mask6: number }> = {
+  // Pod CIDRs outside the VPC, routed to nodes by the VPC route tables.
+  routes: { v4: '10.244.0.0/16', v6: 'fd00:10:244::/56', mask4: 24, mask6: 64 },
+  // ENI prefixes must come from the node's subnet: the upper half of the one subnet (10.0.0.0/16),
+  // so they never collide with instance addresses handed out from its bottom; IPv6 /80s from its /64.
+  prefixes: { v4: '10.0.128.0/17', v6: '2600:1f18:1234:5600::/64', mask4: 28, mask6: 80 },
+};
+const VPC_V4 = '10.0.0.0/16';
+const VPC_V6 = '2600:1f18:1234:5600::/56';
+const REGION = 'us-east-1';
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const mode = options.mode ?? 'routes';
+  const dualStack = options.dualStack ?? false;
+  const tableCount = options.routeTables ?? 2;
+  const tickMs = options.tickMs ?? 2000;
+  const clusterName = options.clusterName ?? 'podroute-local';
+  const initialNodes = options.nodes ?? 0;
+  const faults = options.faults ?? 0;
+  if (!Number.isInteger(tableCount) || tableCount < 1) throw new RangeError(`routeTables ${tableCount}: want a whole number >= 1`);
+  if (!Number.isInteger(initialNodes) || initialNodes < 0) throw new RangeError(`nodes ${initialNodes}: want a whole number >= 0`);
+  if (!(tickMs >= 0)) throw new RangeError(`tickMs ${tickMs}: want >= 0`);
+  if (!(faults >= 0 && faults <= 1)) throw new RangeError(`faults ${faults}: want a share within 0..1`);
+
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch {
+        // best effort: the other stand-ins still get stopped
+      }
+    }
+  };
+
+  try {
+    // --- logs -------------------------------------------------------------------------------
+    let logLines: Array<Record<string, unknown>> = [];
+    let log: Logger;
+    if (options.log && 'file' in options.log) {
+      const stream: WriteStream = createWriteStream(options.log.file, { flags: 'w' });
+      log = jsonLogger({ sink: (line) => stream.write(`${line}\n`), base: { cluster: clusterName } });
+      cleanups.push(() => new Promise<void>((resolve) => stream.end(() => resolve())));
+    } else if (options.log) {
+      log = options.log;
+    } else {
+      const memory = memoryLogger();
+      logLines = memory.lines;
+      log = memory;
+    }
+
+    // --- EC2: VPC, subnet, gateway, cluster route tables --------------------------------------
+    const families = dualStack ? 2 : 1;
+    // The schedule runs `timeScale` times faster than production's one minute; EC2's refill rates
+    // are sped up alike, so a tick has the API budget a production minute has.
+    const timeScale = tickMs > 0 ? 60_000 / tickMs : 1;
+    const defaultLimit = Math.max(50, Math.min(1000, (initialNodes + 16) * families + 1));
+    const ec2 = await startEc2Emulator({
+      routeLimit: options.routeLimit ?? defaultLimit,
+      throttle: options.throttle === false ? false : typeof options.throttle === 'object' ? options.throttle : scaledThrottle(timeScale),
+      ...(faults > 0 ? { faults: { share: faults, kinds: ['RequestLimitExceeded', 'InternalError', 'ServiceUnavailable'] satisfies FaultKind[] } } : {}),
+    });
+    cleanups.push(() => ec2.close());
+    const vpc = ec2.state.addVpc({ cidrBlock: VPC_V4, ...(dualStack ? { ipv6CidrBlock: VPC_V6 } : {}) });
+    const subnet = ec2.state.addSubnet({
+      vpcId: vpc.id,
+      cidrBlock: mode === 'prefixes' ? VPC_V4 : '10.0.0.0/18',
+      ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}),
+    });
+    const gateway = ec2.state.addGateway();
+    const tagKey = `kubernetes.io/cluster/${clusterName}`;
+    const routeTableIds: string[] = [];
+    for (let i = 0; i < tableCount; i++) {
+      const table = ec2.state.addRouteTable({ vpcId: vpc.id, tags: { [tagKey]: 'owned', Name: `${clusterName}-${i + 1}` } });
+      ec2.state.addRoute({ routeTableId: table.id, destinationCidr: '0.0.0.0/0', gatewayId: gateway });
+      routeTableIds.push(table.id);
+    }
+    // Someone else's table in the same VPC: podroute must never touch it.
+    ec2.state.addRouteTable({ vpcId: vpc.id, tags: { Name: 'not-the-cluster' } });
+
+    // --- DynamoDB, SQS ------------------------------------------------------------------------
+    const db = await startLocalDynamoDb({ region: REGION });
+    cleanups.push(() => db.close());
+    const sqs = await startLocalSqs({ region: REGION });
+    cleanups.push(() => sqs.stop());
+    const visibility = options.visibilityTimeoutSeconds ?? 6;
+    const dlq = await sqs.createQueue('podroute-dlq', { MessageRetentionPeriod: '1209600' });
+    // No RedrivePolicy on the queue: the event source moves messages to the DLQ itself (and counts them).
+    const work = await sqs.createQueue('podroute-work', { VisibilityTimeout: String(visibility) });
+    const sqsClient = sqs.createClient();
+
+    // --- Kubernetes, with its admission webhook pointed at the local HTTP API ------------------
+    const secret = randomBytes(24).toString('hex');
+    // The HTTP API needs the handler, the handler needs the wiring, the wiring needs the emulator,
+    // and the emulator needs the HTTP API's address: the API starts first and looks the handler up late.
+    const late: { webhook?: (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown> } = {};
+    const api = await startHttpApi({
+      routes: ['POST /webhook/{token}', 'POST /webhook'],
+      functionName: 'podroute-node-webhook',
+      handler: async (event, context) => {
+        if (!late.webhook) return { statusCode: 503, body: JSON.stringify({ message: 'starting' }) };
+        return late.webhook(event, context);
+      },
+      onError: (error) => log.log('error', 'sandbox.webhook-crashed', { error }),
+    });
+    cleanups.push(() => api.close());
+    const webhookTarget = { url: `${api.url}/webhook/${secret}`, timeoutMs: 10_000 };
+    const kube = await startKubeEmulator({ onNodeCreate: webhookTarget, onNodeDelete: webhookTarget });
+    cleanups.push(() => kube.close());
+
+    // --- wiring: one per function, as separate Lambdas each build their own --------------------
+    const config = loadConfig({
+      CLUSTER_NAME: clusterName,
+      CLUSTER_CIDRS: (dualStack ? [CLUSTER_CIDRS[mode].v4, CLUSTER_CIDRS[mode].v6] : [CLUSTER_CIDRS[mode].v4]).join(','),
+      NODE_MASK_SIZE_IPV4: String(CLUSTER_CIDRS[mode].mask4),
+      NODE_MASK_SIZE_IPV6: String(CLUSTER_CIDRS[mode].mask6),
+      MODE: mode,
+      NODE_SYNC_MODE: 'SyncFromCluster',
+      QUEUE_URL: work.queueUrl,
+      CIDR_TABLE_NAME: db.tableName,
+      KUBE_AUTH: 'secret',
+      KUBE_SECRET_ID: 'local-sandbox-kubeconfig',
+      WEBHOOK_SECRET_ID: 'local-sandbox-webhook-secret',
+      LEASE_GRACE_SECONDS: String(options.leaseGraceSeconds ?? 1),
+      MAX_RECEIVE_COUNT: '3',
+    });
+    const readiness = new Readiness();
+    const ec2Clients: EC2Client[] = [];
+    const makeWiring = async (): Promise<Wiring> => {
+      const ec2Client = new EC2Client({
+        endpoint: ec2.url,
+        region: REGION,
+        credentials: CREDENTIALS,
+        ...(options.ec2MaxAttempts === undefined ? {} : { maxAttempts: options.ec2MaxAttempts }),
+      });
+      ec2Clients.push(ec2Client);
+      const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig() });
+      const nodes = readiness.observe(new KubeNodes(kubeConfig));
+      return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(), dynamodb: db.client() }, nodes, async () => secret, { log });
+    };
+    cleanups.push(() => {
+      for (const client of ec2Clients) client.destroy();
+    });
+    const wirings = { reconcile: await makeWiring(), worker: await makeWiring(), webhook: await makeWiring() };
+    late.webhook = createNodeWebhookHandler(async () => wirings.webhook);
+    const reconcileHandler = createReconcileHandler(async () => wirings.reconcile);
+    const workerHandler = createRouteWorkerHandler(async () => wirings.worker);
+
+    // --- the worker's event source -------------------------------------------------------------
+    let running = 0;
+    const eventSource = await startSqsEventSource({
+      client: sqsClient,
+      queueUrl: work.queueUrl,
+      dlqUrl: dlq.queueUrl,
+      batchSize: 10,
+      maximumConcurrency: options.maximumConcurrency ?? 5,
+      maxReceiveCount: config.maxReceiveCount,
+      waitTimeSeconds: 1,
+      functionName: 'podroute-route-worker',
+      handler: async (event: SQSEvent, context: Context) => {
+        running += 1;
+        try {
+          const result: unknown = await workerHandler(event, context);
+          return isBatchResponse(result) ? result : undefined;
+        } finally {
+          running -= 1;
+        }
+      },
+      onError: (error) => log.log('warn', 'sandbox.event-source-error', { error }),
+    });
+    cleanups.push(() => eventSource.stop());
+
+    const depth = async (): Promise<QueueDepth> => {
+      const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
+      const out = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: work.queueUrl, AttributeNames: [...names] }));
+      const attr = (name: (typeof names)[number]) => Number(out.Attributes?.[name] ?? '0');
+      return { visible: attr(names[0]), inFlight: attr(names[1]), delayed: attr(names[2]), running };
+    };
+    const dlqDepth = async (): Promise<number> => {
+      const out = await sqsClient.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: dlq.queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      return Object.values(out.Attributes ?? {}).reduce((sum, value) => sum + Number(value), 0);
+    };
+
+    // --- the schedule ---------------------------------------------------------------------------
+    const tickErrors: unknown[] = [];
+    let ticksRunning = 0;
+    let tickCounter = 0;
+    const tick = async (): Promise<ReconcileResult> => {
+      ticksRunning += 1;
+      tickCounter += 1;
+      try {
+        return await reconcileHandler(scheduledEvent(tickCounter), lambdaContext('podroute-reconcile', { timeoutSeconds: 60 }));
+      } finally {
+        ticksRunning -= 1;
+      }
+    };
+    let scheduleOn = tickMs > 0;
+    let timer: NodeJS.Timeout | undefined;
+    const scheduleTick = () => {
+      if (!scheduleOn || (ticksRunning > 0 && !options.overlapTicks)) return;
+      tick().catch((error: unknown) => {
+        tickErrors.push(error);
+        log.log('error', 'sandbox.tick-failed', { error });
+      });
+    };
+    const setSchedule = (on: boolean) => {
+      scheduleOn = on && tickMs > 0;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      if (scheduleOn) timer = setInterval(scheduleTick, tickMs);
+    };
+    cleanups.push(async () => {
+      setSchedule(false);
+      // A tick in flight still talks to the stand-ins: let it finish before they stop.
+      while (ticksRunning > 0) await sleep(20);
+    });
+
+    // --- nodes ----------------------------------------------------------------------------------
+    const kc = new KubeConfig();
+    kc.loadFromOptions(kube.kubeConfig());
+    const kubelet = kc.makeApiClient(CoreV1Api);
+    const instances = new Map<string, string>();
+    let nodeCounter = 0;
+
+    const joinNode = async (name?: string, join: JoinOptions = {}): Promise<{ name: string; instanceId: string }> => {
+      nodeCounter += 1;
+      const nodeName = name ?? `node-${String(nodeCounter).padStart(3, '0')}`;
+      const instance = ec2.state.addInstance({ subnetId: subnet.id, tags: { Name: nodeName, [tagKey]: 'owned' } });
+      instances.set(nodeName, instance.id);
+      const body: V1Node = {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: {
+          name: nodeName,
+          labels: { 'kubernetes.io/hostname': nodeName, 'topology.kubernetes.io/zone': instance.availabilityZone },
+        },
+        spec: { providerID: `aws:///${instance.availabilityZone}/${instance.id}` },
+        status: {
+          addresses: [
+            { type: 'InternalIP', address: instance.privateIpAddress },
+            { type: 'Hostname', address: instance.privateDnsName },
+          ],
+        },
+      };
+      readiness.joined(nodeName);
+      if (join.webhook === false) await kube.state.addNode(body, { admit: false });
+      else await kubelet.createNode({ body });
+      return { name: nodeName, instanceId: instance.id };
+    };
+
+    /**
+     * DELETE /api/v1/nodes/{name}. The Kubernetes emulator answers 404 when the node was written
+     * (e.g. a condition patch) while the DELETE admission ran, although the node still exists; a real
+     * API server deletes the latest version. Until the emulator does, repeat the delete then.
+     */
+    const deleteThroughApi = async (name: string): Promise<void> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await kubelet.deleteNode({ name });
+          return;
+        } catch (error) {
+          const notFound = error instanceof ApiException && error.code === 404;
+          if (!notFound || kube.state.getNode(name) === undefined || attempt >= 5) throw error;
+        }
+      }
+    };
+
+    const leaveNode = async (name: string, leave: LeaveOptions = {}): Promise<void> => {
+      readiness.left(name);
+      if (leave.webhook === false) await kube.state.deleteNode(name, { admit: false });
+      else await deleteThroughApi(name);
+      const instanceId = instances.get(name);
+      if (instanceId && leave.terminate !== false && ec2.state.instances.get(instanceId)?.state === 'running') {
+        ec2.state.terminateInstance(instanceId);
+      }
+    };
+
+    // --- observation ----------------------------------------------------------------------------
+    const leases = async (): Promise<Lease[]> => (await Promise.all(wirings.reconcile.cidrSets.map((set) => set.leases()))).flat();
+    const counts = (leaseList: readonly Lease[]): RouteCounts => {
+      const instancePrefixes = new Map<string, string[]>();
+      if (mode === 'prefixes') {
+        for (const instance of ec2.state.instances.values()) {
+          if (instance.state !== 'running') continue;
+          const eni = ec2.state.primaryInterface(instance.id);
+          if (eni) instancePrefixes.set(instance.id, [...eni.ipv4Prefixes, ...eni.ipv6Prefixes]);
+        }
+      }
+      return countState({
+        mode,
+        clusterCidrs: config.clusterCidrs,
+        nodes: kube.state.nodes(),
+        tables: routeTableIds.map((id) => ({ id, routes: ec2.state.routes(id) })),
+        instancePrefixes,
+        leases: leaseList,
+      });
+    };
+    const startedAt = performance.now();
+    let convergedMs: number | null = null;
+    const snapshot = async (): Promise<SandboxReport> => {
+      const state = counts(await leases());
+      const readyTimes = readiness.joinToReady();
+      return {
+        ...state,
+        dlqMessages: await dlqDepth(),
+        ec2Calls: Object.fromEntries(Object.entries(ec2.stats.calls).sort(([a], [b]) => (a < b ? -1 : 1))),
+        throttled: ec2.stats.throttled,
+        convergedMs,
+        joinToReadyMs: { p50: percentile(readyTimes, 50), p99: percentile(readyTimes, 99) },
+      };
+    };
+
+    const settle = async (settleOptions: SettleOptions = {}): Promise<SandboxReport> => {
+      const timeoutMs = settleOptions.timeoutMs ?? 60_000;
+      const pollMs = settleOptions.pollMs ?? 100;
+      const deadline = performance.now() + timeoutMs;
+      let lastOwnTick = performance.now();
+      let last: { state: RouteCounts; depth: QueueDepth } | undefined;
+      for (;;) {
+        const state = counts([]);
+        const queueNow = await depth();
+        last = { state, depth: queueNow };
+        const quiet = queueNow.visible + queueNow.inFlight + queueNow.delayed + queueNow.running === 0 && ticksRunning === 0;
+        if (
+          quiet &&
+          state.nodesReady === state.nodes &&
+          state.routesProgrammed === state.routesExpected &&
+          state.wrongRoutes === 0 &&
+          state.duplicateCidrs === 0
+        ) {
+          convergedMs = Math.round(performance.now() - startedAt);
+          return snapshot();
+        }
+        if (performance.now() > deadline) {
+          throw new Error(`sandbox did not settle within ${timeoutMs} ms: ${JSON.stringify(last)}`);
+        }
+        // Without a schedule, settling drives the reconciles itself, at the schedule's pace.
+        if (!scheduleOn && ticksRunning === 0 && performance.now() - lastOwnTick >= (tickMs || 2000)) {
+          lastOwnTick = performance.now();
+          await tick().catch((error: unknown) => tickErrors.push(error));
+        }
+        await sleep(pollMs);
+      }
+    };
+
+    // --- go -------------------------------------------------------------------------------------
+    for (let i = 0; i < initialNodes; i++) await joinNode();
+    setSchedule(scheduleOn);
+
+    return {
+      config,
+      wirings,
+      ec2,
+      kube,
+      queue: { sqs, client: sqsClient, queueUrl: work.queueUrl, dlqUrl: dlq.queueUrl, eventSource, depth, dlqDepth },
+      db,
+      webhook: { url: api.url, secret, api },
+      routeTableIds,
+      logLines,
+      tickErrors,
+      joinNode,
+      leaveNode,
+      instanceOf: (name) => instances.get(name),
+      tick,
+      settle,
+      snapshot,
+      status: async () => {
+        const { leakedCidrs: _unused, ...state } = counts([]);
+        const calls = Object.values(ec2.stats.calls).reduce((sum, n) => sum + n, 0);
+        return { ...state, queue: await depth(), throttled: ec2.stats.throttled, ec2Calls: calls };
+      },
+      leases,
+      leakedLeases: async () => leakedLeases(liveNodes(kube.state.nodes(), config.clusterCidrs), await leases()),
+      setSchedule,
+      stop: cleanup,
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/**
+ * When each node's NetworkUnavailable condition turned False, from the writes podroute makes:
+ * the node source every handler uses is wrapped, and a `false` write that reached the node
+ * marks it ready (the first one after its join).
+ */
+class Readiness {
+  private readonly joinedAt = new Map<string, number>();
+  private readonly readyAfter = new Map<string, number>();
+
+  joined(name: string): void {
+    this.joinedAt.set(name, performance.now());
+    this.readyAfter.delete(name);
+  }
+
+  left(name: string): void {
+    this.joinedAt.delete(name);
+  }
+
+  /** Milliseconds from join to ready, for every node that got there. */
+  joinToReady(): number[] {
+    return [...this.readyAfter.values()];
+  }
+
+  observe(inner: KubeNodes): NodeSource {
+    return {
+      listNodes: () => inner.listNodes(),
+      getNode: (name) => inner.getNode(name),
+      updatePodCidr: (node, cidrs) => inner.updatePodCidr(node, cidrs),
+      warn: (nodeName, reason, message) => inner.warn(nodeName, reason, message),
+      setNetworkUnavailable: async (nodeName, unavailable) => {
+        const result = await inner.setNetworkUnavailable(nodeName, unavailable);
+        const joined = this.joinedAt.get(nodeName);
+        if (!unavailable && result !== 'gone' && joined !== undefined && !this.readyAfter.has(nodeName)) {
+          this.readyAfter.set(nodeName, Math.round(performance.now() - joined));
+        }
+        return result;
+      },
+    };
+  }
+}
+
+/** EC2's default token buckets, refilled `timeScale` times faster (bursts unchanged). */
+export function scaledThrottle(timeScale: number): ThrottleOptions {
+  return {
+    mutating: { capacity: DEFAULT_MUTATING.capacity, refillPerSecond: DEFAULT_MUTATING.refillPerSecond * timeScale },
+    nonMutating: { capacity: DEFAULT_NON_MUTATING.capacity, refillPerSecond: DEFAULT_NON_MUTATING.refillPerSecond * timeScale },
+  };
+}
+
+function scheduledEvent(n: number): ScheduledEvent {
+  return {
+    version: '0',
+    id: `local-tick-${n}`,
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: REGION,
+    resources: [`arn:aws:events:${REGION}:000000000000:rule/podroute-reconcile`],
+    detail: {},
+  };
+}
+
+function isBatchResponse(value: unknown): value is SQSBatchResponse {
+  return typeof value === 'object' && value !== null && 'batchItemFailures' in value;
+}

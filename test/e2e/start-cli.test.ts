@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'podroute-start-'));
+
+function start(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const ms = z.number().int().nonnegative();
+const reportSchema = z.strictObject({
+  nodes: ms,
+  nodesReady: ms,
+  routesExpected: ms,
+  routesProgrammed: ms,
+  duplicateCidrs: ms,
+  leakedCidrs: ms,
+  wrongRoutes: ms,
+  dlqMessages: ms,
+  ec2Calls: z.record(z.string(), ms),
+  throttled: ms,
+  convergedMs: ms,
+  joinToReadyMs: z.strictObject({ p50: ms, p99: ms }),
+});
+
+describe('npm start', () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs a small cluster to convergence, exits 0 and writes the report contract', async () => {
+    const reportFile = join(dir, 'report.json');
+    const run = await start(['--nodes', '6', '--leave', '2', '--tick-ms', '500', '--report', reportFile, '--log-file', join(dir, 'handlers.log')]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('converged');
+    const report = reportSchema.parse(JSON.parse(readFileSync(reportFile, 'utf8')));
+    expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0 });
+    expect(report.ec2Calls.CreateRoute).toBeGreaterThanOrEqual(12);
+    expect(report.ec2Calls.DescribeRouteTables).toBeGreaterThan(0);
+    expect(report.joinToReadyMs.p99).toBeGreaterThanOrEqual(report.joinToReadyMs.p50);
+    // The handlers' JSON logs go to the file, not the terminal.
+    expect(run.stdout).not.toContain('"level"');
+    expect(readFileSync(join(dir, 'handlers.log'), 'utf8')).toContain('"event":"reconcile.summary"');
+  }, 60_000);
+
+  it.each([
+    [['--nodes', 'many']],
+    [['--nodes', '0']],
+    [['--leave', '7', '--nodes', '3']],
+    [['--mode', 'tunnels']],
+    [['--faults', '1']],
+    [['--route-tables', '1.5']],
+    [['--no-such-flag']],
+    [['positional']],
+  ])('exits 2 with one line on stderr for %j', async (args) => {
+    const run = await start(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stdout).toBe('');
+  });
+
+  it('documents every flag in --help', async () => {
+    const run = await start(['--help']);
+    expect(run.code).toBe(0);
+    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--faults', '--tick-ms', '--report', '--timeout-s']) {
+      expect(run.stdout).toContain(flag);
+    }
+  });
+});
