@@ -249,6 +249,10 @@ describe('kube emulator admission webhooks', () => {
         let response: Record<string, unknown> = { uid, allowed: true };
         if (name === 'denied') response = { uid, allowed: false, status: { code: 403, message: 'not welcome' } };
         else if (name === 'broken') response = { uid: 'wrong-uid', allowed: false };
+        else if (name === 'busy' && operation === 'DELETE') {
+          // A controller writes the node while its DELETE is being admitted.
+          emulator.state.putRawNode({ ...node('busy'), status: { conditions: [{ type: 'NetworkUnavailable', status: 'False' }] } });
+        }
         else if (operation === 'CREATE') {
           const patch = [{ op: 'add', path: '/spec/podCIDR', value: '10.9.0.0/24' }];
           response = { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
@@ -296,5 +300,12 @@ describe('kube emulator admission webhooks', () => {
     expect(review).toMatchObject({ operation: 'DELETE', object: null, oldObject: { metadata: { name: 'bye' }, spec: { podCIDR: '10.9.0.0/24' } } });
     expect(emulator.state.getNode('bye')).toBeUndefined();
     expect(emulator.stats.get('WEBHOOK DELETE')).toBe(1);
+  });
+
+  it('deletes the latest version of a node written while its DELETE was admitted', async () => {
+    await emulator.state.addNode(node('busy'), { admit: false });
+    const status = await api.deleteNode({ name: 'busy' });
+    expect(status).toMatchObject({ kind: 'Status', status: 'Success' });
+    expect(emulator.state.getNode('busy')).toBeUndefined();
   });
 });

@@ -436,9 +436,11 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     const old = nodes.get(name);
     if (!old) throw notFound(name);
     if (runAdmission) await admit('DELETE', name, null, copy(old));
-    if (nodes.get(name) !== old) throw notFound(name);
+    // The API server deletes the latest version: a write during admission does not save the node.
+    const latest = nodes.get(name);
+    if (!latest) throw notFound(name);
     nodes.delete(name);
-    return old;
+    return latest;
   }
 
   function existing(name: string): JsonObject {

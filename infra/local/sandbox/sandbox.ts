@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1Node } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, Context, ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createNodeWebhookHandler } from '../../../functions/node-webhook.ts';
@@ -430,27 +430,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return { name: nodeName, instanceId: instance.id };
     };
 
-    /**
-     * DELETE /api/v1/nodes/{name}. The Kubernetes emulator answers 404 when the node was written
-     * (e.g. a condition patch) while the DELETE admission ran, although the node still exists; a real
-     * API server deletes the latest version. Until the emulator does, repeat the delete then.
-     */
-    const deleteThroughApi = async (name: string): Promise<void> => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await kubelet.deleteNode({ name });
-          return;
-        } catch (error) {
-          const notFound = error instanceof ApiException && error.code === 404;
-          if (!notFound || kube.state.getNode(name) === undefined || attempt >= 5) throw error;
-        }
-      }
-    };
-
     const leaveNode = async (name: string, leave: LeaveOptions = {}): Promise<void> => {
       readiness.left(name);
       if (leave.webhook === false) await kube.state.deleteNode(name, { admit: false });
-      else await deleteThroughApi(name);
+      else await kubelet.deleteNode({ name });
       const instanceId = instances.get(name);
       if (instanceId && leave.terminate !== false && ec2.state.instances.get(instanceId)?.state === 'running') {
         ec2.state.terminateInstance(instanceId);
