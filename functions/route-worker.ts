@@ -8,6 +8,7 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { handleRouteMessage } from '../lib/usecases/route-worker.ts';
 import type { Logger } from '../lib/log.ts';
+import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -18,6 +19,8 @@ export class RetryLater extends Error {
 
 export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>) {
   let log: Logger | undefined;
+  // Route targets stay known for the container's life (an instance's primary interface is fixed).
+  const targets = new Map<string, { primaryEniId: string; at: number }>();
   return middy<SQSEvent, unknown>()
     .use(
       sqsPartialBatchFailure({
@@ -35,9 +38,17 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>) {
           const result = await handleRouteMessage(
             record.body,
             { receiveCount: Number.isFinite(receiveCount) ? receiveCount : 1, maxReceiveCount: wiring.config.maxReceiveCount },
-            { clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, nodes: wiring.nodes, log: wiring.log, now: wiring.now },
+            { clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, nodes: wiring.nodes, log: wiring.log, now: wiring.now, targets },
           );
-          if (result.outcome === 'retry') throw new RetryLater(result.status);
+          if (result.outcome === 'retry') {
+            // Come back soon, with backoff, rather than after the queue's whole visibility timeout.
+            if (result.status !== 'dead-letter' && wiring.queue.retryAfter) {
+              await wiring.queue
+                .retryAfter(record.receiptHandle, retryBackoffSeconds(receiveCount))
+                .catch((error: unknown) => wiring.log.log('warn', 'retry-after.failed', { messageId: record.messageId, error }));
+            }
+            throw new RetryLater(result.status);
+          }
           return result.status;
         }),
       );

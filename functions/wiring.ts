@@ -16,6 +16,7 @@ import type { Logger } from '../lib/log.ts';
 import type { WorkQueue } from '../lib/messages/work-queue.ts';
 import type { EniPrefixes, NodeSource, RouteTables } from '../lib/usecases/ports.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
+import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
@@ -90,7 +91,7 @@ export async function wiringFromEnv(env: Record<string, string | undefined>): Pr
   if (!config.queueUrl) throw new Error('QUEUE_URL is not set');
   if (!config.cidrTableName) throw new Error('CIDR_TABLE_NAME is not set');
   const region = env.AWS_REGION ?? 'us-east-1';
-  const clients: Clients = { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
+  const clients: Clients = { ec2: new EC2Client(ec2ClientConfig({ region })), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
   const kubeConfig = await createKubeConfig(
     config.kube.auth === 'eks'
       ? {

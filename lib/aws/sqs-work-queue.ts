@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  ChangeMessageVisibilityCommand,
   SendMessageBatchCommand,
   type BatchResultErrorEntry,
   type MessageAttributeValue,
@@ -186,6 +187,16 @@ export class SqsWorkQueue implements WorkQueue {
       );
     }
     return { sent, duplicates };
+  }
+
+  async retryAfter(receiptHandle: string, seconds: number): Promise<void> {
+    try {
+      await this.client.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.max(0, Math.min(43_200, Math.round(seconds))) }),
+      );
+    } catch (error) {
+      throw mapSqsError(error, { sent: 0, failed: 0, queueUrl: this.queueUrl });
+    }
   }
 
   private prepare(message: RouteMessage, window: string, delaySeconds: number | undefined): Prepared {

@@ -27,7 +27,15 @@ export interface SendOptions {
 
 export interface WorkQueue {
   send(messages: readonly RouteMessage[], options?: SendOptions): Promise<SendResult>;
+  /**
+   * Makes a received message visible again after `seconds` instead of after the queue's visibility
+   * timeout, so a retryable failure is retried soon (with backoff) rather than minutes later.
+   */
+  retryAfter?(receiptHandle: string, seconds: number): Promise<void>;
 }
+
+/** Seconds before a retryable failure's next delivery: 2, 4, 8, ... capped at 60 (and the queue's own timeout). */
+export const retryBackoffSeconds = (receiveCount: number): number => Math.min(60, 2 ** Math.max(1, Math.floor(receiveCount)));
 
 /**
  * Collapses messages with the same `messageKey`, keeping the first position. When a create and a

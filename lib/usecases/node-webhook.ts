@@ -41,8 +41,11 @@ export interface WebhookDeps {
   now: () => number;
 }
 
-/** Seconds a `sync-node` message waits, so the API server has stored the node the worker reads. */
-export const SYNC_DELAY_SECONDS = 2;
+/**
+ * Seconds a `sync-node` message waits, so the API server has (almost always) stored the node the
+ * worker reads; if not, the worker looks once more shortly after.
+ */
+export const SYNC_DELAY_SECONDS = 1;
 
 export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const request = review.request;

@@ -15,11 +15,12 @@ import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { parseRouteMessage } from '../messages/route-message.ts';
 import type { DeleteRouteMessage, RouteMessage } from '../messages/route-message.ts';
-import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/index.ts';
-import type { NodeStatus } from '../routes/index.ts';
+import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
+import { RouteConflictError } from '../aws/ec2-errors.ts';
 import type { DescribedRoute, NodeSource, RouteTables } from './ports.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
@@ -30,7 +31,12 @@ export interface RouteWorkerDeps {
   nodes: NodeSource;
   log: Logger;
   now: () => number;
+  /** Instance -> primary interface, kept for the container's life (source/dest check already off). */
+  targets?: Map<string, { primaryEniId: string; at: number }>;
 }
+
+/** How long a container trusts a remembered route target before describing the instance again. */
+export const TARGET_CACHE_MS = 5 * 60_000;
 
 export interface Delivery {
   /** How often the queue has delivered this message, this time included. */
@@ -53,7 +59,7 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
   }
   const started = deps.now();
   try {
-    const status = await applyRouteMessage(message, deps);
+    const status = await applyRouteMessage(message, deps, delivery);
     deps.log.log('info', 'message.done', { ...describe(message), status, ms: deps.now() - started });
     return { outcome: 'ack', status };
   } catch (error) {
@@ -73,7 +79,7 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
 }
 
 /** Applies one message; resolves with what happened, rejects with a PodrouteError. */
-export async function applyRouteMessage(message: RouteMessage, deps: RouteWorkerDeps): Promise<string> {
+export async function applyRouteMessage(message: RouteMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
   switch (message.kind) {
     case 'create':
     case 'replace':
@@ -81,7 +87,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'delete':
       return applyDelete(message, deps);
     case 'sync-node':
-      return syncNodeRoutes(message.node, deps);
+      return syncNodeRoutes(message.node, deps, delivery);
   }
 }
 
@@ -97,24 +103,59 @@ async function applyRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
   if (!node) return 'stale:node-gone';
   const stale = staleness(op, node, deps.clusterCidrs);
   if (stale) return stale;
-  const result = await ensureRoute(op, deps);
-  await settleNode(node, deps);
+  // One listing serves the decision and the node's condition: EC2's describe budget is shared.
+  const tables = await listTables(deps);
+  if (!tables.some((table) => table.routeTableId === op.routeTableId)) return 'stale:not-a-cluster-table';
+  const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
+  const result = await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps);
+  await settleAfter(node, plan, [op], deps);
   return result;
 }
 
-/** Puts `op.destinationCidr -> node` into the table, whatever is there now (except a foreign target). */
-async function ensureRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<'created' | 'replaced' | 'exists'> {
+/** A route as listed, reduced to what the worker decides on; null when the table has none. */
+function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: string): DescribedRoute | null {
+  const route = tables.find((t) => t.routeTableId === routeTableId)?.routes.find((r) => r.destinationCidr === destinationCidr);
+  if (!route) return null;
+  return {
+    InstanceId: route.instanceId ?? undefined,
+    NetworkInterfaceId: route.networkInterfaceId ?? undefined,
+    // Any target that is neither an instance nor a bare interface counts as a gateway here.
+    GatewayId: route.target === 'gateway' || route.target === 'other' || route.target === 'local' ? route.target : undefined,
+    State: route.blackhole ? 'blackhole' : 'active',
+  };
+}
+
+/** The node's primary interface, with source/destination check off; remembered per container. */
+async function routeTarget(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
+  const cached = deps.targets?.get(op.instanceId);
+  if (cached && deps.now() - cached.at < TARGET_CACHE_MS) return cached.primaryEniId;
   const started = deps.now();
   const target = await deps.routeTables.prepareRouteTarget(op.instanceId);
   if (target.sourceDestCheckChanged) {
     deps.log.log('info', 'action', { action: 'disable-source-dest-check', node: op.node, instanceId: op.instanceId, ms: deps.now() - started });
   }
-  const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: target.primaryEniId };
-  const current = await deps.routeTables.describeRoute(op.routeTableId, op.destinationCidr);
+  deps.targets?.set(op.instanceId, { primaryEniId: target.primaryEniId, at: deps.now() });
+  return target.primaryEniId;
+}
+
+/** Puts `op.destinationCidr -> node` into the table, whatever is there now (except a foreign target). */
+async function ensureRoute(op: RouteOp, current: DescribedRoute | null, deps: RouteWorkerDeps): Promise<'created' | 'replaced' | 'exists'> {
+  const started = deps.now();
+  const eni = await routeTarget(op, deps);
+  const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
   let result: 'created' | 'replaced' | 'exists';
   if (current === null) {
-    result = await deps.routeTables.createRoute(spec);
-  } else if (current.NetworkInterfaceId === target.primaryEniId && current.State !== 'blackhole') {
+    try {
+      result = await deps.routeTables.createRoute(spec);
+    } catch (error) {
+      // Someone created it since the listing: decide again on what is there now.
+      if (!(error instanceof RouteConflictError)) throw error;
+      const now = await deps.routeTables.describeRoute(op.routeTableId, op.destinationCidr);
+      if (now === null || isForeign(now)) throw error;
+      await deps.routeTables.replaceRoute(spec);
+      result = 'replaced';
+    }
+  } else if (current.NetworkInterfaceId === eni && current.State !== 'blackhole') {
     result = 'exists';
   } else if (isForeign(current)) {
     throw new PodrouteError(
@@ -162,34 +203,43 @@ async function applyDelete(message: DeleteRouteMessage, deps: RouteWorkerDeps): 
 }
 
 /** Creates or fixes every route of one node, then settles its condition (the webhook path). */
-async function syncNodeRoutes(name: string, deps: RouteWorkerDeps): Promise<string> {
+async function syncNodeRoutes(name: string, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
   const node = await currentNode(name, deps);
-  if (!node) return 'stale:node-gone';
-  const plan = planRoutes({ nodes: [node], routeTables: await listTables(deps), clusterCidrs: deps.clusterCidrs });
+  if (!node) {
+    // The webhook queues this while the API server is still storing the node: look once more.
+    if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
+    return 'stale:node-gone';
+  }
+  const tables = await listTables(deps);
+  const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   const results: string[] = [];
-  for (const op of ops) results.push(await ensureRoute(op, deps));
-  const status = plan.nodes.find((n) => n.node === name);
-  if (ops.length === 0 && status) {
-    await writeStatus(name, status, deps);
-  } else {
-    await settleNode(node, deps);
-  }
+  for (const op of ops) results.push(await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps));
+  await settleAfter(node, plan, ops, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
 
-/** Re-reads the node's routes and writes its NetworkUnavailable condition when it must change. */
-async function settleNode(node: Node, deps: RouteWorkerDeps): Promise<void> {
-  const plan = planRoutes({ nodes: [node], routeTables: await listTables(deps), clusterCidrs: deps.clusterCidrs });
-  const status = plan.nodes.find((n) => n.node === node.metadata.name);
-  if (status) await writeStatus(node.metadata.name, status, deps);
-}
-
-async function writeStatus(name: string, status: NodeStatus, deps: RouteWorkerDeps): Promise<void> {
-  if (!status.patch || status.networkUnavailable === 'pending') return;
+/**
+ * Writes the node's NetworkUnavailable condition once `done` (just applied) were the last of its
+ * planned routes: false when every route now exists, true when the plan says it cannot be ready.
+ */
+async function settleAfter(node: Node, plan: RoutePlan, done: readonly RouteOp[], deps: RouteWorkerDeps): Promise<void> {
+  const name = node.metadata.name;
+  const status = plan.nodes.find((n) => n.node === name);
+  if (!status) return;
+  let wanted: boolean;
+  if (status.networkUnavailable === 'pending') {
+    const isDone = (op: RouteOp) => done.some((d) => d.routeTableId === op.routeTableId && d.destinationCidr === op.destinationCidr);
+    const remaining = [...plan.create, ...plan.replace].filter((op) => op.node === name && !isDone(op));
+    if (remaining.length > 0) return;
+    wanted = false;
+  } else {
+    wanted = status.networkUnavailable;
+  }
+  if (networkUnavailableOf(node) === (wanted ? 'True' : 'False')) return;
   const started = deps.now();
-  const result = await deps.nodes.setNetworkUnavailable(name, status.networkUnavailable);
-  deps.log.log('info', 'action', { action: 'set-network-unavailable', value: status.networkUnavailable, node: name, result, ms: deps.now() - started });
+  const result = await deps.nodes.setNetworkUnavailable(name, wanted);
+  deps.log.log('info', 'action', { action: 'set-network-unavailable', value: wanted, node: name, result, ms: deps.now() - started });
 }
 
 async function listTables(deps: RouteWorkerDeps) {

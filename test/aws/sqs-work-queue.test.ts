@@ -99,6 +99,20 @@ describe('SqsWorkQueue against fauxqs', () => {
     }
   });
 
+  it('retryAfter makes a received message visible again after the given seconds, not the queue timeout', async () => {
+    const queueUrl = await newQueue();
+    const queue = new SqsWorkQueue(client, queueUrl);
+    await queue.send(creates(1));
+    const first = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, VisibilityTimeout: 300, WaitTimeSeconds: 1 }));
+    const handle = first.Messages?.[0]?.ReceiptHandle;
+    expect(handle).toBeDefined();
+    const hidden = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+    expect(hidden.Messages ?? []).toHaveLength(0);
+    await queue.retryAfter(handle ?? '', 0);
+    const again = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
+    expect(again.Messages?.[0]?.Body).toBe(first.Messages?.[0]?.Body);
+  });
+
   it('collapses duplicates within one send', async () => {
     const queueUrl = await newQueue();
     const base = creates(12);

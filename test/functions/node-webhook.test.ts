@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createNodeWebhookHandler } from '../../functions/node-webhook.ts';
+import { SYNC_DELAY_SECONDS } from '../../lib/usecases/node-webhook.ts';
 import { signEvent } from '../../lib/webhook/index.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 import { WEBHOOK_SECRET, testWiring, type TestWiring } from '../support/wiring.ts';
@@ -109,7 +110,7 @@ describe('node-webhook handler', () => {
       { op: 'add', path: '/spec/podCIDRs', value: ['100.64.0.0/24'] },
     ]);
     expect(await leases()).toEqual(['100.64.0.0/24=node-a']);
-    expect(w.queue.sends).toEqual([{ messages: [{ v: 1, kind: 'sync-node', node: 'node-a' }], options: { delaySeconds: 2 } }]);
+    expect(w.queue.sends).toEqual([{ messages: [{ v: 1, kind: 'sync-node', node: 'node-a' }], options: { delaySeconds: SYNC_DELAY_SECONDS } }]);
     // The node is not stored yet: nothing is written to it.
     expect(world.kubeWrites()).toBe(0);
   });

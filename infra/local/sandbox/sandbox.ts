@@ -40,6 +40,7 @@ import type { NodeSource } from '../../../lib/usecases/ports.ts';
 import { startEc2Emulator } from '../ec2/index.ts';
 import type { Ec2Emulator, FaultKind, ThrottleOptions } from '../ec2/index.ts';
 import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../ec2/throttle.ts';
+import { ec2ClientConfig } from '../../../lib/aws/ec2-client.ts';
 import { startKubeEmulator } from '../kube/index.ts';
 import type { KubeEmulator } from '../kube/index.ts';
 import { startLocalSqs } from '../queue/local-sqs.ts';
@@ -84,7 +85,7 @@ export interface SandboxOptions {
   visibilityTimeoutSeconds?: number;
   /** LEASE_GRACE_SECONDS of the handlers. Default 1. */
   leaseGraceSeconds?: number;
-  /** Attempts per EC2 call in the SDK client (its retry strategy backs off on throttling). Default 3, the SDK's. */
+  /** Attempts per EC2 call in the SDK client (adaptive retry backs off on throttling). Default: production's. */
   ec2MaxAttempts?: number;
   /** Where the handlers' JSON logs go: a logger, a file, or (default) memory (`sandbox.logLines`). */
   log?: Logger | { file: string };
@@ -304,12 +305,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const readiness = new Readiness();
     const ec2Clients: EC2Client[] = [];
     const makeWiring = async (): Promise<Wiring> => {
-      const ec2Client = new EC2Client({
-        endpoint: ec2.url,
-        region: REGION,
-        credentials: CREDENTIALS,
-        ...(options.ec2MaxAttempts === undefined ? {} : { maxAttempts: options.ec2MaxAttempts }),
-      });
+      // The production client's retry settings, pointed at the emulator.
+      const ec2Client = new EC2Client(
+        ec2ClientConfig({
+          endpoint: ec2.url,
+          region: REGION,
+          credentials: CREDENTIALS,
+          ...(options.ec2MaxAttempts === undefined ? {} : { maxAttempts: options.ec2MaxAttempts }),
+        }),
+      );
       ec2Clients.push(ec2Client);
       const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig() });
       const nodes = readiness.observe(new KubeNodes(kubeConfig));
