@@ -40,14 +40,20 @@ export async function convergeOnce(nodes: number, options: { routeTables?: numbe
     const started = performance.now();
     const names = Array.from({ length: nodes }, (_, i) => `ip-10-1-${Math.floor(i / 250)}-${i % 250}.ec2.internal`);
     const joins = await mapSettled(names, 25, (name) => sandbox.joinNode(name));
+    if (process.env.BENCH_VERBOSE) process.stderr.write(`  joined ${nodes} in ${Math.round(performance.now() - started)} ms\n`);
     const failed = joins.filter((r) => r.status === 'rejected');
     if (failed.length > 0) throw new Error(`${failed.length} joins failed: ${String((failed[0] as PromiseRejectedResult).reason)}`);
     const routes = nodes * routeTables;
     const boundMs = bucketBoundMs(routes);
     // Converged as a user sees it: every node ready and every route right (retries may still be queued).
     const deadline = started + Math.max(120_000, boundMs * 4);
+    let lastReport = started;
     for (;;) {
       const status = await sandbox.status();
+      if (process.env.BENCH_VERBOSE && performance.now() - lastReport > 10_000) {
+        lastReport = performance.now();
+        process.stderr.write(`  ${Math.round((lastReport - started) / 1000)} s: ${JSON.stringify(status)}\n`);
+      }
       if (status.nodes === nodes && status.nodesReady === nodes && status.routesProgrammed === status.routesExpected && status.wrongRoutes === 0) break;
       if (performance.now() > deadline) throw new Error(`no convergence for ${nodes} nodes: ${JSON.stringify(status)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));

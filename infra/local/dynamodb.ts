@@ -20,6 +20,8 @@ export interface LocalDynamoDb {
   readonly tableName: string;
   /** A new SDK client for the local endpoint (dummy credentials). */
   client(options?: { maxAttempts?: number }): DynamoDBClient;
+  /** Requests the server answered, per DynamoDB action (`PutItem`, `Query`, ...). */
+  readonly stats: { calls: Record<string, number>; reset(): void };
   /** Destroys every client made here and stops the server. */
   close(): Promise<void>;
 }
@@ -33,6 +35,12 @@ export async function startLocalDynamoDb(options: { tableName?: string; region?:
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const calls: Record<string, number> = {};
+  server.on('request', (request: { headers: Record<string, string | string[] | undefined> }) => {
+    const target = request.headers['x-amz-target'];
+    const action = typeof target === 'string' ? target.slice(target.indexOf('.') + 1) : 'unknown';
+    calls[action] = (calls[action] ?? 0) + 1;
+  });
   const clients: DynamoDBClient[] = [];
   const client = (clientOptions: { maxAttempts?: number } = {}): DynamoDBClient => {
     const made = new DynamoDBClient({
@@ -56,6 +64,12 @@ export async function startLocalDynamoDb(options: { tableName?: string; region?:
     region,
     tableName,
     client,
+    stats: {
+      calls,
+      reset: () => {
+        for (const key of Object.keys(calls)) delete calls[key];
+      },
+    },
     close: async () => {
       for (const made of clients.splice(0)) made.destroy();
       server.closeAllConnections();

@@ -52,7 +52,7 @@ describe('the reconcile repairs routes that drifted', () => {
   });
 
   it('deletes a blackholed route that no live node owns', async () => {
-    const orphan = '10.244.200.0/24';
+    const orphan = '100.64.200.0/24';
     const doomed = spareInstance();
     sandbox.ec2.state.addRoute({ routeTableId: table1, destinationCidr: orphan, instanceId: doomed });
     sandbox.ec2.state.terminateInstance(doomed);
@@ -69,11 +69,11 @@ describe('the reconcile repairs routes that drifted', () => {
   it('never touches a route in a table that is not the cluster’s', async () => {
     const other = [...sandbox.ec2.state.routeTables.values()].find((t) => !sandbox.routeTableIds.includes(t.id))?.id ?? '';
     const stranger = spareInstance();
-    sandbox.ec2.state.addRoute({ routeTableId: other, destinationCidr: '10.244.201.0/24', instanceId: stranger });
+    sandbox.ec2.state.addRoute({ routeTableId: other, destinationCidr: '100.64.201.0/24', instanceId: stranger });
 
     await sandbox.tick();
     await sandbox.settle({ timeoutMs: 20_000 });
 
-    expect(podRoutes(sandbox, other)).toEqual([{ destination: '10.244.201.0/24', instanceId: stranger, state: 'active' }]);
+    expect(podRoutes(sandbox, other)).toEqual([{ destination: '100.64.201.0/24', instanceId: stranger, state: 'active' }]);
   });
 });

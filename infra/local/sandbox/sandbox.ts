@@ -176,7 +176,8 @@ export interface Sandbox {
 
 const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number; mask6: number }> = {
   // Pod CIDRs outside the VPC, routed to nodes by the VPC route tables.
-  routes: { v4: '10.244.0.0/16', v6: 'fd00:10:244::/56', mask4: 24, mask6: 64 },
+  // 100.64.0.0/10 (as EKS custom networking uses): 16,384 node blocks, room for the benchmarks' clusters.
+  routes: { v4: '100.64.0.0/10', v6: 'fd00:10:244::/56', mask4: 24, mask6: 64 },
   // ENI prefixes must come from the node's subnet: the upper half of the one subnet (10.0.0.0/16),
   // so they never collide with instance addresses handed out from its bottom; IPv6 /80s from its /64.
   prefixes: { v4: '10.0.128.0/17', v6: '2600:1f18:1234:5600::/64', mask4: 28, mask6: 80 },

@@ -1,0 +1,60 @@
+/**
+ * Monthly AWS cost of podroute for a cluster at steady state, from counts and durations measured in
+ * the sandbox. Unit prices are AWS's published on-demand prices for us-east-1 (free tiers ignored);
+ * each is written next to the term it prices.
+ */
+export interface CostInputs {
+  nodes: number;
+  /** Wall time of one steady-state reconcile, measured. */
+  reconcileMs: number;
+  /** DynamoDB Query calls per reconcile, measured (one page per set at this size). */
+  queriesPerReconcile: number;
+  /** Bytes of lease items the reconcile reads per run (one item per node per set). */
+  leaseBytesPerReconcile: number;
+  /** Node joins (and as many leaves) a day: churn is not steady state, but every cluster has some. */
+  joinsPerDay: number;
+  /** Worker invocations, DynamoDB writes and webhook calls one join costs, measured. */
+  perJoin: { workerInvocations: number; workerMs: number; webhookMs: number; dynamodbWrites: number };
+}
+
+const MONTH_MINUTES = 30 * 24 * 60;
+const PRICE = {
+  lambdaGbSecondArm: 0.0000133334, // USD per GB-second, arm64
+  lambdaRequest: 0.2 / 1e6, // USD per invocation
+  sqsRequest: 0.4 / 1e6, // USD per SQS request (standard queue), after the free tier
+  dynamoRead: 0.125 / 1e6, // USD per read request unit, on-demand
+  dynamoWrite: 0.625 / 1e6, // USD per write request unit, on-demand
+  logsGb: 0.5, // USD per GB of CloudWatch Logs ingested
+};
+const MEMORY_GB = { reconcile: 0.5, worker: 0.25, webhook: 0.25 };
+/** Lambda's SQS event source keeps about five long-polling connections open (one ReceiveMessage per 20 s each). */
+const SQS_POLLERS = 5;
+
+export interface CostEstimate {
+  usdPerMonth: number;
+  lines: Array<{ item: string; formula: string; usd: number }>;
+}
+
+export function estimateCost(input: CostInputs): CostEstimate {
+  const reconciles = MONTH_MINUTES; // one a minute
+  const joins = input.joinsPerDay * 30;
+  const lines: CostEstimate['lines'] = [];
+  const add = (item: string, formula: string, usd: number) => lines.push({ item, formula, usd: round(usd) });
+
+  const reconcileGbS = reconciles * (input.reconcileMs / 1000) * MEMORY_GB.reconcile;
+  add('reconcile compute', `${reconciles} runs x ${input.reconcileMs} ms x 0.5 GB x $0.0000133334/GB-s`, reconcileGbS * PRICE.lambdaGbSecondArm);
+  add('reconcile requests', `${reconciles} x $0.20/1M`, reconciles * PRICE.lambdaRequest);
+  const workerRuns = joins * 2 * input.perJoin.workerInvocations;
+  add('worker compute (churn)', `${workerRuns} runs x ${input.perJoin.workerMs} ms x 0.25 GB x $0.0000133334/GB-s`, workerRuns * (input.perJoin.workerMs / 1000) * MEMORY_GB.worker * PRICE.lambdaGbSecondArm);
+  add('webhook (churn)', `${joins * 2} calls x (${input.perJoin.webhookMs} ms x 0.25 GB x GB-s price + $0.20/1M)`, joins * 2 * ((input.perJoin.webhookMs / 1000) * MEMORY_GB.webhook * PRICE.lambdaGbSecondArm + PRICE.lambdaRequest));
+  const polls = SQS_POLLERS * 3 * MONTH_MINUTES;
+  add('SQS long polls', `${SQS_POLLERS} pollers x 3/min x ${MONTH_MINUTES} min x $0.40/1M`, polls * PRICE.sqsRequest);
+  const readUnits = reconciles * Math.max(input.queriesPerReconcile, Math.ceil(input.leaseBytesPerReconcile / 4096));
+  add('DynamoDB reads', `${reconciles} runs x ${Math.ceil(input.leaseBytesPerReconcile / 4096)} RRU (strongly consistent, 4 KB each) x $0.125/1M`, readUnits * PRICE.dynamoRead);
+  add('DynamoDB writes (churn)', `${joins * 2} joins+leaves x ${input.perJoin.dynamodbWrites} WRU x $0.625/1M`, joins * 2 * input.perJoin.dynamodbWrites * PRICE.dynamoWrite);
+  const logGb = (reconciles * 700) / 1e9;
+  add('CloudWatch Logs', `${reconciles} summaries x ~700 B x $0.50/GB`, logGb * PRICE.logsGb);
+  return { usdPerMonth: round(lines.reduce((sum, line) => sum + line.usd, 0)), lines };
+}
+
+const round = (value: number): number => Math.round(value * 10000) / 10000;
