@@ -1,0 +1,103 @@
+/**
+ * `podroute reconcile --dry-run` end to end: the real command, the real EC2 and Kubernetes clients,
+ * against the local EC2 and Kubernetes emulators (EC2 reached through AWS_ENDPOINT_URL_EC2, the
+ * cluster through a kubeconfig file). It prints the plan and changes nothing.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '..', '..');
+
+let ec2: Ec2Emulator;
+let kube: KubeEmulator;
+let dir: string;
+let kubeconfig: string;
+let tableId: string;
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), ...args], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        AWS_ENDPOINT_URL_EC2: ec2.url,
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+        AWS_REGION: 'us-east-1',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+beforeAll(async () => {
+  ec2 = await startEc2Emulator({ throttle: false });
+  kube = await startKubeEmulator();
+  dir = await mkdtemp(join(tmpdir(), 'podroute-reconcile-'));
+  kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, kube.kubeConfigYaml());
+  tableId = ec2.state.addRouteTable({ tags: { 'kubernetes.io/cluster/demo': 'owned' } }).id;
+  const ready = ec2.state.addInstance({});
+  const fresh = ec2.state.addInstance({});
+  await ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.1.0/24', instanceId: ready.id });
+  await ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.9.0/24', instanceId: ec2.state.addInstance({}).id });
+  await kube.state.addNode(node('ready', ready.id, '10.244.1.0/24'));
+  await kube.state.addNode(node('fresh', fresh.id, '10.244.2.0/24'));
+});
+afterAll(async () => {
+  await kube.close();
+  await ec2.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function node(name: string, instanceId: string, podCidr: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { providerID: `aws:///us-east-1a/${instanceId}`, podCIDR: podCidr, podCIDRs: [podCidr] },
+    status: { conditions: [] },
+  };
+}
+
+describe('podroute reconcile --dry-run', () => {
+  it('prints the plan for the live cluster and changes nothing', async () => {
+    const before = { routes: JSON.stringify(ec2.state.routes(tableId)), nodes: JSON.stringify(kube.state.nodes()) };
+    const { code, stdout, stderr } = await cli(['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout) as { create: Array<{ destinationCidr: string; node: string }>; delete: Array<{ destinationCidr: string; reason: string }>; nodes: Array<{ node: string; networkUnavailable: unknown }> };
+    expect(plan.create.map((op) => [op.node, op.destinationCidr])).toEqual([['fresh', '10.244.2.0/24']]);
+    expect(plan.delete).toEqual([{ routeTableId: tableId, destinationCidr: '10.244.9.0/24', reason: 'no-owner' }]);
+    expect(plan.nodes).toEqual([
+      { node: 'fresh', networkUnavailable: 'pending', patch: false },
+      { node: 'ready', networkUnavailable: false, patch: true },
+    ]);
+    expect(JSON.stringify(ec2.state.routes(tableId))).toBe(before.routes);
+    expect(JSON.stringify(kube.state.nodes())).toBe(before.nodes);
+  });
+
+  it.each([
+    [['reconcile', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16'], /only with --dry-run/],
+    [['reconcile', '--dry-run', '--cluster-cidrs', '10.244.0.0/16'], /CLUSTER_NAME/],
+    [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', 'nope'], /invalid CIDR "nope"/],
+    [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', '/nonexistent/kubeconfig'], /cannot load the kubeconfig/],
+  ])('%j: exit 2 with one line', async (args, message) => {
+    const { code, stdout, stderr } = await cli(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(message);
+  });
+});
