@@ -291,6 +291,16 @@ describe('serverless.yml: least-privilege IAM', () => {
     for (const statement of scoped) expect(statement.resource, `${statement.role}/${statement.sid}`).toEqual(resource);
   });
 
+  it.each([
+    // each function's calls, from the code: lib/usecases and functions/
+    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:Query', 'dynamodb:PutItem']],
+    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyInstanceAttribute', 'sqs:ChangeMessageVisibility']],
+    ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
+  ])('%s may make every call its code makes', (role, needed) => {
+    const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
+    for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
+  });
+
   it('lets only the worker consume the queue, and only reconcile and webhook send to it', () => {
     const roles = (action: string) => all.filter((statement) => statement.actions.includes(action)).map((statement) => statement.role).sort();
     expect(roles('sqs:SendMessage')).toEqual(['NodeWebhookRole', 'ReconcileRole']);
