@@ -13,22 +13,13 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { PodrouteError } from '../lib/errors.ts';
 import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
 import { classifyRequest } from '../lib/webhook/index.ts';
-import { once, wiringFromEnv } from './wiring.ts';
+import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
 export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>) {
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
     const wiring = await getWiring();
-    const deps = {
-      config: wiring.config,
-      routeTables: wiring.routeTables,
-      nodes: wiring.nodes,
-      queue: wiring.queue,
-      cidrSets: wiring.cidrSets,
-      prefixes: wiring.prefixes,
-      log: wiring.log,
-      now: wiring.now,
-    };
+    const deps = useCaseDeps(wiring);
     let secret: string;
     try {
       secret = await wiring.webhookSecret();

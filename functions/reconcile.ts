@@ -6,7 +6,7 @@ import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { reconcile } from '../lib/usecases/reconcile.ts';
 import type { ReconcileReport } from '../lib/usecases/reconcile.ts';
-import { once, wiringFromEnv } from './wiring.ts';
+import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
 export interface ReconcileResult {
@@ -26,16 +26,7 @@ export interface ReconcileResult {
 export function createReconcileHandler(getWiring: () => Promise<Wiring>) {
   return middy<ScheduledEvent, ReconcileResult>().handler(async () => {
     const wiring = await getWiring();
-    const report = await reconcile({
-      config: wiring.config,
-      routeTables: wiring.routeTables,
-      nodes: wiring.nodes,
-      queue: wiring.queue,
-      cidrSets: wiring.cidrSets,
-      prefixes: wiring.prefixes,
-      log: wiring.log,
-      now: wiring.now,
-    });
+    const report = await reconcile(useCaseDeps(wiring));
     return summarize(report);
   });
 }

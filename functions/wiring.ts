@@ -85,6 +85,20 @@ export async function buildWiring(
   };
 }
 
+/** The ports and settings every use case takes, from a wiring. */
+export function useCaseDeps(wiring: Wiring) {
+  return {
+    config: wiring.config,
+    routeTables: wiring.routeTables,
+    nodes: wiring.nodes,
+    queue: wiring.queue,
+    cidrSets: wiring.cidrSets,
+    prefixes: wiring.prefixes,
+    log: wiring.log,
+    now: wiring.now,
+  };
+}
+
 /** The Lambda wiring: config from the environment, clients from the execution role. */
 export async function wiringFromEnv(env: Record<string, string | undefined>): Promise<Wiring> {
   const config = loadConfig(env);

@@ -27,7 +27,7 @@ import { admissionResponse, podCidrPatch } from '../webhook/index.ts';
 import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
 import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
-import { nodeSyncCloud } from './reconcile.ts';
+import { nodeSyncCloud, nodeSyncKube } from './reconcile.ts';
 import type { ReconcileConfig } from './reconcile.ts';
 
 export interface WebhookDeps {
@@ -80,7 +80,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
       if (error instanceof NodeNotFoundError) return { status: 404, message: `node ${event.nodeName} not found` };
       throw error;
     }
-    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps(deps, node, liveKube(deps)));
+    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps(deps, node, nodeSyncKube(deps)));
     await queueNodeSync(node.metadata.name, deps, 0);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
@@ -99,7 +99,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
 async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string[]> {
   const captured: string[] = [];
   const kube: DualStackKubeNodes = {
-    ...liveKube(deps),
+    ...nodeSyncKube(deps),
     // The node is not stored yet: the admission patch writes its pod CIDRs.
     updatePodCidr: async (_node, cidrs) => {
       captured.push(...cidrs);
@@ -111,7 +111,7 @@ async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string
 }
 
 async function releaseNode(node: Node, deps: WebhookDeps): Promise<void> {
-  const kube: DualStackKubeNodes = { ...liveKube(deps), setNetworkUnavailable: async () => undefined };
+  const kube: DualStackKubeNodes = { ...nodeSyncKube(deps), setNetworkUnavailable: async () => undefined };
   await syncNodeDualStack({ kind: 'delete', node }, syncDeps(deps, node, kube));
   // Leases taken for this node but never written to it (a failed admission) go too.
   const extra = await releaseOwner(node.metadata.name, deps);
@@ -158,22 +158,6 @@ async function queueRouteDeletes(cidrs: string[], instanceId: string | null, dep
 async function queueNodeSync(name: string, deps: WebhookDeps, delaySeconds = SYNC_DELAY_SECONDS): Promise<void> {
   if (deps.config.mode !== 'routes') return;
   await deps.queue.send([syncNodeMessage(name)], { delaySeconds });
-}
-
-function liveKube(deps: WebhookDeps): DualStackKubeNodes {
-  return {
-    getNode: (name) => deps.nodes.getNode(name),
-    updatePodCidr: async (node, cidrs) => {
-      await deps.nodes.updatePodCidr(node, cidrs);
-    },
-    setNetworkUnavailable: async (name, unavailable) => {
-      if (deps.config.mode === 'routes' && !unavailable) return;
-      await deps.nodes.setNetworkUnavailable(name, unavailable);
-    },
-    warn: async (name, reason, message) => {
-      await deps.nodes.warn(name, reason, message);
-    },
-  };
 }
 
 function syncDeps(deps: WebhookDeps, node: Node, kube: DualStackKubeNodes) {

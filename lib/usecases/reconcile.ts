@@ -246,13 +246,20 @@ function needsNodeSync(node: Node, config: ReconcileConfig): boolean {
 
 /** Node-sync ports for one node, by mode. */
 function nodeSyncDeps(deps: ReconcileDeps, tables: RouteTable[], node: Node) {
-  const kube: DualStackKubeNodes = {
+  return { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud: nodeSyncCloud(deps, tables, node), kube: nodeSyncKube(deps) };
+}
+
+/**
+ * The Kubernetes port of node sync. In routes mode a node is not reachable until its routes exist,
+ * so node sync's "NetworkUnavailable=false" is left to the worker, which sees the routes.
+ */
+export function nodeSyncKube(deps: { config: Pick<ReconcileConfig, 'mode'>; nodes: NodeSource }): DualStackKubeNodes {
+  return {
     getNode: (name) => deps.nodes.getNode(name),
     updatePodCidr: async (n, cidrs) => {
       await deps.nodes.updatePodCidr(n, cidrs);
     },
     setNetworkUnavailable: async (name, unavailable) => {
-      // Routes mode: the worker decides, once every table routes the new pod CIDR.
       if (deps.config.mode === 'routes' && !unavailable) return;
       await deps.nodes.setNetworkUnavailable(name, unavailable);
     },
@@ -260,7 +267,6 @@ function nodeSyncDeps(deps: ReconcileDeps, tables: RouteTable[], node: Node) {
       await deps.nodes.warn(name, reason, message);
     },
   };
-  return { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud: nodeSyncCloud(deps, tables, node), kube };
 }
 
 /** The node-sync cloud alias for the configured mode: routes in `tables`, or the node's ENI prefixes. */

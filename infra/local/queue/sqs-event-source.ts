@@ -18,7 +18,6 @@
  * Not reproduced: batching windows, FIFO ordering semantics beyond what the queue itself enforces,
  * scaling of pollers, function timeouts.
  */
-import { randomUUID } from 'node:crypto';
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -28,6 +27,7 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { lambdaContext } from '../lambda-context.ts';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
@@ -157,26 +157,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
     };
   };
 
-  const newContext = (): Context => {
-    const deadline = Date.now() + functionTimeoutSeconds * 1000;
-    const unsupported = (): never => {
-      throw new Error('callback-style context methods are not supported; return a promise');
-    };
-    return {
-      callbackWaitsForEmptyEventLoop: true,
-      functionName,
-      functionVersion: '$LATEST',
-      invokedFunctionArn: `arn:aws:lambda:${awsRegion}:000000000000:function:${functionName}`,
-      memoryLimitInMB: '1024',
-      awsRequestId: randomUUID(),
-      logGroupName: `/aws/lambda/${functionName}`,
-      logStreamName: 'local',
-      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-      done: unsupported,
-      fail: unsupported,
-      succeed: unsupported,
-    };
-  };
+  const newContext = (): Context => lambdaContext(functionName, { timeoutSeconds: functionTimeoutSeconds, region: awsRegion });
 
   const deleteMessages = async (messages: readonly Message[]): Promise<void> => {
     const entries = messages.flatMap((m, i) => (m.ReceiptHandle ? [{ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle }] : []));

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { lambdaContext } from './lambda-context.ts';
+import { lambdaContext } from '../lambda-context.ts';
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 

@@ -51,7 +51,7 @@ import { startLocalDynamoDb } from '../dynamodb.ts';
 import type { LocalDynamoDb } from '../dynamodb.ts';
 import { startHttpApi } from './http-api.ts';
 import type { HttpApi } from './http-api.ts';
-import { lambdaContext } from './lambda-context.ts';
+import { lambdaContext } from '../lambda-context.ts';
 import { countState, leakedLeases, liveNodes, percentile } from './report.ts';
 import type { RouteCounts, SandboxReport } from './report.ts';
 
