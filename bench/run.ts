@@ -9,6 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { benchAllocation } from './allocation.ts';
 import { convergenceChart } from './chart.ts';
 import { benchColdStart } from './cold-start.ts';
@@ -31,8 +32,8 @@ const here = import.meta.dirname;
 const resultsPath = join(here, 'results.json');
 // Sections not run this time keep their last figures.
 const previous = await readFile(resultsPath, 'utf8')
-  .then((text) => JSON.parse(text) as Record<string, unknown>)
-  .catch(() => ({}) as Record<string, unknown>);
+  .then((text) => z.record(z.string(), z.unknown()).parse(JSON.parse(text)))
+  .catch(() => ({}));
 const results: Record<string, unknown> = { ...previous, machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString().slice(0, 10) } };
 const say = (text: string) => process.stderr.write(`${text}\n`);
 
