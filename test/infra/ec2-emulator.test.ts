@@ -154,8 +154,9 @@ describe('EC2 emulator: route tables', () => {
     expect(small.state.routes(table.id).filter((r) => r.origin === 'CreateRoute')).toHaveLength(3);
   });
 
-  it('rejects a route limit above 1000', async () => {
-    await expect(startEc2Emulator({ routeLimit: 1001 })).rejects.toThrow(/routeLimit/);
+  it('rejects a route limit above its ceiling, and below 1', async () => {
+    await expect(startEc2Emulator({ routeLimit: 100_001 })).rejects.toThrow(/routeLimit/);
+    await expect(startEc2Emulator({ routeLimit: 0 })).rejects.toThrow(/routeLimit/);
   });
 });
 
