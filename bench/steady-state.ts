@@ -27,10 +27,33 @@ export async function steadyStateOnce(nodes: number): Promise<SteadyStateRun> {
   // caps a table at 1,000 routes; 5,000 nodes in routes mode is a scaling probe of reconcile itself).
   const sandbox = await startSandbox({ nodes: 0, routeTables: 1, routeLimit: nodes + 20, throttle: false, tickMs: 0 });
   try {
-    const names = Array.from({ length: nodes }, (_, i) => `ip-10-2-${Math.floor(i / 250)}-${i % 250}.ec2.internal`);
-    await mapSettled(names, 50, (name) => sandbox.joinNode(name));
-    await sandbox.settle({ timeoutMs: 600_000, pollMs: 200 });
-    await sandbox.tick(); // one more, so anything the first settle left (e.g. lease bookkeeping) is done
+    // The converged cluster is written straight into the stand-ins (what joins and the worker would
+    // have left): per node an instance, a lease, a Node with its pod CIDR and NetworkUnavailable=False,
+    // and its route. Only the reconcile after that is measured.
+    const [set] = sandbox.wirings.reconcile.cidrSets;
+    const [tableId] = sandbox.routeTableIds;
+    if (!set || !tableId) throw new Error('the sandbox has no CIDR set or route table');
+    await mapSettled(
+      Array.from({ length: nodes }, (_, i) => `ip-10-2-${Math.floor(i / 250)}-${i % 250}.ec2.internal`),
+      20,
+      async (name, i) => {
+        const instance = sandbox.ec2.state.addInstance({ sourceDestCheck: false });
+        const podCidr = await set.allocateNext(name);
+        sandbox.ec2.state.addRoute({ routeTableId: tableId, destinationCidr: podCidr, instanceId: instance.id });
+        await sandbox.kube.state.addNode(
+          {
+            apiVersion: 'v1',
+            kind: 'Node',
+            metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+            spec: { providerID: `aws:///${instance.availabilityZone}/${instance.id}`, podCIDR: podCidr, podCIDRs: [podCidr] },
+            status: { conditions: [{ type: 'NetworkUnavailable', status: 'False', reason: 'RouteCreated', message: 'seeded', lastTransitionTime: new Date(0).toISOString() }] },
+          },
+          { admit: false },
+        );
+        return i;
+      },
+    );
+    await sandbox.tick(); // a first reconcile over the seeded state (it should find nothing to do)
 
     sandbox.db.stats.reset();
     sandbox.ec2.stats.reset();

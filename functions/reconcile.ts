@@ -17,6 +17,7 @@ export interface ReconcileResult {
   delete: number;
   unsafe: string | null;
   messagesSent: number;
+  messagesDeferred: number;
   conditionsPatched: number;
   allocated: number;
   reclaimed: number;
@@ -40,6 +41,7 @@ export function summarize(report: ReconcileReport): ReconcileResult {
     delete: report.plan.delete.length,
     unsafe: report.plan.unsafe ?? null,
     messagesSent: report.messagesSent,
+    messagesDeferred: report.messagesDeferred,
     conditionsPatched: report.conditionsPatched,
     allocated: report.allocated.length,
     reclaimed: report.reclaimed.length,

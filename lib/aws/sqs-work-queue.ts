@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import {
   ChangeMessageVisibilityCommand,
+  GetQueueAttributesCommand,
   SendMessageBatchCommand,
   type BatchResultErrorEntry,
   type MessageAttributeValue,
@@ -187,6 +188,21 @@ export class SqsWorkQueue implements WorkQueue {
       );
     }
     return { sent, duplicates };
+  }
+
+  async backlog(): Promise<number> {
+    try {
+      const out = await this.client.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: this.queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      const count = (name: string) => Number(out.Attributes?.[name as keyof typeof out.Attributes] ?? 0) || 0;
+      return count('ApproximateNumberOfMessages') + count('ApproximateNumberOfMessagesNotVisible') + count('ApproximateNumberOfMessagesDelayed');
+    } catch (error) {
+      throw mapSqsError(error, { sent: 0, failed: 0, queueUrl: this.queueUrl });
+    }
   }
 
   async retryAfter(receiptHandle: string, seconds: number): Promise<void> {

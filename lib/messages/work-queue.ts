@@ -32,6 +32,8 @@ export interface WorkQueue {
    * timeout, so a retryable failure is retried soon (with backoff) rather than minutes later.
    */
   retryAfter?(receiptHandle: string, seconds: number): Promise<void>;
+  /** Messages waiting, in flight or delayed (approximate, as SQS counts them). */
+  backlog?(): Promise<number>;
 }
 
 /** Seconds before a retryable failure's next delivery: 2, 4, 8, ... capped at 60 (and the queue's own timeout). */

@@ -58,6 +58,8 @@ export interface ReconcileReport {
   nodes: number;
   routeTables: number;
   messagesSent: number;
+  /** Route messages not sent because the queue's backlog already held as many (an earlier tick's). */
+  messagesDeferred: number;
   deletionsWithheld: number;
   conditionsPatched: number;
   allocated: string[];
@@ -92,6 +94,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     nodes: nodes.length,
     routeTables: tables.length,
     messagesSent: 0,
+    messagesDeferred: 0,
     deletionsWithheld: plan.unsafe === undefined ? 0 : plan.delete.length,
     conditionsPatched: 0,
     allocated: [],
@@ -139,8 +142,21 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   });
 
-  if (messages.length > 0) {
-    const sent = await deps.queue.send(messages, { dedupWindow: String(Math.floor(deps.now() / 60_000)) });
+  // Backpressure: while the queue still holds at least as much work as this plan asks for, that
+  // work is (most likely) this plan's, sent by an earlier tick and not done yet; sending it again
+  // would only grow the backlog with duplicates. New nodes' sync messages always go out.
+  const routeWork = messages.filter((message) => message.kind !== 'sync-node');
+  let outgoing = messages;
+  if (routeWork.length > 0 && deps.queue.backlog) {
+    const backlog = await deps.queue.backlog();
+    if (backlog >= routeWork.length) {
+      outgoing = messages.filter((message) => message.kind === 'sync-node');
+      report.messagesDeferred = routeWork.length;
+      log.log('info', 'reconcile.backlog', { backlog, deferred: routeWork.length });
+    }
+  }
+  if (outgoing.length > 0) {
+    const sent = await deps.queue.send(outgoing, { dedupWindow: String(Math.floor(deps.now() / 60_000)) });
     report.messagesSent = sent.sent;
   }
 
@@ -343,6 +359,7 @@ function summarize(report: ReconcileReport, deps: ReconcileDeps, started: number
     delete: plan.delete.length,
     unsafe: plan.unsafe ?? null,
     messagesSent: report.messagesSent,
+    messagesDeferred: report.messagesDeferred,
     conditionsPatched: report.conditionsPatched,
     allocated: report.allocated.length,
     occupied: report.occupied,

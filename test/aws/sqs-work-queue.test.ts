@@ -113,6 +113,15 @@ describe('SqsWorkQueue against fauxqs', () => {
     expect(again.Messages?.[0]?.Body).toBe(first.Messages?.[0]?.Body);
   });
 
+  it('backlog counts waiting and in-flight messages', async () => {
+    const queueUrl = await newQueue();
+    const queue = new SqsWorkQueue(client, queueUrl);
+    expect(await queue.backlog()).toBe(0);
+    await queue.send(creates(3));
+    await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 300, WaitTimeSeconds: 1 }));
+    expect(await queue.backlog()).toBe(3);
+  });
+
   it('collapses duplicates within one send', async () => {
     const queueUrl = await newQueue();
     const base = creates(12);

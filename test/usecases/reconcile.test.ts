@@ -75,6 +75,7 @@ describe('reconcile: route fan-out', () => {
       delete: 2,
       unsafe: null,
       messagesSent: 5,
+      messagesDeferred: 0,
       conditionsPatched: 0,
       allocated: 0,
       reclaimed: 0,
