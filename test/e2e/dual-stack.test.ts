@@ -17,7 +17,7 @@ describe('dual-stack cluster', () => {
   it('gives each node one IPv4 and one IPv6 pod CIDR, IPv4 first, all distinct', () => {
     for (const name of names) {
       const [v4, v6, ...rest] = cidrsOf(sandbox, name);
-      expect(v4).toMatch(/^10\.244\.\d+\.0\/24$/);
+      expect(v4).toMatch(/^100\.\d+\.\d+\.0\/24$/);
       expect(v6).toMatch(/^fd00:10:244:[0-9a-f:]*\/64$/);
       expect(rest).toEqual([]);
     }

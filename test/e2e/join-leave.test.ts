@@ -18,7 +18,7 @@ describe('nodes join and leave through the admission webhook (two route tables)'
     const cidrs = names.map((name) => cidrsOf(sandbox, name));
     for (const list of cidrs) {
       expect(list).toHaveLength(1);
-      expect(list[0]).toMatch(/^10\.244\.\d+\.0\/24$/);
+      expect(list[0]).toMatch(/^100\.\d+\.\d+\.0\/24$/);
     }
     expect(new Set(cidrs.flat()).size).toBe(names.length);
     expect(sandbox.kube.state.webhookCalls().filter((call) => call.operation === 'CREATE' && call.ok && call.allowed)).toHaveLength(3);
