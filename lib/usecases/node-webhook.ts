@@ -13,11 +13,8 @@
  * patch (the schedule repairs it); a dry run changes nothing.
  */
 import { tryParseCidr, formatCidr } from '../cidr/cidr.ts';
-import type { CidrSet } from '../ipam/index.ts';
-import type { Logger } from '../log.ts';
 import { syncNodeMessage } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
-import type { WorkQueue } from '../messages/work-queue.ts';
 import { instanceIdOf, podCidrsOf, parseNode } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
@@ -26,20 +23,11 @@ import { parseRouteTables } from '../routes/index.ts';
 import { admissionResponse, podCidrPatch } from '../webhook/index.ts';
 import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
-import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
 import { nodeSyncCloud, nodeSyncKube } from './reconcile.ts';
-import type { ReconcileConfig } from './reconcile.ts';
+import type { ReconcileDeps } from './reconcile.ts';
 
-export interface WebhookDeps {
-  config: ReconcileConfig;
-  routeTables: RouteTables;
-  nodes: NodeSource;
-  queue: WorkQueue;
-  cidrSets: CidrSet[];
-  prefixes?: EniPrefixes;
-  log: Logger;
-  now: () => number;
-}
+/** The webhook runs over the same ports as reconcile. */
+export type WebhookDeps = Omit<ReconcileDeps, 'concurrency'>;
 
 /**
  * Seconds a `sync-node` message waits, so the API server has (almost always) stored the node the

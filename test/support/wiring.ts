@@ -3,7 +3,7 @@
  * nodes, a fresh CIDR table in the local DynamoDB (its commands counted), a recording queue and a
  * memory logger. Everything shares the world's fake clock.
  */
-import { buildWiring, type Wiring } from '../../functions/wiring.ts';
+import { buildWiring, useCaseDeps, type Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
@@ -47,16 +47,7 @@ export async function testWiring(world: World, local: LocalDynamo, env: Record<s
     queue,
     log,
     dynamo,
-    reconcileDeps: () => ({
-      config: wiring.config,
-      routeTables: wiring.routeTables,
-      nodes: wiring.nodes,
-      queue: wiring.queue,
-      cidrSets: wiring.cidrSets,
-      prefixes: wiring.prefixes,
-      log: wiring.log,
-      now: wiring.now,
-    }),
+    reconcileDeps: () => useCaseDeps(wiring),
     workerDeps: () => ({ clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, nodes: wiring.nodes, now: wiring.now }),
   };
 }
