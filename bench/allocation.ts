@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbCidrStore, type ConditionalWrite } from '../lib/aws/dynamodb-cidr-store.ts';
 import { createCidrSet } from '../lib/ipam/index.ts';
-import { startDynalite, type LocalDynamo } from '../test/support/dynalite.ts';
+import { startLocalDynamoDb as startDynalite, type LocalDynamoDb as LocalDynamo } from '../infra/local/dynamodb.ts';
 
 export interface AllocationBenchResult {
   allocations: number;

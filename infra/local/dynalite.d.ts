@@ -1,4 +1,4 @@
-// dynalite ships no types: just the part our tests use.
+// dynalite ships no types: just the part the local DynamoDB (infra/local/dynamodb.ts) uses.
 declare module 'dynalite' {
   import type { Server } from 'node:http';
 
