@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import type { DescribeRouteTablesCommandInput, EC2Client, Route, RouteTable } from '@aws-sdk/client-ec2';
 import { cidrEquals, tryParseCidr } from '../cidr/cidr.ts';
+import { clusterTagKey } from '../routes/route-tables.ts';
 import type { Cidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { RouteConflictError, classifyEc2Error, toPodrouteError } from './ec2-errors.ts';
@@ -38,7 +39,6 @@ export interface NodeTarget {
   sourceDestCheck: boolean;
 }
 
-export const clusterTagKey = (clusterName: string): string => `kubernetes.io/cluster/${clusterName}`;
 
 export class Ec2RouteTables {
   private readonly pageSize: number;

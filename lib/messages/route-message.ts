@@ -10,12 +10,11 @@
 import { z } from 'zod';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
-import { describeIssue } from '../nodes/node.ts';
+import { INSTANCE_ID, describeIssue } from '../nodes/node.ts';
 
 export const ROUTE_MESSAGE_VERSION = 1;
 
 const ROUTE_TABLE_ID = /^rtb-[0-9a-f]{8,17}$/;
-const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
 /** RFC 1123 subdomain, as Kubernetes validates node names (IsDNS1123Subdomain). */
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 

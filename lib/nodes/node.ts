@@ -61,7 +61,8 @@ export function describeIssue(error: z.ZodError): string {
   return `${path}: ${issue.message}`;
 }
 
-const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
+/** An EC2 instance id: `i-` and 8 or 17 hex digits. */
+export const INSTANCE_ID = /^i-[0-9a-f]{8,17}$/;
 
 /**
  * The EC2 instance id of a node: the last path segment of `spec.providerID`

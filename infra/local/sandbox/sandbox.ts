@@ -41,6 +41,7 @@ import { startEc2Emulator } from '../ec2/index.ts';
 import type { Ec2Emulator, FaultKind, ThrottleOptions } from '../ec2/index.ts';
 import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../ec2/throttle.ts';
 import { ec2ClientConfig } from '../../../lib/aws/ec2-client.ts';
+import { clusterTagKey } from '../../../lib/routes/index.ts';
 import { startKubeEmulator } from '../kube/index.ts';
 import type { KubeEmulator } from '../kube/index.ts';
 import { startLocalSqs } from '../queue/local-sqs.ts';
@@ -247,7 +248,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}),
     });
     const gateway = ec2.state.addGateway();
-    const tagKey = `kubernetes.io/cluster/${clusterName}`;
+    const tagKey = clusterTagKey(clusterName);
     const routeTableIds: string[] = [];
     for (let i = 0; i < tableCount; i++) {
       const table = ec2.state.addRouteTable({ vpcId: vpc.id, tags: { [tagKey]: 'owned', Name: `${clusterName}-${i + 1}` } });
