@@ -8,6 +8,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbCidrStore, type ConditionalWrite } from '../lib/aws/dynamodb-cidr-store.ts';
 import { createCidrSet } from '../lib/ipam/index.ts';
 import { startLocalDynamoDb as startDynalite, type LocalDynamoDb as LocalDynamo } from '../infra/local/dynamodb.ts';
+import { round } from './stats.ts';
 
 export interface AllocationBenchResult {
   allocations: number;
@@ -99,15 +100,13 @@ export async function benchAllocation(options: AllocationBenchOptions = {}): Pro
       allocations: many.cidrs.length,
       allocators,
       duplicates: many.cidrs.length - new Set(many.cidrs).size,
-      conditionalFailuresPerAllocation: round(failures / many.cidrs.length),
-      throughputVsSingle: round(single.ms / many.ms),
+      conditionalFailuresPerAllocation: round(failures / many.cidrs.length, 3),
+      throughputVsSingle: round(single.ms / many.ms, 3),
     };
   } finally {
     await local.close();
   }
 }
-
-const round = (value: number): number => Math.round(value * 1000) / 1000;
 
 const invoked = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (invoked) {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { median, round } from './stats.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
@@ -56,9 +57,9 @@ export async function benchColdStart(samples = 7): Promise<Record<string, ColdSt
     }
     for (const [name, list] of Object.entries(samplesBy)) times[name] = median(list);
     const bareMs = times.bareEc2 ?? 1;
-    const result: Record<string, unknown> = { bareEc2: { bundleBytes: sizes.bareEc2, importMs: round(bareMs) } };
+    const result: Record<string, unknown> = { bareEc2: { bundleBytes: sizes.bareEc2, importMs: round(bareMs, 2) } };
     for (const name of ['reconcile', 'routeWorker', 'nodeWebhook']) {
-      result[name] = { bundleBytes: sizes[name], importMs: round(times[name] ?? 0), importRatioToBareEc2: round((times[name] ?? 0) / bareMs) };
+      result[name] = { bundleBytes: sizes[name], importMs: round(times[name] ?? 0, 2), importRatioToBareEc2: round((times[name] ?? 0) / bareMs, 2) };
     }
     return result as Record<string, ColdStartEntry> & { bareEc2: { bundleBytes: number; importMs: number } };
   } finally {
@@ -73,12 +74,6 @@ async function importMs(file: string): Promise<number> {
   });
   return Number(stdout);
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-};
-const round = (value: number): number => Math.round(value * 100) / 100;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(JSON.stringify(await benchColdStart()));

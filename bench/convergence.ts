@@ -8,6 +8,7 @@ import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../infra/local/ec2/throt
 import { startSandbox } from '../infra/local/sandbox/index.ts';
 import { silentLogger } from '../lib/log.ts';
 import { mapSettled } from '../lib/util/concurrency.ts';
+import { round } from './stats.ts';
 
 export interface ConvergenceRun {
   nodes: number;
@@ -65,7 +66,7 @@ export async function convergeOnce(nodes: number, options: { routeTables?: numbe
       routes,
       convergedMs: Math.round(convergedMs),
       boundMs: Math.round(boundMs),
-      ratioToBound: boundMs > 0 ? round(convergedMs / boundMs) : 0,
+      ratioToBound: boundMs > 0 ? round(convergedMs / boundMs, 3) : 0,
       ec2Calls: report.ec2Calls,
       throttled: report.throttled,
       dlqMessages: report.dlqMessages,
@@ -74,8 +75,6 @@ export async function convergeOnce(nodes: number, options: { routeTables?: numbe
     await sandbox.stop();
   }
 }
-
-const round = (value: number): number => Math.round(value * 1000) / 1000;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const n = Number(process.argv[2] ?? 100);

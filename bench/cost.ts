@@ -3,6 +3,7 @@
  * the sandbox. Unit prices are AWS's published on-demand prices for us-east-1 (free tiers ignored);
  * each is written next to the term it prices.
  */
+import { round } from './stats.ts';
 export interface CostInputs {
   nodes: number;
   /** Wall time of one steady-state reconcile, measured. */
@@ -39,7 +40,7 @@ export function estimateCost(input: CostInputs): CostEstimate {
   const reconciles = MONTH_MINUTES; // one a minute
   const joins = input.joinsPerDay * 30;
   const lines: CostEstimate['lines'] = [];
-  const add = (item: string, formula: string, usd: number) => lines.push({ item, formula, usd: round(usd) });
+  const add = (item: string, formula: string, usd: number) => lines.push({ item, formula, usd: round(usd, 4) });
 
   const reconcileGbS = reconciles * (input.reconcileMs / 1000) * MEMORY_GB.reconcile;
   add('reconcile compute', `${reconciles} runs x ${input.reconcileMs} ms x 0.5 GB x $0.0000133334/GB-s`, reconcileGbS * PRICE.lambdaGbSecondArm);
@@ -54,7 +55,6 @@ export function estimateCost(input: CostInputs): CostEstimate {
   add('DynamoDB writes (churn)', `${joins * 2} joins+leaves x ${input.perJoin.dynamodbWrites} WRU x $0.625/1M`, joins * 2 * input.perJoin.dynamodbWrites * PRICE.dynamoWrite);
   const logGb = (reconciles * 700) / 1e9;
   add('CloudWatch Logs', `${reconciles} summaries x ~700 B x $0.50/GB`, logGb * PRICE.logsGb);
-  return { usdPerMonth: round(lines.reduce((sum, line) => sum + line.usd, 0)), lines };
+  return { usdPerMonth: round(lines.reduce((sum, line) => sum + line.usd, 0), 4), lines };
 }
 
-const round = (value: number): number => Math.round(value * 10000) / 10000;

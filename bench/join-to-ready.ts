@@ -9,6 +9,7 @@ import { startSandbox } from '../infra/local/sandbox/index.ts';
 import type { Sandbox } from '../infra/local/sandbox/index.ts';
 import { silentLogger } from '../lib/log.ts';
 import { mapSettled } from '../lib/util/concurrency.ts';
+import { median } from './stats.ts';
 
 export interface JoinToReadyResult {
   clusterNodes: number;
@@ -79,11 +80,6 @@ async function untilReady(sandbox: Sandbox, names: string[], timeoutMs: number):
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-};
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(JSON.stringify(await benchJoinToReady({ clusterNodes: Number(process.argv[2] ?? 200) })));

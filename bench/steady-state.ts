@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { startSandbox } from '../infra/local/sandbox/index.ts';
 import { mapSettled } from '../lib/util/concurrency.ts';
+import { round } from './stats.ts';
 
 export interface SteadyStateRun {
   nodes: number;
@@ -91,18 +92,16 @@ export async function steadyStateOnce(nodes: number): Promise<SteadyStateRun> {
       dynamodbWrites: Object.entries(steady.dynamodbCalls).filter(([name]) => WRITES.has(name)).reduce((sum, [, n]) => sum + n, 0),
       messagesSent: result.messagesSent,
       perJoin: {
-        workerInvocations: round(invocations / joins),
-        workerMs: round(done.length > 0 ? workerMs / done.length : 0),
-        webhookMs: round(webhookMs / joins),
-        dynamodbWrites: round(writes / joins),
+        workerInvocations: round(invocations / joins, 1),
+        workerMs: round(done.length > 0 ? workerMs / done.length : 0, 1),
+        webhookMs: round(webhookMs / joins, 1),
+        dynamodbWrites: round(writes / joins, 1),
       },
     };
   } finally {
     await sandbox.stop();
   }
 }
-
-const round = (value: number): number => Math.round(value * 10) / 10;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(JSON.stringify(await steadyStateOnce(Number(process.argv[2] ?? 1000))));

@@ -27,8 +27,8 @@ afterEach(async () => {
 });
 
 describe('reconcile and CIDR leases', () => {
-  // lib/usecases/reconcile.ts: node sync (allocation) runs before syncLeases occupies the pod CIDRs
-  // of nodes that have no lease, so a new node can get a block another node already uses.
+  // Pod CIDRs that nodes hold without a lease must be occupied before any new node is allocated,
+  // or a new node could get a block another node already uses.
   it('reconcile never allocates a pod CIDR that an existing node holds without a lease', async () => {
     world.addClusterTable();
     await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
@@ -43,8 +43,8 @@ describe('reconcile and CIDR leases', () => {
     ]);
   });
 
-  // lib/aws/dynamodb-cidr-store.ts `leases()` drops `since`, so with the production wiring
-  // reconcile's `lease.since !== undefined` filter never matches and no lease is ever reclaimed.
+  // The DynamoDB store's leases carry the time they were taken; without it, reconcile could never
+  // tell an orphan past its grace period and no lease would ever be reclaimed.
   it('reconcile reclaims the lease of a vanished node with the DynamoDB store (buildWiring)', async () => {
     await world.addNode('node-a', { podCidrs: ['100.64.0.0/24'] });
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
@@ -61,8 +61,8 @@ describe('reconcile and CIDR leases', () => {
     expect(report.reclaimed).toEqual([{ cidr: '100.64.1.0/24', owner: 'node-gone' }]);
   });
 
-  // lib/usecases/reconcile.ts syncLeases: with an empty node list the guard only trips from
-  // MIN_DELETES_FOR_GUARD orphans on, so an empty (or failed) node listing frees up to 4 live leases.
+  // An empty (or failed) node listing must free no lease, however few orphans it seems to show:
+  // the guard must not wait for MIN_DELETES_FOR_GUARD of them.
   it('reconcile withholds reclaiming when the node list is empty, however few the orphans', async () => {
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '60' });
     const set = await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(world.clock.now) });
