@@ -4,6 +4,7 @@
  * each is written next to the term it prices.
  */
 import { round } from './stats.ts';
+
 export interface CostInputs {
   nodes: number;
   /** Wall time of one steady-state reconcile, measured. */

@@ -18,13 +18,14 @@
  * nodes and leases each.
  */
 import { tryParseCidr, formatCidr, containsCidr } from '../cidr/cidr.ts';
+import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
 import { syncNodeMessage, toMessages } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
 import type { WorkQueue } from '../messages/work-queue.ts';
-import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
@@ -124,7 +125,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   await occupyUnleased(nodes, leaseLists, deps, report);
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
-  const needSync = nodes.filter((node) => needsNodeSync(node, config));
+  const wantedFamilies = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
+  const needSync = nodes.filter((node) => needsNodeSync(node, wantedFamilies, config.mode));
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
     const syncDeps = nodeSyncDeps(deps, tables, node);
     await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps);
@@ -249,15 +251,11 @@ async function markReachableWhenAliased(node: Node, cloud: DualStackCloudAlias, 
   if (podCidrs.every((cidr) => aliases.has(cidr))) await deps.nodes.setNetworkUnavailable(node.metadata.name, false);
 }
 
-function needsNodeSync(node: Node, config: ReconcileConfig): boolean {
+/** A node needs node sync when it lacks a pod CIDR of some cluster family (or, with prefixes, is not yet reachable). */
+function needsNodeSync(node: Node, wantedFamilies: ReadonlyArray<Family | undefined>, mode: ReconcileConfig['mode']): boolean {
   const families = new Set(podCidrsOf(node).map((text) => tryParseCidr(text)?.family));
-  const wanted = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
-  if (wanted.some((family) => !families.has(family))) return true;
-  if (config.mode === 'prefixes') {
-    const condition = node.status?.conditions?.find((c) => c.type === 'NetworkUnavailable');
-    return condition?.status !== 'False';
-  }
-  return false;
+  if (wantedFamilies.some((family) => !families.has(family))) return true;
+  return mode === 'prefixes' && networkUnavailableOf(node) !== 'False';
 }
 
 /** Node-sync ports for one node, by mode. */
