@@ -24,6 +24,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../../lib/messages/work-queue.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
 
 export const CLUSTER = 'alpha';
 export const CLUSTER_TAG = `kubernetes.io/cluster/${CLUSTER}`;
@@ -251,25 +252,8 @@ export async function freshCidrTable(client: DynamoDBClient): Promise<string> {
 export const unusedSqsClient = (): SQSClient =>
   new SQSClient({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', credentials, maxAttempts: 1 });
 
-export function lambdaContext(functionName = 'podroute-test'): Context {
-  const unsupported = (): never => {
-    throw new Error('callback-style context methods are not supported');
-  };
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: '00000000-0000-4000-8000-000000000000',
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'test',
-    getRemainingTimeInMillis: () => 30_000,
-    done: unsupported,
-    fail: unsupported,
-    succeed: unsupported,
-  };
-}
+/** The local Lambda context the stand-ins use, named for tests. */
+export const lambdaContext = (functionName = 'podroute-test'): Context => localLambdaContext(functionName);
 
 export function sqsRecord(messageId: string, body: string, receiveCount = 1): SQSRecord {
   return {
