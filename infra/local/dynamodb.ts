@@ -7,7 +7,7 @@
  *   const client = db.client();   // destroyed by db.close()
  */
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from './listen.ts';
 import { cidrTableDefinition } from '../../lib/aws/dynamodb-cidr-store.ts';
 
 export const LOCAL_CIDR_TABLE = 'podroute-cidrs';
@@ -30,11 +30,8 @@ export async function startLocalDynamoDb(options: { tableName?: string; region?:
   const region = options.region ?? 'us-east-1';
   const { default: dynalite } = await import('dynalite');
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = await listenLocal(server);
+  const endpoint = `http://127.0.0.1:${listening.port}`;
   const calls: Record<string, number> = {};
   server.on('request', (request: { headers: Record<string, string | string[] | undefined> }) => {
     const target = request.headers['x-amz-target'];
@@ -56,7 +53,7 @@ export async function startLocalDynamoDb(options: { tableName?: string; region?:
   try {
     await client().send(new CreateTableCommand(cidrTableDefinition(tableName)));
   } catch (error) {
-    server.close();
+    await listening.close();
     throw new Error(`local DynamoDB: could not create table ${tableName}`, { cause: error });
   }
   return {
@@ -72,8 +69,7 @@ export async function startLocalDynamoDb(options: { tableName?: string; region?:
     },
     close: async () => {
       for (const made of clients.splice(0)) made.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      await listening.close();
     },
   };
 }

@@ -7,7 +7,7 @@
  *   const client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials });
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from '../listen.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ACTIONS } from './actions.ts';
 import { Ec2ApiError, Ec2State } from './state.ts';
@@ -138,21 +138,14 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
       })();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const listening = await listenLocal(server, options.port ?? 0);
+  const port = listening.port;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     state,
     stats,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: listening.close,
   };
 }
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from '../listen.ts';
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -686,11 +686,8 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
 
   for (const node of options.nodes ?? []) await createNode(toJson(node), false);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const listening = await listenLocal(server, options.port ?? 0);
+  const port = listening.port;
   const url = `https://127.0.0.1:${port}`;
 
   const kubeConfig = (): KubeConfigOptions => ({
@@ -770,10 +767,6 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     },
     state,
     stats,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: listening.close,
   };
 }

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from '../listen.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { lambdaContext } from '../lambda-context.ts';
 
@@ -163,19 +163,12 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = await listenLocal(server);
+  const url = `http://127.0.0.1:${listening.port}`;
   return {
     url,
     responses,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: listening.close,
   };
 }
 
