@@ -112,17 +112,29 @@ async function applyRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
   return result;
 }
 
-/** A route as listed, reduced to what the worker decides on; null when the table has none. */
-function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: string): DescribedRoute | null {
+/** What the worker decides a route on, whether it was listed or described. */
+interface CurrentRoute {
+  networkInterfaceId: string | null;
+  instanceId: string | null;
+  blackhole: boolean;
+  /** The target when it is no instance (a gateway, a bare interface): such a route is never changed. */
+  foreign: string | null;
+}
+
+/** The listed route of `routeTableId` to `destinationCidr`; null when the table has none. */
+function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: string): CurrentRoute | null {
   const route = tables.find((t) => t.routeTableId === routeTableId)?.routes.find((r) => r.destinationCidr === destinationCidr);
   if (!route) return null;
-  return {
-    InstanceId: route.instanceId ?? undefined,
-    NetworkInterfaceId: route.networkInterfaceId ?? undefined,
-    // Any target that is neither an instance nor a bare interface counts as a gateway here.
-    GatewayId: route.target === 'gateway' || route.target === 'other' || route.target === 'local' ? route.target : undefined,
-    State: route.blackhole ? 'blackhole' : 'active',
-  };
+  const foreign = !route.blackhole && route.target !== 'instance' ? (route.target === 'interface' ? (route.networkInterfaceId ?? 'an unknown target') : route.target) : null;
+  return { networkInterfaceId: route.networkInterfaceId, instanceId: route.instanceId, blackhole: route.blackhole, foreign };
+}
+
+/** A route as EC2 describes it, in the same terms. */
+function described(route: DescribedRoute): CurrentRoute {
+  const blackhole = route.State === 'blackhole';
+  const gateway = route.GatewayId ?? route.NatGatewayId ?? route.TransitGatewayId ?? route.VpcPeeringConnectionId;
+  const foreign = blackhole ? null : (gateway ?? (route.InstanceId ? null : (route.NetworkInterfaceId ?? 'an unknown target')));
+  return { networkInterfaceId: route.NetworkInterfaceId ?? null, instanceId: route.InstanceId ?? null, blackhole, foreign };
 }
 
 /** The node's primary interface, with source/destination check off; remembered per container. */
@@ -139,7 +151,7 @@ async function routeTarget(op: RouteOp, deps: RouteWorkerDeps): Promise<string> 
 }
 
 /** Puts `op.destinationCidr -> node` into the table, whatever is there now (except a foreign target). */
-async function ensureRoute(op: RouteOp, current: DescribedRoute | null, deps: RouteWorkerDeps): Promise<'created' | 'replaced' | 'exists'> {
+async function ensureRoute(op: RouteOp, current: CurrentRoute | null, deps: RouteWorkerDeps): Promise<'created' | 'replaced' | 'exists'> {
   const started = deps.now();
   const eni = await routeTarget(op, deps);
   const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
@@ -151,15 +163,15 @@ async function ensureRoute(op: RouteOp, current: DescribedRoute | null, deps: Ro
       // Someone created it since the listing: decide again on what is there now.
       if (!(error instanceof RouteConflictError)) throw error;
       const now = await deps.routeTables.describeRoute(op.routeTableId, op.destinationCidr);
-      if (now === null || isForeign(now)) throw error;
+      if (now === null || described(now).foreign !== null) throw error;
       await deps.routeTables.replaceRoute(spec);
       result = 'replaced';
     }
-  } else if (current.NetworkInterfaceId === eni && current.State !== 'blackhole') {
+  } else if (current.networkInterfaceId === eni && !current.blackhole) {
     result = 'exists';
-  } else if (isForeign(current)) {
+  } else if (current.foreign !== null) {
     throw new PodrouteError(
-      `route ${op.destinationCidr} in ${op.routeTableId} targets ${foreignTarget(current)}, not an instance; podroute does not replace routes to gateways or bare interfaces`,
+      `route ${op.destinationCidr} in ${op.routeTableId} targets ${current.foreign}, not an instance; podroute does not replace routes to gateways or bare interfaces`,
     );
   } else {
     await deps.routeTables.replaceRoute(spec);
@@ -179,15 +191,16 @@ async function applyDelete(message: DeleteRouteMessage, deps: RouteWorkerDeps): 
   if (!isResponsibleForRoute(message.destinationCidr, deps.clusterCidrs)) {
     throw new InvalidInputError(`refusing to delete ${message.destinationCidr}: it is outside the cluster CIDRs ${deps.clusterCidrs.join(',')}`);
   }
-  const current = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
-  if (current === null) return 'absent';
-  if (isForeign(current)) return `stale:foreign-target ${foreignTarget(current)}`;
-  const blackhole = current.State === 'blackhole';
+  const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
+  if (found === null) return 'absent';
+  const current = described(found);
+  if (current.foreign !== null) return `stale:foreign-target ${current.foreign}`;
+  const blackhole = current.blackhole;
   if (message.reason === 'blackhole' && !blackhole) return 'stale:no-longer-blackhole';
   const expect = message.expect;
   if (expect !== undefined) {
     if (expect.blackhole !== blackhole && message.reason === 'no-owner') return 'stale:state-changed';
-    if (!blackhole && (current.InstanceId ?? null) !== expect.instanceId) return 'stale:target-changed';
+    if (!blackhole && current.instanceId !== expect.instanceId) return 'stale:target-changed';
   }
   const started = deps.now();
   const result = await deps.routeTables.deleteRoute({ routeTableId: message.routeTableId, destinationCidr: message.destinationCidr });
@@ -267,16 +280,6 @@ function staleness(op: RouteOp, node: Node, clusterCidrs: readonly string[]): st
     return cluster !== null && containsCidr(cluster, wanted);
   });
   return inside ? null : 'stale:outside-cluster-cidrs';
-}
-
-function isForeign(route: DescribedRoute): boolean {
-  if (route.State === 'blackhole') return false;
-  if (route.GatewayId || route.NatGatewayId || route.TransitGatewayId || route.VpcPeeringConnectionId) return true;
-  return !route.InstanceId;
-}
-
-function foreignTarget(route: DescribedRoute): string {
-  return route.GatewayId ?? route.NatGatewayId ?? route.TransitGatewayId ?? route.VpcPeeringConnectionId ?? route.NetworkInterfaceId ?? 'an unknown target';
 }
 
 async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
