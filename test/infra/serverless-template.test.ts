@@ -372,20 +372,7 @@ describe('infra/kubernetes manifests', () => {
     expect(listAt(hook, 'rules')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'DELETE'], resources: ['nodes'], scope: 'Cluster' }]);
     expect(String(at(hook, 'clientConfig', 'url'))).toMatch(/^https:\/\/[^/?#]+\/webhook\/[^/?#]+$/);
   });
-
-  it('rbac: the podroute group may read and patch nodes and write events, nothing else', () => {
-    const [role, binding] = documents('infra/kubernetes/rbac.yaml');
-    expect(role?.kind).toBe('ClusterRole');
-    expect(listAt(role, 'rules')).toEqual([
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-    ]);
-    expect(binding?.kind).toBe('ClusterRoleBinding');
-    expect(at(binding, 'roleRef', 'name')).toBe('podroute');
-    expect(listAt(binding, 'subjects')).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podroute' }]);
-  });
+  // rbac.yaml: test/infra/kubernetes-manifests.test.ts compares it with the adapter's calls.
 });
 
 // ------------------------------------------------------------------------------------------------
