@@ -2,7 +2,10 @@
 # Offline packaging check for podroute: `osls package` (no AWS credentials, no network needed),
 # cfn-lint over the generated CloudFormation template, then the size of every bundle.
 #
-#   infra/scripts/package-check.sh [--stage ci] [--region us-east-1]
+#   infra/scripts/package-check.sh [--stage ci] [--region us-east-1] [--param name=value ...]
+#
+# --param is passed to `osls package` as is, e.g. to lint the VPC branch as deployed:
+#   infra/scripts/package-check.sh --param subnetIds=subnet-0aaa1111 --param securityGroupIds=sg-0bbb2222
 #
 # If a function source (functions/*.ts) does not exist yet, the check runs in a throwaway copy of
 # the repository with stub handlers, so the repository itself is never touched (the copy is
@@ -11,11 +14,17 @@ set -euo pipefail
 
 stage=ci
 region=us-east-1
+params=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --stage) stage="${2:?--stage needs a value}"; shift 2 ;;
     --region) region="${2:?--region needs a value}"; shift 2 ;;
-    *) echo "usage: $0 [--stage <stage>] [--region <region>]" >&2; exit 2 ;;
+    --param)
+      case "${2:-}" in
+        [A-Za-z]*=*) params+=("--param=$2"); shift 2 ;;
+        *) echo "$0: --param needs name=value" >&2; exit 2 ;;
+      esac ;;
+    *) echo "usage: $0 [--stage <stage>] [--region <region>] [--param name=value ...]" >&2; exit 2 ;;
   esac
 done
 
@@ -59,8 +68,8 @@ rm -rf .serverless
 # `osls package` needs no AWS credentials (checked with none configured), so none are set here.
 export SLS_TELEMETRY_DISABLED=1 SLS_NOTIFICATIONS_MODE=off
 
-echo "== osls package --stage $stage --region $region"
-if ! npx --no-install osls package --stage "$stage" --region "$region"; then
+echo "== osls package --stage $stage --region $region ${params[*]}"
+if ! npx --no-install osls package --stage "$stage" --region "$region" "${params[@]}"; then
   echo "package-check: FAILED: osls package ($(elapsed))" >&2
   exit 1
 fi

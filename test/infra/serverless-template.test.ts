@@ -3,11 +3,14 @@
  * deployment depends on: runtime, queue/DLQ wiring, table safety, least-privilege IAM, config.
  * The file is plain YAML (long-form intrinsics), so js-yaml parses it without CloudFormation tags.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '../../lib/config.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -369,18 +372,290 @@ describe('infra/kubernetes manifests', () => {
     expect(listAt(hook, 'rules')).toEqual([{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'DELETE'], resources: ['nodes'], scope: 'Cluster' }]);
     expect(String(at(hook, 'clientConfig', 'url'))).toMatch(/^https:\/\/[^/?#]+\/webhook\/[^/?#]+$/);
   });
+  // rbac.yaml: test/infra/kubernetes-manifests.test.ts compares it with the adapter's calls.
+});
 
-  it('rbac: the podroute group may read and patch nodes and write events, nothing else', () => {
-    const [role, binding] = documents('infra/kubernetes/rbac.yaml');
-    expect(role?.kind).toBe('ClusterRole');
-    expect(listAt(role, 'rules')).toEqual([
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-      { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+// ------------------------------------------------------------------------------------------------
+// Names, VPC, alias, alarms and dashboard, checked on templates packaged offline (osls package, as
+// infra/scripts/package-check.sh runs it): two clusters, one of them in a VPC.
+
+type NamesHelper = ((input: { resolveVariable: (name: string) => Promise<unknown> }) => Promise<Record<string, string>>) & {
+  physicalNames?: unknown;
+  BASE_MAX?: unknown;
+};
+const namesModule: unknown = createRequire(import.meta.url)('../../infra/serverless/names.cjs');
+const vpcModule: unknown = createRequire(import.meta.url)('../../infra/serverless/vpc.cjs');
+const dashboardModule: unknown = createRequire(import.meta.url)('../../infra/serverless/dashboard.cjs');
+const physicalNames = (isObj(namesModule) || typeof namesModule === 'function') ? (namesModule as NamesHelper).physicalNames : undefined;
+if (typeof physicalNames !== 'function') throw new Error('names.cjs must export physicalNames');
+const names = (cluster: unknown, stage: unknown): Record<string, string> => {
+  const result: unknown = physicalNames(cluster, stage);
+  if (!isObj(result)) throw new Error('physicalNames must return a mapping');
+  return Object.fromEntries(Object.entries(result).map(([key, value]) => [key, String(value)]));
+};
+const vpcParams = (vpcModule as { vpcParams?: unknown }).vpcParams;
+if (typeof vpcParams !== 'function') throw new Error('vpc.cjs must export vpcParams');
+const PODROUTE_METRICS: unknown = (dashboardModule as { PODROUTE_METRICS?: unknown }).PODROUTE_METRICS;
+
+describe('infra/serverless/names.cjs: physical names from the cluster name and the stage', () => {
+  it('gives two clusters names with nothing in common, whatever the stage', () => {
+    const a = Object.values(names('prod-eu', 'prod'));
+    const b = Object.values(names('prod-us', 'prod'));
+    expect(a.filter((name) => b.includes(name))).toEqual([]);
+    expect(names('prod-eu', 'prod').stack).toBe('podroute-prod-eu-prod');
+  });
+
+  it.each([
+    ['a_b', 'a-b'],
+    ['a.b', 'a-b'],
+    ['x'.repeat(100), 'x'.repeat(99)],
+    ['x'.repeat(100), 'x'.repeat(100).slice(0, 30) + 'y'],
+  ])('keeps %s and %s apart although their readable forms may be equal', (left, right) => {
+    expect(names(left, 'prod').base).not.toBe(names(right, 'prod').base);
+  });
+
+  it.each([['prod-eu'], ['a_b.c'], ['x'.repeat(100)], ['A'.repeat(31)]])('%s: every name fits every service limit', (cluster) => {
+    const all = names(cluster, 'production-eu-west-1');
+    expect(String(all.base).length).toBeLessThanOrEqual(Number((namesModule as NamesHelper).BASE_MAX));
+    expect(all.stack).toMatch(/^[A-Za-z][A-Za-z0-9-]{0,127}$/);           // CloudFormation stack
+    for (const key of ['reconcile', 'routeWorker', 'nodeWebhook']) expect(all[key]).toMatch(/^[A-Za-z0-9_-]{1,64}$/); // Lambda, IAM role
+    for (const key of ['queue', 'deadLetterQueue']) expect(all[key]).toMatch(/^[A-Za-z0-9_-]{1,80}$/);
+    expect(all.schedule).toMatch(/^[.\-_A-Za-z0-9]{1,64}$/);
+    expect(all.dashboard).toMatch(/^[A-Za-z0-9_-]{1,255}$/);
+  });
+
+  it.each([[''], ['a/b'], ['*'], [undefined]])('rejects the cluster name %j', (cluster) => {
+    expect(() => names(cluster, 'prod')).toThrow(/not a cluster name/);
+  });
+
+  it.each([[''], ['a_b'], [undefined]])('rejects the stage %j', (stage) => {
+    expect(() => names('prod-eu', stage)).toThrow(/stage/);
+  });
+});
+
+describe('infra/serverless/vpc.cjs: the VPC params', () => {
+  it.each([
+    ['', '', { subnetIds: '', securityGroupIds: '' }],
+    ['subnet-0abc,subnet-0def', 'sg-0123', { subnetIds: 'subnet-0abc,subnet-0def', securityGroupIds: 'sg-0123' }],
+  ])('accepts subnets %j with groups %j', (subnets, groups, expected) => {
+    expect(vpcParams(subnets, groups)).toEqual(expected);
+  });
+
+  it.each([
+    ['subnet-0abc', '', /both be set/],
+    ['', 'sg-0123', /both be set/],
+    ['subnet-0abc, subnet-0def', 'sg-0123', /not a comma-separated list of subnet ids/],
+    ['subnet-0abc', 'default', /not a comma-separated list of security group ids/],
+  ])('refuses subnets %j with groups %j', (subnets, groups, message) => {
+    expect(() => vpcParams(subnets, groups)).toThrow(message);
+  });
+});
+
+/** Runs `osls package` into a temporary directory with extra params; returns the template and stack name. */
+function packageWith(extraParams: Record<string, string>): { template: Obj; stackName: string } {
+  const out = mkdtempSync(join(tmpdir(), 'podroute-template-'));
+  try {
+    const args = ['--no-install', 'osls', 'package', '--stage', 'ci', '--region', 'us-east-1', '--package', out,
+      ...Object.entries(extraParams).map(([key, value]) => `--param=${key}=${value}`)];
+    execFileSync('npx', args, {
+      cwd: root,
+      env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const template = objAt(JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')));
+    const state: unknown = JSON.parse(readFileSync(join(out, 'serverless-state.json'), 'utf8'));
+    return { template, stackName: String(at(state, 'service', 'provider', 'stackName')) };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/** The resource types podroute names, and the property that holds each one's physical name. */
+const NAME_PROPERTY: Record<string, string> = {
+  'AWS::Lambda::Function': 'FunctionName',
+  'AWS::IAM::Role': 'RoleName',
+  'AWS::SQS::Queue': 'QueueName',
+  'AWS::DynamoDB::Table': 'TableName',
+  'AWS::SecretsManager::Secret': 'Name',
+  'AWS::Events::Rule': 'Name',
+  'AWS::CloudWatch::Alarm': 'AlarmName',
+  'AWS::CloudWatch::Dashboard': 'DashboardName',
+  'AWS::Logs::LogGroup': 'LogGroupName',
+  'AWS::ApiGatewayV2::Api': 'Name',
+};
+
+/** Evaluates a packaged template's conditions and intrinsics with every parameter at its default. */
+function evaluateIn(template: Obj, value: unknown): unknown {
+  const parameters = objAt(template, 'Parameters');
+  const conditions = objAt(template, 'Conditions');
+  const ev = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(ev).filter((item) => item !== undefined);
+    if (!isObj(v)) return v;
+    if ('Ref' in v) {
+      const name = String(v.Ref);
+      if (name === 'AWS::NoValue') return undefined;
+      if (name === 'AWS::Partition') return 'aws';
+      if (name in parameters) return at(parameters, name, 'Default');
+      return `<${name}>`;
+    }
+    if ('Fn::If' in v) {
+      const [condition, yes, no] = listAt(v, 'Fn::If');
+      return ev(ev(at(conditions, String(condition))) === true ? yes : no);
+    }
+    if ('Fn::Equals' in v) {
+      const [left, right] = listAt(v, 'Fn::Equals');
+      return ev(left) === ev(right);
+    }
+    if ('Fn::Not' in v) return ev(listAt(v, 'Fn::Not')[0]) !== true;
+    if ('Fn::Split' in v) {
+      const [separator, text] = listAt(v, 'Fn::Split');
+      return String(ev(text)).split(String(separator));
+    }
+    if ('Fn::Sub' in v && typeof v['Fn::Sub'] === 'string') return v['Fn::Sub'].replace('${AWS::Partition}', 'aws');
+    return Object.fromEntries(Object.entries(v).map(([key, item]) => [key, ev(item)]).filter(([, item]) => item !== undefined));
+  };
+  return ev(value);
+}
+
+const resourcesOf = (template: Obj, type: string): [string, Obj][] =>
+  Object.entries(objAt(template, 'Resources')).flatMap(([id, resource]) => (isObj(resource) && resource.Type === type ? [[id, resource]] : []));
+
+describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; dashboard', () => {
+  // Two packagings (about 10-60 s each on a busy machine), shared by every test below.
+  const packaged: { alpha?: { template: Obj; stackName: string }; beta?: { template: Obj; stackName: string } } = {};
+  const VPC = { subnetIds: 'subnet-0aaa1111,subnet-0bbb2222', securityGroupIds: 'sg-0ccc3333' };
+  beforeAll(() => {
+    packaged.alpha = packageWith({ clusterName: 'alpha.prod_1' });
+    packaged.beta = packageWith({ clusterName: 'beta', ...VPC });
+  }, 300_000);
+  const alpha = () => { if (!packaged.alpha) throw new Error('not packaged'); return packaged.alpha; };
+  const beta = () => { if (!packaged.beta) throw new Error('not packaged'); return packaged.beta; };
+
+  const physical = ({ template, stackName }: { template: Obj; stackName: string }): string[] => {
+    const found = [stackName];
+    for (const [type, property] of Object.entries(NAME_PROPERTY)) {
+      for (const [id, resource] of resourcesOf(template, type)) {
+        const name = at(resource, 'Properties', property);
+        expect(typeof name, `${id}.${property} is a plain name`).toBe('string');
+        found.push(String(name));
+      }
+    }
+    return found;
+  };
+
+  it('names the stack and every named resource after the cluster, so two clusters share no name', () => {
+    const a = physical(alpha());
+    const b = physical(beta());
+    expect(a.length).toBeGreaterThan(20);
+    expect(a.filter((name) => b.includes(name))).toEqual([]);
+    expect(alpha().stackName).toBe(names('alpha.prod_1', 'ci').stack);
+    expect(beta().stackName).toBe('podroute-beta-ci');
+    for (const name of b) expect(name).toContain('podroute-beta-ci');
+    for (const name of a) expect(name).toContain(names('alpha.prod_1', 'ci').base);
+  });
+
+  it('puts every function in the VPC, with the ENI policy on its role, only when the params are given', () => {
+    for (const [{ template }, inVpc] of [[beta(), true], [alpha(), false]] as const) {
+      const functions = resourcesOf(template, 'AWS::Lambda::Function');
+      expect(functions).toHaveLength(3);
+      for (const [id, fnResource] of functions) {
+        const vpcConfig = evaluateIn(template, at(fnResource, 'Properties')) as Obj;
+        if (inVpc) expect(vpcConfig.VpcConfig, id).toEqual({ SubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'], SecurityGroupIds: ['sg-0ccc3333'] });
+        else expect(vpcConfig, id).not.toHaveProperty('VpcConfig');
+        const role = String(at(fnResource, 'Properties', 'Role', 'Fn::GetAtt', 0));
+        const managed = (evaluateIn(template, at(template, 'Resources', role, 'Properties')) as Obj).ManagedPolicyArns;
+        if (inVpc) expect(managed, role).toEqual(['arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole']);
+        else expect(managed, role).toBeUndefined();
+      }
+    }
+  });
+
+  it('publishes versions and points an alias `live` at each', () => {
+    const { template } = alpha();
+    const aliases = resourcesOf(template, 'AWS::Lambda::Alias');
+    expect(aliases.map(([, alias]) => at(alias, 'Properties', 'FunctionName', 'Ref')).sort()).toEqual(['NodeWebhookLambdaFunction', 'ReconcileLambdaFunction', 'RouteWorkerLambdaFunction']);
+    for (const [, alias] of aliases) {
+      expect(at(alias, 'Properties', 'Name')).toBe('live');
+      const [version, attribute] = listAt(alias, 'Properties', 'FunctionVersion', 'Fn::GetAtt');
+      expect(attribute).toBe('Version');
+      expect(at(template, 'Resources', String(version), 'Type')).toBe('AWS::Lambda::Version');
+    }
+  });
+
+  it('makes every trigger (schedule, SQS mapping, HTTP API, invoke permissions, async config) target the alias', () => {
+    const { template } = alpha();
+    const functionIds = resourcesOf(template, 'AWS::Lambda::Function').map(([id]) => id);
+    const seen: string[] = [];
+    const isAliasArn = (value: Obj): boolean => {
+      const join = value['Fn::Join'];
+      if (!Array.isArray(join) || join[0] !== ':' || !Array.isArray(join[1]) || join[1].length !== 2 || join[1][1] !== 'live') return false;
+      const getAtt = isObj(join[1][0]) ? join[1][0]['Fn::GetAtt'] : undefined;
+      return Array.isArray(getAtt) && functionIds.includes(String(getAtt[0])) && getAtt[1] === 'Arn';
+    };
+    // Any reference to a function from a resource that invokes it must be the alias ARN.
+    const visit = (owner: string, value: unknown): void => {
+      if (Array.isArray(value)) { for (const item of value) visit(owner, item); return; }
+      if (!isObj(value)) return;
+      if (isAliasArn(value)) { seen.push(owner); return; }
+      for (const ref of [value['Fn::GetAtt'], value.Ref]) {
+        const target = Array.isArray(ref) ? String(ref[0]) : (typeof ref === 'string' ? ref : '');
+        expect(functionIds.includes(target), `${owner} names ${target} unqualified, not its alias`).toBe(false);
+      }
+      for (const item of Object.values(value)) visit(owner, item);
+    };
+    const triggers = ['AWS::Events::Rule', 'AWS::Lambda::EventSourceMapping', 'AWS::ApiGatewayV2::Integration', 'AWS::Lambda::Permission'];
+    for (const type of triggers) {
+      const found = resourcesOf(template, type);
+      expect(found.length, type).toBeGreaterThan(0);
+      for (const [id, resource] of found) visit(id, at(resource, 'Properties'));
+    }
+    expect(new Set(seen)).toEqual(new Set(triggers.flatMap((type) => resourcesOf(template, type).map(([id]) => id))));
+    for (const [id, config] of resourcesOf(template, 'AWS::Lambda::EventInvokeConfig')) expect(at(config, 'Properties', 'Qualifier'), id).toBe('live');
+  });
+
+  it('alarms on the DLQ, each function\'s errors and podroute\'s own metrics with their cluster and function', () => {
+    const { template } = beta();
+    const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => objAt(alarm, 'Properties'));
+    const key = (alarm: Obj) => `${String(alarm.Namespace)}/${String(alarm.MetricName)}`;
+    expect(alarms.map(key).sort()).toEqual([
+      'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/SQS/ApproximateNumberOfMessagesVisible',
+      'podroute/DeletionsWithheld', 'podroute/MessagesRejected', 'podroute/NodesBlocked', 'podroute/RouteTableFull', 'podroute/WebhookFailures',
     ]);
-    expect(binding?.kind).toBe('ClusterRoleBinding');
-    expect(at(binding, 'roleRef', 'name')).toBe('podroute');
-    expect(listAt(binding, 'subjects')).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podroute' }]);
+    const expectedFunction: Record<string, string> = {
+      DeletionsWithheld: 'reconcile', MessagesRejected: 'route-worker', NodesBlocked: 'reconcile', RouteTableFull: 'route-worker', WebhookFailures: 'node-webhook',
+    };
+    for (const alarm of alarms.filter((a) => a.Namespace === 'podroute')) {
+      expect(alarm.Dimensions, key(alarm)).toEqual([{ Name: 'cluster', Value: 'beta' }, { Name: 'function', Value: expectedFunction[String(alarm.MetricName)] }]);
+      expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+    }
+    const errorsOf = alarms.filter((a) => a.MetricName === 'Errors').map((a) => at(a, 'Dimensions', 0, 'Value'));
+    expect(errorsOf).toEqual(expect.arrayContaining(['Reconcile', 'RouteWorker', 'NodeWebhook'].map((id) => ({ Ref: `${id}LambdaFunction` }))));
+    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual({ 'Fn::If': ['HasAlarmTopic', [{ Ref: 'AlarmTopicArn' }], { Ref: 'AWS::NoValue' }] });
+  });
+
+  it('has a dashboard: nodes ready vs total, routes pending, queue depth and age, throttles, conflicts, webhook latency', () => {
+    const { template } = beta();
+    const [[, dashboard] = ['', {}]] = resourcesOf(template, 'AWS::CloudWatch::Dashboard');
+    const body: unknown = JSON.parse(String(at(dashboard, 'Properties', 'DashboardBody')));
+    const metrics = listAt(body, 'widgets').flatMap((widget) => listAt(widget, 'properties', 'metrics'));
+    const lines = metrics.map((line) => {
+      if (!Array.isArray(line)) throw new Error('a metric line is an array');
+      const options = line.at(-1);
+      const parts = line.slice(0, -1).map(String);
+      return `${parts.join(' ')}${isObj(options) && options.stat !== undefined ? ` ${String(options.stat)}` : ''}`;
+    });
+    const n = names('beta', 'ci');
+    const own = (metric: string, fn: string) => `podroute ${metric} cluster beta function ${fn}`;
+    expect(lines).toEqual(expect.arrayContaining([
+      `${own('NodesReady', 'reconcile')} Minimum`, `${own('NodesTotal', 'reconcile')} Maximum`, `${own('RoutesPending', 'reconcile')} Maximum`,
+      `AWS/SQS ApproximateNumberOfMessagesVisible QueueName ${n.queue} Maximum`, `AWS/SQS ApproximateAgeOfOldestMessage QueueName ${n.queue} Maximum`,
+      `${own('EC2Throttled', 'route-worker')} Sum`, `AWS/Lambda Throttles FunctionName ${n.routeWorker} Sum`,
+      `${own('AllocationConflicts', 'node-webhook')} Sum`,
+      `AWS/Lambda Duration FunctionName ${n.nodeWebhook} p50`, `AWS/Lambda Duration FunctionName ${n.nodeWebhook} p99`,
+    ]));
+    // Every podroute metric line names a metric of the published table.
+    for (const line of metrics.filter((l) => Array.isArray(l) && l[0] === 'podroute')) {
+      expect(Object.keys(objAt(PODROUTE_METRICS))).toContain((line as unknown[])[1]);
+    }
   });
 });
