@@ -154,7 +154,13 @@ async function routeTarget(op: RouteOp, deps: RouteWorkerDeps): Promise<string> 
   const started = deps.now();
   const target = await deps.routeTables.prepareRouteTarget(op.instanceId);
   if (target.sourceDestCheckChanged) {
-    deps.log.log('info', 'action', { action: 'disable-source-dest-check', node: op.node, instanceId: op.instanceId, ms: deps.now() - started });
+    deps.log.log('info', 'action', {
+      action: 'disable-source-dest-check',
+      node: op.node,
+      instanceId: op.instanceId,
+      networkInterfaceId: target.primaryEniId,
+      ms: deps.now() - started,
+    });
   }
   deps.targets?.set(op.instanceId, { primaryEniId: target.primaryEniId, at: deps.now() });
   return target.primaryEniId;
