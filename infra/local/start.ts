@@ -27,6 +27,8 @@ Options:
   --route-tables K     route tables tagged for the cluster (default 2)
   --mode MODE          routes (VPC routes, default) or prefixes (ENI prefix delegation, /28 and /80)
   --faults SHARE       share of EC2 calls failing with a retryable error, 0 <= SHARE < 1 (default 0)
+  --secondary-enis N   secondary network interfaces on every instance, 0..15 (default 0); the worker
+                       still routes to the primary one and turns its source/dest check off
   --tick-ms MS         reconcile schedule period; the one minute of production, fast-forwarded (default 2000)
   --report FILE        write the final numbers as JSON to FILE
   --timeout-s S        give up after S seconds (default 300)
@@ -39,7 +41,8 @@ duplicate CIDRs, no leaked CIDR leases after a final reconcile, and an empty dea
 The schedule runs 60000/--tick-ms times faster than production's one minute (30x by default); the
 queue's visibility timeout (6 s) and EC2's throttling refill rates are scaled alike. The sandbox sets
 LEASE_GRACE_SECONDS=1 (600 in production) so that final reconcile may reclaim leases at once, and
-raises the EC2 route quota (default 50 a table) to fit the cluster.
+raises the EC2 route quota (default 50 a table) to fit the cluster. In routes mode a new instance
+answers NotFound for its first 60 s (scaled alike), as EC2's eventual consistency allows.
 
 Exit status: 0 converged, 1 not converged, 2 bad flags.`;
 
@@ -50,6 +53,7 @@ interface Flags {
   routeTables: number;
   mode: 'routes' | 'prefixes';
   faults: number;
+  secondaryEnis: number;
   tickMs: number;
   report: string | undefined;
   timeoutS: number;
@@ -72,6 +76,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
         'route-tables': { type: 'string' },
         mode: { type: 'string' },
         faults: { type: 'string' },
+        'secondary-enis': { type: 'string' },
         'tick-ms': { type: 'string' },
         report: { type: 'string' },
         'timeout-s': { type: 'string' },
@@ -92,6 +97,11 @@ function parseFlags(argv: string[]): Flags | 'help' {
   const whole = (min: number, max = Number.MAX_SAFE_INTEGER) => (n: number) => Number.isInteger(n) && n >= min && n <= max;
   const nodes = number('nodes', values.nodes, 50, whole(1, 10_000), 'a whole number from 1 to 10000');
   const leave = number('leave', values.leave, Math.min(5, nodes - 1), whole(0, nodes), `a whole number from 0 to --nodes (${nodes})`);
+  const secondaryEnis = number('secondary-enis', values['secondary-enis'], 0, whole(0, 15), 'a whole number from 0 to 15');
+  // Every interface takes an address of the sandbox's one /18 node subnet (16,379 usable).
+  if (nodes * (1 + secondaryEnis) > 16_000) {
+    throw new FlagError(`--nodes ${nodes} with --secondary-enis ${secondaryEnis}: ${nodes * (1 + secondaryEnis)} interfaces do not fit the sandbox subnet (at most 16000)`);
+  }
   const mode = values.mode ?? 'routes';
   if (mode !== 'routes' && mode !== 'prefixes') throw new FlagError(`--mode ${JSON.stringify(mode)}: want routes or prefixes`);
   return {
@@ -101,6 +111,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
     routeTables: number('route-tables', values['route-tables'], 2, whole(1, 20), 'a whole number from 1 to 20'),
     mode,
     faults: number('faults', values.faults, 0, (n) => n >= 0 && n < 1, 'a share, 0 <= SHARE < 1'),
+    secondaryEnis,
     tickMs: number('tick-ms', values['tick-ms'], 2000, whole(50, 600_000), 'whole milliseconds from 50 to 600000'),
     report: values.report,
     timeoutS: number('timeout-s', values['timeout-s'], 300, (n) => n > 0 && n <= 86_400, 'seconds, more than 0'),
@@ -176,13 +187,14 @@ async function run(flags: Flags): Promise<number> {
 
   process.stdout.write(
     `podroute sandbox: ${flags.nodes} nodes (${flags.leave} leave), ${flags.mode} mode${flags.dualStack ? ', dual-stack' : ''}, ` +
-      `${flags.routeTables} route table(s), faults ${flags.faults}, tick ${flags.tickMs} ms\n`,
+      `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s), tick ${flags.tickMs} ms\n`,
   );
   const sandbox: Sandbox = await startSandbox({
     dualStack: flags.dualStack,
     routeTables: flags.routeTables,
     mode: flags.mode,
     faults: flags.faults,
+    secondaryEnis: flags.secondaryEnis,
     tickMs: flags.tickMs,
     routeLimit: Math.max(50, Math.min(1000, flags.nodes * families + 1)),
     log: { file: flags.logFile },

@@ -74,9 +74,30 @@ export class RouteQuotaError extends Ec2Error {
   }
 }
 
-/** The EC2 resource named in the call (instance, interface, table) does not exist. Not retryable. */
+/**
+ * The EC2 resource named in the call (instance, interface, table) was not found; `code` is EC2's
+ * (`InvalidInstanceID.NotFound`, ...) when EC2 said so, undefined when podroute concluded it (an
+ * instance described without a primary interface). Not retryable by itself: see `mayBeLaunchLag`.
+ */
 export class Ec2NotFoundError extends Ec2Error {
   override name = 'Ec2NotFoundError';
+}
+
+/**
+ * Codes EC2 may answer for an instance or interface that exists but has not propagated yet. EC2
+ * Developer Guide, "Eventual consistency in the Amazon EC2 API": after RunInstances, another command
+ * with the new instance id may fail with `InvalidInstanceID.NotFound`, which "does not mean the
+ * instance does not exist"; a resource just created may be reported as not existing by commands that
+ * describe or modify it (its interfaces: `InvalidNetworkInterfaceID.NotFound`).
+ */
+export const LAUNCH_LAG_CODES: ReadonlySet<string> = new Set(['InvalidInstanceID.NotFound', 'InvalidNetworkInterfaceID.NotFound']);
+
+/**
+ * Whether this failure is EC2 saying an instance or interface does not exist, which right after a
+ * launch may only be eventual consistency. The caller decides by the resource's age.
+ */
+export function mayBeLaunchLag(error: unknown): error is Ec2NotFoundError {
+  return error instanceof Ec2NotFoundError && error.code !== undefined && LAUNCH_LAG_CODES.has(error.code);
 }
 
 /** The destination already routes to another target; a ReplaceRoute is needed. Not retryable as is. */

@@ -1,13 +1,20 @@
 /**
  * EC2 route tables of the cluster: list them (all pages), and create, replace, delete and re-read
  * the pod-CIDR routes in them, idempotently. Also the node side of a route: the instance's primary
- * interface and its source/destination check.
+ * interface and that interface's source/destination check.
+ *
+ * The check belongs to each network interface. EC2 refuses the instance-level call
+ * (`ModifyInstanceAttribute SourceDestCheck`) on an instance with more than one interface
+ * (`InvalidInstanceID`: "There are multiple interfaces attached to instance ... Please specify an
+ * interface ID for the operation instead."), which is every node with a secondary ENI (VPC CNI,
+ * Multus, EFA). So the route targets the primary interface (device index 0) and the check is turned
+ * off on that interface alone (`ModifyNetworkInterfaceAttribute`, EC2 API reference).
  */
 import {
   CreateRouteCommand,
   DeleteRouteCommand,
   DescribeRouteTablesCommand,
-  ModifyInstanceAttributeCommand,
+  ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
 } from '@aws-sdk/client-ec2';
 import type { DescribeRouteTablesCommandInput, EC2Client, Route, RouteTable } from '@aws-sdk/client-ec2';
@@ -36,6 +43,7 @@ export interface RouteSpec {
 export interface NodeTarget {
   instanceId: string;
   primaryEniId: string;
+  /** The primary interface's own source/destination check. */
   sourceDestCheck: boolean;
 }
 
@@ -160,26 +168,29 @@ export class Ec2RouteTables {
     );
   }
 
-  /** The instance's primary interface (the route target) and its source/destination check. */
+  /**
+   * The instance's primary interface (the route target) and that interface's own check, as
+   * DescribeInstances reports it per interface (`NetworkInterfaces[].SourceDestCheck`).
+   */
   async nodeTarget(instanceId: string): Promise<NodeTarget> {
-    const { instance, eni } = await primaryInterface(this.client, instanceId, 'DescribeInstances');
-    return { instanceId, primaryEniId: eni.NetworkInterfaceId, sourceDestCheck: instance.SourceDestCheck ?? eni.SourceDestCheck ?? true };
+    const { eni } = await primaryInterface(this.client, instanceId, 'DescribeInstances');
+    return { instanceId, primaryEniId: eni.NetworkInterfaceId, sourceDestCheck: eni.SourceDestCheck ?? true };
   }
 
-  /** Turns the instance's source/destination check off. Call it only when `nodeTarget` says it is on. */
-  async disableSourceDestCheck(instanceId: string): Promise<void> {
+  /** Turns one interface's source/destination check off. Call it only when `nodeTarget` says it is on. */
+  async disableSourceDestCheck(networkInterfaceId: string): Promise<void> {
     try {
-      await this.client.send(new ModifyInstanceAttributeCommand({ InstanceId: instanceId, SourceDestCheck: { Value: false } }));
+      await this.client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: networkInterfaceId, SourceDestCheck: { Value: false } }));
     } catch (error) {
-      throw toPodrouteError(error, { operation: 'ModifyInstanceAttribute', subject: instanceId });
+      throw toPodrouteError(error, { operation: 'ModifyNetworkInterfaceAttribute', subject: networkInterfaceId });
     }
   }
 
-  /** `nodeTarget`, then the check turned off if (and only if) it was on. */
+  /** `nodeTarget`, then the primary interface's check turned off if (and only if) it was on. */
   async prepareRouteTarget(instanceId: string): Promise<NodeTarget & { sourceDestCheckChanged: boolean }> {
     const target = await this.nodeTarget(instanceId);
     if (!target.sourceDestCheck) return { ...target, sourceDestCheckChanged: false };
-    await this.disableSourceDestCheck(instanceId);
+    await this.disableSourceDestCheck(target.primaryEniId);
     return { ...target, sourceDestCheck: false, sourceDestCheckChanged: true };
   }
 }

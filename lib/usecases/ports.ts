@@ -28,7 +28,11 @@ export interface RouteTables {
   replaceRoute(spec: RouteSpec): Promise<void>;
   deleteRoute(spec: { routeTableId: string; destinationCidr: string }): Promise<'deleted' | 'absent'>;
   describeRoute(routeTableId: string, destinationCidr: string): Promise<DescribedRoute | null>;
-  /** The instance's primary interface, with source/destination check turned off if it was on. */
+  /**
+   * The instance's primary interface (device index 0), with that interface's source/destination
+   * check turned off if it was on. Rejects with an Ec2NotFoundError carrying EC2's code when EC2
+   * does not know the instance or interface (which may be launch lag: `mayBeLaunchLag`).
+   */
   prepareRouteTarget(instanceId: string): Promise<{ instanceId: string; primaryEniId: string; sourceDestCheckChanged: boolean }>;
 }
 

@@ -20,7 +20,7 @@ import type { Node } from '../nodes/node.ts';
 import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
-import { RouteConflictError } from '../aws/ec2-errors.ts';
+import { RouteConflictError, mayBeLaunchLag } from '../aws/ec2-errors.ts';
 import type { DescribedRoute, NodeSource, RouteTables } from './ports.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
@@ -37,6 +37,16 @@ export interface RouteWorkerDeps {
 
 /** How long a container trusts a remembered route target before describing the instance again. */
 export const TARGET_CACHE_MS = 5 * 60_000;
+
+/**
+ * For this long after a node's creation, EC2 answering that its instance or interface does not
+ * exist (`InvalidInstanceID.NotFound`, `InvalidNetworkInterfaceID.NotFound`) is retried instead of
+ * reported. EC2 Developer Guide, "Eventual consistency in the Amazon EC2 API": a command with the id
+ * of an instance just launched may fail with `InvalidInstanceID.NotFound`, which "does not mean the
+ * instance does not exist"; it advises retrying with backoff for up to a few minutes. After this
+ * window the answer is taken at its word: the failure is permanent and reported on the node.
+ */
+export const LAUNCH_LAG_WINDOW_MS = 5 * 60_000;
 
 export interface Delivery {
   /** How often the queue has delivered this message, this time included. */
@@ -107,7 +117,7 @@ async function applyRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
   const tables = await listTables(deps);
   if (!tables.some((table) => table.routeTableId === op.routeTableId)) return 'stale:not-a-cluster-table';
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
-  const result = await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps);
+  const result = await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps);
   await settleAfter(node, plan, [op], deps);
   return result;
 }
@@ -144,14 +154,49 @@ async function routeTarget(op: RouteOp, deps: RouteWorkerDeps): Promise<string> 
   const started = deps.now();
   const target = await deps.routeTables.prepareRouteTarget(op.instanceId);
   if (target.sourceDestCheckChanged) {
-    deps.log.log('info', 'action', { action: 'disable-source-dest-check', node: op.node, instanceId: op.instanceId, ms: deps.now() - started });
+    deps.log.log('info', 'action', {
+      action: 'disable-source-dest-check',
+      node: op.node,
+      instanceId: op.instanceId,
+      networkInterfaceId: target.primaryEniId,
+      ms: deps.now() - started,
+    });
   }
   deps.targets?.set(op.instanceId, { primaryEniId: target.primaryEniId, at: deps.now() });
   return target.primaryEniId;
 }
 
-/** Puts `op.destinationCidr -> node` into the table, whatever is there now (except a foreign target). */
-async function ensureRoute(op: RouteOp, current: CurrentRoute | null, deps: RouteWorkerDeps): Promise<'created' | 'replaced' | 'exists'> {
+/**
+ * Puts `op.destinationCidr -> node` into the table, whatever is there now (except a foreign target).
+ * EC2 saying the node's instance or interface does not exist is retryable while the node is new
+ * (eventual consistency, `LAUNCH_LAG_WINDOW_MS`) and permanent after; either way nothing about the
+ * target stays remembered.
+ */
+async function ensureRoute(op: RouteOp, current: CurrentRoute | null, node: Node, deps: RouteWorkerDeps): Promise<'created' | 'replaced' | 'exists'> {
+  try {
+    return await putRoute(op, current, deps);
+  } catch (error) {
+    if (!mayBeLaunchLag(error)) throw error;
+    deps.targets?.delete(op.instanceId);
+    const age = nodeAgeMs(node, deps.now());
+    if (age === null || age >= LAUNCH_LAG_WINDOW_MS) throw error;
+    throw new PodrouteError(
+      `EC2 ${error.operation} answered ${error.code ?? 'not found'} for instance ${op.instanceId} of node ${op.node}, created ${Math.max(0, Math.round(age / 1000))} s ago: ` +
+        'EC2 may not show a new instance yet (eventual consistency); retrying',
+      { retryable: true, cause: error },
+    );
+  }
+}
+
+/** How long ago the node was created (`metadata.creationTimestamp`), or null when it does not say. */
+function nodeAgeMs(node: Node, now: number): number | null {
+  const created = node.metadata.creationTimestamp;
+  if (typeof created !== 'string') return null;
+  const at = Date.parse(created);
+  return Number.isFinite(at) ? now - at : null;
+}
+
+async function putRoute(op: RouteOp, current: CurrentRoute | null, deps: RouteWorkerDeps): Promise<'created' | 'replaced' | 'exists'> {
   const started = deps.now();
   const eni = await routeTarget(op, deps);
   const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
@@ -227,7 +272,7 @@ async function syncNodeRoutes(name: string, deps: RouteWorkerDeps, delivery?: De
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   const results: string[] = [];
-  for (const op of ops) results.push(await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps));
+  for (const op of ops) results.push(await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
   await settleAfter(node, plan, ops, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }

@@ -142,14 +142,39 @@ describe('Ec2RouteTables against the emulator', () => {
   it('reads the node target and disables the source/dest check only when it is on', async () => {
     const node = ec2.state.addInstance();
     expect(await tables.nodeTarget(node.id)).toEqual({ instanceId: node.id, primaryEniId: eniOf(ec2, node.id), sourceDestCheck: true });
-    const before = ec2.stats.count('ModifyInstanceAttribute');
+    const before = ec2.stats.count('ModifyNetworkInterfaceAttribute');
     expect(await tables.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: true });
-    expect(ec2.stats.count('ModifyInstanceAttribute')).toBe(before + 1);
+    expect(ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(before + 1);
     expect(ec2.state.sourceDestCheck(node.id)).toBe(false);
     expect(await tables.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: false });
     const already = ec2.state.addInstance({ sourceDestCheck: false });
     expect(await tables.prepareRouteTarget(already.id)).toMatchObject({ primaryEniId: eniOf(ec2, already.id), sourceDestCheckChanged: false });
-    expect(ec2.stats.count('ModifyInstanceAttribute')).toBe(before + 1);
+    expect(ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(before + 1);
+    expect(ec2.stats.count('ModifyInstanceAttribute')).toBe(0);
+  });
+
+  it('prepares a node with secondary interfaces: the primary interface is the target and only its check goes off', async () => {
+    const node = ec2.state.addInstance({ secondaryEnis: 2 });
+    const primary = eniOf(ec2, node.id);
+    const secondaries = (ec2.state.instances.get(node.id)?.networkInterfaceIds ?? []).filter((id) => id !== primary);
+    expect(secondaries).toHaveLength(2);
+    expect(await tables.prepareRouteTarget(node.id)).toEqual({ instanceId: node.id, primaryEniId: primary, sourceDestCheck: false, sourceDestCheckChanged: true });
+    expect(ec2.state.networkInterfaces.get(primary)?.sourceDestCheck).toBe(false);
+    for (const id of secondaries) expect(ec2.state.networkInterfaces.get(id)?.sourceDestCheck).toBe(true);
+    expect(await tables.createRoute({ routeTableId: tableId, destinationCidr: '100.64.77.0/24', networkInterfaceId: primary })).toBe('created');
+    expect(await tables.describeRoute(tableId, '100.64.77.0/24')).toMatchObject({ NetworkInterfaceId: primary, InstanceId: node.id, State: 'active' });
+  });
+
+  it('maps launch lag to a not-found error carrying the code, and succeeds once the instance is visible', async () => {
+    let clock = 5_000_000;
+    const { ec2: lagging, client: laggingClient } = await world({ now: () => clock, notFoundAfterLaunchMs: 1000 });
+    const adapter = new Ec2RouteTables(laggingClient, { clusterName: 'alpha' });
+    const node = lagging.state.addInstance({ secondaryEnis: 1 });
+    const error = await adapter.prepareRouteTarget(node.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Ec2NotFoundError);
+    expect(error).toMatchObject({ code: 'InvalidInstanceID.NotFound', retryable: false });
+    clock += 1000;
+    expect(await adapter.prepareRouteTarget(node.id)).toMatchObject({ primaryEniId: eniOf(lagging, node.id), sourceDestCheckChanged: true });
   });
 
   it('reports an unknown or terminated instance as not found', async () => {

@@ -6,11 +6,13 @@ import {
   DescribeRouteTablesCommand,
   EC2Client,
   EC2ServiceException,
+  ModifyInstanceAttributeCommand,
+  ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteQuotaError, classifyEc2Error, toPodrouteError } from '../../lib/aws/ec2-errors.ts';
+import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteQuotaError, classifyEc2Error, mayBeLaunchLag, toPodrouteError } from '../../lib/aws/ec2-errors.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { PodrouteError } from '../../lib/errors.ts';
@@ -46,6 +48,9 @@ describe('classifyEc2Error', () => {
     ['InvalidRouteTableID.NotFound', 400, 'not-found'],
     ['InvalidInstanceID.NotFound', 400, 'not-found'],
     ['InvalidNetworkInterfaceID.NotFound', 400, 'not-found'],
+    // "There are multiple interfaces attached to instance ...": no suffix, not a NotFound.
+    ['InvalidInstanceID', 400, 'rejected'],
+    ['InvalidInstanceID.Malformed', 400, 'rejected'],
     ['InvalidParameterValue', 400, 'rejected'],
     ['UnauthorizedOperation', 403, 'rejected'],
   ] as const)('%s (HTTP %i) is %s', (code, status, kind) => {
@@ -164,5 +169,67 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     ec2Mock.on(AssignPrivateIpAddressesCommand).rejects(ec2Error('InsufficientCidrBlocks'));
     await expect(tables().nodeTarget('i-1')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
     await expect(new Ec2EniPrefixes(client()).addAlias('i-1', '10.0.0.16/28')).rejects.toMatchObject({ code: 'InsufficientCidrBlocks', retryable: false });
+  });
+});
+
+describe('source/destination check and launch lag (mocked client)', () => {
+  const instance = (primaryCheck: boolean) => ({
+    Reservations: [
+      {
+        Instances: [
+          {
+            InstanceId: 'i-1',
+            SourceDestCheck: true,
+            NetworkInterfaces: [
+              { NetworkInterfaceId: 'eni-2', SourceDestCheck: true, Attachment: { DeviceIndex: 1, NetworkCardIndex: 0 } },
+              { NetworkInterfaceId: 'eni-1', SourceDestCheck: primaryCheck, Attachment: { DeviceIndex: 0, NetworkCardIndex: 0 } },
+            ],
+          },
+        ],
+      },
+    ],
+  });
+
+  it('turns the check off on the primary interface with ModifyNetworkInterfaceAttribute, never per instance', async () => {
+    ec2Mock.on(DescribeInstancesCommand).resolves(instance(true));
+    ec2Mock.on(ModifyNetworkInterfaceAttributeCommand).resolves({});
+    expect(await tables().prepareRouteTarget('i-1')).toEqual({ instanceId: 'i-1', primaryEniId: 'eni-1', sourceDestCheck: false, sourceDestCheckChanged: true });
+    expect(ec2Mock.commandCalls(ModifyNetworkInterfaceAttributeCommand).map((c) => c.args[0].input)).toEqual([
+      { NetworkInterfaceId: 'eni-1', SourceDestCheck: { Value: false } },
+    ]);
+    expect(ec2Mock.commandCalls(ModifyInstanceAttributeCommand)).toHaveLength(0);
+  });
+
+  it("reads the primary interface's own check, not the instance's", async () => {
+    ec2Mock.on(DescribeInstancesCommand).resolves(instance(false));
+    expect(await tables().prepareRouteTarget('i-1')).toMatchObject({ primaryEniId: 'eni-1', sourceDestCheckChanged: false });
+    expect(ec2Mock.commandCalls(ModifyNetworkInterfaceAttributeCommand)).toHaveLength(0);
+  });
+
+  it.each([
+    ['InvalidNetworkInterfaceID.NotFound', 400, { name: 'Ec2NotFoundError', retryable: false, operation: 'ModifyNetworkInterfaceAttribute' }, true],
+    ['InvalidInstanceID.NotFound', 400, { name: 'Ec2NotFoundError', retryable: false }, true],
+    ['UnauthorizedOperation', 403, { name: 'Ec2Error', kind: 'rejected', retryable: false }, false],
+    ['RequestLimitExceeded', 503, { name: 'Ec2Error', kind: 'throttled', retryable: true }, false],
+  ] as const)('ModifyNetworkInterfaceAttribute %s maps to %j (launch lag: %s)', async (code, status, expected, lag) => {
+    const cause = ec2Error(code, status);
+    ec2Mock.on(DescribeInstancesCommand).resolves(instance(true));
+    ec2Mock.on(ModifyNetworkInterfaceAttributeCommand).rejects(cause);
+    const error = await tables().prepareRouteTarget('i-1').catch((e: unknown) => e);
+    expect(error).toMatchObject({ ...expected, code });
+    expect((error as Error).cause).toBe(cause);
+    expect(mayBeLaunchLag(error)).toBe(lag);
+  });
+
+  it('only the instance and interface NotFound codes may be launch lag; a missing table or a described-away instance is not', async () => {
+    expect(mayBeLaunchLag(toPodrouteError(ec2Error('InvalidInstanceID.NotFound'), { operation: 'DescribeInstances' }))).toBe(true);
+    expect(mayBeLaunchLag(toPodrouteError(ec2Error('InvalidNetworkInterfaceID.NotFound'), { operation: 'CreateRoute' }))).toBe(true);
+    expect(mayBeLaunchLag(toPodrouteError(ec2Error('InvalidRouteTableID.NotFound'), { operation: 'CreateRoute' }))).toBe(false);
+    expect(mayBeLaunchLag(toPodrouteError(ec2Error('InvalidInstanceID'), { operation: 'CreateRoute' }))).toBe(false);
+    expect(mayBeLaunchLag(new Error('InvalidInstanceID.NotFound'))).toBe(false);
+    ec2Mock.on(DescribeInstancesCommand).resolves({ Reservations: [{ Instances: [{ InstanceId: 'i-1', State: { Name: 'terminated' }, NetworkInterfaces: [] }] }] });
+    const terminated = await tables().prepareRouteTarget('i-1').catch((e: unknown) => e);
+    expect(terminated).toBeInstanceOf(Ec2NotFoundError);
+    expect(mayBeLaunchLag(terminated)).toBe(false);
   });
 });

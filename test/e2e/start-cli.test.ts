@@ -67,6 +67,8 @@ describe('npm start', () => {
     [['--mode', 'tunnels']],
     [['--faults', '1']],
     [['--route-tables', '1.5']],
+    [['--secondary-enis', '16']],
+    [['--secondary-enis', '15', '--nodes', '1001']],
     [['--no-such-flag']],
     [['positional']],
   ])('exits 2 with one line on stderr for %j', async (args) => {
@@ -79,7 +81,7 @@ describe('npm start', () => {
   it('documents every flag in --help', async () => {
     const run = await start(['--help']);
     expect(run.code).toBe(0);
-    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--faults', '--tick-ms', '--report', '--timeout-s']) {
+    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--faults', '--secondary-enis', '--tick-ms', '--report', '--timeout-s']) {
       expect(run.stdout).toContain(flag);
     }
   });

@@ -9,6 +9,7 @@ import {
   EC2Client,
   EC2ServiceException,
   ModifyInstanceAttributeCommand,
+  ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
 } from '@aws-sdk/client-ec2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -389,5 +390,140 @@ describe('EC2 emulator: throttling and faults', () => {
     expect(results).toEqual([['InternalError', 500], ['ok'], ['ServiceUnavailable', 503], ['ServiceUnavailable', 503]]);
     expect(ec2.stats.faults).toBe(3);
     expect(ec2.stats.faultsByKind).toEqual({ InternalError: 1, ServiceUnavailable: 2 });
+  });
+});
+
+describe('EC2 emulator: instances with several network interfaces', () => {
+  let ec2: Ec2Emulator;
+  let client: EC2Client;
+  beforeAll(async () => ({ ec2, client } = await emulator()));
+
+  const describeOne = async (instanceId: string) => (await client.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }))).Reservations?.[0]?.Instances?.[0];
+
+  it('describes the primary and each secondary interface with its own id, device index, address and source/dest check', async () => {
+    const node = ec2.state.addInstance({ secondaryEnis: 2 });
+    const instance = await describeOne(node.id);
+    const enis = instance?.NetworkInterfaces ?? [];
+    expect(enis.map((e) => e.Attachment?.DeviceIndex).sort()).toEqual([0, 1, 2]);
+    expect(new Set(enis.map((e) => e.NetworkInterfaceId)).size).toBe(3);
+    expect(new Set(enis.map((e) => e.PrivateIpAddress)).size).toBe(3);
+    const subnet = ec2.state.subnets.get(node.subnetId);
+    for (const eni of enis) {
+      expect(eni).toMatchObject({ SubnetId: node.subnetId, SourceDestCheck: true, Attachment: { Status: 'attached' } });
+      expect(eni.NetworkInterfaceId).toMatch(/^eni-[0-9a-f]{17}$/);
+      expect(containsCidr(parseCidr(subnet?.cidrBlock), parseCidr(`${eni.PrivateIpAddress}/32`))).toBe(true);
+    }
+    expect(enis.find((e) => e.Attachment?.DeviceIndex === 0)?.NetworkInterfaceId).toBe(eniOf(ec2, node.id));
+    expect(enis.find((e) => e.Attachment?.DeviceIndex === 0)?.PrivateIpAddress).toBe(node.privateIpAddress);
+    const byInstance = await client.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: 'attachment.instance-id', Values: [node.id] }] }));
+    expect(byInstance.NetworkInterfaces).toHaveLength(3);
+  });
+
+  it('turns one interface\'s source/dest check off with ModifyNetworkInterfaceAttribute, leaving the others on', async () => {
+    const node = ec2.state.addInstance({ secondaryEnis: 2 });
+    const primary = eniOf(ec2, node.id);
+    await client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: primary, SourceDestCheck: { Value: false } }));
+    const enis = (await describeOne(node.id))?.NetworkInterfaces ?? [];
+    expect(enis.map((e) => [e.Attachment?.DeviceIndex, e.SourceDestCheck]).sort()).toEqual([
+      [0, false],
+      [1, true],
+      [2, true],
+    ]);
+    expect(ec2.state.sourceDestCheck(node.id)).toBe(false);
+    await client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: primary, SourceDestCheck: { Value: true } }));
+    expect(ec2.state.sourceDestCheck(node.id)).toBe(true);
+  });
+
+  it.each([
+    ['InvalidNetworkInterfaceID.NotFound', { NetworkInterfaceId: 'eni-0000000000000dead', SourceDestCheck: { Value: false } }],
+    ['InvalidNetworkInterfaceID.Malformed', { NetworkInterfaceId: 'not-an-eni', SourceDestCheck: { Value: false } }],
+    ['MissingParameter', { NetworkInterfaceId: '', SourceDestCheck: { Value: false } }],
+  ] as const)('ModifyNetworkInterfaceAttribute fails with %s', async (code, input) => {
+    const error = await failure(client.send(new ModifyNetworkInterfaceAttributeCommand(input)));
+    expect(error.name).toBe(code);
+    expect(error.$metadata.httpStatusCode).toBe(400);
+  });
+
+  it('refuses two attributes in one ModifyNetworkInterfaceAttribute and changes nothing', async () => {
+    const node = ec2.state.addInstance();
+    const error = await failure(
+      client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: eniOf(ec2, node.id), SourceDestCheck: { Value: false }, Description: { Value: 'x' } })),
+    );
+    expect(error.name).toBe('InvalidParameterCombination');
+    expect(ec2.state.sourceDestCheck(node.id)).toBe(true);
+  });
+
+  it('refuses the instance-level source/dest check on an instance with several interfaces, as EC2 does, and changes nothing', async () => {
+    const node = ec2.state.addInstance({ secondaryEnis: 1 });
+    const error = await failure(client.send(new ModifyInstanceAttributeCommand({ InstanceId: node.id, SourceDestCheck: { Value: false } })));
+    expect(error.name).toBe('InvalidInstanceID');
+    expect(error.$metadata.httpStatusCode).toBe(400);
+    expect(error.message).toBe(`There are multiple interfaces attached to instance '${node.id}'. Please specify an interface ID for the operation instead.`);
+    expect(((await describeOne(node.id))?.NetworkInterfaces ?? []).map((e) => e.SourceDestCheck)).toEqual([true, true]);
+  });
+
+  it.each(['CreateRoute', 'ReplaceRoute'] as const)('%s with the InstanceId of an instance with several interfaces fails with InvalidInstanceID', async (action) => {
+    const table = ec2.state.addRouteTable();
+    const single = ec2.state.addInstance();
+    const multi = ec2.state.addInstance({ secondaryEnis: 1 });
+    if (action === 'ReplaceRoute') ec2.state.addRoute({ routeTableId: table.id, destinationCidr: '100.64.7.0/24', instanceId: single.id });
+    const input = { RouteTableId: table.id, DestinationCidrBlock: '100.64.7.0/24', InstanceId: multi.id };
+    const error = await failure(client.send(action === 'CreateRoute' ? new CreateRouteCommand(input) : new ReplaceRouteCommand(input)));
+    expect(error.name).toBe('InvalidInstanceID');
+    expect(error.message).toMatch(/multiple interfaces attached/);
+    const routes = ec2.state.routes(table.id).filter((r) => r.origin === 'CreateRoute');
+    expect(routes.map((r) => r.instanceId)).toEqual(action === 'CreateRoute' ? [] : [single.id]);
+    // The interface id is the way: the route then names the instance too.
+    await client.send(new CreateRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.8.0/24', NetworkInterfaceId: eniOf(ec2, multi.id) }));
+    expect(ec2.state.routes(table.id).find((r) => r.destinationCidrBlock === '100.64.8.0/24')).toMatchObject({ instanceId: multi.id, networkInterfaceId: eniOf(ec2, multi.id), state: 'active' });
+  });
+});
+
+describe('EC2 emulator: eventual consistency after a launch', () => {
+  it('answers NotFound for a fresh instance and its interfaces inside the window, and not after', async () => {
+    let clock = 1_000_000;
+    const { ec2, client } = await emulator({ now: () => clock, notFoundAfterLaunchMs: 3000 });
+    const table = ec2.state.addRouteTable();
+    const old = ec2.state.addInstance();
+    clock += 3000;
+    const fresh = ec2.state.addInstance({ secondaryEnis: 1 });
+    const eni = eniOf(ec2, fresh.id);
+    clock += 2999;
+
+    const inside = async () => [
+      await failure(client.send(new DescribeInstancesCommand({ InstanceIds: [fresh.id] }))).then((e) => e.name),
+      await failure(client.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [eni] }))).then((e) => e.name),
+      await failure(client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: eni, SourceDestCheck: { Value: false } }))).then((e) => e.name),
+      await failure(client.send(new ModifyInstanceAttributeCommand({ InstanceId: fresh.id, SourceDestCheck: { Value: false } }))).then((e) => e.name),
+      await failure(client.send(new CreateRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.1.0/24', NetworkInterfaceId: eni }))).then((e) => e.name),
+    ];
+    expect(await inside()).toEqual([
+      'InvalidInstanceID.NotFound',
+      'InvalidNetworkInterfaceID.NotFound',
+      'InvalidNetworkInterfaceID.NotFound',
+      'InvalidInstanceID.NotFound',
+      'InvalidNetworkInterfaceID.NotFound',
+    ]);
+    // An unfiltered describe does not show it yet; the older instance is there.
+    const all = await client.send(new DescribeInstancesCommand({}));
+    expect(all.Reservations?.flatMap((r) => r.Instances ?? []).map((i) => i.InstanceId)).toEqual([old.id]);
+    const enis = await client.send(new DescribeNetworkInterfacesCommand({}));
+    expect(enis.NetworkInterfaces?.map((n) => n.NetworkInterfaceId)).toEqual([eniOf(ec2, old.id)]);
+    expect(ec2.state.sourceDestCheck(fresh.id)).toBe(true);
+    expect(ec2.state.routes(table.id).filter((r) => r.origin === 'CreateRoute')).toEqual([]);
+
+    clock += 1;
+    expect((await client.send(new DescribeInstancesCommand({ InstanceIds: [fresh.id] }))).Reservations?.[0]?.Instances?.[0]?.InstanceId).toBe(fresh.id);
+    await client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: eni, SourceDestCheck: { Value: false } }));
+    await client.send(new CreateRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.1.0/24', NetworkInterfaceId: eni }));
+    expect(ec2.state.sourceDestCheck(fresh.id)).toBe(false);
+    expect(ec2.state.routes(table.id).filter((r) => r.origin === 'CreateRoute').map((r) => r.instanceId)).toEqual([fresh.id]);
+  });
+
+  it('is off by default and refuses a negative window', async () => {
+    const { ec2, client } = await emulator();
+    const node = ec2.state.addInstance();
+    expect((await client.send(new DescribeInstancesCommand({ InstanceIds: [node.id] }))).Reservations).toHaveLength(1);
+    await expect(startEc2Emulator({ notFoundAfterLaunchMs: -1 })).rejects.toThrow(RangeError);
   });
 });

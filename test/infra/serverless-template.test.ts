@@ -118,7 +118,7 @@ function statements(): Statement[] {
 }
 
 const ROUTE_WRITES = ['ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute'];
-const EC2_WRITES = [...ROUTE_WRITES, 'ec2:ModifyInstanceAttribute', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'];
+const EC2_WRITES = [...ROUTE_WRITES, 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'];
 const CLUSTER_TAG_CONDITION = '${file(./infra/serverless/cluster-tag-condition.cjs)}';
 
 type ConditionSource = ((input: { resolveVariable: (name: string) => Promise<unknown> }) => Promise<unknown>) & {
@@ -261,6 +261,18 @@ describe('serverless.yml: least-privilege IAM', () => {
     expect(writers.flatMap((statement) => statement.actions).sort()).toEqual([...ROUTE_WRITES].sort());
   });
 
+  it('lets only the worker turn the source/dest check off, per network interface, never with the instance-level call', () => {
+    // EC2 refuses ModifyInstanceAttribute SourceDestCheck on an instance with several interfaces;
+    // the worker calls ModifyNetworkInterfaceAttribute on the node's primary interface instead.
+    expect(all.filter((statement) => statement.actions.includes('ec2:ModifyInstanceAttribute'))).toEqual([]);
+    const modifiers = all.filter((statement) => statement.actions.includes('ec2:ModifyNetworkInterfaceAttribute'));
+    expect(modifiers.map((statement) => statement.role)).toEqual(['RouteWorkerRole']);
+    for (const statement of modifiers) {
+      expect(statement.actions).toEqual(['ec2:ModifyNetworkInterfaceAttribute']);
+      expect(statement.resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:network-interface/*' });
+    }
+  });
+
   it('puts the cluster-tag condition on every EC2 write', () => {
     const writes = all.filter((statement) => statement.actions.some((action) => EC2_WRITES.includes(action)));
     expect(writes.length).toBeGreaterThan(0);
@@ -297,7 +309,7 @@ describe('serverless.yml: least-privilege IAM', () => {
   it.each([
     // each function's calls, from the code: lib/usecases and functions/
     ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
-    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyInstanceAttribute', 'sqs:ChangeMessageVisibility']],
+    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'sqs:ChangeMessageVisibility']],
     ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));

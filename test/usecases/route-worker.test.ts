@@ -52,7 +52,7 @@ describe('handleRouteMessage: create and replace', () => {
     expect(await handleRouteMessage(create(t2, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.route(t2, '100.64.1.0/24')).toEqual({ instanceId: a.instanceId, networkInterfaceId: a.eniId, state: 'active' });
     expect(world.networkUnavailable('node-a')).toBe('False');
-    expect(world.ec2.stats.count('ModifyInstanceAttribute')).toBe(1);
+    expect(world.ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(1);
     expect(world.ec2.stats.count('CreateRoute')).toBe(2);
     expect(world.kube.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(1);
   });
@@ -83,7 +83,7 @@ describe('handleRouteMessage: create and replace', () => {
     expect(await handleRouteMessage(message, { receiveCount: 2, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'exists' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
     expect(world.ec2.stats.count('CreateRoute')).toBe(1);
-    expect(world.ec2.stats.count('ModifyInstanceAttribute')).toBe(1);
+    expect(world.ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(1);
     expect(world.networkUnavailable('node-a')).toBe('False');
   });
 

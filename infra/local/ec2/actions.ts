@@ -303,7 +303,8 @@ const describeInstances: ActionHandler = (params, state) => {
     if (!/^i-[0-9a-f]{8}([0-9a-f]{9})?$/.test(id)) throw new Ec2ApiError('InvalidInstanceID.Malformed', `Invalid id: "${id}"`);
   }
   for (const id of ids) state.instance(id);
-  let instances = [...state.instances.values()];
+  // Eventual consistency: an instance inside its launch window is not listed yet either.
+  let instances = [...state.instances.values()].filter((i) => !state.isFreshInstance(i));
   if (ids.length > 0) instances = instances.filter((i) => ids.includes(i.id));
   instances = applyFilters(
     instances,
@@ -372,8 +373,11 @@ function networkInterfaceXml(eni: NetworkInterfaceRecord): XmlContent {
 
 const describeNetworkInterfaces: ActionHandler = (params, state) => {
   const ids = list(params, 'NetworkInterfaceId');
+  for (const id of ids) {
+    if (!ENI_ID.test(id)) throw new Ec2ApiError('InvalidNetworkInterfaceID.Malformed', `Invalid id: "${id}"`);
+  }
   for (const id of ids) state.networkInterface(id);
-  let enis = [...state.networkInterfaces.values()];
+  let enis = [...state.networkInterfaces.values()].filter((e) => !state.isFreshInterface(e));
   if (ids.length > 0) enis = enis.filter((e) => ids.includes(e.id));
   enis = applyFilters(enis, filters(params), {
     'network-interface-id': (e) => [e.id],
@@ -406,7 +410,37 @@ const modifyInstanceAttribute: ActionHandler = (params, state) => {
   if (instance.state !== 'running' || !eni) {
     throw new Ec2ApiError('IncorrectInstanceState', `The instance '${instance.id}' is not in a state from which the attribute can be changed.`);
   }
+  // The check belongs to each interface: with several attached, EC2 refuses the instance-level call.
+  state.assertSingleInterface(instance);
   eni.sourceDestCheck = value;
+  return el('return', true);
+};
+
+/** `eni-` and 8 or 17 hex digits, as EC2 issues them. */
+const ENI_ID = /^eni-[0-9a-f]{8}([0-9a-f]{9})?$/;
+
+/**
+ * EC2 API reference, ModifyNetworkInterfaceAttribute: "Modifies the specified network interface
+ * attribute. You can specify only one attribute at a time." NetworkInterfaceId is required; an
+ * unknown interface is `InvalidNetworkInterfaceID.NotFound`, a malformed id
+ * `InvalidNetworkInterfaceID.Malformed` (EC2 API reference, "Error codes for the Amazon EC2 API").
+ * This emulator changes SourceDestCheck only.
+ */
+const modifyNetworkInterfaceAttribute: ActionHandler = (params, state) => {
+  const id = required(params, 'NetworkInterfaceId');
+  if (!ENI_ID.test(id)) throw new Ec2ApiError('InvalidNetworkInterfaceID.Malformed', `Invalid id: "${id}"`);
+  const given = [...params.keys()].filter((key) => /^(SourceDestCheck|Description|SecurityGroupId|Attachment|EnaSrdSpecification|ConnectionTrackingSpecification|AssociatePublicIpAddress|EnablePrimaryIpv6|AssociatedSubnetId)(\.|$)/.test(key));
+  const attributes = new Set(given.map((key) => key.split('.')[0]));
+  if (attributes.size > 1) {
+    throw new Ec2ApiError('InvalidParameterCombination', 'Only one attribute can be modified at a time.');
+  }
+  const eni = state.networkInterface(id);
+  const raw = optional(params, 'SourceDestCheck.Value');
+  if (raw === undefined) {
+    if (attributes.size === 0) throw new Ec2ApiError('MissingParameter', 'The request must contain an attribute to modify.');
+    throw new Ec2ApiError('InvalidParameterCombination', 'This emulator changes only the SourceDestCheck attribute.');
+  }
+  eni.sourceDestCheck = bool(raw, 'SourceDestCheck.Value');
   return el('return', true);
 };
 
@@ -440,6 +474,7 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
   DescribeInstances: describeInstances,
   DescribeNetworkInterfaces: describeNetworkInterfaces,
   ModifyInstanceAttribute: modifyInstanceAttribute,
+  ModifyNetworkInterfaceAttribute: modifyNetworkInterfaceAttribute,
   AssignPrivateIpAddresses: assignPrivateIpAddresses,
   AssignIpv6Addresses: assignIpv6Addresses,
 };

@@ -32,6 +32,12 @@ export interface Ec2EmulatorOptions {
   faults?: { share: number; kinds: FaultKind[]; random?: () => number };
   /** Port to listen on (127.0.0.1); default 0, any free port. */
   port?: number;
+  /**
+   * For this many ms (on `now`) after a launch, the instance and its interfaces answer NotFound to
+   * Describe*, Modify*, CreateRoute and ReplaceRoute, as EC2's eventual consistency allows (EC2
+   * Developer Guide, "Eventual consistency in the Amazon EC2 API"). Default 0: visible at once.
+   */
+  notFoundAfterLaunchMs?: number;
 }
 
 export class Ec2EmulatorStats {
@@ -84,9 +90,14 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
   if (faults && (!(faults.share >= 0 && faults.share <= 1) || faults.kinds.length === 0)) {
     throw new RangeError('faults: share must be within 0..1 and kinds must not be empty');
   }
+  const notFoundAfterLaunchMs = options.notFoundAfterLaunchMs ?? 0;
+  if (!Number.isFinite(notFoundAfterLaunchMs) || notFoundAfterLaunchMs < 0) {
+    throw new RangeError(`notFoundAfterLaunchMs ${notFoundAfterLaunchMs}: want a number of milliseconds >= 0`);
+  }
   const now = options.now ?? Date.now;
   const random = faults?.random ?? Math.random;
   const state = new Ec2State(routeLimit, now);
+  state.notFoundAfterLaunchMs = notFoundAfterLaunchMs;
   const stats = new Ec2EmulatorStats();
   const buckets = options.throttle === false ? null : new TokenBuckets(options.throttle ?? {}, now);
   let requestCounter = 0;

@@ -1,6 +1,6 @@
 /**
  * In-memory EC2 world for the local emulator: VPCs, subnets, route tables with their routes,
- * instances and their primary network interfaces. Test infrastructure, not product: it keeps only
+ * instances and their network interfaces (a primary one and any number of secondary ones). Test infrastructure, not product: it keeps only
  * what podroute reads and writes, and follows EC2's rules for those (one route per destination,
  * a per-table route quota, blackhole routes when the target's interface goes away).
  *
@@ -11,6 +11,8 @@ import type { Cidr, Family } from '../../../lib/cidr/cidr.ts';
 
 export const ACCOUNT_ID = '123456789012';
 export const DEFAULT_ZONE = 'us-east-1a';
+/** More interfaces than any instance type takes (the largest allow a few dozen across their cards). */
+export const MAX_SECONDARY_ENIS = 50;
 
 /** An EC2 API error as the Query protocol reports it. */
 export class Ec2ApiError extends Error {
@@ -75,6 +77,8 @@ export interface NetworkInterfaceRecord {
   ipv4Prefixes: string[];
   ipv6Prefixes: string[];
   attachment: { attachmentId: string; instanceId: string; deviceIndex: number; attachTime: string } | undefined;
+  /** When the interface was created (the emulator's clock), for the eventual-consistency window. */
+  createdAtMs: number;
 }
 
 export interface InstanceRecord {
@@ -85,6 +89,8 @@ export interface InstanceRecord {
   privateIpAddress: string;
   privateDnsName: string;
   launchTime: string;
+  /** The launch on the emulator's clock, for the eventual-consistency window. */
+  launchedAtMs: number;
   state: 'running' | 'terminated';
   tags: Tag[];
   /** Interface ids attached to the instance, primary (device index 0) first. */
@@ -123,6 +129,15 @@ export class Ec2State {
   readonly gateways = new Set<string>();
   private readonly counters = new Map<string, number>();
   private readonly usedIps = new Map<string, Set<bigint>>();
+
+  /**
+   * For this long after a launch, the API answers NotFound for the instance and its interfaces.
+   * EC2 Developer Guide, "Eventual consistency in the Amazon EC2 API": a resource just created may
+   * not have propagated yet, and a call that describes or modifies it gets an error saying it does
+   * not exist (`InvalidInstanceID.NotFound` right after RunInstances "does not mean the instance
+   * does not exist"). 0 (the default) turns this off.
+   */
+  notFoundAfterLaunchMs = 0;
 
   constructor(
     readonly routeLimit: number,
@@ -189,8 +204,10 @@ export class Ec2State {
   }
 
   /**
-   * A running instance with its primary interface (device index 0). Without a subnet it lands in
-   * the first subnet of its zone, created on demand in the default VPC.
+   * A running instance with its primary interface (device index 0) and `secondaryEnis` more
+   * interfaces (device indexes 1..N, as the VPC CNI, Multus or EFA attach them), each with its own
+   * id, address in the subnet and source/destination check. Without a subnet it lands in the first
+   * subnet of its zone, created on demand in the default VPC.
    */
   addInstance(input: {
     id?: string;
@@ -198,30 +215,42 @@ export class Ec2State {
     availabilityZone?: string;
     privateIpAddress?: string;
     privateDnsName?: string;
+    /** The primary interface's check; secondary interfaces start with it on, as EC2 creates them. */
     sourceDestCheck?: boolean;
+    secondaryEnis?: number;
     tags?: Record<string, string> | Tag[];
   } = {}): InstanceRecord {
+    const secondary = input.secondaryEnis ?? 0;
+    if (!Number.isInteger(secondary) || secondary < 0 || secondary > MAX_SECONDARY_ENIS) {
+      throw new RangeError(`secondaryEnis ${secondary}: want a whole number from 0 to ${MAX_SECONDARY_ENIS}`);
+    }
     const subnet = input.subnetId === undefined ? this.subnetInZone(input.availabilityZone ?? DEFAULT_ZONE) : this.subnet(input.subnetId);
     const id = input.id ?? this.nextId('i');
     this.assertFree(this.instances, id);
     const privateIpAddress = this.takeIp(subnet, input.privateIpAddress);
-    const privateDnsName = input.privateDnsName ?? `ip-${privateIpAddress.replaceAll('.', '-')}.ec2.internal`;
-    const launchTime = new Date(this.now()).toISOString();
-    const eni: NetworkInterfaceRecord = {
-      id: this.nextId('eni'),
-      subnetId: subnet.id,
-      vpcId: subnet.vpcId,
-      availabilityZone: subnet.availabilityZone,
-      privateIpAddress,
-      privateDnsName,
-      macAddress: '',
-      sourceDestCheck: input.sourceDestCheck ?? true,
-      ipv4Prefixes: [],
-      ipv6Prefixes: [],
-      attachment: { attachmentId: this.nextId('eni-attach'), instanceId: id, deviceIndex: 0, attachTime: launchTime },
-    };
-    eni.macAddress = macFor(this.networkInterfaces.size + 1);
-    this.networkInterfaces.set(eni.id, eni);
+    const privateDnsName = input.privateDnsName ?? dnsNameFor(privateIpAddress);
+    const launchedAtMs = this.now();
+    const launchTime = new Date(launchedAtMs).toISOString();
+    const eniIds: string[] = [];
+    for (let deviceIndex = 0; deviceIndex <= secondary; deviceIndex++) {
+      const address = deviceIndex === 0 ? privateIpAddress : this.takeIp(subnet, undefined);
+      const eni: NetworkInterfaceRecord = {
+        id: this.nextId('eni'),
+        subnetId: subnet.id,
+        vpcId: subnet.vpcId,
+        availabilityZone: subnet.availabilityZone,
+        privateIpAddress: address,
+        privateDnsName: deviceIndex === 0 ? privateDnsName : dnsNameFor(address),
+        macAddress: macFor(this.networkInterfaces.size + 1),
+        sourceDestCheck: deviceIndex === 0 ? (input.sourceDestCheck ?? true) : true,
+        ipv4Prefixes: [],
+        ipv6Prefixes: [],
+        attachment: { attachmentId: this.nextId('eni-attach'), instanceId: id, deviceIndex, attachTime: launchTime },
+        createdAtMs: launchedAtMs,
+      };
+      this.networkInterfaces.set(eni.id, eni);
+      eniIds.push(eni.id);
+    }
     const instance: InstanceRecord = {
       id,
       subnetId: subnet.id,
@@ -230,9 +259,10 @@ export class Ec2State {
       privateIpAddress,
       privateDnsName,
       launchTime,
+      launchedAtMs,
       state: 'running',
       tags: toTags(input.tags),
-      networkInterfaceIds: [eni.id],
+      networkInterfaceIds: eniIds,
     };
     this.instances.set(id, instance);
     return instance;
@@ -387,6 +417,32 @@ export class Ec2State {
     return chosen;
   }
 
+  /** Whether the API still hides the instance: launched inside the eventual-consistency window. */
+  isFreshInstance(instance: InstanceRecord): boolean {
+    return this.now() - instance.launchedAtMs < this.notFoundAfterLaunchMs;
+  }
+
+  isFreshInterface(eni: NetworkInterfaceRecord): boolean {
+    return this.now() - eni.createdAtMs < this.notFoundAfterLaunchMs;
+  }
+
+  /**
+   * The error EC2 gives for an instance-level call that belongs to an interface when the instance
+   * has more than one (ModifyInstanceAttribute SourceDestCheck; CreateRoute/ReplaceRoute with
+   * InstanceId). Code and text as EC2 answers them (HTTP 400, code `InvalidInstanceID`), reported
+   * in aws/aws-cdk#13791 and hashicorp/terraform-provider-aws#7107 and #2270; the CreateRoute API
+   * reference: "The operation fails if you specify an instance ID unless exactly one network
+   * interface is attached."
+   */
+  assertSingleInterface(instance: InstanceRecord): void {
+    if (instance.networkInterfaceIds.length > 1) {
+      throw new Ec2ApiError(
+        'InvalidInstanceID',
+        `There are multiple interfaces attached to instance '${instance.id}'. Please specify an interface ID for the operation instead.`,
+      );
+    }
+  }
+
   // ----- lookups that throw the API's NotFound errors -----
 
   table(id: string): RouteTableRecord {
@@ -395,15 +451,19 @@ export class Ec2State {
     return table;
   }
 
+  /** The instance as the API sees it: unknown, or launched inside the window, is NotFound. */
   instance(id: string): InstanceRecord {
     const instance = this.instances.get(id);
-    if (!instance) throw new Ec2ApiError('InvalidInstanceID.NotFound', `The instance ID '${id}' does not exist`);
+    if (!instance || this.isFreshInstance(instance)) throw new Ec2ApiError('InvalidInstanceID.NotFound', `The instance ID '${id}' does not exist`);
     return instance;
   }
 
+  /** The interface as the API sees it: unknown, or created inside the window, is NotFound. */
   networkInterface(id: string): NetworkInterfaceRecord {
     const eni = this.networkInterfaces.get(id);
-    if (!eni) throw new Ec2ApiError('InvalidNetworkInterfaceID.NotFound', `The networkInterface ID '${id}' does not exist`);
+    if (!eni || this.isFreshInterface(eni)) {
+      throw new Ec2ApiError('InvalidNetworkInterfaceID.NotFound', `The networkInterface ID '${id}' does not exist`);
+    }
     return eni;
   }
 
@@ -435,6 +495,7 @@ export class Ec2State {
       if (instance.state !== 'running' || primary === undefined) {
         throw new Ec2ApiError('IncorrectInstanceState', `The instance '${instance.id}' is not in a state from which it can be a route target.`);
       }
+      this.assertSingleInterface(instance);
       return { kind: 'interface', networkInterfaceId: primary };
     }
     return { kind: 'interface', networkInterfaceId: this.networkInterface(input.networkInterfaceId ?? '').id };
@@ -537,6 +598,10 @@ function ipValue(address: string): bigint {
   const cidr = tryParseCidr(`${address}/32`);
   if (!cidr) throw new Error(`bad IPv4 address ${address}`);
   return cidr.network;
+}
+
+function dnsNameFor(address: string): string {
+  return `ip-${address.replaceAll('.', '-')}.ec2.internal`;
 }
 
 function macFor(n: number): string {

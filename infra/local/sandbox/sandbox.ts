@@ -69,6 +69,15 @@ export interface SandboxOptions {
   mode?: SandboxMode;
   /** Share (0..1) of EC2 calls that fail with a retryable error after passing throttling. Default 0. */
   faults?: number;
+  /** Secondary network interfaces of every simulated instance (as VPC CNI, Multus or EFA add). Default 0. */
+  secondaryEnis?: number;
+  /**
+   * EC2's eventual consistency: ms after a launch during which the instance and its interfaces
+   * answer NotFound. Default: LAUNCH_LAG_PRODUCTION_MS scaled like the schedule in routes mode (the
+   * worker retries it for a new node); 0 in prefixes mode and without a schedule (`tickMs` 0, where
+   * tests drive time by hand).
+   */
+  notFoundAfterLaunchMs?: number;
   /**
    * EC2 request-rate throttling: true (default) = EC2's default buckets with refill rates sped up
    * by the schedule's fast-forward factor (60000 / tickMs), false = off, or custom buckets as given.
@@ -183,6 +192,12 @@ const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number
   // so they never collide with instance addresses handed out from its bottom; IPv6 /80s from its /64.
   prefixes: { v4: '10.0.128.0/17', v6: '2600:1f18:1234:5600::/64', mask4: 28, mask6: 80 },
 };
+/**
+ * How long a new instance stays invisible to the EC2 API in the sandbox, before scaling: a pessimistic
+ * guess of the propagation delay (EC2 Developer Guide, "Eventual consistency in the Amazon EC2 API",
+ * gives no figure, only "might not be immediately visible").
+ */
+export const LAUNCH_LAG_PRODUCTION_MS = 60_000;
 const VPC_V4 = '10.0.0.0/16';
 const VPC_V6 = '2600:1f18:1234:5600::/56';
 const REGION = 'us-east-1';
@@ -197,6 +212,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const clusterName = options.clusterName ?? 'podroute-local';
   const initialNodes = options.nodes ?? 0;
   const faults = options.faults ?? 0;
+  const secondaryEnis = options.secondaryEnis ?? 0;
+  if (!Number.isInteger(secondaryEnis) || secondaryEnis < 0) throw new RangeError(`secondaryEnis ${secondaryEnis}: want a whole number >= 0`);
   if (!Number.isInteger(tableCount) || tableCount < 1) throw new RangeError(`routeTables ${tableCount}: want a whole number >= 1`);
   if (!Number.isInteger(initialNodes) || initialNodes < 0) throw new RangeError(`nodes ${initialNodes}: want a whole number >= 0`);
   if (!(tickMs >= 0)) throw new RangeError(`tickMs ${tickMs}: want >= 0`);
@@ -237,6 +254,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const defaultLimit = Math.max(50, Math.min(1000, (initialNodes + 16) * families + 1));
     const ec2 = await startEc2Emulator({
       routeLimit: options.routeLimit ?? defaultLimit,
+      notFoundAfterLaunchMs: options.notFoundAfterLaunchMs ?? (mode === 'routes' && tickMs > 0 ? LAUNCH_LAG_PRODUCTION_MS / timeScale : 0),
       throttle: options.throttle === false ? false : typeof options.throttle === 'object' ? options.throttle : scaledThrottle(timeScale),
       ...(faults > 0 ? { faults: { share: faults, kinds: ['RequestLimitExceeded', 'InternalError', 'ServiceUnavailable'] satisfies FaultKind[] } } : {}),
     });
@@ -413,7 +431,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const joinNode = async (name?: string, join: JoinOptions = {}): Promise<{ name: string; instanceId: string }> => {
       nodeCounter += 1;
       const nodeName = name ?? `node-${String(nodeCounter).padStart(3, '0')}`;
-      const instance = ec2.state.addInstance({ subnetId: subnet.id, tags: { Name: nodeName, [tagKey]: 'owned' } });
+      const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
       const body: V1Node = {
         apiVersion: 'v1',
