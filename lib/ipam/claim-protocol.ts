@@ -29,9 +29,9 @@
  * Every block write for an owner follows a successful write of the owner's record naming that
  * block (create, move, or a version bump), in the same round:
  *
- * 1. read the record; if it names a block the owner holds: bump the record, renew the block (both
- *    conditional on the versions read) and answer it. A retry, a concurrent call and a kubelet's
- *    re-registration all end here.
+ * 1. read the record; if it names a block the owner holds: renew the block (conditional on the
+ *    version read) and answer it. A retry, a concurrent call and a kubelet's re-registration all
+ *    end here.
  * 2. if it names a free block: bump the record, claim that block (a claim cut short is finished);
  *    if it names someone else's block (a lost claim): draw a ticket and move the record to it;
  *    with no record: draw a ticket and create the record.
@@ -43,9 +43,10 @@
  *
  * Crash after 1-2: the record names a free block (nothing leaked); the owner's next call claims that
  * very block. Crash after 3: all is written; the next call finds it at 1. A release deletes the
- * block, then the record, each conditional on the version it read before the first delete, so a
- * claim or renewal by the owner in between (which bumps the record and re-writes the block) makes
- * the release give up instead of leaving a block without its record.
+ * block, then the record, each conditional on the version it read before the first delete: a
+ * renewal by the owner in between makes the block delete fail, and a new claim of that block in
+ * between (which bumps the record first) makes the record delete fail, so a release never leaves
+ * a held block without its record.
  *
  * ## occupy, release, repair
  *
@@ -132,10 +133,12 @@ export class ClaimProtocolStore implements CidrStore {
         const named = recordIndex(record);
         const block = named < total ? await this.store.get(blockKey(named)) : null;
         if (block !== null && ownerOf(block) === owner) {
-          // Held: renew, so a reclaim that listed the lease before this call leaves it alone.
-          if (!(await this.store.putIfVersion(ownerKey(owner), this.recordAttrs(named), record.version))) continue;
-          if (!(await this.store.putIfVersion(blockKey(named), this.blockAttrs(owner), block.version))) continue;
-          return named;
+          // Held: renew, so a reclaim that listed the lease before this call leaves it alone. A
+          // failed renewal that still finds the block ours was renewed by a concurrent call.
+          if (await this.store.putIfVersion(blockKey(named), this.blockAttrs(owner), block.version)) return named;
+          const now = await this.store.get(blockKey(named));
+          if (now !== null && ownerOf(now) === owner) return named;
+          continue;
         }
         target = block === null && named < total ? named : await this.ticket(total);
         if (target === null) return null;
