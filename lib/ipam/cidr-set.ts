@@ -43,8 +43,11 @@ export interface CidrSet {
    * True when the lease was freed.
    */
   releaseLease?(lease: Lease): Promise<boolean>;
-  /** Repairs crash leftovers: owners holding blocks without a record (see claim-protocol.ts). */
-  repair?(): Promise<RepairReport>;
+  /**
+   * Repairs crash leftovers: owners holding blocks without a record (see claim-protocol.ts).
+   * `listed`: the leases as `leases` just answered them, so they are not listed again.
+   */
+  repair?(listed?: readonly Lease[]): Promise<RepairReport>;
 }
 
 export interface Lease {
@@ -167,8 +170,14 @@ class StoredCidrSet implements CidrSet {
     return this.store.releaseLease({ index: first, owner: lease.owner, version: lease.version });
   }
 
-  async repair(): Promise<RepairReport> {
-    return this.store.repair ? this.store.repair() : { records: [] };
+  async repair(listed?: readonly Lease[]): Promise<RepairReport> {
+    if (!this.store.repair) return { records: [] };
+    if (listed === undefined) return this.store.repair();
+    const blocks = listed.flatMap((lease) => {
+      const [first, last] = this.indicesOf(lease.cidr);
+      return first === last ? [{ index: first, owner: lease.owner }] : [];
+    });
+    return this.store.repair(blocks);
   }
 
   private blockText(index: number): string {

@@ -66,8 +66,11 @@ export interface CidrStore {
    * listed with. False when it changed meanwhile (released, or renewed by its owner).
    */
   releaseLease?(lease: BlockLease): Promise<boolean>;
-  /** Gives every owner that holds blocks an owner record naming one of them (crash leftovers). */
-  repair?(): Promise<RepairReport>;
+  /**
+   * Gives every owner that holds blocks an owner record naming one of them (crash leftovers).
+   * `listed`: the blocks as just listed by `leases`, so that they need not be listed again.
+   */
+  repair?(listed?: readonly BlockLease[]): Promise<RepairReport>;
   /** Where the next round-robin search starts. */
   readCursor?(): Promise<number>;
   writeCursor?(next: number): Promise<void>;

@@ -308,22 +308,26 @@ export class ClaimProtocolStore implements CidrStore {
     return true;
   }
 
-  async repair(): Promise<RepairReport> {
+  /**
+   * `listed`: the blocks as the caller just listed them (reconcile has them already), so only the
+   * owner records are read here; each block found without its record is read again before a
+   * record is written for it.
+   */
+  async repair(listed?: readonly BlockLease[]): Promise<RepairReport> {
     const [blocks, records] = await Promise.all([
-      this.store.list(FIRST_BLOCK, LAST_BLOCK),
+      listed ?? this.leases(),
       this.store.list(FIRST_OWNER, LAST_OWNER),
     ]);
     const held = new Map<string, number[]>();
-    for (const block of blocks) {
-      const owner = ownerOf(block);
-      if (owner !== null) held.set(owner, [...(held.get(owner) ?? []), indexOfKey(block.key)]);
-    }
+    for (const { owner, index } of blocks) if (owner !== null) held.set(owner, [...(held.get(owner) ?? []), index]);
     const recordOf = new Map(records.map((record) => [record.key.slice(OWNER_PREFIX.length), record]));
     const repaired: string[] = [];
     for (const [owner, indices] of held) {
       const record = recordOf.get(owner);
       if (record !== undefined && indices.includes(recordIndex(record))) continue;
       const lowest = Math.min(...indices);
+      const block = await this.store.get(blockKey(lowest));
+      if (block === null || ownerOf(block) !== owner) continue; // released since the listing
       const done = record === undefined
         ? await this.store.putIfAbsent(ownerKey(owner), this.recordAttrs(lowest))
         : await this.store.putIfVersion(ownerKey(owner), this.recordAttrs(lowest), record.version);

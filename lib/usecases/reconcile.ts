@@ -127,7 +127,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // Leases first: a pod CIDR a node already holds must be taken before any new node is allocated,
   // and a block left without its owner record must be linked to it, or its owner's next
   // allocation would take a second block.
-  await repairLeases(deps, report);
+  await repairLeases(leaseLists, deps, report);
   await occupyUnleased(nodes, leaseLists, deps, report);
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
@@ -215,11 +215,11 @@ async function occupyUnleased(nodes: Node[], leaseLists: Lease[][], deps: Reconc
 }
 
 /** Links blocks that lost their owner record (see lib/ipam/claim-protocol.ts) to their owners. */
-async function repairLeases(deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  for (const set of deps.cidrSets) {
+async function repairLeases(leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+  for (const [i, set] of deps.cidrSets.entries()) {
     if (!set.repair) continue;
     try {
-      const { records } = await set.repair();
+      const { records } = await set.repair(leaseLists[i]);
       report.leasesRepaired.push(...records);
       for (const owner of records) deps.log.log('warn', 'action', { action: 'repair-lease', node: owner, set: set.clusterCidr });
     } catch (error) {

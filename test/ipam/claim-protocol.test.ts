@@ -167,6 +167,16 @@ describe.each(backends)('the claim protocol over %s, a crash after every write',
     expect(await owned(set)).toEqual(['10.0.0.80/28=n1']);
   });
 
+  it('repair from a listing: a block released since is left alone (no record for a gone owner)', async () => {
+    const store = make();
+    expect(await store.putIfAbsent(blockKey(5), { owner: 'n1', since: 0 })).toBe(true);
+    const set = await setOver(store);
+    const listed = await set.leases();
+    await set.release('10.0.0.80/28');
+    expect(await set.repair?.(listed)).toEqual({ records: [] });
+    expect(await store.get('o#n1')).toBeNull();
+  });
+
   it('releaseLease frees the lease as listed, not one its owner renewed since', async () => {
     const set = await setOver(make());
     await set.allocateNext('n1');
