@@ -26,7 +26,7 @@
  *
  * ## An owner holds one block: the record comes first
  *
- * Every block write for an owner follows a successful write of the owner's record naming that
+ * Every claim of a block for an owner follows a successful write of the owner's record naming that
  * block (create, move, or a version bump), in the same round:
  *
  * 1. read the record; if it names a block the owner holds: renew the block (conditional on the
@@ -56,6 +56,10 @@
  * `repair` gives every owner that holds blocks without a record naming one of them a record (items
  * left by older versions, or a stale claim write landing after its owner moved on): without it a
  * later allocation for that owner would take a second block.
+ *
+ * Left to the node's departure: a late claim write (step 4's case) whose caller dies before settling
+ * leaves the owner a second block; the record names the other one, which every call answers, and
+ * the extra block goes when the owner's blocks are released (node deleted, or reclaimed).
  *
  * Not repairable by design: an allocation without an owner that dies after its block write leaves
  * a used ownerless block (as upstream would); podroute always allocates with the node name.
