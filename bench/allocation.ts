@@ -24,8 +24,6 @@ export interface AllocationBenchResult {
 export interface AllocationBenchOptions {
   allocations?: number;
   allocators?: number;
-  /** Passed to the store (1 = always try the very next free block after a lost claim). */
-  contentionSpread?: number;
   /** Called with details the result leaves out (timings, failures by write, requests). */
   onDetail?: (detail: Record<string, unknown>) => void;
 }
@@ -49,8 +47,8 @@ function countRequests(client: DynamoDBClient, count: () => void): DynamoDBClien
   return client;
 }
 
-async function run(local: LocalDynamo, setId: string, allocators: number, allocations: number, spread?: number): Promise<RunStats> {
-  const failures: Record<ConditionalWrite, number> = { block: 0, owner: 0, cursor: 0, occupy: 0, release: 0 };
+async function run(local: LocalDynamo, setId: string, allocators: number, allocations: number): Promise<RunStats> {
+  const failures: Record<ConditionalWrite, number> = { block: 0, owner: 0, cursor: 0 };
   let requests = 0;
   const sets = await Promise.all(
     Array.from({ length: allocators }, () => {
@@ -61,7 +59,6 @@ async function run(local: LocalDynamo, setId: string, allocators: number, alloca
         onConditionalFailure: (write) => {
           failures[write] += 1;
         },
-        ...(spread === undefined ? {} : { contentionSpread: spread }),
       });
       return createCidrSet({ clusterCidr: '10.0.0.0/12', nodeMaskSize: 24, store });
     }),
@@ -85,8 +82,8 @@ export async function benchAllocation(options: AllocationBenchOptions = {}): Pro
   const allocators = options.allocators ?? 50;
   const local = await startDynalite();
   try {
-    const single = await run(local, 'bench-single', 1, allocations, options.contentionSpread);
-    const many = await run(local, 'bench-many', allocators, allocations, options.contentionSpread);
+    const single = await run(local, 'bench-single', 1, allocations);
+    const many = await run(local, 'bench-many', allocators, allocations);
     const failures = Object.values(many.failures).reduce((sum, n) => sum + n, 0);
     options.onDetail?.({
       singleMs: Math.round(single.ms),
@@ -112,9 +109,7 @@ const invoked = process.argv[1] !== undefined && import.meta.url === pathToFileU
 if (invoked) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const verbose = process.argv.includes('--detail');
-  const spreadArg = process.argv.find((arg) => arg.startsWith('--spread='));
   const result = await benchAllocation({
-    ...(spreadArg === undefined ? {} : { contentionSpread: Number(spreadArg.slice('--spread='.length)) }),
     ...(verbose ? { onDetail: (detail) => console.error(JSON.stringify(detail)) } : {}),
   });
   console.log(JSON.stringify(result));

@@ -3,7 +3,7 @@
  * and errors of Kubernetes' `cidrset`, over a storage port so that many Lambdas can share it.
  */
 import { type Cidr, blockAt, blockCount, blockIndexOf, formatCidr, lastAddress, overlaps, tryParseCidr, addressBits } from '../cidr/cidr.ts';
-import type { CidrStore } from './cidr-store.ts';
+import type { CidrStore, RepairReport } from './cidr-store.ts';
 import { MemoryCidrStore } from './memory-cidr-store.ts';
 
 export type CidrSetErrorCode = 'INVALID_CIDR' | 'MASK_TOO_LARGE' | 'FULL' | 'OUT_OF_RANGE';
@@ -37,6 +37,17 @@ export interface CidrSet {
   usage(): Promise<{ used: number; total: number }>;
   /** Used blocks as CIDRs with their owners, for reclaiming leases of vanished nodes. */
   leases(): Promise<Lease[]>;
+  /**
+   * Frees exactly this lease (as `leases` listed it): not when its block has changed since, e.g.
+   * renewed by its owner re-joining. Stores without versions fall back to an owner-scoped release.
+   * True when the lease was freed.
+   */
+  releaseLease?(lease: Lease): Promise<boolean>;
+  /**
+   * Repairs crash leftovers: owners holding blocks without a record (see claim-protocol.ts).
+   * `listed`: the leases as `leases` just answered them, so they are not listed again.
+   */
+  repair?(listed?: readonly Lease[]): Promise<RepairReport>;
 }
 
 export interface Lease {
@@ -44,6 +55,8 @@ export interface Lease {
   owner: string | null;
   /** When the block was taken (epoch ms), where the store records it. */
   since?: number;
+  /** The block's version, where the store keeps one. */
+  version?: number;
 }
 
 export interface CidrSetOptions {
@@ -87,25 +100,38 @@ class StoredCidrSet implements CidrSet {
   }
 
   async allocateNext(owner?: string): Promise<string> {
+    if (this.store.allocate) {
+      const index = await this.store.allocate(owner ?? null, this.total);
+      if (index === null) throw this.full();
+      return this.blockText(index);
+    }
+    const { nextFree, claim, readCursor, writeCursor } = this.store;
+    if (!nextFree || !claim || !readCursor || !writeCursor) {
+      throw new TypeError('a CidrStore offers allocate, or nextFree, claim, readCursor and writeCursor');
+    }
     if (owner !== undefined) {
       const held = await this.store.findOwned(owner);
       if (held !== null) return this.blockText(held);
     }
-    let from = await this.store.readCursor();
+    let from = await readCursor.call(this.store);
     // Each failed claim proves one more block used, so the search ends after at most `total` claims.
     for (let attempt = 0; attempt < this.total; attempt++) {
-      const candidate = await this.store.nextFree(from, this.total);
+      const candidate = await nextFree.call(this.store, from, this.total);
       if (candidate === null) break;
-      const result = await this.store.claim(candidate, owner ?? null);
+      const result = await claim.call(this.store, candidate, owner ?? null);
       if (result.kind === 'owner-has') return this.blockText(result.index);
       const next = (candidate + 1) % this.total;
       if (result.kind === 'claimed') {
-        await this.store.writeCursor(next);
+        await writeCursor.call(this.store, next);
         return this.blockText(candidate);
       }
       from = next;
     }
-    throw new CidrSetError(
+    throw this.full();
+  }
+
+  private full(): CidrSetError {
+    return new CidrSetError(
       'FULL',
       `no free /${this.nodeMaskSize} block left in cluster CIDR ${this.clusterCidr} (${this.total} in all)`,
     );
@@ -131,7 +157,27 @@ class StoredCidrSet implements CidrSet {
       cidr: this.blockText(lease.index),
       owner: lease.owner,
       ...(lease.since === undefined ? {} : { since: lease.since }),
+      ...(lease.version === undefined ? {} : { version: lease.version }),
     }));
+  }
+
+  async releaseLease(lease: Lease): Promise<boolean> {
+    const [first, last] = this.indicesOf(lease.cidr);
+    if (!this.store.releaseLease || lease.version === undefined || first !== last) {
+      await this.store.release(first, last, lease.owner ?? undefined);
+      return true;
+    }
+    return this.store.releaseLease({ index: first, owner: lease.owner, version: lease.version });
+  }
+
+  async repair(listed?: readonly Lease[]): Promise<RepairReport> {
+    if (!this.store.repair) return { records: [] };
+    if (listed === undefined) return this.store.repair();
+    const blocks = listed.flatMap((lease) => {
+      const [first, last] = this.indicesOf(lease.cidr);
+      return first === last ? [{ index: first, owner: lease.owner }] : [];
+    });
+    return this.store.repair(blocks);
   }
 
   private blockText(index: number): string {

@@ -26,6 +26,14 @@ export interface BlockLease {
   readonly owner: string | null;
   /** When the block was taken (epoch ms), where the store records it. */
   readonly since?: number;
+  /** The block's version, where the store keeps one: a release can be made conditional on it. */
+  readonly version?: number;
+}
+
+/** What `repair` found and fixed. */
+export interface RepairReport {
+  /** Owners whose blocks had no owner record naming one of them: the record now names one. */
+  readonly records: string[];
 }
 
 export type ClaimResult =
@@ -33,20 +41,39 @@ export type ClaimResult =
   | { readonly kind: 'taken' }
   | { readonly kind: 'owner-has'; readonly index: number };
 
+/**
+ * A store either offers `allocate` (the claim protocol: a whole allocation, see claim-protocol.ts)
+ * or the steps `nextFree` / `claim` / `readCursor` / `writeCursor` that the set runs itself.
+ */
 export interface CidrStore {
   /** Lowest block index held by `owner`, or null. */
   findOwned(owner: string): Promise<number | null>;
+  /**
+   * The next block in round-robin order for `owner` (null: no owner), or the owner's block when it
+   * holds one; null when every block is used.
+   */
+  allocate?(owner: string | null, total: number): Promise<number | null>;
   /** First free block at or after `from`, wrapping past `total - 1` to 0; null when all are used. */
-  nextFree(from: number, total: number): Promise<number | null>;
+  nextFree?(from: number, total: number): Promise<number | null>;
   /** Takes block `index` for `owner` (null: no owner) if it is free. */
-  claim(index: number, owner: string | null): Promise<ClaimResult>;
+  claim?(index: number, owner: string | null): Promise<ClaimResult>;
   /** Marks blocks `first..last` used. */
   occupy(first: number, last: number, owner: string | null): Promise<void>;
   /** Frees blocks `first..last`; with an owner, blocks of other owners stay. */
   release(first: number, last: number, owner?: string): Promise<void>;
+  /**
+   * Frees exactly this lease: only while the block is still at the version (and owner) it was
+   * listed with. False when it changed meanwhile (released, or renewed by its owner).
+   */
+  releaseLease?(lease: BlockLease): Promise<boolean>;
+  /**
+   * Gives every owner that holds blocks an owner record naming one of them (crash leftovers).
+   * `listed`: the blocks as just listed by `leases`, so that they need not be listed again.
+   */
+  repair?(listed?: readonly BlockLease[]): Promise<RepairReport>;
   /** Where the next round-robin search starts. */
-  readCursor(): Promise<number>;
-  writeCursor(next: number): Promise<void>;
+  readCursor?(): Promise<number>;
+  writeCursor?(next: number): Promise<void>;
   /** Number of used blocks. */
   usedCount(): Promise<number>;
   /** Every used block with its owner, ordered by index. */

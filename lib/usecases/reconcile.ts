@@ -67,6 +67,8 @@ export interface ReconcileReport {
   occupied: number;
   reclaimed: Array<{ cidr: string; owner: string | null }>;
   reclaimWithheld: number;
+  /** Owners whose blocks had lost their owner record (a crash leftover), linked again. */
+  leasesRepaired: string[];
   errors: Array<{ node?: string; step: string; message: string }>;
 }
 
@@ -102,6 +104,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     occupied: 0,
     reclaimed: [],
     reclaimWithheld: 0,
+    leasesRepaired: [],
     errors: [],
   };
   if (plan.unsafe !== undefined) {
@@ -121,7 +124,10 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`),
   });
 
-  // Leases first: a pod CIDR a node already holds must be taken before any new node is allocated.
+  // Leases first: a pod CIDR a node already holds must be taken before any new node is allocated,
+  // and a block left without its owner record must be linked to it, or its owner's next
+  // allocation would take a second block.
+  await repairLeases(leaseLists, deps, report);
   await occupyUnleased(nodes, leaseLists, deps, report);
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
@@ -208,6 +214,20 @@ async function occupyUnleased(nodes: Node[], leaseLists: Lease[][], deps: Reconc
   }
 }
 
+/** Links blocks that lost their owner record (see lib/ipam/claim-protocol.ts) to their owners. */
+async function repairLeases(leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+  for (const [i, set] of deps.cidrSets.entries()) {
+    if (!set.repair) continue;
+    try {
+      const { records } = await set.repair(leaseLists[i]);
+      report.leasesRepaired.push(...records);
+      for (const owner of records) deps.log.log('warn', 'action', { action: 'repair-lease', node: owner, set: set.clusterCidr });
+    } catch (error) {
+      report.errors.push({ step: 'repair', message: errorText(error) });
+    }
+  }
+}
+
 /**
  * Releases leases whose owner is no node any more, once they are older than the grace period (a
  * node being created is not listed yet). Withheld, like route deletions, when the node list is
@@ -230,7 +250,14 @@ async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: Reconc
     }
     for (const lease of orphans) {
       try {
-        await set.release(lease.cidr, lease.owner ?? undefined);
+        // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
+        let freed = true;
+        if (set.releaseLease) freed = await set.releaseLease(lease);
+        else await set.release(lease.cidr, lease.owner ?? undefined);
+        if (!freed) {
+          deps.log.log('info', 'reclaim.skipped', { cidr: lease.cidr, node: lease.owner, reason: 'lease changed since listed' });
+          continue;
+        }
         report.reclaimed.push({ cidr: lease.cidr, owner: lease.owner });
         deps.log.log('info', 'action', { action: 'release-cidr', cidr: lease.cidr, node: lease.owner });
       } catch (error) {

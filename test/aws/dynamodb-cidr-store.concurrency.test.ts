@@ -14,9 +14,17 @@ afterAll(async () => {
 
 const cluster = { clusterCidr: '10.0.0.0/12', nodeMaskSize: 24 }; // 4096 blocks
 
+/** Writes whose condition failed, by set id. */
+const failed = new Map<string, number>();
+
 /** One "Lambda": its own client, store and set over the shared set id. */
 async function allocator(setId: string): Promise<CidrSet> {
-  const store = new DynamoDbCidrStore({ client: local.client(), tableName: local.tableName, setId });
+  const store = new DynamoDbCidrStore({
+    client: local.client(),
+    tableName: local.tableName,
+    setId,
+    onConditionalFailure: () => failed.set(setId, (failed.get(setId) ?? 0) + 1),
+  });
   return createCidrSet({ ...cluster, store });
 }
 
@@ -37,6 +45,8 @@ describe('many writers at once', () => {
     const all = handed.flat();
     expect(all).toHaveLength(1000);
     expect(new Set(all.map(({ cidr }) => cidr)).size).toBe(1000);
+    // A ticket each: allocators do not meet on one block (issue 9's goal: at most 0.1 per allocation).
+    expect((failed.get(setId) ?? 0) / all.length).toBeLessThanOrEqual(0.1);
 
     const checker = await allocator(setId);
     expect(await checker.usage()).toEqual({ used: 1000, total: 4096 });
@@ -57,7 +67,7 @@ describe('many writers at once', () => {
       }),
     );
     expect(await checker.usage()).toEqual({ used: 0, total: 4096 });
-  }, 120_000);
+  }, 300_000);
 
   it('20 concurrent allocations for one owner: exactly one block', async () => {
     const setId = 'same-owner-race';

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamoDbCidrStore, type ConditionalWrite } from '../../lib/aws/dynamodb-cidr-store.ts';
+import { DynamoDbCidrStore, DynamoDbClaimStore, type ConditionalWrite } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { dynamoDbError, isConditionalCheckFailed } from '../../lib/aws/dynamodb-errors.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 
@@ -46,14 +46,19 @@ afterEach(() => {
   mock.reset();
 });
 
+const options = (onConditionalFailure?: (write: ConditionalWrite) => void) => ({
+  client: new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+  tableName: 't',
+  setId: '10.0.0.0/16@24',
+  ...(onConditionalFailure === undefined ? {} : { onConditionalFailure }),
+});
+
 function store(onConditionalFailure?: (write: ConditionalWrite) => void): DynamoDbCidrStore {
-  return new DynamoDbCidrStore({
-    client: new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-    tableName: 't',
-    setId: '10.0.0.0/16@24',
-    clock: () => 0,
-    ...(onConditionalFailure === undefined ? {} : { onConditionalFailure }),
-  });
+  return new DynamoDbCidrStore({ ...options(onConditionalFailure), clock: () => 0 });
+}
+
+function primitives(onConditionalFailure?: (write: ConditionalWrite) => void): DynamoDbClaimStore {
+  return new DynamoDbClaimStore(options(onConditionalFailure));
 }
 
 describe('SDK errors become PodrouteErrors by name and status', () => {
@@ -65,10 +70,10 @@ describe('SDK errors become PodrouteErrors by name and status', () => {
     expect(caught).toMatchObject({ retryable, cause: error });
   });
 
-  it.each(cases)('%s on a conditional write (claim) -> retryable %s', async (_name, make, retryable) => {
+  it.each(cases)('%s on a conditional write (putIfAbsent) -> retryable %s', async (_name, make, retryable) => {
     const error = make();
-    mock.on(UpdateItemCommand).rejects(error);
-    const caught: unknown = await store().claim(3, null).catch((thrown: unknown) => thrown);
+    mock.on(PutItemCommand).rejects(error);
+    const caught: unknown = await primitives().putIfAbsent('b#0000000003', { since: 0 }).catch((thrown: unknown) => thrown);
     expect(caught).toBeInstanceOf(PodrouteError);
     expect(caught).toMatchObject({ retryable, cause: error });
   });
@@ -97,46 +102,54 @@ describe('SDK errors become PodrouteErrors by name and status', () => {
 describe('a failed condition is control flow, not an error', () => {
   const failed = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: metadata(400) });
 
-  it('claim without an owner answers taken', async () => {
+  it('putIfAbsent: a false condition answers false and is counted by item kind', async () => {
     const seen: ConditionalWrite[] = [];
-    mock.on(UpdateItemCommand).rejects(failed());
-    await expect(store((write) => seen.push(write)).claim(7, null)).resolves.toEqual({ kind: 'taken' });
+    mock.on(PutItemCommand).rejects(failed());
+    await expect(primitives((write) => seen.push(write)).putIfAbsent('b#0000000007', { owner: 'n1', since: 5 })).resolves.toBe(false);
+    expect(mock.commandCalls(PutItemCommand)[0]?.args[0].input).toMatchObject({
+      Item: { pk: { S: 'set#10.0.0.0/16@24' }, sk: { S: 'b#0000000007' }, owner: { S: 'n1' }, since: { N: '5' }, ver: { N: '1' } },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
     expect(seen).toEqual(['block']);
   });
 
-  it('claim for an owner whose block is taken: the record it wrote is deleted again', async () => {
-    mock.on(PutItemCommand).resolves({});
-    mock.on(UpdateItemCommand).rejects(failed());
-    mock.on(DeleteItemCommand).resolves({});
-    await expect(store().claim(7, 'n1')).resolves.toEqual({ kind: 'taken' });
-    const deletes = mock.commandCalls(DeleteItemCommand);
-    expect(deletes).toHaveLength(1);
-    expect(deletes[0]?.args[0].input).toMatchObject({
-      Key: { pk: { S: 'set#10.0.0.0/16@24' }, sk: { S: 'o#n1' } },
-      ConditionExpression: 'tok = :tok',
-    });
-  });
-
-  it('release with an owner: a block of another owner is "not ours", not an error', async () => {
+  it('putIfVersion and deleteIf are conditional on the version; version 0 means an item without one', async () => {
     const seen: ConditionalWrite[] = [];
-    mock.on(QueryCommand).resolves({ Items: [{ sk: { S: 'b#0000000002' }, since: { N: '1' } }] });
+    mock.on(PutItemCommand).rejects(failed());
     mock.on(DeleteItemCommand).rejects(failed());
-    await expect(store((write) => seen.push(write)).release(0, 5, 'n1')).resolves.toBeUndefined();
-    expect(seen).toEqual(['release']);
+    const s = primitives((write) => seen.push(write));
+    await expect(s.putIfVersion('o#n1', { index: 3, since: 0 }, 4)).resolves.toBe(false);
+    await expect(s.deleteIf('o#n1', 0)).resolves.toBe(false);
+    expect(mock.commandCalls(PutItemCommand)[0]?.args[0].input).toMatchObject({
+      Item: { sk: { S: 'o#n1' }, index: { N: '3' }, ver: { N: '5' } },
+      ConditionExpression: '#ver = :ver',
+      ExpressionAttributeValues: { ':ver': { N: '4' } },
+    });
+    expect(mock.commandCalls(DeleteItemCommand)[0]?.args[0].input).toMatchObject({
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#ver)',
+    });
+    expect(seen).toEqual(['owner', 'owner']);
   });
 
-  it('a late cursor write is dropped quietly', async () => {
-    const seen: ConditionalWrite[] = [];
-    mock.on(GetItemCommand).resolves({ Item: { pos: { N: '9' }, total: { N: '8' } } });
-    mock.on(UpdateItemCommand).rejects(failed());
-    const s = store((write) => seen.push(write));
-    expect(await s.readCursor()).toBe(1);
-    await expect(s.writeCursor(0)).resolves.toBeUndefined();
+  it('increment is one UpdateItem ADD that returns the new value (UPDATED_NEW)', async () => {
+    mock.on(UpdateItemCommand).resolves({ Attributes: { pos: { N: '42' } } });
+    await expect(primitives().increment('cursor', 'pos', 3)).resolves.toBe(42);
     expect(mock.commandCalls(UpdateItemCommand)[0]?.args[0].input).toMatchObject({
-      ConditionExpression: 'attribute_not_exists(pos) OR pos < :pos',
-      ExpressionAttributeValues: { ':pos': { N: '16' }, ':total': { N: '8' } },
+      Key: { sk: { S: 'cursor' } },
+      UpdateExpression: 'ADD #attr :by',
+      ExpressionAttributeNames: { '#attr': 'pos' },
+      ExpressionAttributeValues: { ':by': { N: '3' } },
+      ReturnValues: 'UPDATED_NEW',
     });
-    expect(seen).toEqual(['cursor']);
+  });
+
+  it('release with an owner: a block changed since it was listed is skipped, not an error', async () => {
+    const seen: ConditionalWrite[] = [];
+    mock.on(QueryCommand).resolves({ Items: [{ sk: { S: 'b#0000000002' }, since: { N: '1' }, ver: { N: '1' } }] });
+    mock.on(DeleteItemCommand).rejects(failed());
+    mock.on(GetItemCommand).resolves({ Item: { sk: { S: 'b#0000000002' }, owner: { S: 'n2' }, ver: { N: '2' } } });
+    await expect(store((write) => seen.push(write)).release(0, 5, 'n1')).resolves.toBeUndefined();
+    expect(seen).toEqual(['block']);
   });
 });
 

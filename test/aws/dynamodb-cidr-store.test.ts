@@ -7,8 +7,15 @@ import {
   cidrTableDefinition,
   ownerKey,
 } from '../../lib/aws/dynamodb-cidr-store.ts';
-import { PodrouteError } from '../../lib/errors.ts';
-import { CidrSetError, MemoryCidrStore, createCidrSet, type CidrSet, type CidrStore } from '../../lib/ipam/index.ts';
+import {
+  CidrSetError,
+  ClaimProtocolStore,
+  MemoryCidrStore,
+  MemoryClaimStore,
+  createCidrSet,
+  type CidrSet,
+  type CidrStore,
+} from '../../lib/ipam/index.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 
 let local: LocalDynamo;
@@ -24,7 +31,7 @@ afterAll(async () => {
 });
 
 /** A store over a set no other test touches. */
-function dynamoStore(extra: { clock?: () => number; sleep?: (ms: number) => Promise<void>; claimWaitMs?: number } = {}) {
+function dynamoStore(extra: { clock?: () => number } = {}) {
   const setId = `test-${++sets}`;
   return { setId, store: new DynamoDbCidrStore({ client, tableName: local.tableName, setId, ...extra }) };
 }
@@ -212,6 +219,7 @@ async function play(set: CidrSet, steps: Step[]): Promise<void> {
 
 const stores: Array<[string, () => CidrStore]> = [
   ['memory', () => new MemoryCidrStore()],
+  ['claim protocol over memory', () => new ClaimProtocolStore(new MemoryClaimStore())],
   ['dynamodb', () => dynamoStore().store],
 ];
 
@@ -262,7 +270,7 @@ describe('layout', () => {
     now = 2_000;
     await set.allocateNext('b');
     await set.occupy('10.0.0.12/30');
-    expect(await store.leasesWithTime()).toEqual([
+    expect((await store.leases()).map(({ index, owner, since }) => ({ index, owner, since }))).toEqual([
       { index: 0, owner: 'a', since: 1_000 },
       { index: 1, owner: 'b', since: 2_000 },
       { index: 3, owner: null, since: 2_000 },
@@ -279,36 +287,48 @@ describe('layout', () => {
   });
 });
 
-describe('the cursor', () => {
-  it('only grows: a late write of an older position is dropped', async () => {
+describe('tickets', () => {
+  it('the cursor is an atomic counter: concurrent draws each get their own block, none fails a condition', async () => {
     const { setId } = dynamoStore();
-    const first = new DynamoDbCidrStore({ client, tableName: local.tableName, setId });
-    const late = new DynamoDbCidrStore({ client, tableName: local.tableName, setId });
-    expect(await first.readCursor()).toBe(0);
-    expect(await late.readCursor()).toBe(0);
-    await first.nextFree(0, 8);
-    await late.nextFree(0, 8);
-    await first.writeCursor(5);
-    await late.writeCursor(2);
-    expect(await first.readCursor()).toBe(5);
+    let failed = 0;
+    const sets = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        createCidrSet({
+          clusterCidr: '10.0.0.0/16',
+          nodeMaskSize: 24,
+          store: new DynamoDbCidrStore({ client, tableName: local.tableName, setId, onConditionalFailure: () => failed++ }),
+        }),
+      ),
+    );
+    const got = await Promise.all(sets.map((set, i) => set.allocateNext(`n${i}`)));
+    expect([...got].sort()).toEqual(Array.from({ length: 8 }, (_v, i) => `10.0.${i}.0/24`).sort());
+    expect(failed).toBe(0);
+    expect((await rawItem(setId, 'cursor'))?.pos).toEqual({ N: '8' });
   });
 
-  it('counts wraps, so a wrapped position is ahead of the one before it', async () => {
+  it('a ticket on a used run jumps past it with one more draw, without failed conditions', async () => {
+    let failed = 0;
+    const { setId } = dynamoStore();
+    const store = new DynamoDbCidrStore({ client, tableName: local.tableName, setId, onConditionalFailure: () => failed++ });
+    const set = await createCidrSet({ clusterCidr: '10.0.0.0/16', nodeMaskSize: 24, store });
+    await set.occupy('10.0.0.0/20'); // blocks 0..15
+    expect(await set.allocateNext('n1')).toBe('10.0.16.0/24');
+    expect(await set.allocateNext('n2')).toBe('10.0.17.0/24');
+    expect(failed).toBe(0);
+    expect((await rawItem(setId, 'cursor'))?.pos).toEqual({ N: '18' });
+  });
+
+  it('a full set gives its ticket back: the cursor stays', async () => {
     const { setId, store } = dynamoStore();
-    await store.readCursor();
-    await store.nextFree(0, 4);
-    await store.writeCursor(3);
-    expect(await store.readCursor()).toBe(3);
-    await store.writeCursor(0); // the block at 3 was taken: the cursor wrapped
-    expect(await store.readCursor()).toBe(0);
-    // A new instance has learnt nothing: it reads `total` from the cursor item.
-    const other = new DynamoDbCidrStore({ client, tableName: local.tableName, setId });
-    expect(await other.readCursor()).toBe(0);
-    expect((await rawItem(setId, 'cursor'))?.pos).toEqual({ N: '4' });
+    const set = await createCidrSet({ clusterCidr: '10.0.0.0/30', nodeMaskSize: 31, store });
+    await set.allocateNext('a');
+    await set.allocateNext('b');
+    await expect(set.allocateNext('c')).rejects.toMatchObject({ code: 'FULL' });
+    expect((await rawItem(setId, 'cursor'))?.pos).toEqual({ N: '2' });
   });
 });
 
-// ---- crash points -------------------------------------------------------------------------------
+// ---- raw items -------------------------------------------------------------------------------
 
 async function putRaw(setId: string, sk: string, attributes: Record<string, { S: string } | { N: string }>) {
   await client.send(new PutItemCommand({
@@ -326,84 +346,36 @@ async function rawItem(setId: string, sk: string) {
   return output.Item;
 }
 
-describe('crash points', () => {
+describe('items written by older versions (no version attribute)', () => {
   const cluster = { clusterCidr: '10.0.0.0/16', nodeMaskSize: 24 };
 
-  it('after the owner record, before the block: the owner gets that block, nothing leaks', async () => {
+  it('an old owner record naming its block: the owner gets that block back, renewed', async () => {
     const { setId, store } = dynamoStore();
-    await putRaw(setId, ownerKey('n1'), { index: { N: '5' }, tok: { S: 'crashed' }, since: { N: '0' } });
+    await putRaw(setId, ownerKey('n1'), { index: { N: '5' }, tok: { S: 'old' }, since: { N: '0' } });
+    await putRaw(setId, blockKey(5), { owner: { S: 'n1' }, since: { N: '0' } });
     const set = await createCidrSet({ ...cluster, store });
-    expect(await set.usage()).toEqual({ used: 0, total: 256 });
-    expect(await store.findOwned('n1')).toBeNull();
     expect(await set.allocateNext('n1')).toBe('10.0.5.0/24');
-    expect(await set.allocateNext('n1')).toBe('10.0.5.0/24');
+    expect((await rawItem(setId, blockKey(5)))?.ver).toEqual({ N: '1' });
     expect(await set.usage()).toEqual({ used: 1, total: 256 });
-    expect(ownersOf(await set.leases())).toEqual([{ cidr: '10.0.5.0/24', owner: 'n1' }]);
   });
 
-  it('after the owner record, block taken by another owner, record older than the grace: moved', async () => {
-    let now = 100_000;
-    const { setId, store } = dynamoStore({ clock: () => now });
-    await putRaw(setId, ownerKey('n1'), { index: { N: '0' }, tok: { S: 'crashed' }, since: { N: '0' } });
-    await putRaw(setId, blockKey(0), { owner: { S: 'n2' }, since: { N: '0' } });
-    const set = await createCidrSet({ ...cluster, store });
-    now += 1;
-    expect(await set.allocateNext('n1')).toBe('10.0.1.0/24');
-    expect(ownersOf(await set.leases())).toEqual([
-      { cidr: '10.0.0.0/24', owner: 'n2' },
-      { cidr: '10.0.1.0/24', owner: 'n1' },
-    ]);
-    expect((await rawItem(setId, ownerKey('n1')))?.index).toEqual({ N: '1' });
-  });
-
-  it('a fresh record naming another owner’s block: waits, then a retryable error, then moves after the grace', async () => {
-    let now = 0;
-    const { setId, store } = dynamoStore({
-      clock: () => now,
-      claimWaitMs: 1_000,
-      sleep: async (ms) => {
-        now += ms;
-      },
-    });
+  it('an old record naming another owner’s block (a lost claim): moved to a new block at once', async () => {
+    const { setId, store } = dynamoStore();
     await putRaw(setId, ownerKey('n1'), { index: { N: '0' }, tok: { S: 'lost' }, since: { N: '0' } });
     await putRaw(setId, blockKey(0), { owner: { S: 'n2' }, since: { N: '0' } });
     const set = await createCidrSet({ ...cluster, store });
-    const error: unknown = await set.allocateNext('n1').catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(PodrouteError);
-    expect(error).toMatchObject({ retryable: true });
-    expect(now).toBe(1_000);
-    expect(await set.usage()).toEqual({ used: 1, total: 256 });
-    now = 60_000;
-    expect(await set.allocateNext('n1')).toBe('10.0.1.0/24');
-    expect(await set.usage()).toEqual({ used: 2, total: 256 });
-  });
-
-  it('after the block, before the cursor: the next allocation skips the used block', async () => {
-    const { setId, store } = dynamoStore();
-    await putRaw(setId, ownerKey('n1'), { index: { N: '0' }, tok: { S: 't' }, since: { N: '0' } });
-    await putRaw(setId, blockKey(0), { owner: { S: 'n1' }, since: { N: '0' } });
-    const set = await createCidrSet({ ...cluster, store });
-    expect(await set.allocateNext('n1')).toBe('10.0.0.0/24');
-    expect(await set.allocateNext('n2')).toBe('10.0.1.0/24');
-    expect(await set.usage()).toEqual({ used: 2, total: 256 });
-  });
-
-  it('release after the block delete, before the record delete: the leftover record is harmless', async () => {
-    const { setId, store } = dynamoStore();
-    const set = await createCidrSet({ ...cluster, store });
-    expect(await set.allocateNext('n1')).toBe('10.0.0.0/24');
-    // What a crash leaves: the record of n1 still names block 0, which is free.
-    await set.release('10.0.0.0/24', 'n1');
-    await putRaw(setId, ownerKey('n1'), { index: { N: '0' }, tok: { S: 't' }, since: { N: '0' } });
-    expect(await store.findOwned('n1')).toBeNull();
-    expect(await set.usage()).toEqual({ used: 0, total: 256 });
-    // Another owner takes the block (after the cursor wraps it could; here: occupy it).
-    await set.occupy('10.0.0.0/24', 'n2');
     expect(await set.allocateNext('n1')).toBe('10.0.1.0/24');
     expect(ownersOf(await set.leases())).toEqual([
       { cidr: '10.0.0.0/24', owner: 'n2' },
       { cidr: '10.0.1.0/24', owner: 'n1' },
     ]);
+  });
+
+  it('an old cursor (pos, total) keeps its place', async () => {
+    const { setId, store } = dynamoStore();
+    await putRaw(setId, 'cursor', { pos: { N: '259' }, total: { N: '256' } });
+    const set = await createCidrSet({ ...cluster, store });
+    expect(await set.allocateNext('n1')).toBe('10.0.3.0/24');
   });
 
   it('release deletes the owner record with the block', async () => {

@@ -4,7 +4,8 @@
  * bug found by these tests.)
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCidrSet } from '../../lib/ipam/index.ts';
+import { DynamoDbClaimStore, cidrSetId } from '../../lib/aws/dynamodb-cidr-store.ts';
+import { blockKey, createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -53,8 +54,8 @@ describe('reconcile and CIDR leases', () => {
     await set.occupy('100.64.0.0/24', 'node-a');
     expect(await set.allocateNext('node-gone')).toBe('100.64.1.0/24');
     expect(await set.leases()).toEqual([
-      { cidr: '100.64.0.0/24', owner: 'node-a', since: T0 },
-      { cidr: '100.64.1.0/24', owner: 'node-gone', since: T0 },
+      { cidr: '100.64.0.0/24', owner: 'node-a', since: T0, version: 1 },
+      { cidr: '100.64.1.0/24', owner: 'node-gone', since: T0, version: 1 },
     ]);
     world.clock.advance(600_001);
     const report = await reconcile(w.reconcileDeps());
@@ -73,5 +74,52 @@ describe('reconcile and CIDR leases', () => {
     expect(report.reclaimed).toEqual([]);
     expect(report.reclaimWithheld).toBe(2);
     expect((await set.leases()).map((l) => l.owner)).toEqual(['node-a', 'node-b']);
+  });
+
+  // Reclaim judges a lease orphaned from a listing; the node may re-join under the same name before
+  // the release. Its admission finds (and renews) its lease, and the release must then fail:
+  // conditional on the lease as listed, not only on the owner's name.
+  it('reclaim spares a lease whose node re-joined between the listing and the release', async () => {
+    await world.addNode('node-a', { podCidrs: ['100.64.0.0/24'] });
+    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
+    const set = w.wiring.cidrSets[0];
+    if (!set) throw new Error('no CIDR set');
+    await set.occupy('100.64.0.0/24', 'node-a');
+    expect(await set.allocateNext('node-b')).toBe('100.64.1.0/24');
+    world.clock.advance(600_001);
+    const rejoinAfterListing: CidrSet = {
+      clusterCidr: set.clusterCidr,
+      nodeMaskSize: set.nodeMaskSize,
+      total: set.total,
+      allocateNext: (owner) => set.allocateNext(owner),
+      occupy: (cidr, owner) => set.occupy(cidr, owner),
+      release: (cidr, owner) => set.release(cidr, owner),
+      usage: () => set.usage(),
+      ...(set.releaseLease ? { releaseLease: set.releaseLease.bind(set) } : {}),
+      ...(set.repair ? { repair: set.repair.bind(set) } : {}),
+      leases: async () => {
+        const listed = await set.leases();
+        // node-b's kubelet registers again (a CREATE admission): same name, same block.
+        expect(await set.allocateNext('node-b')).toBe('100.64.1.0/24');
+        return listed;
+      },
+    };
+    const report = await reconcile({ ...w.reconcileDeps(), cidrSets: [rejoinAfterListing] });
+    expect(report.reclaimed).toEqual([]);
+    expect((await set.leases()).map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/24=node-a', '100.64.1.0/24=node-b']);
+  });
+
+  // An occupy cut short after its block write (as older versions wrote them: block first) leaves a
+  // lease without an owner record; the node's next allocation would then take a second block.
+  it('reconcile links a lease without its owner record, so the node never gets a second block', async () => {
+    await world.addNode('node-a', { podCidrs: ['100.64.5.0/24'] });
+    const w = await testWiring(world, local);
+    const raw = new DynamoDbClaimStore({ client: local.client(), tableName: w.wiring.config.cidrTableName, setId: cidrSetId('100.64.0.0/16', 24) });
+    expect(await raw.putIfAbsent(blockKey(5), { owner: 'node-a', since: 0 })).toBe(true);
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.leasesRepaired).toEqual(['node-a']);
+    const set = w.wiring.cidrSets[0];
+    expect(await set?.allocateNext('node-a')).toBe('100.64.5.0/24');
+    expect((await set?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.5.0/24=node-a']);
   });
 });

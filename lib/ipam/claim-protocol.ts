@@ -1,0 +1,403 @@
+/**
+ * The claim protocol: a CidrStore built only from the conditional writes of a ClaimStore, so that
+ * many Lambdas can allocate from one set at once, and any of them can die after any write.
+ *
+ * ## Items (keys of one set)
+ *
+ * | key              | attributes                 | meaning                                         |
+ * |------------------|----------------------------|-------------------------------------------------|
+ * | `b#0000000042`   | `since`, `owner` (if any)  | block 42 is used (the truth)                    |
+ * | `o#<owner>`      | `index`, `since`           | owner record: the block `owner` holds or claims |
+ * | `cursor`         | `pos`                      | tickets handed out so far (only grows)          |
+ *
+ * Block keys carry the index as 10 zero-padded digits, so listing `b#` walks blocks in index order.
+ * A missing block item is a free block. `since` is the injected clock's time when the block last
+ * got (or renewed) its owner: reconcile's grace period counts from it.
+ *
+ * ## Allocation: a ticket each
+ *
+ * `pos` is an atomic counter (increment answers the new value), so each allocation draws its own
+ * candidate `(pos - 1) mod total` and concurrent allocators do not meet on one block. A candidate
+ * that is used (read first) is not claimed: the allocation lists the used run from it, and draws
+ * again with an increment of the run's length, landing past it. The conditional block write
+ * (put if absent) stays the only arbiter of who gets a block; tickets only keep writers apart. A
+ * single allocator therefore walks blocks exactly as upstream's cursor does (next free at or after
+ * the cursor, cursor one past the block taken, wrapping).
+ *
+ * ## An owner holds one block: the record comes first
+ *
+ * Every claim of a block for an owner follows a successful write of the owner's record naming that
+ * block (create, move, or a version bump), in the same round:
+ *
+ * 1. read the record; if it names a block the owner holds: renew the block (conditional on the
+ *    version read) and answer it. A retry, a concurrent call and a kubelet's re-registration all
+ *    end here.
+ * 2. if it names a free block: bump the record, claim that block (a claim cut short is finished);
+ *    if it names someone else's block (a lost claim): draw a ticket and move the record to it;
+ *    with no record: draw a ticket and create the record.
+ * 3. claim the block (put if absent). Lost: back to 1 (the record is moved on the next round).
+ * 4. settle: read the record again. It names this block: done. It is gone (a release raced us):
+ *    create it. It names another block the owner holds (a concurrent claim for the same owner won
+ *    first): free ours and answer that one. It names another block the owner does not hold: move
+ *    it here. Whichever way, all callers for one owner answer one block.
+ *
+ * Crash after 1-2: the record names a free block (nothing leaked); the owner's next call claims that
+ * very block. Crash after 3: all is written; the next call finds it at 1. A release deletes the
+ * block, then the record, each conditional on the version it read before the first delete: a
+ * renewal by the owner in between makes the block delete fail, and a new claim of that block in
+ * between (which bumps the record first) makes the record delete fail, so a release never leaves
+ * a held block without its record.
+ *
+ * ## occupy, release, repair
+ *
+ * occupy with an owner points the owner's record at the range's first block first (unless the
+ * record names a block the owner holds), then writes the blocks (free or ownerless ones only): a
+ * crash in between leaves a record naming a free block, which the owner's next allocation takes.
+ * `repair` gives every owner that holds blocks without a record naming one of them a record (items
+ * left by older versions, or a stale claim write landing after its owner moved on): without it a
+ * later allocation for that owner would take a second block.
+ *
+ * Left to the node's departure: a late claim write (step 4's case) whose caller dies before settling
+ * leaves the owner a second block; the record names the other one, which every call answers, and
+ * the extra block goes when the owner's blocks are released (node deleted, or reclaimed).
+ *
+ * Not repairable by design: an allocation without an owner that dies after its block write leaves
+ * a used ownerless block (as upstream would); podroute always allocates with the node name.
+ */
+import { PodrouteError } from '../errors.ts';
+import type { ClaimStore, StoredItem } from './claim-store.ts';
+import type { BlockLease, CidrStore, RepairReport } from './cidr-store.ts';
+
+const BLOCK_PREFIX = 'b#';
+const OWNER_PREFIX = 'o#';
+export const CURSOR_KEY = 'cursor';
+const INDEX_DIGITS = 10;
+const MAX_INDEX = 2 ** 32 - 1;
+/** Blocks listed at once when looking for the end of a used run (doubling up to MAX_PAGE). */
+const FIRST_PAGE = 16;
+const MAX_PAGE = 1000;
+/** Rounds of one allocation for an owner (each lost to another writer) before a retryable error. */
+const MAX_ROUNDS = 64;
+/** Block writes in flight at once for range operations. */
+const RANGE_CONCURRENCY = 8;
+
+export const blockKey = (index: number): string => `${BLOCK_PREFIX}${String(index).padStart(INDEX_DIGITS, '0')}`;
+export const ownerKey = (owner: string): string => `${OWNER_PREFIX}${owner}`;
+const FIRST_BLOCK = blockKey(0);
+const LAST_BLOCK = blockKey(MAX_INDEX);
+// Owner names are Kubernetes node names (DNS subdomains: lower-case ASCII); '~' sorts after them.
+const FIRST_OWNER = OWNER_PREFIX;
+const LAST_OWNER = `${OWNER_PREFIX}~`;
+
+export interface ClaimProtocolOptions {
+  /** Milliseconds since the epoch, stamped on blocks and records (default: always 0). */
+  readonly clock?: () => number;
+}
+
+export class ClaimProtocolStore implements CidrStore {
+  private readonly clock: () => number;
+
+  constructor(
+    private readonly store: ClaimStore,
+    options: ClaimProtocolOptions = {},
+  ) {
+    this.clock = options.clock ?? (() => 0);
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  async findOwned(owner: string): Promise<number | null> {
+    const record = await this.store.get(ownerKey(owner));
+    if (record === null) return null;
+    const index = recordIndex(record);
+    const block = await this.store.get(blockKey(index));
+    return block !== null && ownerOf(block) === owner ? index : null;
+  }
+
+  async usedCount(): Promise<number> {
+    return this.store.count(FIRST_BLOCK, LAST_BLOCK);
+  }
+
+  async leases(): Promise<BlockLease[]> {
+    return (await this.store.list(FIRST_BLOCK, LAST_BLOCK)).map(toLease);
+  }
+
+  // ---- allocation -----------------------------------------------------------------------------
+
+  async allocate(owner: string | null, total: number): Promise<number | null> {
+    if (owner === null) return this.allocateOwnerless(total);
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const record = await this.store.get(ownerKey(owner));
+      let target: number | null;
+      if (record === null) {
+        target = await this.ticket(total);
+        if (target === null) return null;
+        if (!(await this.store.putIfAbsent(ownerKey(owner), this.recordAttrs(target)))) continue;
+      } else {
+        const named = recordIndex(record);
+        const block = named < total ? await this.store.get(blockKey(named)) : null;
+        if (block !== null && ownerOf(block) === owner) {
+          // Held: renew, so a reclaim that listed the lease before this call leaves it alone. A
+          // failed renewal that still finds the block ours was renewed by a concurrent call.
+          if (await this.store.putIfVersion(blockKey(named), this.blockAttrs(owner), block.version)) return named;
+          const now = await this.store.get(blockKey(named));
+          if (now !== null && ownerOf(now) === owner) return named;
+          continue;
+        }
+        target = block === null && named < total ? named : await this.ticket(total);
+        if (target === null) return null;
+        if (!(await this.store.putIfVersion(ownerKey(owner), this.recordAttrs(target), record.version))) continue;
+      }
+      if (await this.store.putIfAbsent(blockKey(target), this.blockAttrs(owner))) return this.settle(owner, target);
+    }
+    throw new PodrouteError(`allocation for ${JSON.stringify(owner)} lost ${MAX_ROUNDS} races in a row; try again`, {
+      retryable: true,
+    });
+  }
+
+  private async allocateOwnerless(total: number): Promise<number | null> {
+    // Each lost claim proves one more block used, so this ends after at most `total` claims.
+    for (let attempt = 0; attempt < total; attempt++) {
+      const candidate = await this.ticket(total);
+      if (candidate === null) return null;
+      if (await this.store.putIfAbsent(blockKey(candidate), this.blockAttrs(null))) return candidate;
+    }
+    return null;
+  }
+
+  /**
+   * A candidate block: the next ticket, moved past the used run it lands on. Null when a full
+   * circle found no free block.
+   */
+  private async ticket(total: number): Promise<number | null> {
+    let drawn = 1;
+    let candidate = ((await this.store.increment(CURSOR_KEY, 'pos', 1)) - 1) % total;
+    for (let jumps = 0; jumps < total; jumps++) {
+      if ((await this.store.get(blockKey(candidate))) === null) return candidate;
+      const gap = await this.firstGap(candidate, total);
+      if (gap === null) break;
+      const distance = (gap - candidate + total) % total;
+      drawn += distance;
+      candidate = ((await this.store.increment(CURSOR_KEY, 'pos', distance)) - 1) % total;
+    }
+    // Full: give the tickets back, so the cursor stays where upstream's would (it moves only on
+    // an allocation). A crash before this only costs order.
+    await this.store.increment(CURSOR_KEY, 'pos', -drawn);
+    return null;
+  }
+
+  /** The first free block after `from` (wrapping), by listing the blocks in growing pages. */
+  private async firstGap(from: number, total: number): Promise<number | null> {
+    for (const [low, high] of [[from, total - 1], [0, from - 1]] as const) {
+      let expected = low;
+      let page = FIRST_PAGE;
+      while (expected <= high) {
+        const items = await this.store.list(blockKey(expected), blockKey(high), page);
+        for (const item of items) {
+          const index = indexOfKey(item.key);
+          if (index > expected) return expected;
+          expected = index + 1;
+        }
+        if (items.length < page) {
+          if (expected <= high) return expected;
+          break;
+        }
+        page = Math.min(page * 2, MAX_PAGE);
+      }
+    }
+    return null;
+  }
+
+  /** Step 4: make sure the owner's record names one block the owner holds, and answer it. */
+  private async settle(owner: string, index: number): Promise<number> {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const record = await this.store.get(ownerKey(owner));
+      if (record === null) {
+        if (await this.store.putIfAbsent(ownerKey(owner), this.recordAttrs(index))) return index;
+        continue;
+      }
+      const named = recordIndex(record);
+      if (named === index) return index;
+      const other = await this.store.get(blockKey(named));
+      if (other !== null && ownerOf(other) === owner) {
+        await this.dropOwn(index, owner);
+        return named;
+      }
+      if (await this.store.putIfVersion(ownerKey(owner), this.recordAttrs(index), record.version)) return index;
+    }
+    throw new PodrouteError(`allocation for ${JSON.stringify(owner)} could not settle its record; try again`, {
+      retryable: true,
+    });
+  }
+
+  /** Frees block `index` if `owner` holds it. */
+  private async dropOwn(index: number, owner: string): Promise<void> {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const block = await this.store.get(blockKey(index));
+      if (block === null || ownerOf(block) !== owner) return;
+      if (await this.store.deleteIf(blockKey(index), block.version)) return;
+    }
+  }
+
+  // ---- occupy, release, repair ----------------------------------------------------------------
+
+  async occupy(first: number, last: number, owner: string | null): Promise<void> {
+    if (owner !== null) await this.pointRecord(owner, first);
+    await mapLimit(range(first, last), RANGE_CONCURRENCY, (index) => this.occupyBlock(index, owner));
+    if (owner === null || (await this.findOwned(owner)) !== null) return;
+    // The range's first block is someone else's: name a block of the range the owner did get.
+    const mine = (await this.store.list(blockKey(first), blockKey(last))).find((item) => ownerOf(item) === owner);
+    if (mine !== undefined) await this.pointRecord(owner, indexOfKey(mine.key));
+  }
+
+  /** Points `owner`'s record at `index` unless it names a block the owner holds. */
+  private async pointRecord(owner: string, index: number): Promise<void> {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const record = await this.store.get(ownerKey(owner));
+      if (record === null) {
+        if (await this.store.putIfAbsent(ownerKey(owner), this.recordAttrs(index))) return;
+        continue;
+      }
+      const named = recordIndex(record);
+      if (named === index) return;
+      const block = await this.store.get(blockKey(named));
+      if (block !== null && ownerOf(block) === owner) return;
+      if (await this.store.putIfVersion(ownerKey(owner), this.recordAttrs(index), record.version)) return;
+    }
+  }
+
+  /** Marks block `index` used; gives it to `owner` when it is free or ownerless. */
+  private async occupyBlock(index: number, owner: string | null): Promise<void> {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (await this.store.putIfAbsent(blockKey(index), this.blockAttrs(owner))) return;
+      if (owner === null) return;
+      const block = await this.store.get(blockKey(index));
+      if (block === null) continue;
+      if (ownerOf(block) !== null) return;
+      if (await this.store.putIfVersion(blockKey(index), this.blockAttrs(owner), block.version)) return;
+    }
+  }
+
+  async release(first: number, last: number, owner?: string): Promise<void> {
+    const used = await this.store.list(blockKey(first), blockKey(last));
+    const mine = (item: StoredItem): boolean => owner === undefined || ownerOf(item) === null || ownerOf(item) === owner;
+    await mapLimit(used.filter(mine), RANGE_CONCURRENCY, async (seen) => {
+      let item: StoredItem | null = seen;
+      for (let round = 0; round < MAX_ROUNDS && item !== null && mine(item); round++) {
+        if (await this.releaseItem(item)) return;
+        item = await this.store.get(item.key);
+      }
+    });
+  }
+
+  async releaseLease(lease: BlockLease): Promise<boolean> {
+    if (lease.version === undefined) return false;
+    const item: StoredItem = {
+      key: blockKey(lease.index),
+      attrs: lease.owner === null ? {} : { owner: lease.owner },
+      version: lease.version,
+    };
+    return this.releaseItem(item);
+  }
+
+  /** Deletes the block at the version seen, then its owner's record if it named the block. */
+  private async releaseItem(block: StoredItem): Promise<boolean> {
+    const holder = ownerOf(block);
+    // Read before the block goes: a claim or renewal after this read bumps the record.
+    const record = holder === null ? null : await this.store.get(ownerKey(holder));
+    if (!(await this.store.deleteIf(block.key, block.version))) return false;
+    if (holder !== null && record !== null && recordIndex(record) === indexOfKey(block.key)) {
+      await this.store.deleteIf(ownerKey(holder), record.version);
+    }
+    return true;
+  }
+
+  /**
+   * `listed`: the blocks as the caller just listed them (reconcile has them already), so only the
+   * owner records are read here; each block found without its record is read again before a
+   * record is written for it.
+   */
+  async repair(listed?: readonly BlockLease[]): Promise<RepairReport> {
+    const [blocks, records] = await Promise.all([
+      listed ?? this.leases(),
+      this.store.list(FIRST_OWNER, LAST_OWNER),
+    ]);
+    const held = new Map<string, number[]>();
+    for (const { owner, index } of blocks) if (owner !== null) held.set(owner, [...(held.get(owner) ?? []), index]);
+    const recordOf = new Map(records.map((record) => [record.key.slice(OWNER_PREFIX.length), record]));
+    const repaired: string[] = [];
+    for (const [owner, indices] of held) {
+      const record = recordOf.get(owner);
+      if (record !== undefined && indices.includes(recordIndex(record))) continue;
+      const lowest = Math.min(...indices);
+      const block = await this.store.get(blockKey(lowest));
+      if (block === null || ownerOf(block) !== owner) continue; // released since the listing
+      const done = record === undefined
+        ? await this.store.putIfAbsent(ownerKey(owner), this.recordAttrs(lowest))
+        : await this.store.putIfVersion(ownerKey(owner), this.recordAttrs(lowest), record.version);
+      // A failed condition: the owner's own allocation wrote the record meanwhile.
+      if (done) repaired.push(owner);
+    }
+    return { records: repaired };
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------
+
+  private recordAttrs(index: number): Record<string, number> {
+    return { index, since: this.clock() };
+  }
+
+  private blockAttrs(owner: string | null): Record<string, string | number> {
+    return owner === null ? { since: this.clock() } : { owner, since: this.clock() };
+  }
+}
+
+function corrupt(what: string): PodrouteError {
+  return new PodrouteError(`malformed CIDR table item: ${what}`, { retryable: false });
+}
+
+function ownerOf(item: StoredItem): string | null {
+  const owner = item.attrs.owner;
+  if (owner === undefined) return null;
+  if (typeof owner !== 'string') throw corrupt(`${item.key}: owner is not a string`);
+  return owner;
+}
+
+function recordIndex(record: StoredItem): number {
+  const index = record.attrs.index;
+  if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0) throw corrupt(`${record.key}: index is not a block index`);
+  return index;
+}
+
+export function indexOfKey(key: string): number {
+  const digits = key.slice(BLOCK_PREFIX.length);
+  if (!key.startsWith(BLOCK_PREFIX) || !/^\d{10}$/.test(digits)) throw corrupt(`block key ${JSON.stringify(key)}`);
+  return Number(digits);
+}
+
+function toLease(item: StoredItem): BlockLease {
+  const since = item.attrs.since;
+  return {
+    index: indexOfKey(item.key),
+    owner: ownerOf(item),
+    since: typeof since === 'number' ? since : 0,
+    version: item.version,
+  };
+}
+
+function range(first: number, last: number): number[] {
+  const out: number[] = [];
+  for (let index = first; index <= last; index++) out.push(index);
+  return out;
+}
+
+async function mapLimit<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++];
+      if (item !== undefined) await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}

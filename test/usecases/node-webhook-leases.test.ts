@@ -1,0 +1,78 @@
+/**
+ * The webhook and CIDR leases: a kubelet sends a CREATE for its Node on every start, also when the
+ * Node exists (kubernetes pkg/kubelet/kubelet_node_status.go: registerWithAPIServer ->
+ * tryRegisterWithAPIServer creates the Node and, on AlreadyExists, reads and reconciles the
+ * existing one). Admission runs before the API server finds the name taken, so each restart is a
+ * CREATE admission; each must find the node's lease, never take a second one.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { admit } from '../../lib/usecases/node-webhook.ts';
+import { admissionReviewSchema } from '../../lib/webhook/index.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { testWiring } from '../support/wiring.ts';
+import { startWorld, type World } from '../support/world.ts';
+
+let local: LocalDynamo;
+beforeAll(async () => {
+  local = await startDynalite();
+});
+afterAll(async () => {
+  await local.close();
+});
+
+let world: World;
+beforeEach(async () => {
+  world = await startWorld();
+});
+afterEach(async () => {
+  await world.close();
+});
+
+function createReview(uid: string, node: Record<string, unknown>) {
+  const gvk = { group: '', version: 'v1', kind: 'Node' };
+  const gvr = { group: '', version: 'v1', resource: 'nodes' };
+  return admissionReviewSchema.parse({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: gvk,
+      resource: gvr,
+      requestKind: gvk,
+      requestResource: gvr,
+      name: (node.metadata as { name: string }).name,
+      operation: 'CREATE',
+      userInfo: { username: 'system:node:node-a', groups: ['system:nodes'] },
+      object: node,
+      oldObject: null,
+      dryRun: false,
+    },
+  });
+}
+
+const patchOf = (response: unknown): unknown => {
+  const patch = (response as { response?: { patch?: string } }).response?.patch;
+  return patch === undefined ? null : (JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as unknown);
+};
+
+describe('kubelet re-registration through the webhook', () => {
+  it('a second CREATE admission for the same node answers the same pod CIDR and takes no second lease', async () => {
+    world.addClusterTable();
+    const w = await testWiring(world, local);
+    const instance = world.ec2.state.addInstance();
+    await w.wiring.cidrSets[0]?.allocateNext('someone-else');
+    const first = await admit(createReview('11111111-0000-4000-8000-000000000001', world.nodeObject('node-a', instance.id)), w.reconcileDeps());
+    // The kubelet restarts: it sends its Node again, without the pod CIDR the first admission set.
+    const second = await admit(createReview('11111111-0000-4000-8000-000000000002', world.nodeObject('node-a', instance.id)), w.reconcileDeps());
+    const patch = [
+      { op: 'add', path: '/spec/podCIDR', value: '100.64.1.0/24' },
+      { op: 'add', path: '/spec/podCIDRs', value: ['100.64.1.0/24'] },
+    ];
+    expect(patchOf(first)).toEqual(patch);
+    expect(patchOf(second)).toEqual(patch);
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([
+      '100.64.0.0/24=someone-else',
+      '100.64.1.0/24=node-a',
+    ]);
+  });
+});
