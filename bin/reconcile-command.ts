@@ -62,6 +62,9 @@ export const reconcileCommand: Command = {
       CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
       CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
       ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
+      // The deployed masks, so that pod CIDRs of another size are reported (plan warnings).
+      NODE_MASK_SIZE_IPV4: io.env.NODE_MASK_SIZE_IPV4,
+      NODE_MASK_SIZE_IPV6: io.env.NODE_MASK_SIZE_IPV6,
     });
     const kubeConfig = new KubeConfig();
     try {

@@ -3,47 +3,133 @@
  * Every variable, its default and its meaning is listed in README.md ("Configuration").
  */
 import { z } from 'zod';
-import { tryParseCidr } from './cidr/cidr.ts';
+import { addressBits, formatCidr, lastAddress, tryParseCidr } from './cidr/cidr.ts';
+import { MAX_IPV6_SUBNET_BITS } from './ipam/index.ts';
 import { InvalidInputError } from './errors.ts';
 
 const list = (text: string | undefined): string[] =>
   (text ?? '').split(',').map((part) => part.trim()).filter((part) => part.length > 0);
 
-const numberFrom = (fallback: number) =>
-  z.string().optional().transform((text, ctx) => {
-    if (text === undefined || text.trim() === '') return fallback;
+/** A numeric variable's bounds: whole numbers only or any number, and its range. */
+interface NumberBounds {
+  integer: boolean;
+  min: number;
+  max: number;
+  /** `min` itself is not allowed (a share must be above 0). */
+  minExclusive?: boolean;
+}
+
+/**
+ * The bounds of every numeric variable, checked at cold start so that no value can pass here and
+ * fail later, in every run (MIN_DELETES_FOR_GUARD=2.5 used to make every reconcile throw).
+ */
+export const NUMBER_BOUNDS = {
+  // Within the family; longer than the cluster CIDR's prefix is checked against CLUSTER_CIDRS below.
+  NODE_MASK_SIZE_IPV4: { integer: true, min: 1, max: 32 },
+  NODE_MASK_SIZE_IPV6: { integer: true, min: 1, max: 128 },
+  // A share of the live routes: 0 would withhold every deletion, above 1 would never trip.
+  MAX_DELETE_SHARE: { integer: false, min: 0, max: 1, minExclusive: true },
+  // A count of deletions (the planner rejects anything but a whole number >= 0).
+  MIN_DELETES_FOR_GUARD: { integer: true, min: 0, max: Number.MAX_SAFE_INTEGER },
+  // Floor: a lease is written while the node's CREATE is admitted, and the node is listed only
+  // once the API server has stored it: up to kube-apiserver's --request-timeout (60 s by default)
+  // later. Reconcile judges a lease's age at the end of a run against a node list read at its start,
+  // and a run may last up to its 60 s Lambda timeout. 300 s covers both with room for a raised
+  // request timeout and clock skew between functions; less could reclaim a joining node's block.
+  // Ceiling: a week; longer only keeps the blocks of vanished nodes from new ones.
+  LEASE_GRACE_SECONDS: { integer: true, min: 300, max: 604_800 },
+  // SQS redrive policy maxReceiveCount: 1 to 1,000 (Amazon SQS Developer Guide, "Configuring a
+  // dead-letter queue": maximum receives), and it must equal the queue's.
+  MAX_RECEIVE_COUNT: { integer: true, min: 1, max: 1000 },
+} satisfies Record<string, NumberBounds>;
+
+export type NumericVariable = keyof typeof NUMBER_BOUNDS;
+
+/** Why `value` is not allowed for `name`, or null when it is. */
+export function numberProblem(name: NumericVariable, value: number): string | null {
+  const bounds: NumberBounds = NUMBER_BOUNDS[name];
+  const range = bounds.max === Number.MAX_SAFE_INTEGER ? `>= ${bounds.min}` : `${bounds.minExclusive ? '>' : 'from'} ${bounds.min} ${bounds.minExclusive ? 'and <=' : 'to'} ${bounds.max}`;
+  const what = bounds.integer ? `a whole number ${range}` : `a number ${range}`;
+  const below = bounds.minExclusive ? value <= bounds.min : value < bounds.min;
+  if (!Number.isFinite(value) || (bounds.integer && !Number.isInteger(value)) || below || value > bounds.max) {
+    return `${name} must be ${what}, got ${String(value)}`;
+  }
+  return null;
+}
+
+const numberFrom = (name: NumericVariable) =>
+  z.string().optional().transform((text, ctx): number | undefined => {
+    if (text === undefined || text.trim() === '') return undefined;
     const value = Number(text);
-    if (!Number.isFinite(value)) {
-      ctx.addIssue({ code: 'custom', message: `expected a number, got ${JSON.stringify(text)}` });
+    const problem = Number.isFinite(value) ? numberProblem(name, value) : `${name} must be a number, got ${JSON.stringify(text)}`;
+    if (problem !== null) {
+      ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }
     return value;
   });
+
+/** Node masks when NODE_MASK_SIZE_IPV4/IPV6 are unset: upstream's defaults, and ENI prefix sizes in prefixes mode. */
+export const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 } } as const;
+
+/** The shortest cluster CIDR prefix accepted per family. */
+export const MIN_CLUSTER_PREFIX = { 4: 8, 6: 8 } as const;
+
+/**
+ * Why `text` cannot be a cluster CIDR, or null. Shared by the functions' config and the CLI.
+ *
+ * Too broad is refused, because every route whose first or last address lies in a cluster CIDR is
+ * podroute's (upstream `isResponsibleForRoute`), and podroute deletes such routes when they point
+ * at an instance no node owns:
+ * - a CIDR holding the family's first or last address (`0.0.0.0`, `255.255.255.255`, `::`,
+ *   `ffff:…:ffff`) makes the default route (`0.0.0.0/0`, `::/0`) podroute's: a NAT instance's
+ *   default route would be deleted. That refuses `/0` and every CIDR at either end of the space;
+ * - prefixes shorter than /8: the broadest private blocks are 10.0.0.0/8 (RFC 1918) and fd00::/8
+ *   (RFC 4193 locally assigned), so a broader cluster CIDR spans public space, where instance routes
+ *   to VPN or firewall appliances live and would become deletable.
+ */
+export function clusterCidrProblem(text: string): string | null {
+  const cidr = tryParseCidr(text);
+  if (!cidr) return `invalid CIDR ${JSON.stringify(text)}`;
+  const shown = formatCidr(cidr);
+  const bits = addressBits(cidr.family);
+  const top = (1n << BigInt(bits)) - 1n;
+  if (cidr.network === 0n || lastAddress(cidr) === top) {
+    const everything = cidr.family === 4 ? '0.0.0.0/0' : '::/0';
+    return `${shown} is too broad: it holds an end of the address space, so the default route ${everything} (a NAT instance's, say) would count as podroute's and could be deleted`;
+  }
+  if (cidr.prefix < MIN_CLUSTER_PREFIX[cidr.family]) {
+    return `${shown} is too broad: a cluster CIDR must be /${MIN_CLUSTER_PREFIX[cidr.family]} or longer (instance routes inside it that no node owns are deleted)`;
+  }
+  return null;
+}
+
+/** Why `cidrs` cannot be the cluster CIDRs (one or two, one per family, none too broad), or null. */
+export function clusterCidrsProblem(cidrs: readonly string[]): string | null {
+  if (cidrs.length === 0 || cidrs.length > 2) return 'must list one or two CIDRs (one per IP family), comma-separated';
+  for (const cidr of cidrs) {
+    const problem = clusterCidrProblem(cidr);
+    if (problem !== null) return problem;
+  }
+  const families = cidrs.map((cidr) => tryParseCidr(cidr)?.family);
+  if (families.length === 2 && families[0] === families[1]) return 'with two CIDRs must have one IPv4 and one IPv6 (dual-stack)';
+  return null;
+}
 
 export const configSchema = z
   .object({
     CLUSTER_NAME: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'CLUSTER_NAME must be a cluster name (letters, digits, - _ .)'),
     CLUSTER_CIDRS: z.string().transform((text, ctx) => {
       const cidrs = list(text);
-      if (cidrs.length === 0 || cidrs.length > 2) {
-        ctx.addIssue({ code: 'custom', message: 'CLUSTER_CIDRS must list one or two CIDRs (one per IP family), comma-separated' });
-        return z.NEVER;
-      }
-      for (const cidr of cidrs) {
-        if (!tryParseCidr(cidr)) {
-          ctx.addIssue({ code: 'custom', message: `CLUSTER_CIDRS has an invalid CIDR ${JSON.stringify(cidr)}` });
-          return z.NEVER;
-        }
-      }
-      const families = cidrs.map((cidr) => tryParseCidr(cidr)?.family);
-      if (families.length === 2 && families[0] === families[1]) {
-        ctx.addIssue({ code: 'custom', message: 'CLUSTER_CIDRS with two CIDRs must have one IPv4 and one IPv6 (dual-stack)' });
+      const problem = clusterCidrsProblem(cidrs);
+      if (problem !== null) {
+        ctx.addIssue({ code: 'custom', message: `CLUSTER_CIDRS ${problem}` });
         return z.NEVER;
       }
       return cidrs;
     }),
-    NODE_MASK_SIZE_IPV4: numberFrom(24),
-    NODE_MASK_SIZE_IPV6: numberFrom(64),
+    NODE_MASK_SIZE_IPV4: numberFrom('NODE_MASK_SIZE_IPV4'),
+    NODE_MASK_SIZE_IPV6: numberFrom('NODE_MASK_SIZE_IPV6'),
     MODE: z.enum(['routes', 'prefixes']).default('routes'),
     NODE_SYNC_MODE: z.enum(['SyncFromCluster', 'SyncFromCloud']).default('SyncFromCluster'),
     ROUTE_TABLE_IDS: z.string().optional().transform(list),
@@ -54,29 +140,48 @@ export const configSchema = z
     KUBE_SECRET_ID: z.string().optional(),
     WEBHOOK_SECRET_SOURCE: z.enum(['secretsmanager', 'ssm']).default('secretsmanager'),
     WEBHOOK_SECRET_ID: z.string().default(''),
-    MAX_DELETE_SHARE: numberFrom(0.5),
-    MIN_DELETES_FOR_GUARD: numberFrom(5),
-    LEASE_GRACE_SECONDS: numberFrom(600),
-    MAX_RECEIVE_COUNT: numberFrom(3),
+    MAX_DELETE_SHARE: numberFrom('MAX_DELETE_SHARE'),
+    MIN_DELETES_FOR_GUARD: numberFrom('MIN_DELETES_FOR_GUARD'),
+    LEASE_GRACE_SECONDS: numberFrom('LEASE_GRACE_SECONDS'),
+    MAX_RECEIVE_COUNT: numberFrom('MAX_RECEIVE_COUNT'),
   })
   .superRefine((env, ctx) => {
     if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
       ctx.addIssue({ code: 'custom', path: ['KUBE_SECRET_ID'], message: 'KUBE_SECRET_ID is required when KUBE_AUTH=secret' });
     }
-    if (!Number.isInteger(env.MAX_RECEIVE_COUNT) || env.MAX_RECEIVE_COUNT < 1) {
-      ctx.addIssue({ code: 'custom', path: ['MAX_RECEIVE_COUNT'], message: 'MAX_RECEIVE_COUNT must be a whole number >= 1' });
+    const masks = nodeMasks(env);
+    if (env.MODE === 'prefixes') {
+      const { 4: v4, 6: v6 } = DEFAULT_NODE_MASKS.prefixes;
+      if (masks[4] !== v4 || masks[6] !== v6) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MODE'],
+          message: `MODE=prefixes needs NODE_MASK_SIZE_IPV4=${v4} and NODE_MASK_SIZE_IPV6=${v6} (the sizes of ENI prefix delegation; leave them unset for these)`,
+        });
+      }
     }
-    if (!(env.MAX_DELETE_SHARE > 0 && env.MAX_DELETE_SHARE <= 1)) {
-      ctx.addIssue({ code: 'custom', path: ['MAX_DELETE_SHARE'], message: 'MAX_DELETE_SHARE must be in (0, 1]' });
-    }
-    if (env.MODE === 'prefixes' && (env.NODE_MASK_SIZE_IPV4 !== 28 || env.NODE_MASK_SIZE_IPV6 !== 80)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['MODE'],
-        message: 'MODE=prefixes needs NODE_MASK_SIZE_IPV4=28 and NODE_MASK_SIZE_IPV6=80 (the sizes of ENI prefix delegation)',
-      });
+    for (const text of Array.isArray(env.CLUSTER_CIDRS) ? env.CLUSTER_CIDRS : []) {
+      const cluster = tryParseCidr(text);
+      if (!cluster) continue;
+      const variable = cluster.family === 4 ? 'NODE_MASK_SIZE_IPV4' : 'NODE_MASK_SIZE_IPV6';
+      const mask = masks[cluster.family];
+      if (mask <= cluster.prefix) {
+        ctx.addIssue({ code: 'custom', path: [variable], message: `${variable}=${mask} must be longer than the cluster CIDR ${formatCidr(cluster)} (/${cluster.prefix}), so it holds more than one node` });
+      } else if (cluster.family === 6 && mask - cluster.prefix > MAX_IPV6_SUBNET_BITS) {
+        // Upstream cidrset's limit (ARCHITECTURE.md, the CIDR set): at most 2^16 IPv6 node blocks.
+        ctx.addIssue({
+          code: 'custom',
+          path: [variable],
+          message: `${variable}=${mask} may be at most ${MAX_IPV6_SUBNET_BITS} bits longer than the cluster CIDR ${formatCidr(cluster)}: at most /${cluster.prefix + MAX_IPV6_SUBNET_BITS}`,
+        });
+      }
     }
   });
+
+function nodeMasks(env: { MODE: 'routes' | 'prefixes'; NODE_MASK_SIZE_IPV4: number | undefined; NODE_MASK_SIZE_IPV6: number | undefined }): { 4: number; 6: number } {
+  const defaults = DEFAULT_NODE_MASKS[env.MODE];
+  return { 4: env.NODE_MASK_SIZE_IPV4 ?? defaults[4], 6: env.NODE_MASK_SIZE_IPV6 ?? defaults[6] };
+}
 
 export interface Config {
   clusterName: string;
@@ -110,7 +215,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return {
     clusterName: e.CLUSTER_NAME,
     clusterCidrs: e.CLUSTER_CIDRS,
-    nodeMaskSize: { 4: e.NODE_MASK_SIZE_IPV4, 6: e.NODE_MASK_SIZE_IPV6 },
+    nodeMaskSize: nodeMasks(e),
     mode: e.MODE,
     nodeSyncMode: e.NODE_SYNC_MODE,
     routeTableIds: e.ROUTE_TABLE_IDS,
@@ -118,9 +223,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cidrTableName: e.CIDR_TABLE_NAME,
     kube: { auth: e.KUBE_AUTH, eksClusterName: e.EKS_CLUSTER_NAME ?? e.CLUSTER_NAME, secretId: e.KUBE_SECRET_ID },
     webhookSecret: { source: e.WEBHOOK_SECRET_SOURCE, id: e.WEBHOOK_SECRET_ID },
-    maxDeleteShare: e.MAX_DELETE_SHARE,
-    minDeletesForGuard: e.MIN_DELETES_FOR_GUARD,
-    leaseGraceSeconds: e.LEASE_GRACE_SECONDS,
-    maxReceiveCount: e.MAX_RECEIVE_COUNT,
+    maxDeleteShare: e.MAX_DELETE_SHARE ?? 0.5,
+    minDeletesForGuard: e.MIN_DELETES_FOR_GUARD ?? 5,
+    leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,
+    maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,
   };
 }

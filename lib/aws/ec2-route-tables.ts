@@ -48,6 +48,38 @@ export interface NodeTarget {
 }
 
 
+/**
+ * ROUTE_TABLE_IDS names tables that podroute cannot use: missing ones, or ones without the cluster
+ * tag that the worker's IAM requires for route writes. Configuration, so not retryable.
+ */
+export class RouteTableConfigError extends InvalidInputError {
+  override name = 'RouteTableConfigError';
+  constructor(
+    message: string,
+    readonly missing: readonly string[],
+    readonly untagged: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+function checkListedTables(ids: readonly string[], tables: readonly RouteTable[], tag: string): void {
+  const found = new Map(tables.map((table) => [table.RouteTableId ?? '', table]));
+  const missing = ids.filter((id) => !found.has(id));
+  const untagged = ids.filter((id) => {
+    const table = found.get(id);
+    return table !== undefined && !(table.Tags ?? []).some((t) => t.Key === tag);
+  });
+  if (missing.length === 0 && untagged.length === 0) return;
+  const parts = [
+    ...(missing.length > 0 ? [`${missing.join(', ')} ${missing.length === 1 ? 'does' : 'do'} not exist`] : []),
+    ...(untagged.length > 0
+      ? [`${untagged.join(', ')} ${untagged.length === 1 ? 'lacks' : 'lack'} the tag ${tag} (add it, any value: the worker may only write routes in tables that carry it)`]
+      : []),
+  ];
+  throw new RouteTableConfigError(`ROUTE_TABLE_IDS: ${parts.join('; ')}`, missing, untagged);
+}
+
 export class Ec2RouteTables {
   private readonly pageSize: number;
 
@@ -59,18 +91,26 @@ export class Ec2RouteTables {
     if (!Number.isInteger(this.pageSize) || this.pageSize < 5 || this.pageSize > 100) {
       throw new InvalidInputError(`route table page size ${options.pageSize}: want 5..100`);
     }
-    if (options.clusterName === '' && (options.routeTableIds ?? []).length === 0) {
-      throw new InvalidInputError('a cluster name (for the route table tag) or explicit route table ids are required');
+    if (options.clusterName === '') {
+      throw new InvalidInputError('a cluster name is required: the cluster\'s route tables carry the tag kubernetes.io/cluster/<name>, listed or not');
     }
   }
 
-  /** Every route table of the cluster, as EC2 describes them, all pages. */
+  /**
+   * Every route table of the cluster, as EC2 describes them, all pages. With explicit ids, those
+   * tables, each of which must carry the cluster tag: the worker's IAM allows route writes only on
+   * tagged tables, so an untagged listed table would be planned for and then refused at every write.
+   * A listed id that is missing or untagged is a RouteTableConfigError (not retryable) naming them all.
+   */
   async listRouteTables(): Promise<RouteTable[]> {
     const ids = this.options.routeTableIds ?? [];
-    const base: DescribeRouteTablesCommandInput =
-      ids.length > 0
-        ? { RouteTableIds: [...ids] }
-        : { Filters: [{ Name: 'tag-key', Values: [clusterTagKey(this.options.clusterName)] }], MaxResults: this.pageSize };
+    const tag = clusterTagKey(this.options.clusterName);
+    // EC2 API Reference, DescribeRouteTables: the `route-table-id` filter matches listed ids and, as
+    // every filter, simply matches nothing for an id that does not exist, whereas RouteTableIds fails
+    // the whole call with InvalidRouteTableID.NotFound naming only one id. The filter lets every
+    // missing id be named at once, and keeps MaxResults paging (both filters page alike).
+    const filter = ids.length > 0 ? { Name: 'route-table-id', Values: [...ids] } : { Name: 'tag-key', Values: [tag] };
+    const base: DescribeRouteTablesCommandInput = { Filters: [filter], MaxResults: this.pageSize };
     const tables: RouteTable[] = [];
     const seen = new Set<string>();
     let nextToken: string | undefined;
@@ -88,6 +128,7 @@ export class Ec2RouteTables {
         seen.add(nextToken);
       }
     } while (nextToken !== undefined);
+    if (ids.length > 0) checkListedTables(ids, tables, tag);
     return tables;
   }
 

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../errors.ts';
 import { parseNodeList } from '../nodes/node.ts';
-import { tryParseCidr } from '../cidr/cidr.ts';
+import { clusterCidrsProblem, numberProblem } from '../config.ts';
+import type { NumericVariable } from '../config.ts';
 import { parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan } from '../routes/index.ts';
 import { type CliIo, UsageError, parseFlags } from './main.ts';
@@ -46,9 +47,9 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
     .map((part) => part.trim())
     .filter((part) => part !== '');
   if (clusterCidrs.length === 0) throw new UsageError('--cluster-cidrs needs at least one CIDR');
-  for (const cidr of clusterCidrs) {
-    if (!tryParseCidr(cidr)) throw new UsageError(`--cluster-cidrs: invalid CIDR ${JSON.stringify(cidr)}`);
-  }
+  // The functions' own check (lib/config.ts): a CIDR refused there is refused here.
+  const cidrProblem = clusterCidrsProblem(clusterCidrs);
+  if (cidrProblem !== null) throw new UsageError(`--cluster-cidrs: ${cidrProblem}`);
   const format = flags.string('format');
   if (format !== 'json' && format !== 'table') throw new UsageError(`--format must be json or table, not ${JSON.stringify(format)}`);
   const nodesPath = requireFlag(flags.string('nodes'), 'nodes');
@@ -61,8 +62,8 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
     routeTables,
     clusterCidrs,
     ...(flags.string('cluster-name') === undefined ? {} : { clusterName: flags.string('cluster-name') }),
-    ...optionalNumber(flags.string('max-delete-share'), 'max-delete-share', 'maxDeleteShare'),
-    ...optionalNumber(flags.string('min-deletes-for-guard'), 'min-deletes-for-guard', 'minDeletesForGuard'),
+    ...optionalNumber(flags.string('max-delete-share'), 'max-delete-share', 'maxDeleteShare', 'MAX_DELETE_SHARE'),
+    ...optionalNumber(flags.string('min-deletes-for-guard'), 'min-deletes-for-guard', 'minDeletesForGuard', 'MIN_DELETES_FOR_GUARD'),
   });
   io.stdout(format === 'json' ? `${JSON.stringify(plan)}\n` : formatPlanTable(plan));
   return 0;
@@ -73,10 +74,13 @@ function requireFlag(value: string | undefined, name: string): string {
   return value;
 }
 
-function optionalNumber<K extends string>(text: string | undefined, flag: string, key: K): Partial<Record<K, number>> {
+function optionalNumber<K extends string>(text: string | undefined, flag: string, key: K, variable: NumericVariable): Partial<Record<K, number>> {
   if (text === undefined) return {};
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${flag} must be a number, not ${JSON.stringify(text)}`);
+  // The bounds of the variable of the same meaning (lib/config.ts), in the flag's words.
+  const problem = numberProblem(variable, value);
+  if (problem !== null) throw new UsageError(`--${flag}${problem.slice(variable.length)}`);
   return { [key]: value } as Partial<Record<K, number>>;
 }
 

@@ -87,7 +87,8 @@ export type PlanWarningReason =
   | 'duplicate-pod-cidr'
   | 'duplicate-node'
   | 'duplicate-route-table'
-  | 'no-route-tables';
+  | 'no-route-tables'
+  | 'pod-cidr-mask-mismatch';
 
 export interface PlanWarning {
   reason: PlanWarningReason;

@@ -23,6 +23,7 @@ import { parseRouteTables } from '../routes/index.ts';
 import { admissionResponse, podCidrPatch } from '../webhook/index.ts';
 import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
+import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { nodeSyncCloud, nodeSyncKube } from './reconcile.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
@@ -44,7 +45,8 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
       const cidrs = await allocateForNewNode(node, deps);
       await queueNodeSync(node.metadata.name, deps);
       deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', podCidrs: cidrs });
-      return admissionResponse(request.uid, cidrs.length > 0 ? podCidrPatch(node, cidrs) : undefined);
+      const warnings = await warnMaskMismatches(node, deps);
+      return admissionResponse(request.uid, cidrs.length > 0 ? podCidrPatch(node, cidrs) : undefined, warnings);
     }
     const node = parseNode(request.oldObject);
     await releaseNode(node, deps);
@@ -69,6 +71,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
       throw error;
     }
     await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps(deps, node, nodeSyncKube(deps)));
+    await warnMaskMismatches(node, deps);
     await queueNodeSync(node.metadata.name, deps, 0);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
@@ -96,6 +99,22 @@ async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string
   };
   await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps(deps, node, kube));
   return captured;
+}
+
+/**
+ * A node that comes with a pod CIDR of another size than the configured blocks (a kubelet
+ * re-registering a node kube-controller-manager allocated): node sync has held every block it
+ * overlaps for it (`occupy` of the range); say so on the node, in the log, and to the caller.
+ */
+async function warnMaskMismatches(node: Node, deps: WebhookDeps): Promise<string[]> {
+  const messages: string[] = [];
+  for (const m of maskMismatches(node, deps.cidrSets)) {
+    const message = maskMismatchMessage(m);
+    messages.push(`node ${m.node}: ${message}`);
+    deps.log.log('warn', 'pod-cidr.mask-mismatch', { node: m.node, cidr: m.cidr, nodeMaskSize: m.set.nodeMaskSize, detail: message });
+    await deps.nodes.warn(m.node, MASK_MISMATCH_EVENT, message).catch(() => undefined);
+  }
+  return messages;
 }
 
 async function releaseNode(node: Node, deps: WebhookDeps): Promise<void> {

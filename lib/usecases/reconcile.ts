@@ -17,7 +17,7 @@
  * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables,
  * nodes and leases each.
  */
-import { tryParseCidr, formatCidr, containsCidr } from '../cidr/cidr.ts';
+import { tryParseCidr, formatCidr, containsCidr, overlaps } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
@@ -32,6 +32,8 @@ import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.
 import { parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
+import { MASK_MISMATCH_EVENT, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
+import type { MaskMismatch } from './pod-cidr-mask.ts';
 import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
 
 export type ReconcileConfig = Pick<
@@ -112,6 +114,13 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     log.metric('DeletionsWithheld', plan.delete.length);
   }
   for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
+  // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
+  const mismatches = nodes.flatMap((node) => maskMismatches(node, deps.cidrSets));
+  for (const m of mismatches) {
+    const detail = maskMismatchMessage(m);
+    plan.warnings = [...(plan.warnings ?? []), { reason: 'pod-cidr-mask-mismatch', node: m.node, destinationCidr: m.cidr, detail }];
+    log.log('warn', 'pod-cidr.mask-mismatch', { node: m.node, cidr: m.cidr, nodeMaskSize: m.set.nodeMaskSize, detail });
+  }
   if (options.dryRun) {
     summarize(report, deps, started);
     return report;
@@ -128,7 +137,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // and a block left without its owner record must be linked to it, or its owner's next
   // allocation would take a second block.
   await repairLeases(leaseLists, deps, report);
-  await occupyUnleased(nodes, leaseLists, deps, report);
+  await occupyUnleased(nodes, leaseLists, mismatches, deps, report);
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const wantedFamilies = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
@@ -192,23 +201,36 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   return report;
 }
 
-/** Occupies the pod CIDRs nodes hold that the set has no lease for (adopted clusters, a restored table). */
-async function occupyUnleased(nodes: Node[], leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+/**
+ * Occupies the pod CIDRs nodes hold that the set has no lease for (adopted clusters, a restored
+ * table). A CIDR of another size than the set's blocks is held as every block it overlaps, for its
+ * node, and the node gets a `PodCidrMaskMismatch` event when that happens.
+ */
+async function occupyUnleased(
+  nodes: Node[],
+  leaseLists: Lease[][],
+  mismatches: readonly MaskMismatch[],
+  deps: ReconcileDeps,
+  report: ReconcileReport,
+): Promise<void> {
   for (const [i, set] of deps.cidrSets.entries()) {
-    const leased = new Set((leaseLists[i] ?? []).map((lease) => lease.cidr));
-    const cluster = tryParseCidr(set.clusterCidr);
-    // Pod CIDRs the nodes hold but the set does not know (adopted clusters, a restored table).
+    const leases = leaseLists[i] ?? [];
+    const leased = new Set(leases.map((lease) => lease.cidr));
     for (const node of nodes) {
       for (const text of podCidrsOf(node)) {
         const cidr = tryParseCidr(text);
-        if (!cidr || !cluster || !containsCidr(cluster, cidr) || cidr.prefix !== set.nodeMaskSize) continue;
-        if (leased.has(formatCidr(cidr))) continue;
+        if (!cidr || !holds(set, cidr)) continue;
+        const mismatch = mismatches.find((m) => m.set === set && m.node === node.metadata.name && m.cidr === formatCidr(cidr));
+        if (mismatch ? heldByLeases(set, cidr, leases) : leased.has(formatCidr(cidr))) continue;
         try {
           await set.occupy(formatCidr(cidr), node.metadata.name);
           report.occupied += 1;
+          deps.log.log('info', 'action', { action: 'occupy-cidr', cidr: formatCidr(cidr), node: node.metadata.name });
         } catch (error) {
           report.errors.push({ node: node.metadata.name, step: 'occupy', message: errorText(error) });
+          continue;
         }
+        if (mismatch) await deps.nodes.warn(node.metadata.name, MASK_MISMATCH_EVENT, maskMismatchMessage(mismatch)).catch(() => undefined);
       }
     }
   }
@@ -239,7 +261,20 @@ async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: Reconc
   const graceMs = deps.config.leaseGraceSeconds * 1000;
   for (const [i, set] of deps.cidrSets.entries()) {
     const leases = leaseLists[i] ?? [];
-    const orphans = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
+    const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
+    // A block can hold pod CIDRs of several nodes when they are smaller than the configured mask
+    // (the block is owned by the first one occupied): it stays while a live node's CIDR lies in it.
+    const inUse = (lease: Lease): boolean => {
+      const block = tryParseCidr(lease.cidr);
+      return block !== null && nodes.some((node) => podCidrsOf(node).some((text) => {
+        const cidr = tryParseCidr(text);
+        return cidr !== null && overlaps(block, cidr);
+      }));
+    };
+    const orphans = expired.filter((lease) => !inUse(lease));
+    for (const lease of expired) {
+      if (!orphans.includes(lease)) deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: 'a live node holds a pod CIDR inside it' });
+    }
     if (orphans.length === 0) continue;
     const tooMany =
       orphans.length > deps.config.maxDeleteShare * leases.length && orphans.length >= Math.max(1, deps.config.minDeletesForGuard);

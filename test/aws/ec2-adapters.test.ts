@@ -4,7 +4,7 @@ import { startEc2Emulator } from '../../infra/local/ec2/index.ts';
 import type { Ec2Emulator, Ec2EmulatorOptions } from '../../infra/local/ec2/index.ts';
 import { Ec2EniPrefixes, PrefixMaskError, assertPrefixMask } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteQuotaError } from '../../lib/aws/ec2-errors.ts';
-import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
+import { Ec2RouteTables, RouteTableConfigError } from '../../lib/aws/ec2-route-tables.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 
 const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' };
@@ -47,8 +47,34 @@ describe('Ec2RouteTables against the emulator', () => {
     expect(listed[0]?.Routes?.[0]).toMatchObject({ GatewayId: 'local', State: 'active' });
     expect(many.stats.count('DescribeRouteTables')).toBe(3);
 
-    const explicit = new Ec2RouteTables(manyClient, { clusterName: 'ignored', routeTableIds: [mine[4] ?? '', mine[1] ?? ''] });
+    const explicit = new Ec2RouteTables(manyClient, { clusterName: 'alpha', routeTableIds: [mine[4] ?? '', mine[1] ?? ''] });
     expect((await explicit.listRouteTables()).map((t) => t.RouteTableId).sort()).toEqual([mine[1], mine[4]].sort());
+  });
+
+  // The worker's IAM allows route writes only on tables tagged kubernetes.io/cluster/<name>
+  // (serverless.yml), so ROUTE_TABLE_IDS must name tagged tables: anything else fails at once, by name.
+  it('refuses listed route tables that lack the cluster tag or do not exist, naming every one, not retryable', async () => {
+    const { ec2: own, client: ownClient } = await world();
+    const tagged = own.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } }).id;
+    const otherCluster = own.state.addRouteTable({ tags: { 'kubernetes.io/cluster/beta': 'owned' } }).id;
+    const bare = own.state.addRouteTable().id;
+    const adapter = new Ec2RouteTables(ownClient, { clusterName: 'alpha', routeTableIds: [tagged, otherCluster, 'rtb-0000000000000dead', bare] });
+    const error = await adapter.listRouteTables().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RouteTableConfigError);
+    expect(error).toMatchObject({ retryable: false, missing: ['rtb-0000000000000dead'], untagged: [otherCluster, bare] });
+    expect((error as Error).message).toBe(
+      `ROUTE_TABLE_IDS: rtb-0000000000000dead does not exist; ${otherCluster}, ${bare} lack the tag kubernetes.io/cluster/alpha ` +
+        '(add it, any value: the worker may only write routes in tables that carry it)',
+    );
+
+    // Once tagged (any value, even empty), the same table is listed.
+    own.state.routeTables.get(bare)?.tags.push({ key: 'kubernetes.io/cluster/alpha', value: '' });
+    const fixed = new Ec2RouteTables(ownClient, { clusterName: 'alpha', routeTableIds: [tagged, bare] });
+    expect((await fixed.listRouteTables()).map((t) => t.RouteTableId).sort()).toEqual([tagged, bare].sort());
+  });
+
+  it('needs a cluster name even with listed tables (their tag is checked)', () => {
+    expect(() => new Ec2RouteTables(client, { clusterName: '', routeTableIds: ['rtb-1'] })).toThrow(/cluster name is required/);
   });
 
   it.each([

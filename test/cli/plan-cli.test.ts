@@ -128,6 +128,11 @@ describe('podroute plan on bad input', () => {
     ['an unknown flag', async () => [...planArgs, '--frobnicate'], /frobnicate/],
     ['a bad --format', async () => [...planArgs, '--format', 'yaml'], /--format must be json or table/],
     ['a bad --max-delete-share', async () => [...planArgs, '--max-delete-share', 'lots'], /--max-delete-share must be a number/],
+    // The functions' config checks (lib/config.ts), shared.
+    ['a cluster CIDR of everything (IPv4)', async () => ['plan', '--cluster-cidrs', '0.0.0.0/0', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /--cluster-cidrs: 0\.0\.0\.0\/0 is too broad/],
+    ['a cluster CIDR of everything (IPv6)', async () => ['plan', '--cluster-cidrs', '10.244.0.0/16,::/0', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /--cluster-cidrs: ::\/0 is too broad/],
+    ['a fractional --min-deletes-for-guard', async () => [...planArgs, '--min-deletes-for-guard', '2.5'], /--min-deletes-for-guard must be a whole number >= 0, got 2\.5/],
+    ['a --max-delete-share above 1', async () => [...planArgs, '--max-delete-share', '1.5'], /--max-delete-share must be a number > 0 and <= 1, got 1\.5/],
     ['an unknown command', async () => ['apply'], /unknown command "apply"/],
   ];
 

@@ -92,6 +92,7 @@ describe('podroute reconcile --dry-run', () => {
     [['reconcile', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16'], /only with --dry-run/],
     [['reconcile', '--dry-run', '--cluster-cidrs', '10.244.0.0/16'], /CLUSTER_NAME/],
     [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', 'nope'], /invalid CIDR "nope"/],
+    [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '0.0.0.0/0'], /CLUSTER_CIDRS 0\.0\.0\.0\/0 is too broad/],
     [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', '/nonexistent/kubeconfig'], /cannot load the kubeconfig/],
   ])('%j: exit 2 with one line', async (args, message) => {
     const { code, stdout, stderr } = await cli(args);

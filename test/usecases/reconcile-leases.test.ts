@@ -65,7 +65,7 @@ describe('reconcile and CIDR leases', () => {
   // An empty (or failed) node listing must free no lease, however few orphans it seems to show:
   // the guard must not wait for MIN_DELETES_FOR_GUARD of them.
   it('reconcile withholds reclaiming when the node list is empty, however few the orphans', async () => {
-    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '60' });
+    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '300' });
     const set = await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(world.clock.now) });
     await set.allocateNext('node-a');
     await set.allocateNext('node-b');

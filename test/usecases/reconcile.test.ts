@@ -319,7 +319,7 @@ describe('reconcile: leases', () => {
   });
 
   it('withholds reclaiming when the node list is empty (as many orphans as the guard minimum)', async () => {
-    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '60' });
+    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '300' });
     const { set, deps } = await timedDeps(w);
     for (let i = 0; i < 6; i++) await set.allocateNext(`node-${i}`);
     world.clock.advance(3_600_000);

@@ -307,7 +307,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     cleanups.push(() => kube.close());
 
     // --- wiring: one per function, as separate Lambdas each build their own --------------------
-    const config = loadConfig({
+    // The sandbox fast-forwards time, so its lease grace is below the production floor that
+    // loadConfig enforces (LEASE_GRACE_SECONDS >= 300): loaded at a production value, then set.
+    const loaded = loadConfig({
       CLUSTER_NAME: clusterName,
       CLUSTER_CIDRS: (dualStack ? [CLUSTER_CIDRS[mode].v4, CLUSTER_CIDRS[mode].v6] : [CLUSTER_CIDRS[mode].v4]).join(','),
       NODE_MASK_SIZE_IPV4: String(CLUSTER_CIDRS[mode].mask4),
@@ -319,9 +321,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       KUBE_AUTH: 'secret',
       KUBE_SECRET_ID: 'local-sandbox-kubeconfig',
       WEBHOOK_SECRET_ID: 'local-sandbox-webhook-secret',
-      LEASE_GRACE_SECONDS: String(options.leaseGraceSeconds ?? 1),
       MAX_RECEIVE_COUNT: '3',
     });
+    const config = { ...loaded, leaseGraceSeconds: options.leaseGraceSeconds ?? 1 };
     const readiness = new Readiness();
     const ec2Clients: EC2Client[] = [];
     const makeWiring = async (): Promise<Wiring> => {

@@ -1,0 +1,72 @@
+/**
+ * Pod CIDRs whose mask is not the configured node mask: a cluster migrated from kube-controller-
+ * manager with another `--node-cidr-mask-size`, or a node given its CIDR by hand.
+ *
+ * Such a CIDR cannot be one block of the set, so it is held as every block it overlaps, owned by its
+ * node (`CidrSet.occupy` of a range covers every block from the one holding its first address to the
+ * one holding its last): a larger CIDR takes all the blocks inside it, a smaller one the block that
+ * holds it. No new node can then be given an overlapping block. Holding is not enough to be right,
+ * so each such CIDR is reported with what to change (an Event `PodCidrMaskMismatch` on the node, a
+ * plan warning, a log line): new nodes keep getting blocks of the configured size until the mask
+ * matches the one the nodes were given.
+ */
+import { type Cidr, type Family, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import type { CidrSet, Lease } from '../ipam/index.ts';
+import { podCidrsOf } from '../nodes/node.ts';
+import type { Node } from '../nodes/node.ts';
+
+/** The reason of the Warning event on a node whose pod CIDR has another mask than the set's. */
+export const MASK_MISMATCH_EVENT = 'PodCidrMaskMismatch';
+
+export interface MaskMismatch {
+  node: string;
+  /** The node's pod CIDR, canonical. */
+  cidr: string;
+  family: Family;
+  /** The set that holds (a part of) it, and so its configured node mask. */
+  set: CidrSet;
+}
+
+/** The pod CIDRs of `node` that overlap one of `cidrSets` with a mask other than that set's. */
+export function maskMismatches(node: Node, cidrSets: readonly CidrSet[]): MaskMismatch[] {
+  const found: MaskMismatch[] = [];
+  for (const text of podCidrsOf(node)) {
+    const cidr = tryParseCidr(text);
+    if (!cidr) continue;
+    const set = cidrSets.find((s) => holds(s, cidr));
+    if (!set || cidr.prefix === set.nodeMaskSize) continue;
+    found.push({ node: node.metadata.name, cidr: formatCidr(cidr), family: cidr.family, set });
+  }
+  return found;
+}
+
+/** What to tell the operator (one line, short enough for an admission warning: under 256 characters). */
+export function maskMismatchMessage(m: MaskMismatch): string {
+  const prefix = tryParseCidr(m.cidr)?.prefix ?? 0;
+  const variable = m.family === 4 ? 'NODE_MASK_SIZE_IPV4' : 'NODE_MASK_SIZE_IPV6';
+  const flag = m.family === 4 ? '--node-cidr-mask-size(-ipv4)' : '--node-cidr-mask-size-ipv6';
+  return (
+    `pod CIDR ${m.cidr} is a /${prefix}, podroute allocates /${m.set.nodeMaskSize} (${variable}=${m.set.nodeMaskSize}); ` +
+    `every block it overlaps is held for this node. Set ${variable}=${prefix}, the kube-controller-manager ${flag} the nodes got`
+  );
+}
+
+/** Whether every block of `set` that `cidr` overlaps is among `leases` (so nothing is left to occupy). */
+export function heldByLeases(set: CidrSet, cidr: Cidr, leases: readonly Lease[]): boolean {
+  const cluster = tryParseCidr(set.clusterCidr);
+  if (!cluster) return false;
+  const widest = Math.max(cidr.prefix, cluster.prefix);
+  const blocks = cidr.prefix >= set.nodeMaskSize ? 1 : Math.min(2 ** (set.nodeMaskSize - widest), set.total);
+  let held = 0;
+  for (const lease of leases) {
+    const block = tryParseCidr(lease.cidr);
+    if (block && overlaps(block, cidr)) held += 1;
+  }
+  return held >= blocks;
+}
+
+/** Whether `cidr` overlaps the set's cluster CIDR (same family). */
+export function holds(set: CidrSet, cidr: Cidr): boolean {
+  const cluster = tryParseCidr(set.clusterCidr);
+  return cluster !== null && cluster.family === cidr.family && overlaps(cluster, cidr);
+}

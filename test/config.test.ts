@@ -1,0 +1,97 @@
+/**
+ * lib/config.ts: every value that passes here works in every run; every value that would fail
+ * later (or half-work) is refused at cold start with the variable and its bound in the message.
+ */
+import { describe, expect, it } from 'vitest';
+import { clusterCidrsProblem, loadConfig } from '../lib/config.ts';
+import { InvalidInputError } from '../lib/errors.ts';
+import { planRoutes } from '../lib/routes/index.ts';
+
+const BASE = { CLUSTER_NAME: 'alpha', CLUSTER_CIDRS: '10.244.0.0/16' };
+const load = (env: Record<string, string>) => loadConfig({ ...BASE, ...env });
+
+describe('loadConfig: numeric variables and their bounds', () => {
+  it.each<[string, Record<string, string>, (c: ReturnType<typeof loadConfig>) => unknown, unknown]>([
+    ['defaults (routes mode)', {}, (c) => [c.nodeMaskSize, c.maxDeleteShare, c.minDeletesForGuard, c.leaseGraceSeconds, c.maxReceiveCount], [{ 4: 24, 6: 64 }, 0.5, 5, 600, 3]],
+    ['defaults (prefixes mode): the ENI prefix sizes', { MODE: 'prefixes' }, (c) => c.nodeMaskSize, { 4: 28, 6: 80 }],
+    ['NODE_MASK_SIZE_IPV4=17 (one bit longer than the cluster)', { NODE_MASK_SIZE_IPV4: '17' }, (c) => c.nodeMaskSize[4], 17],
+    ['NODE_MASK_SIZE_IPV4=32', { NODE_MASK_SIZE_IPV4: '32' }, (c) => c.nodeMaskSize[4], 32],
+    ['NODE_MASK_SIZE_IPV6=64 for a /48', { CLUSTER_CIDRS: '10.244.0.0/16,fd00:10::/48', NODE_MASK_SIZE_IPV6: '64' }, (c) => c.nodeMaskSize[6], 64],
+    ['an IPv6 mask of a v4-only cluster is only checked within its family', { NODE_MASK_SIZE_IPV6: '120' }, (c) => c.nodeMaskSize[6], 120],
+    ['MAX_DELETE_SHARE=1', { MAX_DELETE_SHARE: '1' }, (c) => c.maxDeleteShare, 1],
+    ['MAX_DELETE_SHARE=0.01', { MAX_DELETE_SHARE: '0.01' }, (c) => c.maxDeleteShare, 0.01],
+    ['MIN_DELETES_FOR_GUARD=0', { MIN_DELETES_FOR_GUARD: '0' }, (c) => c.minDeletesForGuard, 0],
+    ['LEASE_GRACE_SECONDS=300 (the floor)', { LEASE_GRACE_SECONDS: '300' }, (c) => c.leaseGraceSeconds, 300],
+    ['LEASE_GRACE_SECONDS=604800 (a week)', { LEASE_GRACE_SECONDS: '604800' }, (c) => c.leaseGraceSeconds, 604_800],
+    ['MAX_RECEIVE_COUNT=1', { MAX_RECEIVE_COUNT: '1' }, (c) => c.maxReceiveCount, 1],
+    ['MAX_RECEIVE_COUNT=1000 (SQS maximum)', { MAX_RECEIVE_COUNT: '1000' }, (c) => c.maxReceiveCount, 1000],
+    ['an empty value is the default', { LEASE_GRACE_SECONDS: '' }, (c) => c.leaseGraceSeconds, 600],
+  ])('accepts %s', (_name, env, pick, expected) => {
+    expect(pick(load(env))).toEqual(expected);
+  });
+
+  it.each<[Record<string, string>, string]>([
+    [{ MIN_DELETES_FOR_GUARD: '2.5' }, 'MIN_DELETES_FOR_GUARD must be a whole number >= 0, got 2.5'],
+    [{ MIN_DELETES_FOR_GUARD: '-1' }, 'MIN_DELETES_FOR_GUARD must be a whole number >= 0, got -1'],
+    [{ MIN_DELETES_FOR_GUARD: 'five' }, 'MIN_DELETES_FOR_GUARD must be a number, got "five"'],
+    [{ MAX_DELETE_SHARE: '0' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 0'],
+    [{ MAX_DELETE_SHARE: '1.5' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 1.5'],
+    [{ MAX_DELETE_SHARE: 'Infinity' }, 'MAX_DELETE_SHARE must be a number, got "Infinity"'],
+    [{ LEASE_GRACE_SECONDS: '0' }, 'LEASE_GRACE_SECONDS must be a whole number from 300 to 604800, got 0'],
+    [{ LEASE_GRACE_SECONDS: '299' }, 'LEASE_GRACE_SECONDS must be a whole number from 300 to 604800, got 299'],
+    [{ LEASE_GRACE_SECONDS: '600.5' }, 'LEASE_GRACE_SECONDS must be a whole number from 300 to 604800, got 600.5'],
+    [{ LEASE_GRACE_SECONDS: '604801' }, 'LEASE_GRACE_SECONDS must be a whole number from 300 to 604800, got 604801'],
+    [{ MAX_RECEIVE_COUNT: '0' }, 'MAX_RECEIVE_COUNT must be a whole number from 1 to 1000, got 0'],
+    [{ MAX_RECEIVE_COUNT: '1001' }, 'MAX_RECEIVE_COUNT must be a whole number from 1 to 1000, got 1001'],
+    [{ MAX_RECEIVE_COUNT: '2.5' }, 'MAX_RECEIVE_COUNT must be a whole number from 1 to 1000, got 2.5'],
+    [{ NODE_MASK_SIZE_IPV4: '24.5' }, 'NODE_MASK_SIZE_IPV4 must be a whole number from 1 to 32, got 24.5'],
+    [{ NODE_MASK_SIZE_IPV4: '33' }, 'NODE_MASK_SIZE_IPV4 must be a whole number from 1 to 32, got 33'],
+    [{ NODE_MASK_SIZE_IPV6: '129' }, 'NODE_MASK_SIZE_IPV6 must be a whole number from 1 to 128, got 129'],
+    [{ NODE_MASK_SIZE_IPV4: '16' }, 'NODE_MASK_SIZE_IPV4=16 must be longer than the cluster CIDR 10.244.0.0/16 (/16)'],
+    [{ NODE_MASK_SIZE_IPV4: '12' }, 'NODE_MASK_SIZE_IPV4=12 must be longer than the cluster CIDR 10.244.0.0/16 (/16)'],
+    [{ CLUSTER_CIDRS: 'fd00:10::/56', NODE_MASK_SIZE_IPV6: '56' }, 'NODE_MASK_SIZE_IPV6=56 must be longer than the cluster CIDR fd00:10::/56 (/56)'],
+    [{ CLUSTER_CIDRS: 'fd00:10::/48', NODE_MASK_SIZE_IPV6: '65' }, 'NODE_MASK_SIZE_IPV6=65 may be at most 16 bits longer than the cluster CIDR fd00:10::/48: at most /64'],
+    [{ CLUSTER_CIDRS: 'fd00:10::/64' }, 'NODE_MASK_SIZE_IPV6=64 must be longer than the cluster CIDR fd00:10::/64 (/64)'],
+    [{ MODE: 'prefixes', NODE_MASK_SIZE_IPV4: '24' }, 'MODE=prefixes needs NODE_MASK_SIZE_IPV4=28 and NODE_MASK_SIZE_IPV6=80'],
+  ])('refuses %j', (env, message) => {
+    expect(() => load(env)).toThrow(InvalidInputError);
+    expect(() => load(env)).toThrow(message);
+  });
+
+  // What used to pass here and then throw in every reconcile: the planner's own checks must
+  // accept every value the config accepts.
+  it.each([0, 1, 5, 1000])('MIN_DELETES_FOR_GUARD=%i that loads, plans', (value) => {
+    const config = load({ MIN_DELETES_FOR_GUARD: String(value) });
+    expect(planRoutes({ nodes: [], routeTables: [], clusterCidrs: config.clusterCidrs, maxDeleteShare: config.maxDeleteShare, minDeletesForGuard: config.minDeletesForGuard }).create).toEqual([]);
+  });
+});
+
+describe('cluster CIDRs that are too broad', () => {
+  it.each<[string, string | null]>([
+    ['10.244.0.0/16', null],
+    ['10.0.0.0/8', null],
+    ['100.64.0.0/10', null],
+    ['10.244.0.0/16,fd00:10::/48', null],
+    ['fd00::/8', null],
+    ['0.0.0.0/0', '0.0.0.0/0 is too broad: it holds an end of the address space, so the default route 0.0.0.0/0'],
+    ['::/0', '::/0 is too broad: it holds an end of the address space, so the default route ::/0'],
+    ['0.0.0.0/1', '0.0.0.0/1 is too broad: it holds an end of the address space'],
+    ['128.0.0.0/1', '128.0.0.0/1 is too broad: it holds an end of the address space'],
+    ['0.0.0.0/8', '0.0.0.0/8 is too broad: it holds an end of the address space'],
+    ['240.0.0.0/4', '240.0.0.0/4 is too broad: it holds an end of the address space'],
+    ['ff00::/8', 'ff00::/8 is too broad: it holds an end of the address space'],
+    ['10.244.0.0/16,::/0', '::/0 is too broad'],
+    ['8.0.0.0/7', '8.0.0.0/7 is too broad: a cluster CIDR must be /8 or longer'],
+    ['2000::/3', '2000::/3 is too broad: a cluster CIDR must be /8 or longer'],
+  ])('%s', (cidrs, problem) => {
+    const list = cidrs.split(',');
+    if (problem === null) {
+      expect(clusterCidrsProblem(list)).toBeNull();
+      // fd00::/8 needs a node mask at most 16 bits longer.
+      expect(load({ CLUSTER_CIDRS: cidrs, ...(cidrs === 'fd00::/8' ? { NODE_MASK_SIZE_IPV6: '24' } : {}) }).clusterCidrs).toEqual(list);
+    } else {
+      expect(clusterCidrsProblem(list)).toContain(problem);
+      expect(() => load({ CLUSTER_CIDRS: cidrs })).toThrow(`CLUSTER_CIDRS ${problem}`);
+    }
+  });
+});

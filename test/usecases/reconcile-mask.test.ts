@@ -1,0 +1,173 @@
+/**
+ * Pod CIDRs of another size than the configured node mask (a migration from kube-controller-manager
+ * with another --node-cidr-mask-size): every block such a CIDR overlaps is taken for its node, so no
+ * new node overlaps it, and the mismatch is reported with what to change.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { overlaps, tryParseCidr } from '../../lib/cidr/cidr.ts';
+import { admit } from '../../lib/usecases/node-webhook.ts';
+import { admissionReviewSchema } from '../../lib/webhook/index.ts';
+import { reconcile } from '../../lib/usecases/reconcile.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { testWiring } from '../support/wiring.ts';
+import { startWorld, type World } from '../support/world.ts';
+
+let local: LocalDynamo;
+beforeAll(async () => {
+  local = await startDynalite();
+});
+afterAll(async () => {
+  await local.close();
+});
+
+let world: World;
+beforeEach(async () => {
+  world = await startWorld();
+});
+afterEach(async () => {
+  await world.close();
+});
+
+const overlapping = (a: string, b: string): boolean => {
+  const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
+  if (!x || !y) throw new Error(`bad CIDR ${a} or ${b}`);
+  return overlaps(x, y);
+};
+
+describe('reconcile with existing pod CIDRs of another size', () => {
+  it.each<{ name: string; env: Record<string, string>; existing: string; leases: string[]; next: string; mentions: string[] }>([
+    {
+      name: 'a larger CIDR (/24 with NODE_MASK_SIZE_IPV4=25): both /25 blocks it covers',
+      env: { CLUSTER_CIDRS: '100.64.0.0/16', NODE_MASK_SIZE_IPV4: '25' },
+      existing: '100.64.0.0/24',
+      leases: ['100.64.0.0/25=node-old', '100.64.0.128/25=node-old'],
+      next: '100.64.1.0/25',
+      mentions: ['/24', 'NODE_MASK_SIZE_IPV4=25', '--node-cidr-mask-size'],
+    },
+    {
+      name: 'a smaller CIDR (/26 with NODE_MASK_SIZE_IPV4=25): the /25 block holding it',
+      env: { CLUSTER_CIDRS: '100.64.0.0/16', NODE_MASK_SIZE_IPV4: '25' },
+      existing: '100.64.0.64/26',
+      leases: ['100.64.0.0/25=node-old'],
+      next: '100.64.0.128/25',
+      mentions: ['/26', 'NODE_MASK_SIZE_IPV4=25', '--node-cidr-mask-size'],
+    },
+    {
+      name: 'IPv6 (/63 with NODE_MASK_SIZE_IPV6=64): both /64 blocks it covers',
+      env: { CLUSTER_CIDRS: 'fd00:10::/56', NODE_MASK_SIZE_IPV6: '64' },
+      existing: 'fd00:10::/63',
+      leases: ['fd00:10::/64=node-old', 'fd00:10:0:1::/64=node-old'],
+      next: 'fd00:10:0:2::/64',
+      mentions: ['/63', 'NODE_MASK_SIZE_IPV6=64', '--node-cidr-mask-size-ipv6'],
+    },
+  ])('$name', async ({ env, existing, leases, next, mentions }) => {
+    world.addClusterTable();
+    await world.addNode('node-old', { podCidrs: [existing] });
+    await world.addNode('node-new');
+    const w = await testWiring(world, local, env);
+    const report = await reconcile(w.reconcileDeps());
+
+    expect(world.podCidrs('node-new')).toEqual([next]);
+    expect(overlapping(existing, next)).toBe(false);
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([...leases, `${next}=node-new`]);
+
+    // Told three ways: an Event on the node, a plan warning and a log line, each naming what to change.
+    expect(world.eventReasons('node-old')).toEqual(['PodCidrMaskMismatch']);
+    const warning = report.plan.warnings?.find((w) => w.reason === 'pod-cidr-mask-mismatch');
+    expect(warning?.node).toBe('node-old');
+    for (const text of mentions) expect(warning?.detail).toContain(text);
+    const logged = w.log.lines.filter((line) => line.event === 'pod-cidr.mask-mismatch');
+    expect(logged.map((line) => line.node)).toEqual(['node-old']);
+
+    // A second tick takes nothing more and sends no second Event (the lease is there now).
+    const again = await reconcile(w.reconcileDeps());
+    expect(again.occupied).toBe(0);
+    expect(world.eventReasons('node-old')).toEqual(['PodCidrMaskMismatch']);
+    expect(again.plan.warnings?.some((w) => w.reason === 'pod-cidr-mask-mismatch')).toBe(true);
+  });
+
+  it('a dry run reports the mismatch and takes nothing', async () => {
+    await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
+    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25' });
+    const report = await reconcile(w.reconcileDeps(), { dryRun: true });
+    expect(report.plan.warnings?.map((w) => w.reason)).toContain('pod-cidr-mask-mismatch');
+    expect(await w.wiring.cidrSets[0]?.leases()).toEqual([]);
+    expect(world.eventReasons('node-old')).toEqual([]);
+  });
+
+  it('a node with a larger CIDR that leaves frees every block it held', async () => {
+    world.addClusterTable();
+    await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
+    await world.addNode('node-other', { podCidrs: ['100.64.1.0/25'] });
+    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', LEASE_GRACE_SECONDS: '600' });
+    await reconcile(w.reconcileDeps());
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([
+      '100.64.0.0/25=node-old',
+      '100.64.0.128/25=node-old',
+      '100.64.1.0/25=node-other',
+    ]);
+    await world.kube.state.deleteNode('node-old', { admit: false });
+    world.clock.advance(600_001);
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.reclaimed).toEqual([
+      { cidr: '100.64.0.0/25', owner: 'node-old' },
+      { cidr: '100.64.0.128/25', owner: 'node-old' },
+    ]);
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.1.0/25=node-other']);
+  });
+});
+
+const review = (uid: string, object: Record<string, unknown>) =>
+  admissionReviewSchema.parse({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid, kind: { group: '', version: 'v1', kind: 'Node' }, resource: { group: '', version: 'v1', resource: 'nodes' }, operation: 'CREATE', object, oldObject: null },
+  });
+
+describe('the webhook with a node that already carries a pod CIDR of another size', () => {
+  it('a CREATE (kubelet re-registration) takes every block the CIDR overlaps and warns', async () => {
+    const old = await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
+    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25' });
+    const response = await admit(
+      review('u-1', world.nodeObject('node-old', old.instanceId, ['100.64.0.0/24'])),
+      w.reconcileDeps(),
+    );
+    expect(response.response.allowed).toBe(true);
+    expect(response.response.patch).toBeUndefined();
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([
+      '100.64.0.0/25=node-old',
+      '100.64.0.128/25=node-old',
+    ]);
+    expect(world.eventReasons('node-old')).toEqual(['PodCidrMaskMismatch']);
+    expect(response.response.warnings?.join(' ')).toContain('NODE_MASK_SIZE_IPV4=25');
+    // The next node gets a block beside it, never inside it.
+    const fresh = await world.addNode('node-new');
+    await admit(
+      review('u-2', world.nodeObject('node-new', fresh.instanceId)),
+      w.reconcileDeps(),
+    );
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toContain('100.64.1.0/25=node-new');
+  });
+});
+
+describe('smaller pod CIDRs that share one block', () => {
+  it('the block stays taken while one of its nodes lives, and is freed once none does', async () => {
+    world.addClusterTable();
+    await world.addNode('node-a', { podCidrs: ['100.64.0.0/26'] });
+    await world.addNode('node-b', { podCidrs: ['100.64.0.64/26'] });
+    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', LEASE_GRACE_SECONDS: '600' });
+    await reconcile(w.reconcileDeps());
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/25=node-a']);
+
+    await world.kube.state.deleteNode('node-a', { admit: false });
+    world.clock.advance(600_001);
+    const kept = await reconcile(w.reconcileDeps());
+    expect(kept.reclaimed).toEqual([]);
+    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/25=node-a']);
+
+    await world.kube.state.deleteNode('node-b', { admit: false });
+    await world.addNode('node-c', { podCidrs: ['100.64.1.0/25'] });
+    const freed = await reconcile(w.reconcileDeps());
+    expect(freed.reclaimed).toEqual([{ cidr: '100.64.0.0/25', owner: 'node-a' }]);
+  });
+});
