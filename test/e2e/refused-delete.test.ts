@@ -19,7 +19,9 @@ describe('node deletes refused after admission (denyDeletes 0.5, two route table
   const writesDuringLeave = (action: string) => (sandbox.ec2.stats.calls[action] ?? 0) - (writesBefore[action] ?? 0);
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ routeTables: 2, denyDeletes: 0.5 });
+    // A production-like lease grace: reconcile's reclaim of vanished nodes' leases waits, so the
+    // leases of the deleted nodes can only go through the worker's node-left check.
+    sandbox = await startSandbox({ routeTables: 2, denyDeletes: 0.5, leaseGraceSeconds: 600 });
     for (const name of names) await sandbox.joinNode(name);
     await sandbox.settle({ timeoutMs: 30_000 });
     for (const name of leaving) {
@@ -60,8 +62,11 @@ describe('node deletes refused after admission (denyDeletes 0.5, two route table
     expect(writesDuringLeave('ReplaceRoute')).toBe(0);
   });
 
-  it('takes the lease and the routes of a node really deleted', async () => {
+  it('takes the lease (the worker, once the node is 404) and the routes (the planner) of a node really deleted', async () => {
     const leases = await leaseLines(sandbox);
+    const checks = sandbox.logLines.filter((line) => line.event === 'message.done' && line.kind === 'node-left');
+    expect(checks.filter((line) => String(line.status).startsWith('released:') && line.status !== 'released:none').map((line) => line.node).sort()).toEqual(deleted());
+    expect(checks.filter((line) => line.status === 'stale:node-exists').map((line) => line.node).sort()).toEqual(refused());
     for (const name of deleted()) {
       expect(sandbox.kube.state.getNode(name)).toBeUndefined();
       expect(leases.some((line) => line.endsWith(`=${name}`))).toBe(false);
