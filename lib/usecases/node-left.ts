@@ -61,13 +61,16 @@ export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<N
 /**
  * The worker's handling of a `node-left` check: released once the node is 404; retried later
  * while it is still being deleted; acknowledged as stale when it exists without a deletion
- * timestamp (the delete was refused after admission).
+ * timestamp (the delete was refused after admission). A node still being deleted at the message's
+ * last receive is left to reconcile's reclaim of vanished nodes' leases (never the DLQ: waiting
+ * on a finalizer is no failure).
  */
-export async function checkNodeLeft(name: string, deps: NodeLeftDeps): Promise<string> {
+export async function checkNodeLeft(name: string, deps: NodeLeftDeps, delivery?: { receiveCount: number; maxReceiveCount: number }): Promise<string> {
   const result = await releaseIfGone(name, deps);
   if (result.kind === 'released') return result.cidrs.length === 0 ? 'released:none' : `released:${result.cidrs.join(',')}`;
-  if (result.deleting) throw new PodrouteError(`node ${name} is still being deleted; checking again later`, { retryable: true });
-  return 'stale:node-exists';
+  if (!result.deleting) return 'stale:node-exists';
+  if (delivery !== undefined && delivery.receiveCount >= delivery.maxReceiveCount) return 'deferred:still-deleting';
+  throw new PodrouteError(`node ${name} is still being deleted; checking again later`, { retryable: true });
 }
 
 /**

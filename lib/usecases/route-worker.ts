@@ -93,7 +93,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'sync-node':
       return syncNodeRoutes(message.node, deps, delivery);
     case 'node-left':
-      return checkNodeLeft(message.node, deps);
+      return checkNodeLeft(message.node, deps, delivery);
   }
 }
 
