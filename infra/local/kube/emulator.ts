@@ -46,10 +46,10 @@ export type KubeEmulatorOptions = {
   /** Listen port on 127.0.0.1 (0, the default, picks a free one). */
   port?: number;
   /**
-   * How long a list continue token stays valid (default 5 minutes). The real server's tokens die
-   * with etcd compaction, every `--etcd-compaction-interval` (default 5m), and "Continue tokens are
-   * short lived (by default 5 minutes)" (Kubernetes docs, "API Concepts: Retrieving large results
-   * sets in chunks"). Tests set it small.
+   * How long a list continue token stays valid (default 5 minutes). A token expires after a short
+   * time, 5 minutes by default, with 410 Gone (Kubernetes docs, "API Concepts: Retrieving large
+   * results sets in chunks"); the server's tokens die with etcd compaction, which kube-apiserver runs
+   * every `--etcd-compaction-interval` (default 5m). Tests set it small.
    */
   continueTtlMs?: number;
   /**
