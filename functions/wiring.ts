@@ -127,7 +127,9 @@ export async function wiringFromEnv(env: Record<string, string | undefined>): Pr
       ? readSsmParameter(region, config.webhookSecret.id)
       : readSecretsManager(region, config.webhookSecret.id);
   };
-  return buildWiring(config, clients, new KubeNodes(kubeConfig), webhookSecret);
+  const log = jsonLogger({ base: { cluster: config.clusterName } });
+  const nodes = new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) });
+  return buildWiring(config, clients, nodes, webhookSecret, { log });
 }
 
 async function readSecretsManager(region: string, id: string): Promise<string> {

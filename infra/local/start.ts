@@ -29,6 +29,8 @@ Options:
   --faults SHARE       share of EC2 calls failing with a retryable error, 0 <= SHARE < 1 (default 0)
   --secondary-enis N   secondary network interfaces on every instance, 0..15 (default 0); the worker
                        still routes to the primary one and turns its source/dest check off
+  --deny-deletes SHARE share of the leaving nodes' deletes that a later validating webhook refuses
+                       after podroute admitted them, 0 <= SHARE <= 1 (default 0); those nodes stay
   --tick-ms MS         reconcile schedule period; the one minute of production, fast-forwarded (default 2000)
   --report FILE        write the final numbers as JSON to FILE
   --timeout-s S        give up after S seconds (default 300)
@@ -54,6 +56,7 @@ interface Flags {
   mode: 'routes' | 'prefixes';
   faults: number;
   secondaryEnis: number;
+  denyDeletes: number;
   tickMs: number;
   report: string | undefined;
   timeoutS: number;
@@ -77,6 +80,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
         mode: { type: 'string' },
         faults: { type: 'string' },
         'secondary-enis': { type: 'string' },
+        'deny-deletes': { type: 'string' },
         'tick-ms': { type: 'string' },
         report: { type: 'string' },
         'timeout-s': { type: 'string' },
@@ -112,6 +116,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
     mode,
     faults: number('faults', values.faults, 0, (n) => n >= 0 && n < 1, 'a share, 0 <= SHARE < 1'),
     secondaryEnis,
+    denyDeletes: number('deny-deletes', values['deny-deletes'], 0, (n) => n >= 0 && n <= 1, 'a share, 0 <= SHARE <= 1'),
     tickMs: number('tick-ms', values['tick-ms'], 2000, whole(50, 600_000), 'whole milliseconds from 50 to 600000'),
     report: values.report,
     timeoutS: number('timeout-s', values['timeout-s'], 300, (n) => n > 0 && n <= 86_400, 'seconds, more than 0'),
@@ -146,6 +151,7 @@ function summary(report: SandboxReport, converged: boolean, flags: Flags, elapse
     ['duplicate CIDRs', String(report.duplicateCidrs), report.duplicateCidrs === 0],
     ['leaked CIDRs', String(report.leakedCidrs), report.leakedCidrs === 0],
     ['DLQ messages', String(report.dlqMessages), report.dlqMessages === 0],
+    ['deletes refused', `${report.deletesRefused} (nodes broken ${report.refusedNodesBroken}, departed leftovers ${report.departedLeftovers})`, report.refusedNodesBroken === 0 && report.departedLeftovers === 0],
     ['EC2 calls', Object.entries(report.ec2Calls).map(([action, n]) => `${action} ${n}`).join(', ') || '-'],
     ['throttled', String(report.throttled)],
     ['converged after', ms(report.convergedMs)],
@@ -173,6 +179,7 @@ function reportFile(r: SandboxReport): Record<string, unknown> {
     throttled: r.throttled,
     convergedMs: r.convergedMs,
     joinToReadyMs: { p50: r.joinToReadyMs.p50, p99: r.joinToReadyMs.p99 },
+    deletesRefused: r.deletesRefused,
   };
 }
 
@@ -187,7 +194,7 @@ async function run(flags: Flags): Promise<number> {
 
   process.stdout.write(
     `podroute sandbox: ${flags.nodes} nodes (${flags.leave} leave), ${flags.mode} mode${flags.dualStack ? ', dual-stack' : ''}, ` +
-      `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s), tick ${flags.tickMs} ms\n`,
+      `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s)${flags.denyDeletes > 0 ? `, deny-deletes ${flags.denyDeletes}` : ''}, tick ${flags.tickMs} ms\n`,
   );
   const sandbox: Sandbox = await startSandbox({
     dualStack: flags.dualStack,
@@ -195,6 +202,7 @@ async function run(flags: Flags): Promise<number> {
     mode: flags.mode,
     faults: flags.faults,
     secondaryEnis: flags.secondaryEnis,
+    denyDeletes: flags.denyDeletes,
     tickMs: flags.tickMs,
     routeLimit: Math.max(50, Math.min(1000, flags.nodes * families + 1)),
     log: { file: flags.logFile },
@@ -254,7 +262,9 @@ async function run(flags: Flags): Promise<number> {
     const lastJoin = performance.now();
     const step = flags.leave > 0 ? flags.nodes / flags.leave : 0;
     const leaving = Array.from({ length: flags.leave }, (_, k) => names[Math.floor(k * step)]).filter((n): n is string => n !== undefined);
-    await Promise.all(leaving.map((name) => sandbox.leaveNode(name)));
+    const left = await Promise.all(leaving.map((name) => sandbox.leaveNode(name)));
+    const refusedCount = left.filter((outcome) => outcome === 'refused').length;
+    if (refusedCount > 0) process.stdout.write(`${tty ? '\n' : ''}leave: ${left.length - refusedCount} deleted, ${refusedCount} refused after admission (--deny-deletes)\n`);
 
     await sandbox.settle({ timeoutMs: Math.max(1000, deadline - performance.now()) });
     const convergedMs = Math.round(performance.now() - scenarioStart);

@@ -270,7 +270,7 @@ export class SqsWorkQueue implements WorkQueue {
 
 /** FIFO ordering scope: the route table (route ops on one table in order) or the node. */
 function groupOf(message: RouteMessage): string {
-  return routeTableOf(message) ?? `node/${message.kind === 'sync-node' ? message.node : ''}`;
+  return routeTableOf(message) ?? `node/${message.kind === 'sync-node' || message.kind === 'node-left' ? message.node : ''}`;
 }
 
 /** Cuts entries into batches of at most MAX_BATCH_ENTRIES entries and maxBytes bytes. */

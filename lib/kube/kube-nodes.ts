@@ -19,6 +19,19 @@ export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
 
 export type MalformedNode = { name: string | null; problem: string };
 
+/** A list that started over: how many pages and nodes it had read, and what the server said. */
+export type ListRestart = { resource: 'nodes'; pagesDiscarded: number; nodesDiscarded: number; reason: string };
+
+/**
+ * A list continues from where it stopped only while its continue token lives: the API server
+ * answers an expired one with 410 Gone, reason `Expired` (apimachinery `NewResourceExpired`; tokens
+ * live about 5 minutes, the `--etcd-compaction-interval`: Kubernetes docs, "API Concepts:
+ * Retrieving large results sets in chunks"). Its Status carries a new, inconsistent token; we do
+ * not use it (objects changed meanwhile could be missed or seen twice) and start the list over,
+ * once per call.
+ */
+const LIST_RESTARTS = 1;
+
 export type KubeNodesOptions = {
   /** Clock for condition and event timestamps. */
   clock?: () => Date;
@@ -26,6 +39,8 @@ export type KubeNodesOptions = {
   onMalformedNode?: (report: MalformedNode) => void;
   /** Told when a best-effort event could not be written. */
   onEventError?: (error: PodrouteError) => void;
+  /** Told when the node list started over because its continue token expired (410) part-way. */
+  onListRestart?: (report: ListRestart) => void;
   /** Attempts of a patch that keeps meeting 409 Conflict (upstream retries 5 times). */
   conflictAttempts?: number;
   /** Pause between conflict retries, multiplied by the attempt number. */
@@ -97,6 +112,18 @@ function captureBody(base?: ConfigurationOptions): { options: ConfigurationOptio
   };
 }
 
+/** Internal: a continue token expired after `pages` pages (`nodes` nodes) were read. */
+class ContinueExpiredError extends Error {
+  constructor(
+    message: string,
+    readonly pages: number,
+    readonly nodes: number,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 export class KubeNodes {
   private readonly api: CoreV1Api;
   private readonly clock: () => Date;
@@ -110,14 +137,46 @@ export class KubeNodes {
     this.options = options;
   }
 
-  /** Every node of the cluster, all pages; malformed nodes are reported and skipped. */
+  /**
+   * Every node of the cluster, all pages; malformed nodes are reported and skipped. A continue
+   * token that expires part-way (410) starts the list over once, discarding the pages read; a
+   * second expiry in one call is a retryable KubeApiError.
+   */
   async listNodes(): Promise<Node[]> {
+    for (let restarts = 0; ; restarts++) {
+      try {
+        return await this.listNodesOnce();
+      } catch (error) {
+        if (!(error instanceof ContinueExpiredError)) throw error;
+        if (restarts >= LIST_RESTARTS) {
+          throw new KubeApiError(`list nodes: the continue token expired again after a restart (${error.message}); the next run lists again`, {
+            status: 410,
+            verb: 'list',
+            resource: 'nodes',
+            retryable: true,
+            cause: error.cause,
+          });
+        }
+        this.options.onListRestart?.({ resource: 'nodes', pagesDiscarded: error.pages, nodesDiscarded: error.nodes, reason: error.message });
+      }
+    }
+  }
+
+  private async listNodesOnce(): Promise<Node[]> {
     const limit = this.options.pageSize ?? 500;
     const nodes: Node[] = [];
     let next: string | undefined;
     let pages = 0;
     do {
-      const body = await this.call({ verb: 'list', resource: 'nodes' }, (opts) => this.api.listNode({ limit, _continue: next }, opts));
+      let body: unknown;
+      try {
+        body = await this.call({ verb: 'list', resource: 'nodes' }, (opts) => this.api.listNode({ limit, _continue: next }, opts));
+      } catch (error) {
+        if (next !== undefined && error instanceof KubeApiError && error.status === 410) {
+          throw new ContinueExpiredError(error.message, pages, nodes.length, { cause: error });
+        }
+        throw error;
+      }
       const envelope = listEnvelopeSchema.safeParse(body);
       if (!envelope.success) {
         throw new KubeApiError(`list nodes: the API server answered something that is not a NodeList (${describeIssue(envelope.error)})`, {

@@ -12,7 +12,16 @@ import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { INSTANCE_ID, describeIssue } from '../nodes/node.ts';
 
-export const ROUTE_MESSAGE_VERSION = 1;
+/**
+ * The version this code introduces (`node-left` is new in it). Producers still write the kinds that
+ * version 1 had as version 1, so a worker of the previous release, still draining the queue during
+ * a rolling upgrade, acts on them; the worker accepts both versions (`ACCEPTED_VERSIONS`).
+ */
+export const ROUTE_MESSAGE_VERSION = 2;
+/** The version of the kinds that version 1 already had, as producers write them. */
+export const V1 = 1;
+/** Versions the worker accepts: the current one and the previous one. */
+export const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
 
 const ROUTE_TABLE_ID = /^rtb-[0-9a-f]{8,17}$/;
 /** RFC 1123 subdomain, as Kubernetes validates node names (IsDNS1123Subdomain). */
@@ -38,7 +47,8 @@ const destinationCidrSchema = z.string().superRefine((text, ctx) => {
 
 const routeReasonSchema = z.enum(['blackhole', 'moved']);
 const deleteReasonSchema = z.enum(['blackhole', 'no-owner']);
-const version = z.literal(ROUTE_MESSAGE_VERSION);
+/** Kinds of version 1 are accepted as version 1 or 2; kinds new in version 2 only as 2. */
+const version = z.union([z.literal(V1), z.literal(ROUTE_MESSAGE_VERSION)]);
 
 const routeFields = {
   v: version,
@@ -64,22 +74,32 @@ export const deleteRouteMessageSchema = z.strictObject({
   expect: z.strictObject({ instanceId: instanceIdSchema.nullable(), blackhole: z.boolean() }).optional(),
 });
 export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema });
+/**
+ * New in version 2. The node webhook admitted a DELETE of `node`: the worker checks, some seconds
+ * later, whether the node is really gone (404) and only then releases its leases. Its routes are
+ * left to the planner (next reconcile, under the mass-deletion guard).
+ */
+export const nodeLeftMessageSchema = z.strictObject({ v: z.literal(ROUTE_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
 
 export const routeMessageSchema = z.discriminatedUnion('kind', [
   createRouteMessageSchema,
   replaceRouteMessageSchema,
   deleteRouteMessageSchema,
   syncNodeMessageSchema,
+  nodeLeftMessageSchema,
 ]);
 
 export type CreateRouteMessage = z.infer<typeof createRouteMessageSchema>;
 export type ReplaceRouteMessage = z.infer<typeof replaceRouteMessageSchema>;
 export type DeleteRouteMessage = z.infer<typeof deleteRouteMessageSchema>;
 export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
+export type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
 export type RouteMessage = z.infer<typeof routeMessageSchema>;
 export type RouteMessageKind = RouteMessage['kind'];
 
 const KINDS: readonly string[] = routeMessageSchema.options.map((option) => option.shape.kind.value);
+/** Kinds that version 1 did not have. */
+const V2_KINDS: readonly string[] = ['node-left'];
 
 /**
  * Validates an already-decoded value as a route message; throws `InvalidInputError` with one line
@@ -90,13 +110,16 @@ export function toRouteMessage(value: unknown): RouteMessage {
     throw new InvalidInputError('invalid route message: want a JSON object');
   }
   const record = value as Record<string, unknown>;
-  if (record.v !== ROUTE_MESSAGE_VERSION) {
+  if (typeof record.v !== 'number' || !ACCEPTED_VERSIONS.includes(record.v)) {
     throw new InvalidInputError(
-      `invalid route message: unsupported version ${describeValue(record.v)} (want v: ${ROUTE_MESSAGE_VERSION})`,
+      `invalid route message: unsupported version ${describeValue(record.v)} (want v: ${ACCEPTED_VERSIONS.join(' or ')})`,
     );
   }
   if (typeof record.kind !== 'string' || !KINDS.includes(record.kind)) {
     throw new InvalidInputError(`invalid route message: kind ${describeValue(record.kind)} is not one of ${KINDS.join(', ')}`);
+  }
+  if (record.v < ROUTE_MESSAGE_VERSION && V2_KINDS.includes(record.kind)) {
+    throw new InvalidInputError(`invalid route message: kind ${record.kind} is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
   }
   const result = routeMessageSchema.safeParse(value);
   if (!result.success) {
@@ -133,12 +156,14 @@ export function messageKey(message: RouteMessage): string {
       return `delete|${message.routeTableId}|${message.destinationCidr}`;
     case 'sync-node':
       return `node|${message.node}`;
+    case 'node-left':
+      return `left|${message.node}`;
   }
 }
 
-/** The route table a message touches, or null for a node sync (used to group work per table). */
+/** The route table a message touches, or null for a message about a node (used to group work per table). */
 export const routeTableOf = (message: RouteMessage): string | null =>
-  message.kind === 'sync-node' ? null : message.routeTableId;
+  message.kind === 'sync-node' || message.kind === 'node-left' ? null : message.routeTableId;
 
 /** The plan fields `toMessages` reads (structurally compatible with the route planner's output). */
 export interface RouteTarget {
@@ -172,16 +197,16 @@ export interface ToMessagesOptions {
 export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): RouteMessage[] {
   const messages: RouteMessage[] = [];
   for (const op of plan.create) {
-    messages.push(toRouteMessage({ v: 1, kind: 'create', ...pickTarget(op) }));
+    messages.push(toRouteMessage({ v: V1, kind: 'create', ...pickTarget(op) }));
   }
   for (const op of plan.replace) {
-    messages.push(toRouteMessage({ v: 1, kind: 'replace', ...pickTarget(op), reason: op.reason }));
+    messages.push(toRouteMessage({ v: V1, kind: 'replace', ...pickTarget(op), reason: op.reason }));
   }
   if (!options.withholdDeletes) {
     for (const op of plan.delete) {
       messages.push(
         toRouteMessage({
-          v: 1,
+          v: V1,
           kind: 'delete',
           routeTableId: op.routeTableId,
           destinationCidr: op.destinationCidr,
@@ -199,8 +224,15 @@ const withExpect = (seen: { instanceId: string | null; blackhole: boolean } | un
 
 /** A validated `sync-node` message for one node. */
 export function syncNodeMessage(node: string): SyncNodeMessage {
-  const result = syncNodeMessageSchema.safeParse({ v: ROUTE_MESSAGE_VERSION, kind: 'sync-node', node });
+  const result = syncNodeMessageSchema.safeParse({ v: V1, kind: 'sync-node', node });
   if (!result.success) throw new InvalidInputError(`invalid sync-node message: ${describeIssue(result.error)}`);
+  return result.data;
+}
+
+/** A validated `node-left` message (version 2) for one node. */
+export function nodeLeftMessage(node: string): NodeLeftMessage {
+  const result = nodeLeftMessageSchema.safeParse({ v: ROUTE_MESSAGE_VERSION, kind: 'node-left', node });
+  if (!result.success) throw new InvalidInputError(`invalid node-left message: ${describeIssue(result.error)}`);
   return result.data;
 }
 

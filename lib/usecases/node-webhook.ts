@@ -5,25 +5,27 @@
  * - Admission CREATE: allocate the node's pod CIDRs (node sync, configured mode) and answer with a
  *   JSON Patch that sets them; the node is not stored yet, so the patch is the only way to write them.
  *   Then queue a `sync-node` message (held back a moment) so the worker routes the new CIDRs.
- * - Admission DELETE: release the node's CIDRs (owner-scoped) and queue deletions of its routes,
- *   each guarded by the route as it is now, so a CIDR re-used by the next node is never unrouted.
- * - Signed events: `NodeJoined` syncs a stored node, `NodeLeft` releases a node that is gone.
+ * - Admission DELETE: release nothing and unroute nothing. The delete is not stored yet and a later
+ *   webhook or a failed precondition can still refuse it; queue a delayed `node-left` check, which
+ *   the worker turns into a release only once the node is gone (404). See ./node-left.ts.
+ * - Signed events: `NodeJoined` syncs a stored node, `NodeLeft` releases the leases of a node that
+ *   is gone (404).
+ * Route deletions are never built here: the planner decides them (next reconcile, with its
+ * mass-deletion guard).
  *
  * An admission review is never refused: whatever fails is logged and the node is admitted without a
  * patch (the schedule repairs it); a dry run changes nothing.
  */
-import { tryParseCidr, formatCidr } from '../cidr/cidr.ts';
-import { syncNodeMessage } from '../messages/route-message.ts';
-import type { RouteMessage } from '../messages/route-message.ts';
-import { instanceIdOf, podCidrsOf, parseNode } from '../nodes/node.ts';
+import { nodeLeftMessage, syncNodeMessage } from '../messages/route-message.ts';
+import { parseNode } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
-import { parseRouteTables } from '../routes/index.ts';
 import { admissionResponse, podCidrPatch } from '../webhook/index.ts';
 import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
+import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { nodeSyncCloud, nodeSyncKube } from './reconcile.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
@@ -49,8 +51,8 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
       return admissionResponse(request.uid, cidrs.length > 0 ? podCidrPatch(node, cidrs) : undefined, warnings);
     }
     const node = parseNode(request.oldObject);
-    await releaseNode(node, deps);
-    deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE' });
+    await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
+    deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE', check: 'node-left', delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
     return admissionResponse(request.uid);
   } catch (error) {
     deps.log.log('error', 'webhook.failed', { uid: request.uid, operation: request.operation, error });
@@ -75,15 +77,10 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     await queueNodeSync(node.metadata.name, deps, 0);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
-  try {
-    await deps.nodes.getNode(event.nodeName);
-    return { status: 409, message: `node ${event.nodeName} still exists; NodeLeft is accepted once it is deleted` };
-  } catch (error) {
-    if (!(error instanceof NodeNotFoundError)) throw error;
-  }
-  const released = await releaseOwner(event.nodeName, deps);
-  await queueRouteDeletes(released, null, deps);
-  return { status: 202, message: `node ${event.nodeName}: released ${released.length} pod CIDR(s)` };
+  const result = await releaseIfGone(event.nodeName, deps);
+  if (result.kind === 'exists') return { status: 409, message: `node ${event.nodeName} still exists; NodeLeft is accepted once it is deleted` };
+  // Its routes are the planner's to delete (next reconcile, under the mass-deletion guard).
+  return { status: 202, message: `node ${event.nodeName}: released ${result.cidrs.length} pod CIDR(s)` };
 }
 
 /** Allocates pod CIDRs for a node being created; returns them (empty when it has them already). */
@@ -117,51 +114,6 @@ async function warnMaskMismatches(node: Node, deps: WebhookDeps): Promise<string
   return messages;
 }
 
-async function releaseNode(node: Node, deps: WebhookDeps): Promise<void> {
-  const kube: DualStackKubeNodes = { ...nodeSyncKube(deps), setNetworkUnavailable: async () => undefined };
-  await syncNodeDualStack({ kind: 'delete', node }, syncDeps(deps, node, kube));
-  // Leases taken for this node but never written to it (a failed admission) go too.
-  const extra = await releaseOwner(node.metadata.name, deps);
-  const cidrs = [...new Set([...podCidrsOf(node).map(canonical).filter((c): c is string => c !== null), ...extra])];
-  await queueRouteDeletes(cidrs, instanceIdOf(node), deps);
-}
-
-/** Releases every block `owner` holds; returns their CIDRs. */
-async function releaseOwner(owner: string, deps: WebhookDeps): Promise<string[]> {
-  const released: string[] = [];
-  for (const set of deps.cidrSets) {
-    for (const lease of await set.leases()) {
-      if (lease.owner !== owner) continue;
-      await set.release(lease.cidr, owner);
-      released.push(lease.cidr);
-    }
-  }
-  return released;
-}
-
-/** Queues deletion of the routes to `cidrs` (to `instanceId` when known), guarded by what is there now. */
-async function queueRouteDeletes(cidrs: string[], instanceId: string | null, deps: WebhookDeps): Promise<void> {
-  if (cidrs.length === 0 || deps.config.mode !== 'routes') return;
-  const wanted = new Set(cidrs);
-  const tables = parseRouteTables({ RouteTables: await deps.routeTables.listRouteTables() });
-  const messages: RouteMessage[] = [];
-  for (const table of tables) {
-    for (const route of table.routes) {
-      if (!wanted.has(route.destinationCidr)) continue;
-      if (!route.blackhole && (route.instanceId === null || (instanceId !== null && route.instanceId !== instanceId))) continue;
-      messages.push({
-        v: 1,
-        kind: 'delete',
-        routeTableId: table.routeTableId,
-        destinationCidr: route.destinationCidr,
-        reason: route.blackhole ? 'blackhole' : 'no-owner',
-        expect: { instanceId: route.instanceId, blackhole: route.blackhole },
-      });
-    }
-  }
-  if (messages.length > 0) await deps.queue.send(messages);
-}
-
 async function queueNodeSync(name: string, deps: WebhookDeps, delaySeconds = SYNC_DELAY_SECONDS): Promise<void> {
   if (deps.config.mode !== 'routes') return;
   await deps.queue.send([syncNodeMessage(name)], { delaySeconds });
@@ -176,10 +128,3 @@ function syncDeps(deps: WebhookDeps, node: Node, kube: DualStackKubeNodes) {
     kube,
   };
 }
-
-function canonical(text: string): string | null {
-  const cidr = tryParseCidr(text);
-  return cidr ? formatCidr(cidr) : null;
-}
-
-

@@ -21,6 +21,8 @@ import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/i
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
 import { RouteConflictError, mayBeLaunchLag } from '../aws/ec2-errors.ts';
+import type { CidrSet } from '../ipam/index.ts';
+import { checkNodeLeft } from './node-left.ts';
 import type { DescribedRoute, NodeSource, RouteTables } from './ports.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
@@ -31,6 +33,8 @@ export interface RouteWorkerDeps {
   nodes: NodeSource;
   log: Logger;
   now: () => number;
+  /** The cluster's CIDR sets: a `node-left` check releases a deleted node's leases in them. */
+  cidrSets: readonly CidrSet[];
   /** Instance -> primary interface, kept for the container's life (source/dest check already off). */
   targets?: Map<string, { primaryEniId: string; at: number }>;
 }
@@ -98,6 +102,8 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
       return applyDelete(message, deps);
     case 'sync-node':
       return syncNodeRoutes(message.node, deps, delivery);
+    case 'node-left':
+      return checkNodeLeft(message.node, deps, delivery);
   }
 }
 
@@ -328,7 +334,8 @@ function staleness(op: RouteOp, node: Node, clusterCidrs: readonly string[]): st
 }
 
 async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
-  if (message.kind === 'delete') return;
+  // Neither is about a node's routes: a delete's node is gone, a node-left check's node is leaving.
+  if (message.kind === 'delete' || message.kind === 'node-left') return;
   const reason = error instanceof Error ? error.message : String(error);
   const what = message.kind === 'sync-node' ? 'its routes' : `route ${message.destinationCidr} in ${message.routeTableId}`;
   try {
@@ -340,7 +347,7 @@ async function reportFailure(message: RouteMessage, error: unknown, deps: RouteW
 }
 
 function describe(message: RouteMessage): Record<string, unknown> {
-  return message.kind === 'sync-node'
+  return message.kind === 'sync-node' || message.kind === 'node-left'
     ? { kind: message.kind, node: message.node }
     : { kind: message.kind, routeTableId: message.routeTableId, cidr: message.destinationCidr, ...('node' in message ? { node: message.node } : {}) };
 }

@@ -171,7 +171,7 @@ describe('SqsWorkQueue against fauxqs', () => {
     expect(received).toHaveLength(6);
     const groups = received.map((m) => {
       const body = parseRouteMessage(m.Body ?? '');
-      return [body.kind === 'sync-node' ? `node/${body.node}` : body.routeTableId, m.Attributes?.MessageGroupId];
+      return [body.kind === 'sync-node' || body.kind === 'node-left' ? `node/${body.node}` : body.routeTableId, m.Attributes?.MessageGroupId];
     });
     for (const [want, got] of groups) expect(got).toBe(want);
     const dedupIds = received.map((m) => m.Attributes?.MessageDeduplicationId);

@@ -39,6 +39,7 @@ const reportSchema = z.strictObject({
   throttled: ms,
   convergedMs: ms,
   joinToReadyMs: z.strictObject({ p50: ms, p99: ms }),
+  deletesRefused: ms,
 });
 
 describe('npm start', () => {
@@ -51,7 +52,7 @@ describe('npm start', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('converged');
     const report = reportSchema.parse(JSON.parse(readFileSync(reportFile, 'utf8')));
-    expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0 });
+    expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0, deletesRefused: 0 });
     expect(report.ec2Calls.CreateRoute).toBeGreaterThanOrEqual(12);
     expect(report.ec2Calls.DescribeRouteTables).toBeGreaterThan(0);
     expect(report.joinToReadyMs.p99).toBeGreaterThanOrEqual(report.joinToReadyMs.p50);
@@ -66,6 +67,8 @@ describe('npm start', () => {
     [['--leave', '7', '--nodes', '3']],
     [['--mode', 'tunnels']],
     [['--faults', '1']],
+    [['--deny-deletes', '1.5']],
+    [['--deny-deletes', 'some']],
     [['--route-tables', '1.5']],
     [['--secondary-enis', '16']],
     [['--secondary-enis', '15', '--nodes', '1001']],
@@ -81,7 +84,7 @@ describe('npm start', () => {
   it('documents every flag in --help', async () => {
     const run = await start(['--help']);
     expect(run.code).toBe(0);
-    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--faults', '--secondary-enis', '--tick-ms', '--report', '--timeout-s']) {
+    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--faults', '--secondary-enis', '--deny-deletes', '--tick-ms', '--report', '--timeout-s']) {
       expect(run.stdout).toContain(flag);
     }
   });

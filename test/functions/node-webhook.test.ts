@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createNodeWebhookHandler } from '../../functions/node-webhook.ts';
+import { NODE_LEFT_CHECK_DELAY_SECONDS } from '../../lib/usecases/node-left.ts';
 import { SYNC_DELAY_SECONDS } from '../../lib/usecases/node-webhook.ts';
 import { signEvent } from '../../lib/webhook/index.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
@@ -129,18 +130,15 @@ describe('node-webhook handler', () => {
     expect(w.dynamo.writes()).toBe(0);
   });
 
-  it('releases the lease on an admission DELETE and queues the route deletions with expect', async () => {
+  it('admits a DELETE without releasing or unrouting anything, and queues a delayed node-left check', async () => {
     const node = await routedNode(true);
     const result = await invoke(httpEvent({ body: review('DELETE', node.object), token: WEBHOOK_SECRET }));
     expect(result.statusCode).toBe(200);
     expect(bodyOf(result)).toMatchObject({ response: { allowed: true } });
-    expect(await leases()).toEqual([]);
-    expect(w.queue.messages).toEqual([
-      { v: 1, kind: 'delete', routeTableId: t1, destinationCidr: '100.64.3.0/24', reason: 'no-owner', expect: { instanceId: node.instanceId, blackhole: false } },
-      { v: 1, kind: 'delete', routeTableId: t2, destinationCidr: '100.64.3.0/24', reason: 'no-owner', expect: { instanceId: node.instanceId, blackhole: false } },
-    ]);
-    // The webhook only queues: the routes are still there for the worker.
-    expect(world.ec2Writes()).toBe(0);
+    // The delete is not stored yet and may still be refused: the lease and the routes stay.
+    expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
+    expect(w.queue.sends).toEqual([{ messages: [{ v: 2, kind: 'node-left', node: 'node-a' }], options: { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS } }]);
+    expect([w.dynamo.writes(), world.ec2Writes(), world.kubeWrites()]).toEqual([0, 0, 0]);
   });
 
   it.each([
@@ -211,15 +209,14 @@ describe('node-webhook handler', () => {
     expect(w.queue.sends).toEqual([]);
   });
 
-  it('releases the lease of a deleted node on NodeLeft (202) and queues its route deletions', async () => {
+  it('releases the lease of a deleted node on NodeLeft (202) and leaves its routes to the planner', async () => {
     const node = await routedNode(false);
     const result = await invoke(signedEvent('NodeLeft', 'node-a'));
     expect(result.statusCode).toBe(202);
     expect(await leases()).toEqual([]);
-    expect(w.queue.messages).toEqual([
-      { v: 1, kind: 'delete', routeTableId: t1, destinationCidr: '100.64.3.0/24', reason: 'no-owner', expect: { instanceId: node.instanceId, blackhole: false } },
-      { v: 1, kind: 'delete', routeTableId: t2, destinationCidr: '100.64.3.0/24', reason: 'no-owner', expect: { instanceId: node.instanceId, blackhole: false } },
-    ]);
+    expect(w.queue.sends).toEqual([]);
+    expect(world.ec2Writes()).toBe(0);
+    for (const table of [t1, t2]) expect(world.route(table, '100.64.3.0/24')).toMatchObject({ instanceId: node.instanceId });
   });
 
   it('answers 404 to NodeJoined for an unknown node and allocates nothing', async () => {

@@ -3,7 +3,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiException, CoreV1Api, type V1Node, EventsV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { startKubeEmulator, type KubeEmulator, type WebhookTarget } from '../../infra/local/kube/index.ts';
+import { DEFAULT_CONTINUE_TTL_MS } from '../../infra/local/kube/emulator.ts';
 
 function clientFor(emulator: KubeEmulator, token = emulator.token): CoreV1Api {
   const kc = new KubeConfig();
@@ -230,6 +231,83 @@ describe('kube emulator with the real @kubernetes/client-node', () => {
   });
 });
 
+describe('kube emulator: continue tokens expire', () => {
+  // The API server's answer (apiserver storage/etcd3 handleCompactedErrorForPaging + apimachinery
+  // NewResourceExpired): 410, reason Expired, a new inconsistent continue token in the metadata.
+  const EXPIRED = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: { continue: expect.any(String) },
+    status: 'Failure',
+    message:
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, ' +
+      'or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an ' +
+      'inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+    reason: 'Expired',
+    code: 410,
+  };
+  let now = 0;
+  let emulator: KubeEmulator;
+  let api: CoreV1Api;
+  afterAll(async () => {
+    await emulator?.close();
+  });
+
+  it('answers a token older than continueTtlMs with 410 and the API server’s Status, whose token goes on (inconsistently)', async () => {
+    emulator = await startKubeEmulator({ now: () => now, continueTtlMs: 1000 });
+    api = clientFor(emulator);
+    for (const name of ['n1', 'n2', 'n3', 'n4']) await emulator.state.addNode(node(name));
+    const first = await api.listNode({ limit: 2 });
+    const token = first.metadata?._continue;
+    expect(token).toEqual(expect.any(String));
+    now += 1000;
+    // Still alive at exactly the TTL.
+    expect((await api.listNode({ limit: 2, _continue: token })).items.map((n) => n.metadata?.name)).toEqual(['n3', 'n4']);
+    now += 1;
+    await emulator.state.addNode(node('n5'));
+    const error = await apiError(api.listNode({ limit: 2, _continue: token }));
+    expect(error.code).toBe(410);
+    const body = bodyOf(error);
+    expect(body).toEqual(EXPIRED);
+    // The inconsistent token resumes after n2 at the latest version: n5, created since, shows up.
+    const resumed = await api.listNode({ _continue: (body.metadata as { continue: string }).continue });
+    expect(resumed.items.map((n) => n.metadata?.name)).toEqual(['n3', 'n4', 'n5']);
+  });
+
+  it('keeps a token 5 minutes by default (the kube-apiserver compaction interval)', async () => {
+    expect(DEFAULT_CONTINUE_TTL_MS).toBe(5 * 60_000);
+    const local = await startKubeEmulator({ now: () => now });
+    try {
+      const client = clientFor(local);
+      for (const name of ['a1', 'a2', 'a3']) await local.state.addNode(node(name));
+      const token = (await client.listNode({ limit: 1 })).metadata?._continue;
+      now += 5 * 60_000 - 1;
+      expect((await client.listNode({ limit: 1, _continue: token })).items).toHaveLength(1);
+      now += 2;
+      expect((await apiError(client.listNode({ limit: 1, _continue: token }))).code).toBe(410);
+      // A fresh list is never expired.
+      expect((await client.listNode()).items).toHaveLength(3);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('expires the next continue requests on demand (failure kind expireContinue)', async () => {
+    const local = await startKubeEmulator();
+    try {
+      const client = clientFor(local);
+      for (const name of ['b1', 'b2', 'b3']) await local.state.addNode(node(name));
+      local.state.setFailure({ kind: 'expireContinue', times: 1 });
+      // A request without a token is not affected and does not use the failure up.
+      const token = (await client.listNode({ limit: 1 })).metadata?._continue;
+      expect(bodyOf(await apiError(client.listNode({ limit: 1, _continue: token })))).toEqual(EXPIRED);
+      expect((await client.listNode({ limit: 5, _continue: token })).items.map((n) => n.metadata?.name)).toEqual(['b2', 'b3']);
+    } finally {
+      await local.close();
+    }
+  });
+});
+
 describe('kube emulator admission webhooks', () => {
   const tls = new URL('../../infra/local/kube/tls/', import.meta.url);
   const caPem = readFileSync(new URL('ca.crt', tls), 'utf8');
@@ -237,6 +315,7 @@ describe('kube emulator admission webhooks', () => {
   let webhook: https.Server;
   let emulator: KubeEmulator;
   let api: CoreV1Api;
+  let hook: WebhookTarget;
 
   beforeAll(async () => {
     webhook = https.createServer({ cert: readFileSync(new URL('server.crt', tls)), key: readFileSync(new URL('server.key', tls)) }, (req, res) => {
@@ -262,7 +341,7 @@ describe('kube emulator admission webhooks', () => {
       });
     });
     await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
-    const hook = { url: `https://127.0.0.1:${(webhook.address() as AddressInfo).port}/mutate`, caPem };
+    hook = { url: `https://127.0.0.1:${(webhook.address() as AddressInfo).port}/mutate`, caPem };
     emulator = await startKubeEmulator({ onNodeCreate: hook, onNodeDelete: hook });
     api = clientFor(emulator);
   });
@@ -300,6 +379,52 @@ describe('kube emulator admission webhooks', () => {
     expect(review).toMatchObject({ operation: 'DELETE', object: null, oldObject: { metadata: { name: 'bye' }, spec: { podCIDR: '10.9.0.0/24' } } });
     expect(emulator.state.getNode('bye')).toBeUndefined();
     expect(emulator.stats.get('WEBHOOK DELETE')).toBe(1);
+  });
+
+  it('denyDeletes 1: refuses an admitted DELETE as a later validating webhook does (403 Forbidden Status) and keeps the node', async () => {
+    const denying = await startKubeEmulator({ onNodeCreate: hook, onNodeDelete: hook, denyDeletes: 1 });
+    try {
+      await denying.state.addNode(node('kept'), { admit: false });
+      const error = await apiError(clientFor(denying).deleteNode({ name: 'kept' }));
+      expect(error.code).toBe(403);
+      // apiserver admission/plugin/webhook/errors ToStatusErr
+      expect(bodyOf(error)).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'nodes "kept" is forbidden: admission webhook "deny-deletes.podroute.test" denied the request: node deletion refused by policy (emulator denyDeletes)',
+        reason: 'Forbidden',
+        details: { group: '', kind: 'nodes', name: 'kept' },
+        code: 403,
+      });
+      // podroute's webhook saw and allowed the DELETE first; the node is still there.
+      expect(denying.state.webhookCalls()).toEqual([{ operation: 'DELETE', name: 'kept', ok: true, allowed: true }]);
+      expect(denying.state.getNode('kept')).toBeDefined();
+      expect(denying.state.refusedDeletes()).toEqual(['kept']);
+    } finally {
+      await denying.close();
+    }
+  });
+
+  it('denyDeletes share: a seeded draw, the same deletes refused on every run, some kept and some deleted', async () => {
+    const run = async (seed: number) => {
+      const local = await startKubeEmulator({ onNodeDelete: hook, denyDeletes: 0.5, seed });
+      try {
+        const names = Array.from({ length: 20 }, (_, i) => `d${i}`);
+        for (const name of names) await local.state.addNode(node(name), { admit: false });
+        for (const name of names) await clientFor(local).deleteNode({ name }).catch(() => undefined);
+        return { refused: local.state.refusedDeletes(), left: local.state.nodes().map((n) => (n.metadata as { name: string }).name).sort() };
+      } finally {
+        await local.close();
+      }
+    };
+    const a = await run(7);
+    const b = await run(7);
+    expect(a).toEqual(b);
+    expect(a.refused.length).toBeGreaterThan(0);
+    expect(a.refused.length).toBeLessThan(20);
+    expect(a.left).toEqual([...a.refused].sort());
   });
 
   it('deletes the latest version of a node written while its DELETE was admitted', async () => {

@@ -309,11 +309,16 @@ describe('serverless.yml: least-privilege IAM', () => {
   it.each([
     // each function's calls, from the code: lib/usecases and functions/
     ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
-    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'sqs:ChangeMessageVisibility']],
+    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'sqs:ChangeMessageVisibility', 'dynamodb:Query', 'dynamodb:DeleteItem']],
     ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
+  });
+
+  it('gives the worker exactly the DynamoDB calls of its node-left check: Query (leases) and DeleteItem (release)', () => {
+    const dynamo = all.filter((statement) => statement.role === 'RouteWorkerRole').flatMap((statement) => statement.actions).filter((action) => action.startsWith('dynamodb:'));
+    expect(dynamo.sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:Query']);
   });
 
   it('lets only the worker consume the queue, and only reconcile and webhook send to it', () => {

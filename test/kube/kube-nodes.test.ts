@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
-import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError, type MalformedNode } from '../../lib/kube/kube-nodes.ts';
+import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError, type ListRestart, type MalformedNode } from '../../lib/kube/kube-nodes.ts';
 import type { PodrouteError } from '../../lib/errors.ts';
 
 const NOW = new Date('2026-03-04T05:06:07.890Z');
@@ -36,6 +36,7 @@ describe('KubeNodes against the emulator with the real client', () => {
   let malformed: MalformedNode[];
   let eventErrors: PodrouteError[];
   let kube: KubeNodes;
+  let restarts: ListRestart[];
 
   beforeAll(async () => {
     emulator = await startKubeEmulator();
@@ -51,10 +52,12 @@ describe('KubeNodes against the emulator with the real client', () => {
     emulator.stats.reset();
     malformed = [];
     eventErrors = [];
+    restarts = [];
     kube = new KubeNodes(kc.makeApiClient(CoreV1Api), {
       clock: () => NOW,
       onMalformedNode: (m) => malformed.push(m),
       onEventError: (e) => eventErrors.push(e),
+      onListRestart: (r) => restarts.push(r),
       conflictBackoffMs: 0,
       pageSize: 3,
     });
@@ -67,6 +70,28 @@ describe('KubeNodes against the emulator with the real client', () => {
     expect(emulator.stats.get('GET /api/v1/nodes')).toBe(3);
     // timestamps stay as the server sent them (no Date conversion)
     expect(nodes[0]?.status?.conditions?.[0]?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+  });
+
+  it('starts the list over once when a continue token expires part-way (410), with no node twice', async () => {
+    for (let i = 0; i < 8; i++) await emulator.state.addNode(wireNode(`node-${i}`));
+    emulator.state.setFailure({ kind: 'expireContinue', times: 1 });
+    const nodes = await kube.listNodes();
+    expect(nodes.map((n) => n.metadata.name)).toEqual(Array.from({ length: 8 }, (_, i) => `node-${i}`));
+    // page 1, page 2 answered 410, then pages 1, 2 and 3 again
+    expect(emulator.stats.get('GET /api/v1/nodes')).toBe(5);
+    expect(restarts).toEqual([{ resource: 'nodes', pagesDiscarded: 1, nodesDiscarded: 3, reason: expect.stringMatching(/HTTP 410: The provided continue parameter is too old/) }]);
+  });
+
+  it('fails with a retryable error when the token expires again after the restart', async () => {
+    for (let i = 0; i < 8; i++) await emulator.state.addNode(wireNode(`node-${i}`));
+    emulator.state.setFailure({ kind: 'expireContinue', times: 2 });
+    const error = await rejection(kube.listNodes());
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as KubeApiError).status).toBe(410);
+    expect((error as KubeApiError).retryable).toBe(true);
+    expect((error as KubeApiError).message).toMatch(/continue token expired again after a restart/);
+    expect(restarts).toHaveLength(1);
+    expect(emulator.stats.get('GET /api/v1/nodes')).toBe(4);
   });
 
   it('skips and reports a malformed node instead of failing the list', async () => {

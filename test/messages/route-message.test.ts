@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors.ts';
 import {
   messageKey,
+  nodeLeftMessage,
   parseRouteMessage,
   serializeRouteMessage,
   syncNodeMessage,
@@ -29,6 +30,11 @@ describe('parseRouteMessage: valid messages', () => {
     ['sync-node', { v: 1, kind: 'sync-node', node: 'node-1' }],
     ['sync-node 253 chars', { v: 1, kind: 'sync-node', node: `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}` }],
     ['short ids (8 hex)', { ...create, routeTableId: 'rtb-0123abcd', instanceId: 'i-0123abcd' } as RouteMessage],
+    // Version 2: the current producers' node-left, and v1 kinds written as v2 by a later producer.
+    ['node-left (v2)', { v: 2, kind: 'node-left', node: 'ip-10-0-0-1.ec2.internal' }],
+    ['create as v2', { ...create, v: 2 } as RouteMessage],
+    ['delete as v2', { v: 2, kind: 'delete', routeTableId: RTB, destinationCidr: '10.0.9.0/24', reason: 'blackhole' }],
+    ['sync-node as v2', { v: 2, kind: 'sync-node', node: 'node-1' }],
   ])('%s round-trips', (_name, message) => {
     const parsed = parseRouteMessage(JSON.stringify(message));
     expect(parsed).toEqual(message);
@@ -44,9 +50,13 @@ describe('parseRouteMessage: rejected bodies', () => {
     ['null', 'null', /want a JSON object/],
     ['string', '"create"', /want a JSON object/],
     ['missing version', JSON.stringify({ ...create, v: undefined }), /unsupported version \(missing\)/],
-    ['version 2', JSON.stringify({ ...create, v: 2 }), /unsupported version 2 \(want v: 1\)/],
+    ['version 3', JSON.stringify({ ...create, v: 3 }), /unsupported version 3 \(want v: 1 or 2\)/],
+    ['version 0', JSON.stringify({ ...create, v: 0 }), /unsupported version 0/],
+    ['node-left as version 1 (new in 2)', JSON.stringify({ v: 1, kind: 'node-left', node: 'node-1' }), /kind node-left is new in version 2 \(got v: 1\)/],
+    ['node-left with route fields', JSON.stringify({ v: 2, kind: 'node-left', node: 'node-1', routeTableId: RTB }), /routeTableId/],
+    ['node-left without node', JSON.stringify({ v: 2, kind: 'node-left' }), /node/],
     ['version as string', JSON.stringify({ ...create, v: '1' }), /unsupported version "1"/],
-    ['unknown kind', JSON.stringify({ ...create, kind: 'upsert' }), /kind "upsert" is not one of create, replace, delete, sync-node/],
+    ['unknown kind', JSON.stringify({ ...create, kind: 'upsert' }), /kind "upsert" is not one of create, replace, delete, sync-node, node-left/],
     ['missing kind', JSON.stringify({ ...create, kind: undefined }), /kind \(missing\)/],
     ['bad route table', JSON.stringify({ ...create, routeTableId: 'rtb-XYZ' }), /routeTableId: want a route table id/],
     ['route table too short', JSON.stringify({ ...create, routeTableId: 'rtb-0123abc' }), /routeTableId/],
@@ -102,6 +112,8 @@ describe('messageKey', () => {
     ['replace', replace, `route|${RTB}|10.0.1.0/24|${I1}`],
     ['delete', del, `delete|${RTB}|10.0.1.0/24`],
     ['sync-node', { v: 1, kind: 'sync-node', node: 'node-1' }, 'node|node-1'],
+    ['node-left', { v: 2, kind: 'node-left', node: 'node-1' }, 'left|node-1'],
+    ['create written as v2: the same work as v1', { ...create, v: 2 } as RouteMessage, `route|${RTB}|10.0.1.0/24|${I1}`],
   ])('%s', (_name, message, key) => {
     expect(messageKey(message)).toBe(key);
   });
@@ -114,6 +126,7 @@ describe('messageKey', () => {
     ['other destination', create as RouteMessage, { ...create, destinationCidr: '10.0.2.0/24' } as RouteMessage, false],
     ['create vs delete of one destination', create as RouteMessage, del, false],
     ['node names differ', { v: 1, kind: 'sync-node', node: 'a' }, { v: 1, kind: 'sync-node', node: 'b' }, false],
+    ['sync-node vs node-left of one node', { v: 1, kind: 'sync-node', node: 'a' }, { v: 2, kind: 'node-left', node: 'a' }, false],
   ])('%s -> same key: %s', (_name, a, b, same) => {
     expect(messageKey(a) === messageKey(b)).toBe(same);
   });
@@ -170,6 +183,20 @@ describe('toMessages', () => {
   it('syncNodeMessage validates the node name', () => {
     expect(syncNodeMessage('node-1')).toEqual({ v: 1, kind: 'sync-node', node: 'node-1' });
     expect(() => syncNodeMessage('Node_1')).toThrow(InvalidInputError);
+  });
+
+  it('nodeLeftMessage is version 2 and validates the node name', () => {
+    expect(nodeLeftMessage('node-1')).toEqual({ v: 2, kind: 'node-left', node: 'node-1' });
+    expect(() => nodeLeftMessage('Node_1')).toThrow(InvalidInputError);
+  });
+
+  it('toMessages still writes version 1, which a worker of the previous release accepts', () => {
+    const plan: PlannedRoutes = {
+      create: [{ routeTableId: RTB, destinationCidr: '10.0.1.0/24', node: 'n1', instanceId: I1 }],
+      replace: [],
+      delete: [{ routeTableId: RTB, destinationCidr: '10.0.9.0/24', reason: 'blackhole' }],
+    };
+    expect(toMessages(plan, { withholdDeletes: false }).map((m) => m.v)).toEqual([1, 1]);
   });
 });
 

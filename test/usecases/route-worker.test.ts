@@ -24,7 +24,7 @@ const replace = (routeTableId: string, destinationCidr: string, node: WorldNode,
 
 function depsOf(world: World, routeTables: RouteTables = world.routeTables) {
   const log = memoryLogger();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: [], log, now: world.clock.now };
   return { deps, log };
 }
 
@@ -221,7 +221,8 @@ describe('handleRouteMessage: malformed bodies', () => {
   it.each([
     ['not JSON', 'create 100.64.1.0/24'],
     ['a JSON array', '[]'],
-    ['an unknown version', JSON.stringify({ v: 2, kind: 'create', routeTableId: 'rtb-00000000000000001', destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: 'i-00000000000000001' })],
+    ['a v1 node-left (the kind is new in v2)', JSON.stringify({ v: 1, kind: 'node-left', node: 'node-a' })],
+    ['an unknown version', JSON.stringify({ v: 3, kind: 'create', routeTableId: 'rtb-00000000000000001', destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: 'i-00000000000000001' })],
     ['an unknown kind', JSON.stringify({ v: 1, kind: 'upsert', node: 'node-a' })],
     ['a non-canonical destination', JSON.stringify({ v: 1, kind: 'create', routeTableId: 'rtb-00000000000000001', destinationCidr: '100.64.1.7/24', node: 'node-a', instanceId: 'i-00000000000000001' })],
     ['a missing instance id', JSON.stringify({ v: 1, kind: 'create', routeTableId: 'rtb-00000000000000001', destinationCidr: '100.64.1.0/24', node: 'node-a' })],

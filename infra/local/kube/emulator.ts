@@ -45,16 +45,35 @@ export type KubeEmulatorOptions = {
   nodes?: object[];
   /** Listen port on 127.0.0.1 (0, the default, picks a free one). */
   port?: number;
+  /**
+   * How long a list continue token stays valid (default 5 minutes). A token expires after a short
+   * time, 5 minutes by default, with 410 Gone (Kubernetes docs, "API Concepts: Retrieving large
+   * results sets in chunks"); the server's tokens die with etcd compaction, which kube-apiserver runs
+   * every `--etcd-compaction-interval` (default 5m). Tests set it small.
+   */
+  continueTtlMs?: number;
+  /**
+   * Share (0..1) of node DELETEs that, once the podroute webhook admitted them, are refused as a
+   * later validating webhook would refuse them: 403 and the node stays. Deterministic per `seed`.
+   */
+  denyDeletes?: number;
+  /** Seed of the `denyDeletes` draw (default 1). */
+  seed?: number;
+  /** Clock of continue-token expiry (default Date.now). */
+  now?: () => number;
 };
 
 /** Makes the next matching requests fail. `match` is a stats key such as `PATCH /api/v1/nodes/{name}/status`. */
 export type Failure =
   | { kind: 'error'; code?: number; times?: number; match?: string }
-  | { kind: 'emptyList'; times?: number };
+  | { kind: 'emptyList'; times?: number }
+  /** The next `times` list requests that carry a continue token find it expired (410). */
+  | { kind: 'expireContinue'; times?: number };
 
 export type StatusObject = {
   kind: 'Status';
   apiVersion: 'v1';
+  /** `continue` set on an expired list: the inconsistent token that goes on from where it stopped. */
   metadata: JsonObject;
   status: 'Failure' | 'Success';
   message?: string;
@@ -77,6 +96,8 @@ export type KubeEmulatorState = {
   /** Events from both `/api/v1` and `/apis/events.k8s.io/v1`, in creation order. */
   events(): JsonObject[];
   webhookCalls(): WebhookCall[];
+  /** Node DELETEs admitted by the webhook and then refused by the `denyDeletes` share, by name. */
+  refusedDeletes(): string[];
   setFailure(failure: Failure | null): void;
   resourceVersion(): number;
 };
@@ -115,6 +136,7 @@ class ApiError extends Error {
     readonly reason: string,
     message: string,
     readonly details?: JsonObject,
+    readonly listMeta?: JsonObject,
   ) {
     super(message);
   }
@@ -141,7 +163,7 @@ function statusOf(error: ApiError): StatusObject {
   const status: StatusObject = {
     kind: 'Status',
     apiVersion: 'v1',
-    metadata: {},
+    metadata: error.listMeta ?? {},
     status: 'Failure',
     message: error.message,
     reason: error.reason,
@@ -171,7 +193,8 @@ type Route = { method: string; template: string; pattern: RegExp; handle: (ctx: 
 type RequestCtx = { params: string[]; query: URLSearchParams; body: Buffer; contentType: string; key: string };
 type Reply = { code: number; body: unknown };
 
-type ContinueToken = { after: string; rv: number };
+/** `rv: -1` is the inconsistent token of an expired list: it goes on at the latest version. */
+type ContinueToken = { after: string; rv: number; at: number };
 
 function encodeContinue(token: ContinueToken): string {
   return Buffer.from(JSON.stringify(token)).toString('base64url');
@@ -180,13 +203,55 @@ function encodeContinue(token: ContinueToken): string {
 function decodeContinue(raw: string): ContinueToken {
   try {
     const value: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    if (isObject(value) && typeof value.after === 'string' && typeof value.rv === 'number') {
-      return { after: value.after, rv: value.rv };
+    if (isObject(value) && typeof value.after === 'string' && typeof value.rv === 'number' && typeof value.at === 'number') {
+      return { after: value.after, rv: value.rv, at: value.at };
     }
   } catch {
     // fall through to the error below
   }
   throw new ApiError(400, 'BadRequest', 'continue key is not valid: illegal base64 data or incorrect format');
+}
+
+/**
+ * The answer to a continue token that outlived compaction, as the API server words it
+ * (k8s.io/apiserver storage/etcd3 `handleCompactedErrorForPaging`, apimachinery
+ * `NewResourceExpired`): 410, reason `Expired`, and a new continue token in the Status's list
+ * metadata that resumes where the list stopped, at the latest version (inconsistent).
+ */
+const CONTINUE_EXPIRED_MESSAGE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue ' +
+  'parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided ' +
+  'token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was ' +
+  'returned and now may show up in the list.';
+
+/** Default continue-token life: the kube-apiserver's `--etcd-compaction-interval` default, 5m. */
+export const DEFAULT_CONTINUE_TTL_MS = 5 * 60_000;
+
+/** mulberry32: a small seeded generator, so a `denyDeletes` share refuses the same deletes every run. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A validating admission webhook's refusal as the API server answers it
+ * (k8s.io/apiserver admission/plugin/webhook/errors `ToStatusErr`): code 403 unless the webhook set
+ * one, reason Forbidden, message `<resource> "<name>" is forbidden: admission webhook "<webhook>"
+ * denied the request: <message>`, details {group, kind: the resource, name}.
+ */
+function webhookDenied(name: string, webhook: string, status: { code?: number; reason?: string; message?: string }): ApiError {
+  const code = status.code !== undefined && status.code !== 0 ? status.code : 403;
+  const deniedBy = `admission webhook "${webhook}" denied the request`;
+  const why = status.message ? `${deniedBy}: ${status.message}` : status.reason ? `${deniedBy}: ${status.reason}` : `${deniedBy} without explanation`;
+  const prefix = code === 500 ? 'Internal error occurred' : `nodes "${name}" is forbidden`;
+  const reason = status.reason ?? (code === 500 ? 'InternalError' : 'Forbidden');
+  return new ApiError(code, reason, `${prefix}: ${why}`, { group: '', kind: 'nodes', name });
 }
 
 /** `a=b`, `a==b`, `a!=b`, `a`, `!a`, `a in (x,y)`, `a notin (x,y)`, comma-separated (AND). */
@@ -277,6 +342,12 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
   const counts = new Map<string, number>();
   let rv = 1;
   let failure: (Failure & { remaining: number }) | null = null;
+  const now = options.now ?? Date.now;
+  const continueTtlMs = options.continueTtlMs ?? DEFAULT_CONTINUE_TTL_MS;
+  const denyShare = options.denyDeletes ?? 0;
+  if (!(denyShare >= 0 && denyShare <= 1)) throw new Error(`denyDeletes must be a share from 0 to 1, not ${String(options.denyDeletes)}`);
+  const denyDraw = seededRandom(options.seed ?? 1);
+  const refused: string[] = [];
 
   const nextRv = () => String(++rv);
   const copy = <T extends Json>(value: T): T => structuredClone(value);
@@ -386,9 +457,11 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     if (response.allowed !== true) {
       webhookCalls.push({ operation, name, ok: true, allowed: false });
       const status = isObject(response.status) ? response.status : {};
-      const code = typeof status.code === 'number' ? status.code : 403;
-      const message = typeof status.message === 'string' ? status.message : 'admission webhook denied the request';
-      throw new ApiError(code, typeof status.reason === 'string' ? status.reason : (REASONS[code] ?? 'Forbidden'), `admission webhook "podroute" denied the request: ${message}`);
+      throw webhookDenied(name, 'podroute', {
+        ...(typeof status.code === 'number' ? { code: status.code } : {}),
+        ...(typeof status.reason === 'string' && status.reason !== '' ? { reason: status.reason } : {}),
+        ...(typeof status.message === 'string' && status.message !== '' ? { message: status.message } : {}),
+      });
     }
     webhookCalls.push({ operation, name, ok: true, allowed: true });
     if (operation !== 'CREATE' || object === null || response.patch === undefined) return object;
@@ -435,7 +508,17 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
   async function removeNode(name: string, runAdmission: boolean): Promise<JsonObject> {
     const old = nodes.get(name);
     if (!old) throw notFound(name);
-    if (runAdmission) await admit('DELETE', name, null, copy(old));
+    if (runAdmission) {
+      await admit('DELETE', name, null, copy(old));
+      // A validating webhook runs after the mutating ones ("Dynamic Admission Control": validating
+      // webhooks are invoked after all object modifications) and may still refuse what podroute
+      // admitted; the node then stays, as it is.
+      if (denyShare > 0 && denyDraw() < denyShare) {
+        refused.push(name);
+        inc('REFUSED DELETE');
+        throw webhookDenied(name, 'deny-deletes.podroute.test', { message: 'node deletion refused by policy (emulator denyDeletes)' });
+      }
+    }
     // The API server deletes the latest version: a write during admission does not save the node.
     const latest = nodes.get(name);
     if (!latest) throw notFound(name);
@@ -518,15 +601,24 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     const matches = labelMatcher(ctx.query.get('labelSelector'));
     const continueRaw = ctx.query.get('continue');
     const from = continueRaw ? decodeContinue(continueRaw) : null;
+    if (from && from.rv !== -1) {
+      const injected = failure?.kind === 'expireContinue';
+      if (injected) consumeFailure();
+      if (injected || now() - from.at > continueTtlMs) {
+        // The version the token pinned is compacted away: 410 with a token that goes on at the latest.
+        const resume = encodeContinue({ after: from.after, rv: -1, at: now() });
+        throw new ApiError(410, 'Expired', CONTINUE_EXPIRED_MESSAGE, undefined, { continue: resume });
+      }
+    }
     let items = [...nodes.values()]
       .filter((n) => matches(labelsOf(n)))
       .sort((a, b) => ((nameOf(a) ?? '') < (nameOf(b) ?? '') ? -1 : 1));
     if (from) items = items.filter((n) => (nameOf(n) ?? '') > from.after);
-    const listRv = from ? from.rv : rv;
+    const listRv = from && from.rv !== -1 ? from.rv : rv;
     const metadata: JsonObject = { resourceVersion: String(listRv) };
     if (limit > 0 && items.length > limit) {
       const page = items.slice(0, limit);
-      metadata.continue = encodeContinue({ after: nameOf(page[page.length - 1] ?? {}) ?? '', rv: listRv });
+      metadata.continue = encodeContinue({ after: nameOf(page[page.length - 1] ?? {}) ?? '', rv: listRv, at: from && from.rv !== -1 ? from.at : now() });
       metadata.remainingItemCount = items.length - limit;
       items = page;
     }
@@ -724,6 +816,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     nodes: () => [...nodes.values()].map((n) => copy(n)),
     events: () => events.map((e) => copy(e)),
     webhookCalls: () => webhookCalls.map((c) => ({ ...c })),
+    refusedDeletes: () => [...refused],
     setFailure(next) {
       failure = next === null ? null : { ...next, remaining: next.times ?? Number.POSITIVE_INFINITY };
     },

@@ -36,6 +36,12 @@ export interface SandboxReport {
   convergedMs: number | null;
   /** Per node: from its join call to its NetworkUnavailable condition turning False. */
   joinToReadyMs: { p50: number | null; p99: number | null };
+  /** Node deletes that a later validating webhook refused after podroute admitted them (`--deny-deletes`). */
+  deletesRefused: number;
+  /** Of those nodes, how many lost a pod CIDR, a route or their Ready condition (must be 0). */
+  refusedNodesBroken: number;
+  /** Nodes really deleted that still exist, hold a lease or have a route to their instance (must be 0). */
+  departedLeftovers: number;
 }
 
 /** A route as the EC2 emulator describes it. */
@@ -192,8 +198,13 @@ export function percentile(values: readonly number[], p: number): number | null 
 }
 
 /** True when the cluster is where podroute should have brought it (the exit criterion of `npm start`). */
-export function isConverged(report: Pick<SandboxReport, 'nodes' | 'nodesReady' | 'routesExpected' | 'routesProgrammed' | 'wrongRoutes' | 'duplicateCidrs' | 'leakedCidrs' | 'dlqMessages'>): boolean {
+export function isConverged(
+  report: Pick<SandboxReport, 'nodes' | 'nodesReady' | 'routesExpected' | 'routesProgrammed' | 'wrongRoutes' | 'duplicateCidrs' | 'leakedCidrs' | 'dlqMessages'> &
+    Partial<Pick<SandboxReport, 'refusedNodesBroken' | 'departedLeftovers'>>,
+): boolean {
   return (
+    (report.refusedNodesBroken ?? 0) === 0 &&
+    (report.departedLeftovers ?? 0) === 0 &&
     report.nodesReady === report.nodes &&
     report.routesProgrammed === report.routesExpected &&
     report.wrongRoutes === 0 &&

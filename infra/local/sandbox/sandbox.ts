@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1Node } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, Context, ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createNodeWebhookHandler } from '../../../functions/node-webhook.ts';
@@ -100,6 +100,11 @@ export interface SandboxOptions {
   /** Where the handlers' JSON logs go: a logger, a file, or (default) memory (`sandbox.logLines`). */
   log?: Logger | { file: string };
   clusterName?: string;
+  /**
+   * Share (0..1) of node DELETEs that a later validating webhook refuses after podroute's webhook
+   * admitted them (the Kubernetes emulator's `denyDeletes`, seeded). Default 0.
+   */
+  denyDeletes?: number;
 }
 
 export interface JoinOptions {
@@ -163,8 +168,11 @@ export interface Sandbox {
   readonly tickErrors: readonly unknown[];
   /** Launches an instance, then creates its Node through the Kubernetes API (admission runs). */
   joinNode(name?: string, options?: JoinOptions): Promise<{ name: string; instanceId: string }>;
-  /** Deletes the Node through the Kubernetes API (admission runs), then terminates its instance. */
-  leaveNode(name: string, options?: LeaveOptions): Promise<void>;
+  /**
+   * Deletes the Node through the Kubernetes API (admission runs), then terminates its instance;
+   * `refused` when a later validating webhook refused the delete (`denyDeletes`): the node stays.
+   */
+  leaveNode(name: string, options?: LeaveOptions): Promise<'deleted' | 'refused'>;
   /** The instance a node was launched on. */
   instanceOf(name: string): string | undefined;
   /** Runs the reconcile handler once now, as one schedule delivery. */
@@ -214,6 +222,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults = options.faults ?? 0;
   const secondaryEnis = options.secondaryEnis ?? 0;
   if (!Number.isInteger(secondaryEnis) || secondaryEnis < 0) throw new RangeError(`secondaryEnis ${secondaryEnis}: want a whole number >= 0`);
+  const denyDeletes = options.denyDeletes ?? 0;
+  if (!(denyDeletes >= 0 && denyDeletes <= 1)) throw new RangeError(`denyDeletes ${denyDeletes}: want a share within 0..1`);
   if (!Number.isInteger(tableCount) || tableCount < 1) throw new RangeError(`routeTables ${tableCount}: want a whole number >= 1`);
   if (!Number.isInteger(initialNodes) || initialNodes < 0) throw new RangeError(`nodes ${initialNodes}: want a whole number >= 0`);
   if (!(tickMs >= 0)) throw new RangeError(`tickMs ${tickMs}: want >= 0`);
@@ -303,7 +313,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     cleanups.push(() => api.close());
     const webhookTarget = { url: `${api.url}/webhook/${secret}`, timeoutMs: 10_000 };
-    const kube = await startKubeEmulator({ onNodeCreate: webhookTarget, onNodeDelete: webhookTarget });
+    const kube = await startKubeEmulator({ onNodeCreate: webhookTarget, onNodeDelete: webhookTarget, denyDeletes });
     cleanups.push(() => kube.close());
 
     // --- wiring: one per function, as separate Lambdas each build their own --------------------
@@ -338,7 +348,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       );
       ec2Clients.push(ec2Client);
       const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig() });
-      const nodes = readiness.observe(new KubeNodes(kubeConfig));
+      const nodes = readiness.observe(new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) }));
       return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(), dynamodb: db.client() }, nodes, async () => secret, { log });
     };
     cleanups.push(() => {
@@ -456,14 +466,29 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return { name: nodeName, instanceId: instance.id };
     };
 
-    const leaveNode = async (name: string, leave: LeaveOptions = {}): Promise<void> => {
-      readiness.left(name);
+    /** Nodes whose delete was refused, with their pod CIDRs then; nodes really deleted, with their instance. */
+    const refused = new Map<string, string[]>();
+    const departed = new Map<string, string | undefined>();
+    const leaveNode = async (name: string, leave: LeaveOptions = {}): Promise<'deleted' | 'refused'> => {
+      const before = kube.state.getNode(name);
       if (leave.webhook === false) await kube.state.deleteNode(name, { admit: false });
-      else await kubelet.deleteNode({ name });
+      else {
+        try {
+          await kubelet.deleteNode({ name });
+        } catch (error) {
+          // A validating webhook's refusal is 403 (apiserver webhook errors `ToStatusErr`); the node stays.
+          if (!(error instanceof ApiException) || error.code !== 403 || kube.state.getNode(name) === undefined) throw error;
+          refused.set(name, podCidrsOfRaw(before));
+          return 'refused';
+        }
+      }
+      readiness.left(name);
       const instanceId = instances.get(name);
+      departed.set(name, instanceId);
       if (instanceId && leave.terminate !== false && ec2.state.instances.get(instanceId)?.state === 'running') {
         ec2.state.terminateInstance(instanceId);
       }
+      return 'deleted';
     };
 
     // --- observation ----------------------------------------------------------------------------
@@ -488,11 +513,39 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     };
     const startedAt = performance.now();
     let convergedMs: number | null = null;
+    /**
+     * Refused deletes: the node is still there with the pod CIDRs it had, Ready, and routed in every
+     * cluster table (routes mode). Real deletes: no lease of the node and no route to its instance.
+     */
+    const leaveChecks = (leaseList: readonly Lease[]) => {
+      let refusedNodesBroken = 0;
+      for (const [name, cidrs] of refused) {
+        const node = kube.state.getNode(name);
+        const live = node ? liveNodes([node], config.clusterCidrs)[0] : undefined;
+        const same = node !== undefined && JSON.stringify(podCidrsOfRaw(node)) === JSON.stringify(cidrs) && cidrs.length > 0;
+        const routed =
+          mode !== 'routes' ||
+          (live !== undefined &&
+            routeTableIds.every((id) =>
+              cidrs.every((cidr) => ec2.state.routes(id).some((r) => (r.destinationCidrBlock ?? r.destinationIpv6CidrBlock) === cidr && r.state === 'active' && r.instanceId === live.instanceId)),
+            ));
+        if (!same || !live?.ready || !routed) refusedNodesBroken += 1;
+      }
+      let departedLeftovers = 0;
+      for (const [name, instanceId] of departed) {
+        const leased = leaseList.some((lease) => lease.owner === name);
+        const routed = instanceId !== undefined && routeTableIds.some((id) => ec2.state.routes(id).some((r) => r.instanceId === instanceId));
+        if (kube.state.getNode(name) !== undefined || leased || routed) departedLeftovers += 1;
+      }
+      return { deletesRefused: refused.size, refusedNodesBroken, departedLeftovers };
+    };
     const snapshot = async (): Promise<SandboxReport> => {
-      const state = counts(await leases());
+      const leaseList = await leases();
+      const state = counts(leaseList);
       const readyTimes = readiness.joinToReady();
       return {
         ...state,
+        ...leaveChecks(leaseList),
         dlqMessages: await dlqDepth(),
         ec2Calls: Object.fromEntries(Object.entries(ec2.stats.calls).sort(([a], [b]) => (a < b ? -1 : 1))),
         throttled: ec2.stats.throttled,
@@ -636,4 +689,14 @@ function scheduledEvent(n: number): ScheduledEvent {
 
 function isBatchResponse(value: unknown): value is SQSBatchResponse {
   return typeof value === 'object' && value !== null && 'batchItemFailures' in value;
+}
+
+/** `spec.podCIDRs` (or `spec.podCIDR`) of a node as the emulator stores it. */
+function podCidrsOfRaw(node: Record<string, unknown> | undefined): string[] {
+  const spec = node?.spec;
+  if (typeof spec !== 'object' || spec === null) return [];
+  const list = (spec as Record<string, unknown>).podCIDRs;
+  if (Array.isArray(list)) return list.filter((c): c is string => typeof c === 'string');
+  const one = (spec as Record<string, unknown>).podCIDR;
+  return typeof one === 'string' && one !== '' ? [one] : [];
 }

@@ -1,0 +1,171 @@
+/**
+ * A DELETE admitted is not a delete done (issue 7, item 5). The webhook use case, the worker's
+ * `node-left` check and reconcile, over the EC2 and Kubernetes emulators and the DynamoDB store:
+ * nothing is released or unrouted at admission; a refused delete leaves the node whole; a node
+ * that is really gone (404) loses its leases through the worker and its routes through the planner.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
+import { admit } from '../../lib/usecases/node-webhook.ts';
+import { NODE_LEFT_CHECK_DELAY_SECONDS } from '../../lib/usecases/node-left.ts';
+import { reconcile } from '../../lib/usecases/reconcile.ts';
+import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { testWiring, type TestWiring } from '../support/wiring.ts';
+import { drainQueue, startWorld, type World } from '../support/world.ts';
+
+let local: LocalDynamo;
+beforeAll(async () => {
+  local = await startDynalite();
+});
+afterAll(async () => {
+  await local.close();
+});
+
+function review(operation: 'CREATE' | 'DELETE', node: Record<string, unknown>) {
+  const gvk = { group: '', version: 'v1', kind: 'Node' };
+  const gvr = { group: '', version: 'v1', resource: 'nodes' };
+  const name = (node.metadata as { name: string }).name;
+  return admissionReviewSchema.parse({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: `00000000-0000-4000-8000-${operation === 'CREATE' ? '00000000c0de' : '00000000de1e'}`,
+      kind: gvk,
+      resource: gvr,
+      requestKind: gvk,
+      requestResource: gvr,
+      name,
+      operation,
+      userInfo: { username: `system:node:${name}`, groups: ['system:nodes'] },
+      object: operation === 'CREATE' ? node : null,
+      oldObject: operation === 'DELETE' ? node : null,
+      dryRun: false,
+    },
+  });
+}
+
+describe('a DELETE admission', () => {
+  let world: World;
+  let w: TestWiring;
+  let table: string;
+  beforeEach(async () => {
+    world = await startWorld();
+    table = world.addClusterTable();
+  });
+  afterEach(async () => {
+    await world.close();
+  });
+
+  const leases = async () => (await Promise.all(w.wiring.cidrSets.map((set) => set.leases()))).flat().map((l) => `${l.cidr}=${l.owner}`).sort();
+  const stored = (name: string): Record<string, unknown> => {
+    const node = world.kube.state.getNode(name);
+    if (!node) throw new Error(`no node ${name}`);
+    return node;
+  };
+  /** A stored, leased, routed, Ready node. */
+  async function routedNode(name: string, cidr: string) {
+    const node = await world.addNode(name, { podCidrs: [cidr], networkUnavailable: 'False' });
+    await w.wiring.cidrSets[0]?.occupy(cidr, name);
+    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: cidr, instanceId: node.instanceId });
+    return node;
+  }
+  const worker = () => drainQueue(w.queue, w.workerDeps());
+  async function tick() {
+    await reconcile(w.reconcileDeps());
+    return worker();
+  }
+
+  it('releases nothing and unroutes nothing: it queues one delayed node-left check (v2)', async () => {
+    w = await testWiring(world, local);
+    await routedNode('node-a', '100.64.3.0/24');
+    w.dynamo.reset();
+    world.resetStats();
+
+    const answer = await admit(review('DELETE', stored('node-a')), w.reconcileDeps());
+    expect(answer.response).toEqual({ uid: '00000000-0000-4000-8000-00000000de1e', allowed: true });
+    expect(w.queue.sends).toEqual([{ messages: [{ v: 2, kind: 'node-left', node: 'node-a' }], options: { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS } }]);
+    expect(NODE_LEFT_CHECK_DELAY_SECONDS).toBeGreaterThan(0);
+    expect(NODE_LEFT_CHECK_DELAY_SECONDS).toBeLessThanOrEqual(900);
+    expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
+    expect([w.dynamo.writes(), world.ec2Writes(), world.kubeWrites()]).toEqual([0, 0, 0]);
+  });
+
+  it('then refused: the node keeps its lease, its route and its Ready condition after the worker’s check and a reconcile', async () => {
+    w = await testWiring(world, local);
+    const a = await routedNode('node-a', '100.64.3.0/24');
+    await admit(review('DELETE', stored('node-a')), w.reconcileDeps());
+    // A later validating webhook refuses the delete: the node stays stored, unchanged.
+
+    expect(await worker()).toEqual(['node-left:ack:stale:node-exists']);
+    await tick();
+    await tick();
+
+    expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
+    expect(world.routeSummary(table)).toEqual([`100.64.3.0/24 -> ${a.instanceId}`]);
+    expect(world.networkUnavailable('node-a')).toBe('False');
+  });
+
+  it('then refused, with a /23 cluster CIDR: a joining node never gets the live node’s pod CIDR', async () => {
+    w = await testWiring(world, local, { CLUSTER_CIDRS: '100.64.0.0/23' });
+    await routedNode('node-a', '100.64.0.0/24');
+    await routedNode('node-b', '100.64.1.0/24');
+    await admit(review('DELETE', stored('node-a')), w.reconcileDeps());
+    await worker();
+
+    // The cluster CIDR is full: node-c is admitted without pod CIDRs rather than with node-a's.
+    const c = world.ec2.state.addInstance();
+    const answer = await admit(review('CREATE', world.nodeObject('node-c', c.id)), w.reconcileDeps());
+    expect(answer.response.allowed).toBe(true);
+    expect(answer.response).not.toHaveProperty('patch');
+    expect(await leases()).toEqual(['100.64.0.0/24=node-a', '100.64.1.0/24=node-b']);
+    expect(world.routeSummary(table).filter((line) => line.startsWith('100.64.0.0/24 '))).toHaveLength(1);
+  });
+
+  it('the worker releases only once the node is gone (404); the planner, not the worker, deletes its route', async () => {
+    w = await testWiring(world, local);
+    const a = await routedNode('node-a', '100.64.3.0/24');
+    const b = await routedNode('node-b', '100.64.4.0/24');
+    const log = memoryLogger();
+    const check = JSON.stringify({ v: 2, kind: 'node-left', node: 'node-a' });
+    const deps = { ...w.workerDeps(), log };
+    const first = { receiveCount: 1, maxReceiveCount: 5 };
+
+    // Still there, no deletion timestamp: the delete was refused.
+    expect(await handleRouteMessage(check, first, deps)).toEqual({ outcome: 'ack', status: 'stale:node-exists' });
+    expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
+
+    // Being deleted (a finalizer holds it): look again later.
+    world.kube.state.putRawNode({ ...stored('node-a'), metadata: { ...(stored('node-a').metadata as object), deletionTimestamp: '2026-01-01T00:00:05Z', finalizers: ['example.com/hold'] } });
+    expect(await handleRouteMessage(check, first, deps)).toEqual({ outcome: 'retry', status: 'retry' });
+    // Never into the dead-letter queue for waiting: at the last receive, reclaim takes over.
+    expect(await handleRouteMessage(check, { receiveCount: 5, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
+    expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
+
+    // Gone: the lease goes, the route stays for the planner.
+    await world.kube.state.deleteNode('node-a', { admit: false });
+    world.resetStats();
+    expect(await handleRouteMessage(check, { receiveCount: 2, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
+    expect(await leases()).toEqual(['100.64.4.0/24=node-b']);
+    expect(world.ec2Writes()).toBe(0);
+    expect(world.routeSummary(table)).toEqual([`100.64.3.0/24 -> ${a.instanceId}`, `100.64.4.0/24 -> ${b.instanceId}`]);
+    expect(log.lines.filter((l) => l.event === 'action' && l.action === 'release-cidr')).toEqual([
+      expect.objectContaining({ cidr: '100.64.3.0/24', node: 'node-a' }),
+    ]);
+
+    // The next reconcile plans the deletion of the ownerless route; node-b's stays.
+    await tick();
+    expect(world.routeSummary(table)).toEqual([`100.64.4.0/24 -> ${b.instanceId}`]);
+  });
+
+  it('a released lease of one node is never another node’s: the release is owner-scoped', async () => {
+    w = await testWiring(world, local);
+    await routedNode('node-b', '100.64.4.0/24');
+    await w.wiring.cidrSets[0]?.occupy('100.64.3.0/24', 'node-a');
+    const deps = { ...w.workerDeps(), log: memoryLogger() };
+    const result = await handleRouteMessage(JSON.stringify({ v: 2, kind: 'node-left', node: 'node-a' }), { receiveCount: 1, maxReceiveCount: 5 }, deps);
+    expect(result).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
+    expect(await leases()).toEqual(['100.64.4.0/24=node-b']);
+  });
+});
