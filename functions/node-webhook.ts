@@ -13,11 +13,13 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { PodrouteError } from '../lib/errors.ts';
 import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
 import { classifyRequest } from '../lib/webhook/index.ts';
+import type { Telemetry } from '../lib/log.ts';
+import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
-export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>) {
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
+export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event) => {
     const wiring = await getWiring();
     const deps = useCaseDeps(wiring);
     let secret: string;
@@ -59,4 +61,5 @@ function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResul
   return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-export const handler = createNodeWebhookHandler(once(() => wiringFromEnv(process.env)));
+const telemetry = telemetryFromEnv('node-webhook', process.env);
+export const handler = createNodeWebhookHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), telemetry);

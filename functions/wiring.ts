@@ -100,7 +100,7 @@ export function useCaseDeps(wiring: Wiring) {
 }
 
 /** The Lambda wiring: config from the environment, clients from the execution role. */
-export async function wiringFromEnv(env: Record<string, string | undefined>): Promise<Wiring> {
+export async function wiringFromEnv(env: Record<string, string | undefined>, options: { log?: Logger } = {}): Promise<Wiring> {
   const config = loadConfig(env);
   if (!config.queueUrl) throw new Error('QUEUE_URL is not set');
   if (!config.cidrTableName) throw new Error('CIDR_TABLE_NAME is not set');
@@ -127,7 +127,7 @@ export async function wiringFromEnv(env: Record<string, string | undefined>): Pr
       ? readSsmParameter(region, config.webhookSecret.id)
       : readSecretsManager(region, config.webhookSecret.id);
   };
-  return buildWiring(config, clients, new KubeNodes(kubeConfig), webhookSecret);
+  return buildWiring(config, clients, new KubeNodes(kubeConfig), webhookSecret, options);
 }
 
 async function readSecretsManager(region: string, id: string): Promise<string> {
