@@ -57,6 +57,7 @@ export const configSchema = z
     MAX_DELETE_SHARE: numberFrom(0.5),
     MIN_DELETES_FOR_GUARD: numberFrom(5),
     LEASE_GRACE_SECONDS: numberFrom(600),
+    BLOCKED_NODE_SECONDS: numberFrom(600),
     MAX_RECEIVE_COUNT: numberFrom(3),
   })
   .superRefine((env, ctx) => {
@@ -65,6 +66,9 @@ export const configSchema = z
     }
     if (!Number.isInteger(env.MAX_RECEIVE_COUNT) || env.MAX_RECEIVE_COUNT < 1) {
       ctx.addIssue({ code: 'custom', path: ['MAX_RECEIVE_COUNT'], message: 'MAX_RECEIVE_COUNT must be a whole number >= 1' });
+    }
+    if (!Number.isInteger(env.BLOCKED_NODE_SECONDS) || env.BLOCKED_NODE_SECONDS < 1) {
+      ctx.addIssue({ code: 'custom', path: ['BLOCKED_NODE_SECONDS'], message: 'BLOCKED_NODE_SECONDS must be a whole number of seconds >= 1' });
     }
     if (!(env.MAX_DELETE_SHARE > 0 && env.MAX_DELETE_SHARE <= 1)) {
       ctx.addIssue({ code: 'custom', path: ['MAX_DELETE_SHARE'], message: 'MAX_DELETE_SHARE must be in (0, 1]' });
@@ -92,6 +96,8 @@ export interface Config {
   maxDeleteShare: number;
   minDeletesForGuard: number;
   leaseGraceSeconds: number;
+  /** A node NetworkUnavailable=True for longer than this counts as blocked (metric NodesBlocked). */
+  blockedNodeSeconds: number;
   /** Worker deliveries before the queue moves a message to the dead-letter queue. */
   maxReceiveCount: number;
 }
@@ -121,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxDeleteShare: e.MAX_DELETE_SHARE,
     minDeletesForGuard: e.MIN_DELETES_FOR_GUARD,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS,
+    blockedNodeSeconds: e.BLOCKED_NODE_SECONDS,
     maxReceiveCount: e.MAX_RECEIVE_COUNT,
   };
 }
