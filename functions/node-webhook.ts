@@ -22,9 +22,10 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event) => {
     const wiring = await getWiring();
     const deps = useCaseDeps(wiring);
-    let secret: string;
+    let secrets: { current: string; previous: string | null };
     try {
-      secret = await wiring.webhookSecret();
+      const read = await wiring.webhookSecret();
+      secrets = typeof read === 'string' ? { current: read, previous: null } : read;
     } catch (error) {
       wiring.log.log('error', 'webhook.secret-unavailable', { error });
       return json(503, { message: 'service unavailable' });
@@ -37,7 +38,7 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
         query: event.queryStringParameters ?? null,
         pathParameters: event.pathParameters ?? null,
       },
-      { secret, now: wiring.now },
+      { secret: secrets.current, previousSecret: secrets.previous, now: wiring.now },
     );
     if (request.kind === 'rejected') {
       wiring.log.log('warn', 'webhook.rejected', { status: request.status, reason: request.status === 401 ? 'unauthorized' : request.message });
