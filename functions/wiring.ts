@@ -58,6 +58,7 @@ export async function buildWiring(
   options: { log?: Logger; now?: () => number } = {},
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
+  const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
   if (config.mode === 'prefixes') {
     for (const cidr of config.clusterCidrs) {
       const family = tryParseCidr(cidr)?.family ?? 4;
@@ -73,6 +74,8 @@ export async function buildWiring(
         tableName: config.cidrTableName,
         setId: cidrSetId(clusterCidr, nodeMaskSize),
         clock: now,
+        // A conditional write that lost a race with another allocator (dashboard: allocation conflicts).
+        onConditionalFailure: () => log.metric('AllocationConflicts', 1),
       });
       return createCidrSet({ clusterCidr, nodeMaskSize, store });
     }),
@@ -85,7 +88,7 @@ export async function buildWiring(
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     cidrSets,
     webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
-    log: options.log ?? jsonLogger({ base: { cluster: config.clusterName } }),
+    log,
     now,
   };
 }
