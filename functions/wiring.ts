@@ -17,6 +17,7 @@ import type { WorkQueue } from '../lib/messages/work-queue.ts';
 import type { EniPrefixes, NodeSource, RouteTables } from '../lib/usecases/ports.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
+import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
@@ -80,6 +81,8 @@ export async function buildWiring(
       return createCidrSet({ clusterCidr, nodeMaskSize, store });
     }),
   );
+  // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
+  countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
   return {
     config,
     routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
