@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
 import { main } from '../lib/cli/main.ts';
+import { doctorCommand } from './doctor-command.ts';
 import { reconcileCommand } from './reconcile-command.ts';
 
 const readInput = async (path: string): Promise<string> => {
@@ -15,5 +16,5 @@ const code = await main(process.argv.slice(2), {
   stderr: (text) => process.stderr.write(text),
   readFile: readInput,
   env: process.env,
-}, { reconcile: reconcileCommand });
+}, { reconcile: reconcileCommand, doctor: doctorCommand });
 process.exitCode = code;

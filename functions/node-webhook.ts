@@ -13,16 +13,19 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { PodrouteError } from '../lib/errors.ts';
 import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
 import { classifyRequest } from '../lib/webhook/index.ts';
+import type { Telemetry } from '../lib/log.ts';
+import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
-export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>) {
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().handler(async (event) => {
+export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event) => {
     const wiring = await getWiring();
     const deps = useCaseDeps(wiring);
-    let secret: string;
+    let secrets: { current: string; previous: string | null };
     try {
-      secret = await wiring.webhookSecret();
+      const read = await wiring.webhookSecret();
+      secrets = typeof read === 'string' ? { current: read, previous: null } : read;
     } catch (error) {
       wiring.log.log('error', 'webhook.secret-unavailable', { error });
       return json(503, { message: 'service unavailable' });
@@ -35,7 +38,7 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>) {
         query: event.queryStringParameters ?? null,
         pathParameters: event.pathParameters ?? null,
       },
-      { secret, now: wiring.now },
+      { secret: secrets.current, previousSecret: secrets.previous, now: wiring.now },
     );
     if (request.kind === 'rejected') {
       wiring.log.log('warn', 'webhook.rejected', { status: request.status, reason: request.status === 401 ? 'unauthorized' : request.message });
@@ -59,4 +62,5 @@ function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResul
   return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-export const handler = createNodeWebhookHandler(once(() => wiringFromEnv(process.env)));
+const telemetry = telemetryFromEnv('node-webhook', process.env);
+export const handler = createNodeWebhookHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), telemetry);

@@ -6,6 +6,8 @@ import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { reconcile } from '../lib/usecases/reconcile.ts';
 import type { ReconcileReport } from '../lib/usecases/reconcile.ts';
+import type { Telemetry } from '../lib/log.ts';
+import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -24,8 +26,8 @@ export interface ReconcileResult {
   errors: number;
 }
 
-export function createReconcileHandler(getWiring: () => Promise<Wiring>) {
-  return middy<ScheduledEvent, ReconcileResult>().handler(async () => {
+export function createReconcileHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
+  return middy<ScheduledEvent, ReconcileResult>().use(telemetryMiddlewares(telemetry)).handler(async () => {
     const wiring = await getWiring();
     const report = await reconcile(useCaseDeps(wiring));
     return summarize(report);
@@ -49,4 +51,5 @@ export function summarize(report: ReconcileReport): ReconcileResult {
   };
 }
 
-export const handler = createReconcileHandler(once(() => wiringFromEnv(process.env)));
+const telemetry = telemetryFromEnv('reconcile', process.env);
+export const handler = createReconcileHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), telemetry);

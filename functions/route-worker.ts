@@ -7,8 +7,9 @@ import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { handleRouteMessage } from '../lib/usecases/route-worker.ts';
-import type { Logger } from '../lib/log.ts';
+import type { Logger, Telemetry } from '../lib/log.ts';
 import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
+import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -17,11 +18,12 @@ export class RetryLater extends Error {
   override name = 'RetryLater';
 }
 
-export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>) {
+export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
   let log: Logger | undefined;
   // Route targets stay known for the container's life (an instance's primary interface is fixed).
   const targets = new Map<string, { primaryEniId: string; at: number }>();
   return middy<SQSEvent, unknown>()
+    .use(telemetryMiddlewares(telemetry))
     .use(
       sqsPartialBatchFailure({
         // Only the id: a record's body is never logged whole.
@@ -63,4 +65,5 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>) {
     });
 }
 
-export const handler = createRouteWorkerHandler(once(() => wiringFromEnv(process.env)));
+const telemetry = telemetryFromEnv('route-worker', process.env);
+export const handler = createRouteWorkerHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), telemetry);

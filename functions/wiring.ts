@@ -17,10 +17,13 @@ import type { WorkQueue } from '../lib/messages/work-queue.ts';
 import type { EniPrefixes, NodeSource, RouteTables } from '../lib/usecases/ports.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
+import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
 import { SqsWorkQueue } from '../lib/aws/sqs-work-queue.ts';
+import { secretsManagerWebhookSecrets, ssmWebhookSecrets } from '../lib/aws/webhook-secrets.ts';
+import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import { createKubeConfig } from '../lib/kube/kube-config.ts';
 import { KubeNodes } from '../lib/kube/kube-nodes.ts';
 
@@ -32,8 +35,11 @@ export interface Wiring {
   nodes: NodeSource;
   queue: WorkQueue;
   cidrSets: CidrSet[];
-  /** The webhook's shared secret (read once, on first use). */
-  webhookSecret: () => Promise<string>;
+  /**
+   * The webhook's shared secret: the current one, or the current and the previous one during a
+   * rotation. Cached for WEBHOOK_SECRET_TTL_MS, so a rotated secret is picked up without a cold start.
+   */
+  webhookSecret: () => Promise<string | WebhookSecrets>;
   log: Logger;
   now: () => number;
 }
@@ -49,10 +55,11 @@ export async function buildWiring(
   config: Config,
   clients: Clients,
   nodes: NodeSource,
-  webhookSecret: () => Promise<string>,
+  webhookSecret: () => Promise<string | WebhookSecrets>,
   options: { log?: Logger; now?: () => number } = {},
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
+  const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
   if (config.mode === 'prefixes') {
     for (const cidr of config.clusterCidrs) {
       const family = tryParseCidr(cidr)?.family ?? 4;
@@ -68,10 +75,14 @@ export async function buildWiring(
         tableName: config.cidrTableName,
         setId: cidrSetId(clusterCidr, nodeMaskSize),
         clock: now,
+        // A conditional write that lost a race with another allocator (dashboard: allocation conflicts).
+        onConditionalFailure: () => log.metric('AllocationConflicts', 1),
       });
       return createCidrSet({ clusterCidr, nodeMaskSize, store });
     }),
   );
+  // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
+  countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
   return {
     config,
     routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
@@ -79,8 +90,8 @@ export async function buildWiring(
     nodes,
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     cidrSets,
-    webhookSecret: once(webhookSecret),
-    log: options.log ?? jsonLogger({ base: { cluster: config.clusterName } }),
+    webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
+    log,
     now,
   };
 }
@@ -100,7 +111,7 @@ export function useCaseDeps(wiring: Wiring) {
 }
 
 /** The Lambda wiring: config from the environment, clients from the execution role. */
-export async function wiringFromEnv(env: Record<string, string | undefined>): Promise<Wiring> {
+export async function wiringFromEnv(env: Record<string, string | undefined>, options: { log?: Logger } = {}): Promise<Wiring> {
   const config = loadConfig(env);
   if (!config.queueUrl) throw new Error('QUEUE_URL is not set');
   if (!config.cidrTableName) throw new Error('CIDR_TABLE_NAME is not set');
@@ -121,15 +132,19 @@ export async function wiringFromEnv(env: Record<string, string | undefined>): Pr
         }
       : { kind: 'secret', fetchSecret: () => readSecretsManager(region, config.kube.secretId ?? '') },
   );
-  const webhookSecret = async (): Promise<string> => {
-    if (!config.webhookSecret.id) throw new Error('WEBHOOK_SECRET_ID is not set');
-    return config.webhookSecret.source === 'ssm'
-      ? readSsmParameter(region, config.webhookSecret.id)
-      : readSecretsManager(region, config.webhookSecret.id);
+  const webhookSecret = async (): Promise<WebhookSecrets> => {
+    const id = config.webhookSecret.id;
+    if (!id) throw new Error('WEBHOOK_SECRET_ID is not set');
+    if (config.webhookSecret.source === 'ssm') {
+      const { SSMClient } = await import('@aws-sdk/client-ssm');
+      return ssmWebhookSecrets(new SSMClient({ region }), id);
+    }
+    const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+    return secretsManagerWebhookSecrets(new SecretsManagerClient({ region }), id);
   };
-  const log = jsonLogger({ base: { cluster: config.clusterName } });
+  const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
   const nodes = new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) });
-  return buildWiring(config, clients, nodes, webhookSecret, { log });
+  return buildWiring(config, clients, nodes, webhookSecret, { ...options, log });
 }
 
 async function readSecretsManager(region: string, id: string): Promise<string> {
@@ -139,12 +154,33 @@ async function readSecretsManager(region: string, id: string): Promise<string> {
   return out.SecretString;
 }
 
-async function readSsmParameter(region: string, name: string): Promise<string> {
-  const { GetParameterCommand, SSMClient } = await import('@aws-sdk/client-ssm');
-  const out = await new SSMClient({ region }).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-  const value = out.Parameter?.Value;
-  if (!value) throw new Error(`SSM parameter ${name} has no value`);
-  return value;
+/** How long the webhook secret is trusted before it is read again (a rotation is seen within this). */
+export const WEBHOOK_SECRET_TTL_MS = 5 * 60_000;
+
+/**
+ * Caches an async value for `ttlMs` of the injected clock. A failed read is not cached; when a
+ * refresh fails, the last good value is kept (and the next call tries again) rather than failing
+ * every request while the secret store is briefly unreachable.
+ */
+export function cachedFor<T>(factory: () => Promise<T>, ttlMs: number, now: () => number): () => Promise<T> {
+  let value: { v: T; at: number } | undefined;
+  let pending: Promise<T> | undefined;
+  return () => {
+    if (value && now() - value.at < ttlMs) return Promise.resolve(value.v);
+    pending ??= factory().then(
+      (v) => {
+        value = { v, at: now() };
+        pending = undefined;
+        return v;
+      },
+      (error: unknown) => {
+        pending = undefined;
+        if (value) return value.v;
+        throw error;
+      },
+    );
+    return pending;
+  };
 }
 
 /** Memoises an async factory; a failed attempt is forgotten so the next call tries again. */

@@ -38,6 +38,9 @@ export const NUMBER_BOUNDS = {
   // request timeout and clock skew between functions; less could reclaim a joining node's block.
   // Ceiling: a week; longer only keeps the blocks of vanished nodes from new ones.
   LEASE_GRACE_SECONDS: { integer: true, min: 300, max: 604_800 },
+  // How long NetworkUnavailable=True may last before a node counts as blocked (NodesBlocked): at
+  // least one reconcile period (60 s), at most a day.
+  BLOCKED_NODE_SECONDS: { integer: true, min: 60, max: 86_400 },
   // SQS redrive policy maxReceiveCount: 1 to 1,000 (Amazon SQS Developer Guide, "Configuring a
   // dead-letter queue": maximum receives), and it must equal the queue's.
   MAX_RECEIVE_COUNT: { integer: true, min: 1, max: 1000 },
@@ -143,6 +146,7 @@ export const configSchema = z
     MAX_DELETE_SHARE: numberFrom('MAX_DELETE_SHARE'),
     MIN_DELETES_FOR_GUARD: numberFrom('MIN_DELETES_FOR_GUARD'),
     LEASE_GRACE_SECONDS: numberFrom('LEASE_GRACE_SECONDS'),
+    BLOCKED_NODE_SECONDS: numberFrom('BLOCKED_NODE_SECONDS'),
     MAX_RECEIVE_COUNT: numberFrom('MAX_RECEIVE_COUNT'),
   })
   .superRefine((env, ctx) => {
@@ -197,6 +201,8 @@ export interface Config {
   maxDeleteShare: number;
   minDeletesForGuard: number;
   leaseGraceSeconds: number;
+  /** A node NetworkUnavailable=True for longer than this counts as blocked (metric NodesBlocked). */
+  blockedNodeSeconds: number;
   /** Worker deliveries before the queue moves a message to the dead-letter queue. */
   maxReceiveCount: number;
 }
@@ -226,6 +232,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxDeleteShare: e.MAX_DELETE_SHARE ?? 0.5,
     minDeletesForGuard: e.MIN_DELETES_FOR_GUARD ?? 5,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,
+    blockedNodeSeconds: e.BLOCKED_NODE_SECONDS ?? 600,
     maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,
   };
 }

@@ -1,13 +1,82 @@
 /**
- * Structured logs and metrics as JSON lines: one line per applied action, one summary per run.
- * Metrics use CloudWatch's embedded metric format, so they need no client and no extra call.
+ * Structured logs and metrics behind one small port, `Logger`: one line per applied action, one
+ * summary per run, metrics in CloudWatch's embedded metric format (no client, no extra call).
+ *
+ * In Lambda the port is backed by AWS Lambda Powertools (`powertoolsTelemetry`): its Logger adds
+ * the request id and cold start to every line once the handler's middy chain injects the Lambda
+ * context, and takes its level from POWERTOOLS_LOG_LEVEL (or LOG_LEVEL; Lambda's own log-level
+ * control wins when set). Its Metrics keeps the invocation's metrics and the handler flushes them
+ * once per invocation (functions/telemetry.ts), in namespace `podroute`, every metric with exactly
+ * the dimensions `cluster` and `function`. `memoryLogger` and `silentLogger` serve tests and the
+ * sandbox; `jsonLogger` writes the same plain JSON lines to any sink (the sandbox's log file).
+ *
  * Never log tokens, kubeconfigs or whole events.
  */
+import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type MetricUnitName = 'Count' | 'Milliseconds';
 
 export interface Logger {
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void;
-  metric(name: string, value: number, unit?: 'Count' | 'Milliseconds', dimensions?: Record<string, string>): void;
+  metric(name: string, value: number, unit?: MetricUnitName, dimensions?: Record<string, string>): void;
+}
+
+/** CloudWatch namespace of every podroute metric. */
+export const METRIC_NAMESPACE = 'podroute';
+
+/** Which handler a metric or line comes from (the `function` dimension). */
+export type FunctionName = 'reconcile' | 'route-worker' | 'node-webhook';
+
+export interface Telemetry {
+  /** The port the use cases log through. */
+  log: Logger;
+  /** Powertools instances, for the handler's middy chain (context injection, flush). */
+  logger: PowertoolsLogger;
+  metrics: Metrics;
+}
+
+/**
+ * Powertools-backed telemetry for one function of one cluster. The log level comes from the
+ * environment (POWERTOOLS_LOG_LEVEL, else LOG_LEVEL, default INFO); `logLevel` overrides it.
+ */
+export function powertoolsTelemetry(options: { cluster: string; functionName: FunctionName; logLevel?: LogLevel }): Telemetry {
+  const logger = new PowertoolsLogger({
+    serviceName: 'podroute',
+    ...(options.logLevel ? { logLevel: options.logLevel.toUpperCase() as 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' } : {}),
+    persistentKeys: { cluster: options.cluster, function: options.functionName },
+  });
+  const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'podroute', logger });
+  // Powertools adds a `service` dimension by default; ours are exactly `cluster` and `function`, so
+  // alarms and the dashboard can name every dimension of a metric.
+  const ours = { cluster: options.cluster, function: options.functionName };
+  metrics.clearDefaultDimensions();
+  metrics.setDefaultDimensions(ours);
+  const log: Logger = {
+    log(level, event, fields = {}) {
+      logger[level](event, plainFields(fields));
+    },
+    metric(name, value, unit = 'Count', dimensions = {}) {
+      const powertoolsUnit = unit === 'Milliseconds' ? MetricUnit.Milliseconds : MetricUnit.Count;
+      if (Object.keys(dimensions).length === 0) {
+        metrics.addMetric(name, powertoolsUnit, value);
+        return;
+      }
+      // Extra dimensions make another metric stream: it is written at once, on its own line.
+      const single = metrics.singleMetric();
+      single.clearDefaultDimensions();
+      single.setDefaultDimensions(ours);
+      for (const [key, dimension] of Object.entries(dimensions)) single.addDimension(key, dimension);
+      single.addMetric(name, powertoolsUnit, value);
+    },
+  };
+  return { log, logger, metrics };
+}
+
+/** Errors as `{ name, message, cause }` and bigints as text, the same shape in every logger. */
+function plainFields(fields: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(fields, errorReplacer)) as Record<string, unknown>;
 }
 
 export interface JsonLoggerOptions {
@@ -20,10 +89,11 @@ export interface JsonLoggerOptions {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** Plain JSON lines to a sink (the sandbox's log file); metrics as EMF lines, one per call. */
 export function jsonLogger(options: JsonLoggerOptions = {}): Logger {
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const now = options.now ?? Date.now;
-  const namespace = options.namespace ?? 'podroute';
+  const namespace = options.namespace ?? METRIC_NAMESPACE;
   const minLevel = ORDER[options.minLevel ?? 'info'];
   const base = options.base ?? {};
   return {

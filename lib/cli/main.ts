@@ -33,6 +33,7 @@ Usage: podroute <command> [flags]
 Commands:
   plan         show what the route controller would change (reads kubectl and aws CLI JSON)
   reconcile    run the reconcile use case against a live cluster and AWS account (--dry-run)
+  doctor       check, read-only, that an account and cluster are ready for podroute
 
 Run 'podroute <command> --help' for a command's flags.
 `;

@@ -39,7 +39,11 @@ import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
 export type ReconcileConfig = Pick<
   Config,
   'clusterCidrs' | 'mode' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'
->;
+> &
+  Partial<Pick<Config, 'blockedNodeSeconds'>>;
+
+/** Default of `blockedNodeSeconds` (config BLOCKED_NODE_SECONDS). */
+export const DEFAULT_BLOCKED_NODE_SECONDS = 600;
 
 export interface ReconcileDeps {
   config: ReconcileConfig;
@@ -60,6 +64,10 @@ export interface ReconcileReport {
   plan: RoutePlan;
   nodes: number;
   routeTables: number;
+  /** Nodes whose NetworkUnavailable condition was False when listed. */
+  nodesReady: number;
+  /** Nodes NetworkUnavailable=True since longer than `blockedNodeSeconds`. */
+  nodesBlocked: number;
   messagesSent: number;
   /** Route messages not sent because the queue's backlog already held as many (an earlier tick's). */
   messagesDeferred: number;
@@ -98,6 +106,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     plan,
     nodes: nodes.length,
     routeTables: tables.length,
+    nodesReady: nodes.filter((node) => networkUnavailableOf(node) === 'False').length,
+    nodesBlocked: countBlocked(nodes, started, (config.blockedNodeSeconds ?? DEFAULT_BLOCKED_NODE_SECONDS) * 1000),
     messagesSent: 0,
     messagesDeferred: 0,
     deletionsWithheld: plan.unsafe === undefined ? 0 : plan.delete.length,
@@ -111,7 +121,6 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   };
   if (plan.unsafe !== undefined) {
     log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: plan.delete.length });
-    log.metric('DeletionsWithheld', plan.delete.length);
   }
   for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
   // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
@@ -414,6 +423,8 @@ function summarize(report: ReconcileReport, deps: ReconcileDeps, started: number
   deps.log.log('info', 'reconcile.summary', {
     nodes: report.nodes,
     routeTables: report.routeTables,
+    nodesReady: report.nodesReady,
+    nodesBlocked: report.nodesBlocked,
     create: plan.create.length,
     replace: plan.replace.length,
     delete: plan.delete.length,
@@ -427,7 +438,28 @@ function summarize(report: ReconcileReport, deps: ReconcileDeps, started: number
     errors: report.errors.length,
     ms: deps.now() - started,
   });
+  // Gauges, every run (also 0), so alarms and the dashboard see a value each tick.
   deps.log.metric('ReconcileErrors', report.errors.length);
+  deps.log.metric('NodesTotal', report.nodes);
+  deps.log.metric('NodesReady', report.nodesReady);
+  deps.log.metric('NodesBlocked', report.nodesBlocked);
+  deps.log.metric('RoutesPending', plan.create.length + plan.replace.length);
+  deps.log.metric('DeletionsWithheld', report.deletionsWithheld);
+}
+
+/**
+ * Nodes whose NetworkUnavailable condition has been True for longer than `thresholdMs` at `now`,
+ * by the condition's lastTransitionTime (a condition without a readable time is not counted).
+ */
+export function countBlocked(nodes: readonly Node[], now: number, thresholdMs: number): number {
+  let blocked = 0;
+  for (const node of nodes) {
+    const condition = node.status?.conditions?.find((c) => c.type === 'NetworkUnavailable');
+    if (condition?.status !== 'True' || !condition.lastTransitionTime) continue;
+    const since = Date.parse(condition.lastTransitionTime);
+    if (Number.isFinite(since) && now - since > thresholdMs) blocked += 1;
+  }
+  return blocked;
 }
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -21,6 +21,9 @@
  *   8. the review or event does not validate                  -> 400, one line saying what is wrong
  * Every auth failure says only "unauthorized". Secrets are compared as SHA-256 digests with
  * `timingSafeEqual`, so the compared lengths never depend on the input.
+ *
+ * During a rotation two secrets are valid: the current one and the previous one. A token or a
+ * signature is compared with both, always (no short circuit), and passes when either matches.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { PodrouteError } from '../errors.ts';
@@ -52,6 +55,8 @@ export type WebhookRequest = {
 export type WebhookOptions = {
   /** The shared webhook secret (token and HMAC key). Must not be empty. */
   secret: string;
+  /** The secret before the last rotation, still accepted; absent, null or empty when there is none. */
+  previousSecret?: string | null;
   /** Milliseconds since the Unix epoch, like `Date.now`. */
   now: () => number;
 };
@@ -81,9 +86,11 @@ export function classifyRequest(request: WebhookRequest, options: WebhookOptions
   const signature = headers.get(SIGNATURE_HEADER);
 
   if (tokens.length === 0 && signature === undefined) return UNAUTHORIZED;
-  const secretDigest = sha256(options.secret);
-  // Every presented token is compared (no short circuit): one wrong copy fails the request.
-  const tokenValid = tokens.length > 0 && tokens.map((token) => digestsEqual(token, secretDigest)).every(Boolean);
+  const secrets = acceptedSecrets(options);
+  const secretDigests = secrets.map((secret) => sha256(secret));
+  // Every presented token is compared with every accepted secret (no short circuit): one wrong copy
+  // fails the request.
+  const tokenValid = tokens.length > 0 && tokens.map((token) => anyEqual(secretDigests.map((digest) => digestsEqual(token, digest)))).every(Boolean);
   if (tokens.length > 0 && !tokenValid) return UNAUTHORIZED;
 
   const body = readBody(request);
@@ -91,7 +98,7 @@ export function classifyRequest(request: WebhookRequest, options: WebhookOptions
 
   let signatureValid = false;
   if (signature !== undefined) {
-    signatureValid = verifySignature(body.bytes, signature, headers.get(TIMESTAMP_HEADER), options);
+    signatureValid = verifySignature(body.bytes, signature, headers.get(TIMESTAMP_HEADER), secrets, options.now);
     if (!signatureValid) return UNAUTHORIZED;
   }
 
@@ -155,14 +162,23 @@ function digestsEqual(presented: Value, expectedDigest: Buffer): boolean {
 
 const TIMESTAMP = /^[0-9]{1,15}$/;
 
-function verifySignature(bytes: Buffer, signature: Value, timestamp: Value | undefined, options: WebhookOptions): boolean {
+function verifySignature(bytes: Buffer, signature: Value, timestamp: Value | undefined, secrets: readonly string[], now: () => number): boolean {
   const stamp = typeof timestamp === 'string' && TIMESTAMP.test(timestamp) ? timestamp : null;
-  const fresh = stamp !== null && Math.abs(options.now() - Number(stamp) * 1000) <= MAX_CLOCK_SKEW_SECONDS * 1000;
-  // The HMAC is computed and compared whatever the timestamp, so a stale one costs the same time.
-  const expected = sha256(eventSignature(bytes, options.secret, stamp ?? ''));
-  const matches = digestsEqual(signature, expected);
+  const fresh = stamp !== null && Math.abs(now() - Number(stamp) * 1000) <= MAX_CLOCK_SKEW_SECONDS * 1000;
+  // The HMAC is computed and compared whatever the timestamp and with every accepted secret, so a
+  // stale stamp or the secret that matches costs the same time.
+  const matches = anyEqual(secrets.map((secret) => digestsEqual(signature, sha256(eventSignature(bytes, secret, stamp ?? '')))));
   return matches && fresh;
 }
+
+/** The current secret, then the previous one when there is a different, non-empty one. */
+function acceptedSecrets(options: WebhookOptions): string[] {
+  const previous = options.previousSecret;
+  return previous && previous !== options.secret ? [options.secret, previous] : [options.secret];
+}
+
+/** True when any comparison matched; every comparison has already been made by the caller. */
+const anyEqual = (results: readonly boolean[]): boolean => results.includes(true);
 
 // --- body ---------------------------------------------------------------------------------------
 

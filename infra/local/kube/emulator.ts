@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { listenLocal } from '../listen.ts';
+import { createAuthzRoutes, type AccessState, type WebhookConfigurationState } from './authz.ts';
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -100,6 +101,10 @@ export type KubeEmulatorState = {
   refusedDeletes(): string[];
   setFailure(failure: Failure | null): void;
   resourceVersion(): number;
+  /** SelfSubjectAccessReview answers (authz.ts). */
+  access: AccessState;
+  /** Registered MutatingWebhookConfigurations (authz.ts). */
+  webhookConfigurations: WebhookConfigurationState;
 };
 
 export type KubeEmulatorStats = {
@@ -678,7 +683,9 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     handle,
   });
   const param = (ctx: RequestCtx, i = 0) => ctx.params[i] ?? '';
+  const authz = createAuthzRoutes(nextRv);
   const routes: Route[] = [
+    ...authz.routes.map((r) => route(r.method, r.template, (ctx) => r.handle(ctx.body))),
     route('GET', '/api/v1/nodes', async (ctx) => ({ code: 200, body: listNodes(ctx) })),
     route('POST', '/api/v1/nodes', async (ctx) => ({ code: 201, body: await createNode(parseJsonBody(ctx.body), true) })),
     route('GET', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: copy(existing(param(ctx))) })),
@@ -821,6 +828,8 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
       failure = next === null ? null : { ...next, remaining: next.times ?? Number.POSITIVE_INFINITY };
     },
     resourceVersion: () => rv,
+    access: authz.access,
+    webhookConfigurations: authz.webhookConfigurations,
   };
 
   const stats: KubeEmulatorStats = {

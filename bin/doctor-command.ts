@@ -1,0 +1,133 @@
+/**
+ * `podroute doctor`: a read-only preflight of a live AWS account and cluster, with the same
+ * credentials as `reconcile --dry-run` (the AWS default credential chain, your kubeconfig). Prints
+ * one line per check and exits 1 when any check failed, 2 for bad flags. Writes nothing: its AWS
+ * calls are DescribeRouteTables, SQS GetQueueAttributes and DynamoDB DescribeTable; its Kubernetes
+ * calls are node lists, SelfSubjectAccessReviews and a MutatingWebhookConfiguration list.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { loadConfig } from '../lib/config.ts';
+import { InvalidInputError } from '../lib/errors.ts';
+import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
+import { AwsStackResources } from '../lib/aws/stack-resources.ts';
+import { KubeAccess } from '../lib/kube/kube-access.ts';
+import { KubeNodes } from '../lib/kube/kube-nodes.ts';
+import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../lib/usecases/doctor.ts';
+import { UsageError, parseFlags } from '../lib/cli/main.ts';
+import type { CliIo, Command } from '../lib/cli/main.ts';
+
+export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
+
+Checks, read-only, that an account and cluster are ready for podroute (or still are): the route
+tables, their room under the route quota, the nodes' pod CIDRs against the mask, which nodes
+podroute manages, its Kubernetes permissions, the node admission webhook, the stack's queue and
+table. One line per check: ok, warn or FAIL. Exit 1 when any check failed, 2 for bad flags.
+
+Flags:
+  --cluster-name <name>        route tables tagged kubernetes.io/cluster/<name> are the cluster's
+  --cluster-cidrs <list>       the cluster's pod CIDRs, comma-separated
+  --route-table-ids <list>     use these tables instead of the tag
+  --node-mask-size-ipv4 <n>    default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
+  --node-mask-size-ipv6 <n>    default 64
+  --route-quota <n>            routes per route table in this account, default ${DEFAULT_ROUTE_QUOTA} (adjustable up to ${MAX_ROUTE_QUOTA})
+  --queue-url <url>            the stack's route queue (default $QUEUE_URL; not checked without one)
+  --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
+  --kubeconfig <file>          default: $KUBECONFIG or ~/.kube/config
+  --context <name>             kubeconfig context (default: its current context)
+  --region <region>            default: $AWS_REGION, else us-east-1
+  -h, --help                   this help
+`;
+
+export interface DoctorClients {
+  ec2: EC2Client;
+  sqs: SQSClient;
+  dynamodb: DynamoDBClient;
+}
+
+/** The command; tests hand in clients for the local stand-ins. */
+export function createDoctorCommand(makeClients: (region: string) => DoctorClients = defaultClients): Command {
+  return {
+    summary: 'check, read-only, that an account and cluster are ready for podroute',
+    help: DOCTOR_HELP,
+    async run(args: string[], io: CliIo): Promise<number> {
+      const flags = parseFlags(args, {
+        'cluster-name': { type: 'string' },
+        'cluster-cidrs': { type: 'string' },
+        'route-table-ids': { type: 'string' },
+        'node-mask-size-ipv4': { type: 'string' },
+        'node-mask-size-ipv6': { type: 'string' },
+        'route-quota': { type: 'string' },
+        'queue-url': { type: 'string' },
+        'cidr-table-name': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        region: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      });
+      if (flags.flag('help')) {
+        io.stdout(DOCTOR_HELP);
+        return 0;
+      }
+      const routeQuota = parseQuota(flags.string('route-quota'));
+      const config = loadConfig({
+        CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
+        CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
+        ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
+        NODE_MASK_SIZE_IPV4: flags.string('node-mask-size-ipv4') ?? io.env.NODE_MASK_SIZE_IPV4,
+        NODE_MASK_SIZE_IPV6: flags.string('node-mask-size-ipv6') ?? io.env.NODE_MASK_SIZE_IPV6,
+        QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
+        CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
+      });
+      for (const family of [4, 6] as const) {
+        const mask = config.nodeMaskSize[family];
+        if (!Number.isInteger(mask) || mask < 1 || mask > (family === 4 ? 32 : 128)) {
+          throw new UsageError(`--node-mask-size-ipv${family} must be a whole number of bits (1-${family === 4 ? 32 : 128}), not ${mask}`);
+        }
+      }
+      const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
+      const region = flags.string('region') ?? io.env.AWS_REGION ?? 'us-east-1';
+      const clients = makeClients(region);
+      const results = await doctor({
+        config,
+        routeQuota,
+        routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
+        nodes: new KubeNodes(kubeConfig),
+        access: new KubeAccess(kubeConfig),
+        stack: new AwsStackResources(clients),
+      });
+      io.stdout(results.map((result) => `${formatCheck(result)}\n`).join(''));
+      return results.some((result) => result.status === 'FAIL') ? 1 : 0;
+    },
+  };
+}
+
+export const doctorCommand = createDoctorCommand();
+
+function defaultClients(region: string): DoctorClients {
+  return { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
+}
+
+function parseQuota(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_ROUTE_QUOTA;
+  const quota = Number(text);
+  if (!/^[0-9]+$/.test(text) || quota < 1 || quota > MAX_ROUTE_QUOTA) {
+    throw new UsageError(`--route-quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA} (EC2's adjustable maximum), not ${JSON.stringify(text)}`);
+  }
+  return quota;
+}
+
+function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    if (path) kubeConfig.loadFromFile(path);
+    else kubeConfig.loadFromDefault();
+    if (context) kubeConfig.setCurrentContext(context);
+  } catch (error) {
+    throw new InvalidInputError(`cannot load the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (!kubeConfig.getCurrentCluster()) throw new InvalidInputError('the kubeconfig has no current cluster (pass --kubeconfig or --context)');
+  return kubeConfig;
+}

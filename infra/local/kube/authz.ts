@@ -1,0 +1,140 @@
+/**
+ * Emulator routes for what `podroute doctor` reads besides nodes: SelfSubjectAccessReview (can the
+ * caller do X?) and the cluster's MutatingWebhookConfigurations. Test infrastructure.
+ *
+ * - SelfSubjectAccessReview, `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`
+ *   (Kubernetes API reference, "SelfSubjectAccessReview v1 authorization.k8s.io"; types in
+ *   k8s.io/api/authorization/v1): the spec holds exactly one of `resourceAttributes` and
+ *   `nonResourceAttributes` (else 422 Invalid); the answer is the object with `status.allowed`
+ *   (and `denied`, `reason` when refused), HTTP 201. The object is not stored. Every request is
+ *   allowed unless a test denied it with `state.access.deny(...)`.
+ * - MutatingWebhookConfiguration list, `GET /apis/admissionregistration.k8s.io/v1/
+ *   mutatingwebhookconfigurations` (Kubernetes API reference, "MutatingWebhookConfiguration v1
+ *   admissionregistration.k8s.io"): a `MutatingWebhookConfigurationList` of what tests registered
+ *   with `state.webhookConfigurations.put(...)`. Registering does not change which URL the emulator
+ *   calls (that is still `onNodeCreate` / `onNodeDelete`).
+ */
+import type { Json, JsonObject } from './patch.ts';
+import { isObject } from './patch.ts';
+
+export type AccessAttributes = { verb: string; resource: string; group?: string; subresource?: string; namespace?: string };
+
+export type AccessState = {
+  /** Refuses matching reviews (an absent field matches any value). */
+  deny(attributes: AccessAttributes): void;
+  allowAll(): void;
+  /** Reviews answered so far, as `verb group/resource/subresource`. */
+  reviews(): string[];
+};
+
+export type WebhookConfigurationState = {
+  /** Stores (or replaces, by name) a MutatingWebhookConfiguration object. */
+  put(configuration: object): void;
+  remove(name: string): boolean;
+};
+
+type Reply = { code: number; body: unknown };
+
+export type AuthzRoutes = {
+  routes: Array<{ method: string; template: string; handle: (body: Buffer) => Promise<Reply> }>;
+  access: AccessState;
+  webhookConfigurations: WebhookConfigurationState;
+};
+
+const status = (code: number, reason: string, message: string): Reply => ({
+  code,
+  body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code },
+});
+
+const text = (value: Json | undefined): string => (typeof value === 'string' ? value : '');
+
+export function createAuthzRoutes(nextRv: () => string): AuthzRoutes {
+  const denied: AccessAttributes[] = [];
+  const seen: string[] = [];
+  const configurations = new Map<string, JsonObject>();
+
+  const matches = (rule: AccessAttributes, asked: Required<AccessAttributes>): boolean =>
+    rule.verb === asked.verb &&
+    rule.resource === asked.resource &&
+    (rule.group === undefined || rule.group === asked.group) &&
+    (rule.subresource === undefined || rule.subresource === asked.subresource) &&
+    (rule.namespace === undefined || rule.namespace === asked.namespace);
+
+  async function review(raw: Buffer): Promise<Reply> {
+    let input: Json;
+    try {
+      input = JSON.parse(raw.toString('utf8')) as Json;
+    } catch (error) {
+      return status(400, 'BadRequest', `error decoding request body: ${(error as Error).message}`);
+    }
+    if (!isObject(input)) return status(400, 'BadRequest', 'the body of the request was in an unknown format');
+    const spec = isObject(input.spec) ? input.spec : {};
+    const resource = isObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
+    const nonResource = isObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
+    // Upstream validation (pkg/apis/authorization/validation): exactly one of the two.
+    if ((resource === undefined) === (nonResource === undefined)) {
+      return status(
+        422,
+        'Invalid',
+        'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+      );
+    }
+    let allowed = true;
+    if (resource) {
+      const asked = {
+        verb: text(resource.verb),
+        resource: text(resource.resource),
+        group: text(resource.group),
+        subresource: text(resource.subresource),
+        namespace: text(resource.namespace),
+      };
+      seen.push(`${asked.verb} ${asked.group}/${asked.resource}${asked.subresource ? `/${asked.subresource}` : ''}`);
+      allowed = !denied.some((rule) => matches(rule, asked));
+    }
+    const answer: JsonObject = {
+      kind: 'SelfSubjectAccessReview',
+      apiVersion: 'authorization.k8s.io/v1',
+      metadata: { creationTimestamp: null },
+      spec,
+      status: allowed ? { allowed: true, reason: 'allowed by the emulator' } : { allowed: false, denied: true, reason: 'denied by the emulator' },
+    };
+    return { code: 201, body: answer };
+  }
+
+  async function listConfigurations(): Promise<Reply> {
+    const items = [...configurations.values()].sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : 1)).map((c) => structuredClone(c));
+    return {
+      code: 200,
+      body: { kind: 'MutatingWebhookConfigurationList', apiVersion: 'admissionregistration.k8s.io/v1', metadata: { resourceVersion: nextRv() }, items },
+    };
+  }
+
+  return {
+    routes: [
+      { method: 'POST', template: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', handle: review },
+      { method: 'GET', template: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', handle: listConfigurations },
+    ],
+    access: {
+      deny: (attributes) => void denied.push({ ...attributes }),
+      allowAll: () => void denied.splice(0),
+      reviews: () => [...seen],
+    },
+    webhookConfigurations: {
+      put(configuration) {
+        const value = JSON.parse(JSON.stringify(configuration)) as Json;
+        if (!isObject(value) || nameOf(value) === '') throw new Error('a MutatingWebhookConfiguration needs metadata.name');
+        value.apiVersion = 'admissionregistration.k8s.io/v1';
+        value.kind = 'MutatingWebhookConfiguration';
+        const meta = isObject(value.metadata) ? value.metadata : {};
+        meta.resourceVersion = nextRv();
+        value.metadata = meta;
+        configurations.set(nameOf(value), value);
+      },
+      remove: (name) => configurations.delete(name),
+    },
+  };
+}
+
+function nameOf(object: JsonObject): string {
+  return isObject(object.metadata) && typeof object.metadata.name === 'string' ? object.metadata.name : '';
+}

@@ -1,0 +1,38 @@
+/**
+ * Does the stack's queue and table exist? For `podroute doctor`, read-only:
+ * - SQS GetQueueAttributes (`QueueArn`); a missing queue is `QueueDoesNotExist`
+ *   (AWS.SimpleQueueService.NonExistentQueue in the query protocol) (SQS API reference, GetQueueAttributes errors).
+ * - DynamoDB DescribeTable; a missing table is `ResourceNotFoundException`, and a table is usable
+ *   in status ACTIVE (DynamoDB API reference, DescribeTable / TableDescription.TableStatus).
+ * Other failures (credentials, network) are thrown for the caller to report.
+ */
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { StackResources } from '../usecases/doctor.ts';
+
+export class AwsStackResources implements StackResources {
+  constructor(private readonly clients: { sqs: SQSClient; dynamodb: DynamoDBClient }) {}
+
+  async queue(url: string): Promise<{ exists: boolean; detail: string }> {
+    try {
+      const out = await this.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+      return { exists: true, detail: out.Attributes?.QueueArn ?? url };
+    } catch (error) {
+      if (error instanceof Error && (error.name === 'QueueDoesNotExist' || error.name === 'AWS.SimpleQueueService.NonExistentQueue')) {
+        return { exists: false, detail: `no queue at ${url}` };
+      }
+      throw error;
+    }
+  }
+
+  async table(name: string): Promise<{ exists: boolean; detail: string }> {
+    try {
+      const out = await this.clients.dynamodb.send(new DescribeTableCommand({ TableName: name }));
+      const status = out.Table?.TableStatus ?? 'UNKNOWN';
+      return { exists: status === 'ACTIVE', detail: `${name} is ${status}` };
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ResourceNotFoundException') return { exists: false, detail: `no table named ${name}` };
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The webhook's shared secret, current and previous, so a rotation never locks the API server out:
+ * until every caller has the new value, the old one is still accepted.
+ *
+ * - Secrets Manager: the versions labelled AWSCURRENT and AWSPREVIOUS (GetSecretValue with
+ *   `VersionStage`). Moving AWSCURRENT to a new version moves AWSPREVIOUS to the version it left
+ *   (Secrets Manager API reference, GetSecretValue `VersionStage` and UpdateSecretVersionStage /
+ *   PutSecretValue `VersionStages`). A secret that was never rotated has no AWSPREVIOUS version:
+ *   GetSecretValue answers ResourceNotFoundException, which means "no previous secret".
+ * - SSM Parameter Store: the parameter's latest version, then version N-1 by the `name:version`
+ *   selector of GetParameter (Systems Manager API reference, GetParameter `Name`: "To query by
+ *   parameter version, use name:version"; Parameter `Selector`). A first version has no N-1, and a
+ *   pruned one answers ParameterVersionNotFound: no previous secret. Chosen over
+ *   GetParameterHistory because it needs no other IAM action than the ssm:GetParameter the
+ *   webhook role already has, and reads one version instead of paging through up to 100.
+ */
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { PodrouteError } from '../errors.ts';
+
+export interface WebhookSecrets {
+  current: string;
+  /** The value before the last rotation, accepted as well; null when there is none. */
+  previous: string | null;
+}
+
+export async function secretsManagerWebhookSecrets(client: SecretsManagerClient, secretId: string): Promise<WebhookSecrets> {
+  const current = await readSecret(client, secretId, 'AWSCURRENT');
+  if (current === null) throw new PodrouteError(`secret ${secretId} has no AWSCURRENT version`, { retryable: true });
+  const previous = await readSecret(client, secretId, 'AWSPREVIOUS');
+  return { current, previous: previous === current ? null : previous };
+}
+
+async function readSecret(client: SecretsManagerClient, secretId: string, stage: 'AWSCURRENT' | 'AWSPREVIOUS'): Promise<string | null> {
+  try {
+    const out = await client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: stage }));
+    if (out.SecretString === undefined || out.SecretString === '') {
+      throw new PodrouteError(`secret ${secretId} (${stage}) has no string value`);
+    }
+    return out.SecretString;
+  } catch (error) {
+    if (stage === 'AWSPREVIOUS' && isNamed(error, 'ResourceNotFoundException')) return null;
+    if (error instanceof PodrouteError) throw error;
+    throw new PodrouteError(`cannot read secret ${secretId} (${stage})`, { retryable: true, cause: error });
+  }
+}
+
+export async function ssmWebhookSecrets(client: SSMClient, name: string): Promise<WebhookSecrets> {
+  let latest;
+  try {
+    latest = (await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter;
+  } catch (error) {
+    throw new PodrouteError(`cannot read SSM parameter ${name}`, { retryable: true, cause: error });
+  }
+  const current = latest?.Value;
+  if (!current) throw new PodrouteError(`SSM parameter ${name} has no value`);
+  const version = latest?.Version ?? 0;
+  if (version <= 1) return { current, previous: null };
+  try {
+    const out = await client.send(new GetParameterCommand({ Name: `${name}:${version - 1}`, WithDecryption: true }));
+    const previous = out.Parameter?.Value;
+    return { current, previous: previous && previous !== current ? previous : null };
+  } catch (error) {
+    if (isNamed(error, 'ParameterVersionNotFound')) return { current, previous: null };
+    throw new PodrouteError(`cannot read SSM parameter ${name}:${version - 1}`, { retryable: true, cause: error });
+  }
+}
+
+const isNamed = (error: unknown, name: string): boolean => error instanceof Error && error.name === name;

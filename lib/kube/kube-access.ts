@@ -1,0 +1,78 @@
+/**
+ * Read-only questions `podroute doctor` asks the Kubernetes API: may the caller do X
+ * (SelfSubjectAccessReview, authorization.k8s.io/v1: the answer's `status.allowed`), and which
+ * mutating admission webhooks are registered (MutatingWebhookConfiguration,
+ * admissionregistration.k8s.io/v1). Errors are mapped by HTTP status, like the node adapter's.
+ */
+import { AdmissionregistrationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { AccessQuestion, AccessAnswer, WebhookRegistration, ClusterAccess } from '../usecases/doctor.ts';
+import { mapError } from './kube-nodes.ts';
+
+export class KubeAccess implements ClusterAccess {
+  private readonly authz: AuthorizationV1Api;
+  private readonly admission: AdmissionregistrationV1Api;
+
+  constructor(config: KubeConfig) {
+    this.authz = config.makeApiClient(AuthorizationV1Api);
+    this.admission = config.makeApiClient(AdmissionregistrationV1Api);
+  }
+
+  async canI(question: AccessQuestion): Promise<AccessAnswer> {
+    try {
+      const review = await this.authz.createSelfSubjectAccessReview({
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: {
+            resourceAttributes: {
+              verb: question.verb,
+              group: question.group,
+              resource: question.resource,
+              ...(question.subresource ? { subresource: question.subresource } : {}),
+              ...(question.namespace ? { namespace: question.namespace } : {}),
+            },
+          },
+        },
+      });
+      return { allowed: review.status?.allowed === true, reason: review.status?.reason ?? review.status?.evaluationError ?? '' };
+    } catch (error) {
+      throw mapError(error, { verb: 'create', resource: 'selfsubjectaccessreviews' });
+    }
+  }
+
+  async mutatingWebhooks(): Promise<WebhookRegistration[]> {
+    let list;
+    try {
+      list = await this.admission.listMutatingWebhookConfiguration();
+    } catch (error) {
+      throw mapError(error, { verb: 'list', resource: 'mutatingwebhookconfigurations' });
+    }
+    const out: WebhookRegistration[] = [];
+    for (const configuration of list.items) {
+      for (const webhook of configuration.webhooks ?? []) {
+        const url = webhook.clientConfig.url;
+        out.push({
+          configuration: configuration.metadata?.name ?? '',
+          webhook: webhook.name,
+          // Only the host: the URL's path carries the shared secret.
+          host: url ? safeHost(url) : webhook.clientConfig.service ? `service ${webhook.clientConfig.service.namespace}/${webhook.clientConfig.service.name}` : '',
+          rules: (webhook.rules ?? []).map((rule) => ({
+            apiGroups: rule.apiGroups ?? [],
+            apiVersions: rule.apiVersions ?? [],
+            operations: rule.operations ?? [],
+            resources: rule.resources ?? [],
+          })),
+        });
+      }
+    }
+    return out;
+  }
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(unparseable url)';
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * `podroute doctor`: a read-only preflight of an account and cluster, before (or after) deploying.
+ * Gathers through ports, decides each check with pure code, returns one result per check; the CLI
+ * prints them (`ok|FAIL|warn  <check>: <detail>`) and exits 1 when any failed. Nothing is written.
+ *
+ * Checks:
+ * - route tables found (by the cluster tag, or the ids given);
+ * - per table: the routes it will hold (routes of others + managed nodes' pod CIDRs, one per node
+ *   and family) against the route quota (default 50 a table, adjustable to 1,000: Amazon VPC
+ *   quotas, "Routes per route table");
+ * - nodes' pod CIDRs against the cluster CIDRs and the configured node mask;
+ * - which nodes podroute manages and which it leaves alone;
+ * - the Kubernetes permissions the functions use (SelfSubjectAccessReview);
+ * - a mutating admission webhook registered for node CREATE and DELETE;
+ * - the stack's queue and CIDR table exist.
+ */
+import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import type { Config } from '../config.ts';
+import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import type { Node } from '../nodes/node.ts';
+import { parseRouteTables } from '../routes/index.ts';
+import type { RouteTable } from '../routes/index.ts';
+import type { NodeSource, RouteTables } from './ports.ts';
+
+export type CheckStatus = 'ok' | 'FAIL' | 'warn';
+export interface CheckResult {
+  status: CheckStatus;
+  check: string;
+  detail: string;
+}
+
+export interface AccessQuestion {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+}
+export interface AccessAnswer {
+  allowed: boolean;
+  reason: string;
+}
+export interface WebhookRegistration {
+  configuration: string;
+  webhook: string;
+  host: string;
+  rules: Array<{ apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }>;
+}
+/** The cluster-side questions of the doctor (lib/kube/kube-access.ts). */
+export interface ClusterAccess {
+  canI(question: AccessQuestion): Promise<AccessAnswer>;
+  mutatingWebhooks(): Promise<WebhookRegistration[]>;
+}
+/** The stack's resources (lib/aws/stack-resources.ts). */
+export interface StackResources {
+  queue(url: string): Promise<{ exists: boolean; detail: string }>;
+  table(name: string): Promise<{ exists: boolean; detail: string }>;
+}
+
+/** EC2's default routes per route table; adjustable up to 1,000 (Amazon VPC quotas). */
+export const DEFAULT_ROUTE_QUOTA = 50;
+export const MAX_ROUTE_QUOTA = 1000;
+/** A table this full (share of the quota) is a warning. */
+const QUOTA_WARN_SHARE = 0.8;
+
+/**
+ * The Kubernetes calls podroute makes (lib/kube/kube-nodes.ts): list/get/patch nodes, patch
+ * nodes/status, create events in the event namespace.
+ */
+export function requiredPermissions(eventNamespace = 'default'): AccessQuestion[] {
+  return [
+    { verb: 'list', group: '', resource: 'nodes' },
+    { verb: 'get', group: '', resource: 'nodes' },
+    { verb: 'patch', group: '', resource: 'nodes' },
+    { verb: 'patch', group: '', resource: 'nodes', subresource: 'status' },
+    { verb: 'create', group: '', resource: 'events', namespace: eventNamespace },
+  ];
+}
+
+export type DoctorConfig = Pick<Config, 'clusterName' | 'clusterCidrs' | 'nodeMaskSize' | 'routeTableIds' | 'queueUrl' | 'cidrTableName'>;
+
+export interface DoctorDeps {
+  config: DoctorConfig;
+  routeQuota: number;
+  routeTables: Pick<RouteTables, 'listRouteTables'>;
+  nodes: Pick<NodeSource, 'listNodes'>;
+  access: ClusterAccess;
+  stack: StackResources;
+}
+
+export async function doctor(deps: DoctorDeps): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  const { config } = deps;
+
+  const tables = await gather('route tables', results, async () => parseRouteTables({ RouteTables: await deps.routeTables.listRouteTables() }));
+  const nodes = await gather('nodes', results, () => deps.nodes.listNodes());
+
+  if (tables) results.push(checkTablesFound(tables, config));
+  if (nodes) {
+    const managed = nodes.filter(isManaged);
+    results.push(checkNodes(nodes, managed));
+    results.push(checkPodCidrs(nodes, config));
+    if (tables) results.push(...checkQuota(tables, managed, config, deps.routeQuota));
+  }
+
+  for (const question of requiredPermissions()) {
+    const label = `permission ${describeQuestion(question)}`;
+    try {
+      const answer = await deps.access.canI(question);
+      results.push(answer.allowed ? ok(label, 'allowed') : fail(label, `denied${answer.reason ? ` (${answer.reason})` : ''}: grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)`));
+    } catch (error) {
+      results.push(fail(label, `cannot ask the API server: ${errorText(error)}`));
+    }
+  }
+
+  try {
+    results.push(checkWebhook(await deps.access.mutatingWebhooks()));
+  } catch (error) {
+    results.push(fail('admission webhook', `cannot list MutatingWebhookConfigurations: ${errorText(error)}`));
+  }
+
+  results.push(await checkStack('queue', config.queueUrl, '--queue-url', (url) => deps.stack.queue(url)));
+  results.push(await checkStack('cidr table', config.cidrTableName, '--cidr-table-name', (name) => deps.stack.table(name)));
+  return results;
+}
+
+/** Formats one result as the CLI prints it. */
+export function formatCheck(result: CheckResult): string {
+  return `${result.status.padEnd(4)}  ${result.check}: ${result.detail}`;
+}
+
+// --- checks (pure) ------------------------------------------------------------------------------
+
+/**
+ * Whether podroute manages a node: it must name an EC2 instance in spec.providerID (Fargate and
+ * non-EC2 nodes are left alone).
+ * TODO(node-selector): swap in the NODE_SELECTOR decision from lib/nodes (`isManagedNode` in
+ * lib/nodes/node.ts, added with NODE_SELECTOR) once it lands, so the doctor and reconcile agree.
+ */
+function isManaged(node: Node): boolean {
+  return instanceIdOf(node) !== null;
+}
+
+function checkTablesFound(tables: RouteTable[], config: DoctorConfig): CheckResult {
+  const ids = tables.map((table) => table.routeTableId).sort();
+  const how = config.routeTableIds.length > 0 ? 'by id' : `by tag kubernetes.io/cluster/${config.clusterName}`;
+  if (config.routeTableIds.length > 0) {
+    const missing = config.routeTableIds.filter((id) => !ids.includes(id));
+    if (missing.length > 0) return fail('route tables', `not found: ${missing.join(', ')} (found ${ids.join(', ') || 'none'})`);
+  }
+  if (ids.length === 0) return fail('route tables', `none found ${how}; tag the cluster's route tables or pass --route-table-ids`);
+  return ok('route tables', `${ids.length} found ${how}: ${ids.join(', ')}`);
+}
+
+function checkQuota(tables: RouteTable[], managed: Node[], config: DoctorConfig, quota: number): CheckResult[] {
+  const clusters = config.clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
+  const inCluster = (text: string): boolean => {
+    const cidr = tryParseCidr(text);
+    return cidr !== null && clusters.some((cluster) => containsCidr(cluster, cidr));
+  };
+  // One route per managed node and family it has a pod CIDR of.
+  const needed = managed.reduce((sum, node) => sum + new Set(podCidrsOf(node).filter(inCluster).map((text) => tryParseCidr(text)?.family)).size, 0);
+  return tables.map((table) => {
+    // Every route outside the cluster CIDRs (gateways, peerings, prefix lists) counts as another's;
+    // the VPC's local routes do not count against the quota.
+    const others = table.routes.filter((route) => route.target !== 'local' && !inCluster(route.destinationCidr)).length + table.skippedRoutes;
+    const projected = others + needed;
+    const label = `route quota ${table.routeTableId}`;
+    const detail = `${projected} of ${quota} routes (${others} not podroute's + ${needed} for ${managed.length} managed nodes)`;
+    if (projected > quota) return fail(label, `${detail}: over the quota; raise "Routes per route table" (up to ${MAX_ROUTE_QUOTA}) and pass --route-quota`);
+    if (projected > quota * QUOTA_WARN_SHARE) return warn(label, `${detail}: little room to grow`);
+    return ok(label, detail);
+  });
+}
+
+function checkPodCidrs(nodes: Node[], config: DoctorConfig): CheckResult {
+  const clusters = config.clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
+  const problems: string[] = [];
+  let count = 0;
+  for (const node of nodes) {
+    for (const text of podCidrsOf(node)) {
+      count += 1;
+      const cidr = tryParseCidr(text);
+      if (!cidr) {
+        problems.push(`${node.metadata.name} has an invalid pod CIDR ${JSON.stringify(text)}`);
+        continue;
+      }
+      const cluster = clusters.find((c) => c.family === cidr.family);
+      const mask = config.nodeMaskSize[cidr.family];
+      if (!cluster || !containsCidr(cluster, cidr)) problems.push(`${node.metadata.name} ${formatCidr(cidr)} is outside the cluster CIDRs`);
+      else if (cidr.prefix !== mask) problems.push(`${node.metadata.name} ${formatCidr(cidr)} is a /${cidr.prefix}, configured mask is /${mask}`);
+    }
+  }
+  const wanted = clusters.map((c) => `/${config.nodeMaskSize[c.family]} in ${formatCidr(c)}`).join(', ');
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 5).join('; ');
+    return fail('pod CIDRs', `${problems.length} of ${count} do not match ${wanted}: ${shown}${problems.length > 5 ? '; ...' : ''} (--node-cidr-mask-size must equal podroute's mask)`);
+  }
+  return ok('pod CIDRs', `${count} pod CIDRs, all ${wanted}`);
+}
+
+function checkNodes(nodes: Node[], managed: Node[]): CheckResult {
+  const left = nodes.filter((node) => !managed.includes(node)).map((node) => node.metadata.name);
+  const leftText = left.length === 0 ? 'none left alone' : `leaves ${left.length} alone (no EC2 instance in spec.providerID): ${left.slice(0, 10).join(', ')}${left.length > 10 ? ', ...' : ''}`;
+  const detail = `manages ${managed.length} of ${nodes.length}; ${leftText}`;
+  return managed.length === 0 ? warn('nodes', detail) : ok('nodes', detail);
+}
+
+/** A webhook rule covers node `operation` when its groups, versions, operations and resources all match ("*" matches any). */
+function covers(rule: WebhookRegistration['rules'][number], operation: 'CREATE' | 'DELETE'): boolean {
+  const has = (list: string[], value: string) => list.includes(value) || list.includes('*');
+  return has(rule.apiGroups, '') && has(rule.apiVersions, 'v1') && has(rule.operations, operation) && (has(rule.resources, 'nodes') || rule.resources.includes('*/*'));
+}
+
+function checkWebhook(webhooks: WebhookRegistration[]): CheckResult {
+  const creates = webhooks.filter((hook) => hook.rules.some((rule) => covers(rule, 'CREATE')));
+  const deletes = webhooks.filter((hook) => hook.rules.some((rule) => covers(rule, 'DELETE')));
+  const name = (hook: WebhookRegistration) => `${hook.configuration}/${hook.webhook}${hook.host ? ` -> ${hook.host}` : ''}`;
+  if (creates.length === 0 && deletes.length === 0) {
+    return fail('admission webhook', 'no MutatingWebhookConfiguration covers node CREATE or DELETE; apply infra/kubernetes (nodes then wait for the schedule)');
+  }
+  if (creates.length === 0) return fail('admission webhook', `no webhook for node CREATE (DELETE: ${deletes.map(name).join(', ')})`);
+  if (deletes.length === 0) return fail('admission webhook', `no webhook for node DELETE (CREATE: ${creates.map(name).join(', ')})`);
+  const all = [...new Set([...creates, ...deletes].map(name))];
+  return ok('admission webhook', `node CREATE and DELETE go to ${all.join(', ')}`);
+}
+
+async function checkStack(
+  label: string,
+  id: string,
+  flag: string,
+  probe: (id: string) => Promise<{ exists: boolean; detail: string }>,
+): Promise<CheckResult> {
+  if (!id) return warn(label, `not checked: pass ${flag}`);
+  try {
+    const found = await probe(id);
+    return found.exists ? ok(label, found.detail) : fail(label, `${found.detail}: deploy the stack, or check the name and region`);
+  } catch (error) {
+    return fail(label, `cannot check: ${errorText(error)}`);
+  }
+}
+
+async function gather<T>(what: string, results: CheckResult[], read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    results.push(fail(what, `cannot read: ${errorText(error)}`));
+    return undefined;
+  }
+}
+
+function describeQuestion(q: AccessQuestion): string {
+  const resource = `${q.resource}${q.subresource ? `/${q.subresource}` : ''}${q.group ? `.${q.group}` : ''}`;
+  return `${q.verb} ${resource}${q.namespace ? ` in ${q.namespace}` : ''}`;
+}
+
+const ok = (check: string, detail: string): CheckResult => ({ status: 'ok', check, detail });
+const warn = (check: string, detail: string): CheckResult => ({ status: 'warn', check, detail });
+const fail = (check: string, detail: string): CheckResult => ({ status: 'FAIL', check, detail });
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

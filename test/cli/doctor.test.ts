@@ -1,0 +1,246 @@
+/**
+ * `podroute doctor` against the local stand-ins: the EC2 and Kubernetes emulators (with
+ * SelfSubjectAccessReview and MutatingWebhookConfigurations), DynamoDB (dynalite) and SQS (fauxqs).
+ * The command runs in process through the CLI's `main`, with SDK clients for the stand-ins; one
+ * test spawns the real binary.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDoctorCommand } from '../../bin/doctor-command.ts';
+import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import { main } from '../../lib/cli/main.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '..', '..');
+
+let ec2: Ec2Emulator;
+let kube: KubeEmulator;
+let sqs: LocalSqs;
+let dynamo: LocalDynamo;
+let dir: string;
+let kubeconfig: string;
+let queueUrl: string;
+let tableId: string;
+/** A cluster name per test, so each test sees only its own tagged table in the shared EC2 emulator. */
+let cluster: string;
+let clusters = 0;
+
+/** The webhook registration of infra/kubernetes/webhook.yaml (its URL's token is a placeholder). */
+const WEBHOOK_CONFIGURATION = {
+  metadata: { name: 'podroute' },
+  webhooks: [
+    {
+      name: 'node-join.podroute.io',
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'NoneOnDryRun',
+      failurePolicy: 'Ignore',
+      clientConfig: { url: 'https://abc123.execute-api.us-east-1.amazonaws.com/webhook/secret-token-do-not-print' },
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'DELETE'], resources: ['nodes'], scope: 'Cluster' }],
+    },
+  ],
+};
+
+function node(name: string, providerID: string, podCidr?: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { providerID, ...(podCidr ? { podCIDR: podCidr, podCIDRs: [podCidr] } : {}) },
+    status: { conditions: [] },
+  };
+}
+
+beforeAll(async () => {
+  [ec2, sqs, dynamo] = await Promise.all([startEc2Emulator({ throttle: false }), startLocalSqs(), startDynalite()]);
+  dir = await mkdtemp(join(tmpdir(), 'podroute-doctor-'));
+  kubeconfig = join(dir, 'kubeconfig');
+  queueUrl = (await sqs.createQueue('podroute-demo-routes')).queueUrl;
+});
+afterAll(async () => {
+  await Promise.all([ec2.close(), sqs.stop(), dynamo.close()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  kube = await startKubeEmulator();
+  await writeFile(kubeconfig, kube.kubeConfigYaml());
+  kube.state.webhookConfigurations.put(WEBHOOK_CONFIGURATION);
+  clusters += 1;
+  cluster = `demo-${clusters}`;
+  tableId = ec2.state.addRouteTable({ tags: { [`kubernetes.io/cluster/${cluster}`]: 'owned' } }).id;
+});
+afterEach(async () => {
+  await kube.close();
+});
+
+const clusterName = (): string => cluster;
+
+async function healthyCluster(): Promise<void> {
+  const a = ec2.state.addInstance({});
+  const b = ec2.state.addInstance({});
+  ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.1.0/24', instanceId: a.id });
+  await kube.state.addNode(node('ip-10-0-1-1', `aws:///us-east-1a/${a.id}`, '10.244.1.0/24'));
+  await kube.state.addNode(node('ip-10-0-1-2', `aws:///us-east-1a/${b.id}`, '10.244.2.0/24'));
+  await kube.state.addNode(node('fargate-ip-10-0-9-9', 'aws:///us-east-1a/fargate-ip-10-0-9-9.ec2.internal'));
+}
+
+async function doctor(extra: string[] = []): Promise<{ code: number; lines: string[]; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const command = createDoctorCommand((region) => ({
+    ec2: new EC2Client({ endpoint: ec2.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
+    sqs: sqs.createClient(),
+    dynamodb: dynamo.client(),
+  }));
+  const args = ['doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
+  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: {} }, { doctor: command });
+  return { code, lines: stdout.trimEnd().split('\n'), stderr };
+}
+
+const line = (lines: string[], check: string): string => lines.find((l) => l.includes(` ${check}:`)) ?? `(no line for ${check})`;
+
+describe('podroute doctor', () => {
+  it('passes every check on a healthy setup, one line per check', async () => {
+    await healthyCluster();
+    const before = { routes: JSON.stringify(ec2.state.routes(tableId)), nodes: JSON.stringify(kube.state.nodes()) };
+    const { code, lines, stderr } = await doctor();
+    expect(stderr).toBe('');
+    expect(lines.every((l) => /^(ok {2}|warn|FAIL) {2}[a-z][^:]*: /.test(l))).toBe(true);
+    expect(lines.filter((l) => !l.startsWith('ok'))).toEqual([]);
+    expect(code).toBe(0);
+    expect(line(lines, 'route tables')).toBe(`ok    route tables: 1 found by tag kubernetes.io/cluster/${clusterName()}: ${tableId}`);
+    expect(line(lines, `route quota ${tableId}`)).toBe(`ok    route quota ${tableId}: 2 of 50 routes (0 not podroute's + 2 for 2 managed nodes)`);
+    expect(line(lines, 'pod CIDRs')).toBe('ok    pod CIDRs: 2 pod CIDRs, all /24 in 10.244.0.0/16');
+    expect(line(lines, 'nodes')).toBe('ok    nodes: manages 2 of 3; leaves 1 alone (no EC2 instance in spec.providerID): fargate-ip-10-0-9-9');
+    expect(lines.filter((l) => l.includes(' permission '))).toHaveLength(5);
+    expect(line(lines, 'admission webhook')).toBe('ok    admission webhook: node CREATE and DELETE go to podroute/node-join.podroute.io -> abc123.execute-api.us-east-1.amazonaws.com');
+    expect(line(lines, 'queue')).toMatch(/^ok {4}queue: arn:aws:sqs:us-east-1:\d+:podroute-demo-routes$/);
+    expect(line(lines, 'cidr table')).toBe(`ok    cidr table: ${dynamo.tableName} is ACTIVE`);
+    expect(lines.join('\n')).not.toContain('secret-token-do-not-print');
+    expect(kube.state.access.reviews()).toEqual(['list /nodes', 'get /nodes', 'patch /nodes', 'patch /nodes/status', 'create /events']);
+    // Read-only: nothing changed.
+    expect(JSON.stringify(ec2.state.routes(tableId))).toBe(before.routes);
+    expect(JSON.stringify(kube.state.nodes())).toBe(before.nodes);
+  });
+
+  it('FAILs a missing permission, exit 1', async () => {
+    await healthyCluster();
+    kube.state.access.deny({ verb: 'patch', resource: 'nodes', subresource: 'status' });
+    const { code, lines } = await doctor();
+    expect(code).toBe(1);
+    expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+      "FAIL  permission patch nodes/status: denied (denied by the emulator): grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)",
+    ]);
+  });
+
+  it('FAILs a missing webhook, exit 1', async () => {
+    await healthyCluster();
+    kube.state.webhookConfigurations.remove('podroute');
+    kube.state.webhookConfigurations.put({
+      metadata: { name: 'someone-else' },
+      webhooks: [{ name: 'pods.example.com', clientConfig: { url: 'https://example.com/' }, rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] }],
+    });
+    const { code, lines } = await doctor();
+    expect(code).toBe(1);
+    expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+      'FAIL  admission webhook: no MutatingWebhookConfiguration covers node CREATE or DELETE; apply infra/kubernetes (nodes then wait for the schedule)',
+    ]);
+  });
+
+  it('FAILs a webhook that covers CREATE but not DELETE', async () => {
+    await healthyCluster();
+    kube.state.webhookConfigurations.put({
+      ...WEBHOOK_CONFIGURATION,
+      webhooks: [{ ...WEBHOOK_CONFIGURATION.webhooks[0], rules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['CREATE'], resources: ['nodes'] }] }],
+    });
+    const { code, lines } = await doctor();
+    expect(code).toBe(1);
+    expect(line(lines, 'admission webhook')).toMatch(/^FAIL {2}admission webhook: no webhook for node DELETE/);
+  });
+
+  it('FAILs a table without room for the nodes, exit 1, and passes with the raised quota', async () => {
+    await healthyCluster();
+    for (let i = 0; i < 4; i += 1) ec2.state.addRoute({ routeTableId: tableId, destinationCidr: `192.168.${i}.0/24`, gatewayId: ec2.state.addGateway() });
+    const full = await doctor(['--route-quota', '5']);
+    expect(full.code).toBe(1);
+    expect(full.lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+      `FAIL  route quota ${tableId}: 6 of 5 routes (4 not podroute's + 2 for 2 managed nodes): over the quota; raise "Routes per route table" (up to 1000) and pass --route-quota`,
+    ]);
+    const raised = await doctor(['--route-quota', '1000']);
+    expect(raised.code).toBe(0);
+  });
+
+  it('FAILs pod CIDRs of another mask, exit 1', async () => {
+    await healthyCluster();
+    const { code, lines } = await doctor(['--node-mask-size-ipv4', '25']);
+    expect(code).toBe(1);
+    expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+      "FAIL  pod CIDRs: 2 of 2 do not match /25 in 10.244.0.0/16: ip-10-0-1-1 10.244.1.0/24 is a /24, configured mask is /25; ip-10-0-1-2 10.244.2.0/24 is a /24, configured mask is /25 (--node-cidr-mask-size must equal podroute's mask)",
+    ]);
+  });
+
+  it('FAILs when no route table is found, and when the queue and table do not exist', async () => {
+    await healthyCluster();
+    const { code, lines } = await doctor(['--cluster-name', 'nobody', '--queue-url', `${sqs.endpoint}/000000000000/missing`, '--cidr-table-name', 'missing-table']);
+    expect(code).toBe(1);
+    expect(line(lines, 'route tables')).toMatch(/^FAIL {2}route tables: none found by tag kubernetes\.io\/cluster\/nobody/);
+    expect(line(lines, 'queue')).toMatch(/^FAIL {2}queue: no queue at /);
+    expect(line(lines, 'cidr table')).toBe('FAIL  cidr table: no table named missing-table: deploy the stack, or check the name and region');
+  });
+
+  it.each([
+    [['--route-quota', '0'], /--route-quota must be a whole number from 1 to 1000/],
+    [['--route-quota', '1001'], /--route-quota must be a whole number from 1 to 1000/],
+    [['--route-quota', 'lots'], /--route-quota must be a whole number/],
+    [['--node-mask-size-ipv4', '40'], /--node-mask-size-ipv4 must be a whole number of bits/],
+    [['--no-such-flag'], /Unknown option '--no-such-flag'/],
+  ])('%j: exit 2 with one line', async (extra, message) => {
+    const { code, lines, stderr } = await doctor(extra);
+    expect(code).toBe(2);
+    expect(lines).toEqual(['']);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(message);
+  });
+
+  it('runs as the podroute binary', async () => {
+    await healthyCluster();
+    kube.state.access.deny({ verb: 'list', resource: 'nodes' });
+    let result: { code: number; stdout: string; stderr: string };
+    try {
+      const out = await run(
+        process.execPath,
+        ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), 'doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig],
+        {
+          cwd: root,
+          env: {
+            PATH: process.env.PATH ?? '',
+            AWS_ENDPOINT_URL_EC2: ec2.url,
+            AWS_ACCESS_KEY_ID: 'local',
+            AWS_SECRET_ACCESS_KEY: 'local',
+            AWS_REGION: 'us-east-1',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+        },
+      );
+      result = { code: 0, stdout: out.stdout, stderr: out.stderr };
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string };
+      result = { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+      "FAIL  permission list nodes: denied (denied by the emulator): grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)",
+    ]);
+    expect(line(lines, 'queue')).toBe('warn  queue: not checked: pass --queue-url');
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * The Kubernetes emulator's SelfSubjectAccessReview and MutatingWebhookConfiguration list
+ * (infra/local/kube/authz.ts), through the real client and over raw HTTPS for invalid input.
+ */
+import https from 'node:https';
+import { AdmissionregistrationV1Api, AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+
+let kube: KubeEmulator;
+let config: KubeConfig;
+beforeAll(async () => {
+  kube = await startKubeEmulator();
+  config = new KubeConfig();
+  config.loadFromOptions(kube.kubeConfig());
+});
+afterAll(async () => {
+  await kube.close();
+});
+
+function post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = https.request(`${kube.url}${path}`, {
+      method: 'POST',
+      ca: kube.caPem,
+      headers: { authorization: `Bearer ${kube.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+    }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+describe('kube emulator: SelfSubjectAccessReview', () => {
+  it('allows by default and refuses what a test denied, with the real API shape', async () => {
+    const api = config.makeApiClient(AuthorizationV1Api);
+    const ask = (verb: string, subresource?: string) =>
+      api.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { verb, group: '', resource: 'nodes', ...(subresource ? { subresource } : {}) } } } });
+    expect((await ask('patch', 'status')).status).toEqual({ allowed: true, reason: 'allowed by the emulator' });
+    kube.state.access.deny({ verb: 'patch', resource: 'nodes', subresource: 'status' });
+    expect((await ask('patch', 'status')).status).toEqual({ allowed: false, denied: true, reason: 'denied by the emulator' });
+    expect((await ask('patch')).status?.allowed).toBe(true);
+    kube.state.access.allowAll();
+    expect((await ask('patch', 'status')).status?.allowed).toBe(true);
+  });
+
+  it.each([
+    ['neither attributes', { spec: {} }],
+    ['both attributes', { spec: { resourceAttributes: { verb: 'get', resource: 'nodes' }, nonResourceAttributes: { verb: 'get', path: '/healthz' } } }],
+  ])('422 Invalid with %s', async (_label, body) => {
+    const { status, json } = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', ...body });
+    expect(status).toBe(422);
+    expect(json).toMatchObject({ kind: 'Status', reason: 'Invalid', code: 422 });
+  });
+
+  it('answers 201 Created', async () => {
+    const { status, json } = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { spec: { resourceAttributes: { verb: 'list', resource: 'nodes' } } });
+    expect(status).toBe(201);
+    expect(json).toMatchObject({ kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', status: { allowed: true } });
+  });
+});
+
+describe('kube emulator: MutatingWebhookConfigurations', () => {
+  it('lists what was registered, as a MutatingWebhookConfigurationList', async () => {
+    const api = config.makeApiClient(AdmissionregistrationV1Api);
+    expect((await api.listMutatingWebhookConfiguration()).items).toEqual([]);
+    kube.state.webhookConfigurations.put({
+      metadata: { name: 'podroute' },
+      webhooks: [{ name: 'node-join.podroute.io', admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { url: 'https://example.com/webhook/x' }, rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['nodes'] }] }],
+    });
+    const list = await api.listMutatingWebhookConfiguration();
+    expect(list.kind).toBe('MutatingWebhookConfigurationList');
+    expect(list.items.map((item) => [item.metadata?.name, item.webhooks?.map((w) => w.name)])).toEqual([['podroute', ['node-join.podroute.io']]]);
+    expect(kube.state.webhookConfigurations.remove('podroute')).toBe(true);
+    expect((await api.listMutatingWebhookConfiguration()).items).toEqual([]);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The gauges a reconcile run publishes for the alarms and the dashboard: NodesTotal, NodesReady,
+ * NodesBlocked (NetworkUnavailable=True for longer than BLOCKED_NODE_SECONDS, by the condition's
+ * lastTransitionTime), RoutesPending (creates + replaces planned), DeletionsWithheld and
+ * ReconcileErrors, one value each per run, 0 included.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lib/config.ts';
+import { createCidrSet } from '../../lib/ipam/index.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { MemoryWorkQueue } from '../../lib/messages/work-queue.ts';
+import { parseNode, type Node } from '../../lib/nodes/node.ts';
+import { countBlocked, reconcile } from '../../lib/usecases/reconcile.ts';
+import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
+import { inst } from '../routes/fixtures.ts';
+
+const NOW = Date.parse('2026-06-01T12:00:00Z');
+const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
+
+function node(name: string, n: number, podCidr: string | null, unavailable?: { status: string; since?: string }): Node {
+  return parseNode({
+    metadata: { name },
+    spec: { providerID: `aws:///us-east-1a/${inst(n)}`, ...(podCidr ? { podCIDR: podCidr, podCIDRs: [podCidr] } : {}) },
+    status: {
+      conditions: unavailable
+        ? [{ type: 'NetworkUnavailable', status: unavailable.status, ...(unavailable.since ? { lastTransitionTime: unavailable.since } : {}) }]
+        : [],
+    },
+  });
+}
+
+function table(routes: Array<{ to: string; instance: number }>) {
+  return {
+    RouteTableId: 'rtb-0000000000000000a',
+    Tags: [{ Key: 'kubernetes.io/cluster/demo', Value: 'owned' }],
+    Routes: routes.map((route) => ({ DestinationCidrBlock: route.to, InstanceId: inst(route.instance), State: 'active', Origin: 'CreateRoute' })),
+  };
+}
+
+async function run(nodes: Node[], tables: unknown[], env: Record<string, string> = {}) {
+  const config = loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16', ...env });
+  const log = memoryLogger();
+  const nodeSource = { listNodes: async () => nodes } as unknown as NodeSource;
+  const routeTables = { listRouteTables: async () => tables } as unknown as RouteTables;
+  await reconcile(
+    {
+      config,
+      routeTables,
+      nodes: nodeSource,
+      queue: new MemoryWorkQueue(),
+      cidrSets: [await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 })],
+      log,
+      now: () => NOW,
+    },
+    { dryRun: true },
+  );
+  const metrics: Record<string, unknown> = {};
+  for (const line of log.lines) {
+    if (!('_aws' in line)) continue;
+    for (const [key, value] of Object.entries(line)) if (key !== '_aws') metrics[key] = value;
+  }
+  return metrics;
+}
+
+describe('reconcile gauges', () => {
+  it('counts total, ready, blocked nodes and pending routes', async () => {
+    const nodes = [
+      node('ready', 1, '10.244.1.0/24', { status: 'False', since: ago(5000) }),
+      node('routed-late', 2, '10.244.2.0/24', { status: 'True', since: ago(601) }), // route missing: a create
+      node('fresh', 3, '10.244.3.0/24', { status: 'True', since: ago(30) }), // a create, not blocked yet
+      node('moved', 4, '10.244.4.0/24', { status: 'True', since: ago(10_000) }), // route to another instance: a replace
+      node('no-time', 5, null, { status: 'True' }),
+    ];
+    const tables = [table([{ to: '10.244.1.0/24', instance: 1 }, { to: '10.244.4.0/24', instance: 9 }])];
+    expect(await run(nodes, tables)).toEqual({
+      ReconcileErrors: 0,
+      NodesTotal: 5,
+      NodesReady: 1,
+      NodesBlocked: 2,
+      RoutesPending: 3,
+      DeletionsWithheld: 0,
+    });
+  });
+
+  it('takes the threshold from BLOCKED_NODE_SECONDS', async () => {
+    const nodes = [node('a', 1, '10.244.1.0/24', { status: 'True', since: ago(120) })];
+    expect((await run(nodes, [table([])], { BLOCKED_NODE_SECONDS: '60' })).NodesBlocked).toBe(1);
+    expect((await run(nodes, [table([])], { BLOCKED_NODE_SECONDS: '600' })).NodesBlocked).toBe(0);
+  });
+
+  it('reports deletions withheld by the mass-deletion guard', async () => {
+    const routes = Array.from({ length: 8 }, (_, i) => ({ to: `10.244.${10 + i}.0/24`, instance: 20 + i }));
+    const nodes = [node('only', 1, '10.244.1.0/24', { status: 'False', since: ago(5000) })];
+    const metrics = await run(nodes, [table([{ to: '10.244.1.0/24', instance: 1 }, ...routes])]);
+    expect(metrics.DeletionsWithheld).toBe(8);
+  });
+
+  it.each(['0', '59', '-5', '1.5', 'soon'])('refuses BLOCKED_NODE_SECONDS=%s', (value) => {
+    expect(() => loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16', BLOCKED_NODE_SECONDS: value })).toThrow(/BLOCKED_NODE_SECONDS/);
+  });
+
+  it.each([
+    ['exactly at the threshold', 600, 0],
+    ['one second past it', 601, 1],
+  ])('countBlocked: %s', (_label, seconds, expected) => {
+    expect(countBlocked([node('a', 1, null, { status: 'True', since: ago(seconds) })], NOW, 600_000)).toBe(expected);
+  });
+});

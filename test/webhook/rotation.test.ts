@@ -1,0 +1,144 @@
+/**
+ * Secret rotation: while the previous secret is known, a token or a signature made with it is
+ * accepted as well as one made with the current secret; any other secret is refused. The webhook
+ * reads the pair from Secrets Manager (AWSCURRENT, AWSPREVIOUS) or SSM (latest version and N-1)
+ * and caches it for WEBHOOK_SECRET_TTL_MS of the injected clock.
+ */
+import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetParameterCommand, ParameterVersionNotFound, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { describe, expect, it } from 'vitest';
+import { WEBHOOK_SECRET_TTL_MS, cachedFor } from '../../functions/wiring.ts';
+import { secretsManagerWebhookSecrets, ssmWebhookSecrets } from '../../lib/aws/webhook-secrets.ts';
+import { classifyRequest } from '../../lib/webhook/request.ts';
+import { NOW_SECONDS, event, review, signed, withToken } from './fixtures.ts';
+
+const CURRENT = 'current-secret-6f1e0c9b8a7d4e2f';
+const PREVIOUS = 'previous-secret-3a5c7e9b1d2f4a6c';
+const OTHER = 'older-secret-0b2d4f6a8c1e3a5c';
+const rotating = { secret: CURRENT, previousSecret: PREVIOUS, now: () => NOW_SECONDS * 1000 };
+
+describe('classifyRequest during a rotation', () => {
+  it.each([
+    ['current', CURRENT, 'admission'],
+    ['previous', PREVIOUS, 'admission'],
+    ['an older third', OTHER, 'rejected'],
+  ])('token with the %s secret: %s', (_label, token, kind) => {
+    expect(classifyRequest(withToken(review('CREATE'), { query: { token } }), rotating).kind).toBe(kind);
+    expect(classifyRequest(withToken(review('CREATE'), { query: undefined, pathParameters: { token } }), rotating).kind).toBe(kind);
+  });
+
+  it.each([
+    ['current', CURRENT, 'event'],
+    ['previous', PREVIOUS, 'event'],
+    ['an older third', OTHER, 'rejected'],
+  ])('signature with the %s secret: %s', (_label, secret, kind) => {
+    expect(classifyRequest(signed(event('NodeJoined'), { secret }), rotating).kind).toBe(kind);
+  });
+
+  it('refuses the previous secret once there is none (rotation over)', () => {
+    const done = { ...rotating, previousSecret: null };
+    expect(classifyRequest(withToken(review('CREATE'), { query: { token: PREVIOUS } }), done)).toEqual({ kind: 'rejected', status: 401, message: 'unauthorized' });
+    expect(classifyRequest(signed(event('NodeJoined'), { secret: PREVIOUS }), done).kind).toBe('rejected');
+  });
+
+  it('fails a request whose copies of the token name different secrets, even both valid ones', () => {
+    const request = withToken(review('CREATE'), { query: { token: CURRENT }, headers: { authorization: `Bearer ${OTHER}` } });
+    expect(classifyRequest(request, rotating).kind).toBe('rejected');
+  });
+});
+
+describe('cachedFor (the webhook secret cache)', () => {
+  it('reads once per TTL of the injected clock, again after expiry', async () => {
+    let clock = 1_000_000;
+    let reads = 0;
+    const values = ['v1', 'v2'];
+    const get = cachedFor(async () => values[reads++] ?? 'none', WEBHOOK_SECRET_TTL_MS, () => clock);
+    expect(await get()).toBe('v1');
+    clock += WEBHOOK_SECRET_TTL_MS - 1;
+    expect(await get()).toBe('v1');
+    expect(reads).toBe(1);
+    clock += 1;
+    expect(await get()).toBe('v2');
+    expect(reads).toBe(2);
+  });
+
+  it('shares one read between concurrent callers', async () => {
+    let reads = 0;
+    const get = cachedFor(async () => `v${++reads}`, 1000, () => 0);
+    expect(await Promise.all([get(), get(), get()])).toEqual(['v1', 'v1', 'v1']);
+    expect(reads).toBe(1);
+  });
+
+  it('keeps the last good value when a refresh fails, and rejects when there is none', async () => {
+    let clock = 0;
+    let fail = true;
+    const get = cachedFor(async () => {
+      if (fail) throw new Error('store unreachable');
+      return 'good';
+    }, 1000, () => clock);
+    await expect(get()).rejects.toThrow('store unreachable');
+    fail = false;
+    expect(await get()).toBe('good');
+    clock += 5000;
+    fail = true;
+    expect(await get()).toBe('good');
+    fail = false;
+    clock += 1;
+    expect(await get()).toBe('good');
+  });
+
+  it('is five minutes', () => {
+    expect(WEBHOOK_SECRET_TTL_MS).toBe(300_000);
+  });
+});
+
+describe('reading the current and previous secret', () => {
+  it('Secrets Manager: AWSCURRENT and AWSPREVIOUS', async () => {
+    const sm = mockClient(SecretsManagerClient);
+    sm.on(GetSecretValueCommand, { SecretId: 'hook', VersionStage: 'AWSCURRENT' }).resolves({ SecretString: CURRENT });
+    sm.on(GetSecretValueCommand, { SecretId: 'hook', VersionStage: 'AWSPREVIOUS' }).resolves({ SecretString: PREVIOUS });
+    expect(await secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).toEqual({ current: CURRENT, previous: PREVIOUS });
+    sm.restore();
+  });
+
+  it('Secrets Manager: a never-rotated secret has no previous version', async () => {
+    const sm = mockClient(SecretsManagerClient);
+    sm.on(GetSecretValueCommand, { VersionStage: 'AWSCURRENT' }).resolves({ SecretString: CURRENT });
+    sm.on(GetSecretValueCommand, { VersionStage: 'AWSPREVIOUS' }).rejects(
+      new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret value for staging label: AWSPREVIOUS", $metadata: {} }),
+    );
+    expect(await secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).toEqual({ current: CURRENT, previous: null });
+    sm.restore();
+  });
+
+  it('Secrets Manager: another failure is a retryable error, not a missing previous secret', async () => {
+    const sm = mockClient(SecretsManagerClient);
+    sm.on(GetSecretValueCommand, { VersionStage: 'AWSCURRENT' }).resolves({ SecretString: CURRENT });
+    sm.on(GetSecretValueCommand, { VersionStage: 'AWSPREVIOUS' }).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    await expect(secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).rejects.toMatchObject({ retryable: true });
+    sm.restore();
+  });
+
+  it('SSM: the latest version and version N-1 by selector', async () => {
+    const ssm = mockClient(SSMClient);
+    ssm.on(GetParameterCommand, { Name: '/podroute/hook' }).resolves({ Parameter: { Value: CURRENT, Version: 4 } });
+    ssm.on(GetParameterCommand, { Name: '/podroute/hook:3' }).resolves({ Parameter: { Value: PREVIOUS, Version: 3 } });
+    expect(await ssmWebhookSecrets(new SSMClient({}), '/podroute/hook')).toEqual({ current: CURRENT, previous: PREVIOUS });
+    expect(ssm.commandCalls(GetParameterCommand).map((call) => call.args[0].input)).toEqual([
+      { Name: '/podroute/hook', WithDecryption: true },
+      { Name: '/podroute/hook:3', WithDecryption: true },
+    ]);
+    ssm.restore();
+  });
+
+  it('SSM: version 1, or a pruned N-1, has no previous secret', async () => {
+    const ssm = mockClient(SSMClient);
+    ssm.on(GetParameterCommand, { Name: 'hook' }).resolves({ Parameter: { Value: CURRENT, Version: 1 } });
+    expect(await ssmWebhookSecrets(new SSMClient({}), 'hook')).toEqual({ current: CURRENT, previous: null });
+    ssm.on(GetParameterCommand, { Name: 'hook' }).resolves({ Parameter: { Value: CURRENT, Version: 9 } });
+    ssm.on(GetParameterCommand, { Name: 'hook:8' }).rejects(new ParameterVersionNotFound({ message: 'not found', $metadata: {} }));
+    expect(await ssmWebhookSecrets(new SSMClient({}), 'hook')).toEqual({ current: CURRENT, previous: null });
+    ssm.restore();
+  });
+});
