@@ -21,6 +21,7 @@ export const nodeSchema = z.looseObject({
     name: z.string().min(1, 'metadata.name must not be empty'),
     uid: z.string().optional(),
     resourceVersion: z.string().optional(),
+    labels: z.record(z.string(), z.string()).nullish(),
   }),
   spec: z
     .looseObject({
