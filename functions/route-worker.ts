@@ -38,7 +38,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>) {
           const result = await handleRouteMessage(
             record.body,
             { receiveCount: Number.isFinite(receiveCount) ? receiveCount : 1, maxReceiveCount: wiring.config.maxReceiveCount },
-            { clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, nodes: wiring.nodes, log: wiring.log, now: wiring.now, targets },
+            { clusterCidrs: wiring.config.clusterCidrs, nodeSelector: wiring.config.nodeSelector, routeTables: wiring.routeTables, nodes: wiring.nodes, log: wiring.log, now: wiring.now, targets },
           );
           if (result.outcome === 'retry') {
             // Come back soon, with backoff, rather than after the queue's whole visibility timeout.

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { tryParseCidr } from './cidr/cidr.ts';
 import { InvalidInputError } from './errors.ts';
+import { parseLabelSelector } from './nodes/label-selector.ts';
+import type { LabelSelector } from './nodes/label-selector.ts';
 
 const list = (text: string | undefined): string[] =>
   (text ?? '').split(',').map((part) => part.trim()).filter((part) => part.length > 0);
@@ -58,6 +60,18 @@ export const configSchema = z
     MIN_DELETES_FOR_GUARD: numberFrom(5),
     LEASE_GRACE_SECONDS: numberFrom(600),
     MAX_RECEIVE_COUNT: numberFrom(3),
+    // A Kubernetes label selector (kubectl -l syntax); empty = every node is podroute's.
+    NODE_SELECTOR: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        try {
+          return parseLabelSelector(text ?? '');
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: `NODE_SELECTOR: ${error instanceof Error ? error.message : String(error)}` });
+          return z.NEVER;
+        }
+      }),
   })
   .superRefine((env, ctx) => {
     if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
@@ -94,6 +108,8 @@ export interface Config {
   leaseGraceSeconds: number;
   /** Worker deliveries before the queue moves a message to the dead-letter queue. */
   maxReceiveCount: number;
+  /** Only nodes whose labels match are podroute's (NODE_SELECTOR; empty = every node). */
+  nodeSelector: LabelSelector;
 }
 
 /** Reads the config from an environment (process.env in a handler); throws one clear error. */
@@ -122,5 +138,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     minDeletesForGuard: e.MIN_DELETES_FOR_GUARD,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS,
     maxReceiveCount: e.MAX_RECEIVE_COUNT,
+    nodeSelector: e.NODE_SELECTOR,
   };
 }

@@ -17,6 +17,8 @@ import { parseRouteMessage } from '../messages/route-message.ts';
 import type { DeleteRouteMessage, RouteMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
+import type { LabelSelector } from '../nodes/label-selector.ts';
+import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
@@ -31,6 +33,8 @@ export interface RouteWorkerDeps {
   nodes: NodeSource;
   log: Logger;
   now: () => number;
+  /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
+  nodeSelector?: LabelSelector;
   /** Instance -> primary interface, kept for the container's life (source/dest check already off). */
   targets?: Map<string, { primaryEniId: string; at: number }>;
 }
@@ -101,6 +105,8 @@ interface RouteOp {
 async function applyRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
   const node = await currentNode(op.node, deps);
   if (!node) return 'stale:node-gone';
+  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const stale = staleness(op, node, deps.clusterCidrs);
   if (stale) return stale;
   // One listing serves the decision and the node's condition: EC2's describe budget is shared.
@@ -223,6 +229,9 @@ async function syncNodeRoutes(name: string, deps: RouteWorkerDeps, delivery?: De
     if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
     return 'stale:node-gone';
   }
+  // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts).
+  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const tables = await listTables(deps);
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);

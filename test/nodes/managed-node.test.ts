@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lib/config.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { LabelSelectorError, matchesLabels, parseLabelSelector } from '../../lib/nodes/label-selector.ts';
 import { unmanagedReason } from '../../lib/nodes/managed-node.ts';
@@ -100,5 +101,22 @@ describe('unmanagedReason', () => {
     ['an empty selector', 'aws:///us-east-1a/i-0123456789abcdef0', undefined, parseLabelSelector(''), null],
   ])('%s -> %s', (_name, providerID, labels, sel, want) => {
     expect(unmanagedReason(nodeWith(providerID, labels), sel)).toBe(want);
+  });
+});
+
+describe('NODE_SELECTOR in the config', () => {
+  const base = { CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16' };
+  it('is parsed at cold start; empty or unset selects every node', () => {
+    expect(loadConfig(base).nodeSelector.requirements).toEqual([]);
+    expect(loadConfig({ ...base, NODE_SELECTOR: '' }).nodeSelector.requirements).toEqual([]);
+    expect(loadConfig({ ...base, NODE_SELECTOR: 'role in (podroute),!eks.amazonaws.com/compute-type' }).nodeSelector.requirements).toEqual([
+      { key: 'role', op: 'in', values: ['podroute'] },
+      { key: 'eks.amazonaws.com/compute-type', op: 'not-exists' },
+    ]);
+  });
+  it('a bad selector is one clear configuration error', () => {
+    const call = () => loadConfig({ ...base, NODE_SELECTOR: 'role in ()' });
+    expect(call).toThrow(InvalidInputError);
+    expect(call).toThrow(/^invalid podroute configuration: NODE_SELECTOR: invalid label selector "role in \(\)": 'in' needs at least one value$/);
   });
 });
