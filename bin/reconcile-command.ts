@@ -29,6 +29,8 @@ Flags:
   --cluster-name <name>     route tables tagged kubernetes.io/cluster/<name> are the cluster's
   --cluster-cidrs <list>    the cluster's pod CIDRs, comma-separated
   --route-table-ids <list>  use these tables instead of the tag
+  --node-selector <sel>     only nodes whose labels match are podroute's (default: $NODE_SELECTOR,
+                            else every node); kubectl -l syntax
   --kubeconfig <file>       default: $KUBECONFIG or ~/.kube/config
   --context <name>          kubeconfig context (default: its current context)
   --region <region>         default: $AWS_REGION, else us-east-1
@@ -45,6 +47,7 @@ export const reconcileCommand: Command = {
       'cluster-name': { type: 'string' },
       'cluster-cidrs': { type: 'string' },
       'route-table-ids': { type: 'string' },
+      'node-selector': { type: 'string' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       region: { type: 'string' },
@@ -62,6 +65,7 @@ export const reconcileCommand: Command = {
       CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
       CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
       ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
+      NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
     });
     const kubeConfig = new KubeConfig();
     try {
