@@ -131,7 +131,14 @@ interface CurrentRoute {
 function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: string): CurrentRoute | null {
   const route = tables.find((t) => t.routeTableId === routeTableId)?.routes.find((r) => r.destinationCidr === destinationCidr);
   if (!route) return null;
-  const foreign = !route.blackhole && route.target !== 'instance' ? (route.target === 'interface' ? (route.networkInterfaceId ?? 'an unknown target') : route.target) : null;
+  const foreign =
+    route.propagated !== undefined
+      ? 'a propagated route'
+      : !route.blackhole && route.target !== 'instance'
+        ? route.target === 'interface'
+          ? (route.networkInterfaceId ?? 'an unknown target')
+          : route.target
+        : null;
   return { networkInterfaceId: route.networkInterfaceId, instanceId: route.instanceId, blackhole: route.blackhole, foreign };
 }
 
@@ -139,7 +146,10 @@ function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: 
 function described(route: DescribedRoute): CurrentRoute {
   const blackhole = route.State === 'blackhole';
   const gateway = route.GatewayId ?? route.NatGatewayId ?? route.TransitGatewayId ?? route.VpcPeeringConnectionId;
-  const foreign = blackhole ? null : (gateway ?? (route.InstanceId ? null : (route.NetworkInterfaceId ?? 'an unknown target')));
+  // A propagated route (VGW or VPC Route Server) is never deleted or replaced, blackhole or not:
+  // DeleteRoute and ReplaceRoute act on routes made with CreateRoute (EC2 API reference, Route.Origin).
+  const propagated = route.Origin === 'EnableVgwRoutePropagation' || route.Origin === 'Advertisement';
+  const foreign = propagated ? 'a propagated route' : blackhole ? null : (gateway ?? (route.InstanceId ? null : (route.NetworkInterfaceId ?? 'an unknown target')));
   return { networkInterfaceId: route.NetworkInterfaceId ?? null, instanceId: route.InstanceId ?? null, blackhole, foreign };
 }
 
