@@ -34,15 +34,16 @@
  *     `foreign-target`, the node stays unavailable; a propagated route -> no op, warning
  *     `propagated-route`, the node stays unavailable.
  *  6. Deletes: every responsible node-kind route whose destination no node wants is deleted, reason
- *     `blackhole` or `no-owner`. The pod CIDR of a node without an instance id is neither wanted
- *     nor deleted: we cannot tell whether a route there is right (warning `no-instance`).
+ *     `blackhole` or `no-owner`. The pod CIDRs of unmanaged nodes (4a) are neither wanted nor
+ *     deleted. (A node without an EC2 instance id is always unmanaged, so the former `no-instance`
+ *     warning has become the `unmanaged` reasons `no-provider-id` / `not-an-ec2-instance`.)
  *  7. Bad node data never breaks planning: an unparseable pod CIDR (warning `invalid-pod-cidr`) is
  *     ignored; a pod CIDR not inside any cluster CIDR gets no route (warning
  *     `outside-cluster-cidrs`); a pod CIDR claimed by several nodes stays with the node an existing
  *     active route already targets (the smallest name if several are), else with the smallest node
  *     name (plain code-unit order); the others get warning `duplicate-pod-cidr` and no route for it.
  *  8. Node status, for every node: no wanted pod CIDR -> `true`; a route blocked by a warning
- *     (`foreign-target`, `duplicate-pod-cidr`, `outside-cluster-cidrs`, `no-instance`) -> `true`;
+ *     (`foreign-target`, `propagated-route`, `duplicate-pod-cidr`, `outside-cluster-cidrs`) -> `true`;
  *     no cluster table at all -> `true`; a route of it to create or replace -> `'pending'` (the
  *     worker settles it, `patch` false); otherwise `false`. A blocked node is `true` even while its
  *     other routes are pending, because it cannot become ready this round. `patch` is true when the
@@ -95,7 +96,6 @@ export interface NodeStatus {
 export type PlanWarningReason =
   | 'foreign-target'
   | 'propagated-route'
-  | 'no-instance'
   | 'invalid-pod-cidr'
   | 'outside-cluster-cidrs'
   | 'duplicate-pod-cidr'
@@ -298,16 +298,6 @@ export function planRoutes(input: PlanInput): RoutePlan {
   }
   // Instances of unmanaged nodes: routes to them are someone else's and are left alone.
   const unmanagedInstances = new Set(facts.filter((f) => f.unmanaged !== null && f.instanceId !== null).map((f) => f.instanceId));
-  for (const fact of facts) {
-    if (fact.unmanaged === null && fact.instanceId === null && fact.owned.length > 0) {
-      fact.blocked = true;
-      warnings.push({
-        reason: 'no-instance',
-        node: fact.name,
-        detail: `node ${fact.name} has no EC2 instance id in spec.providerID (${JSON.stringify(fact.node.spec?.providerID ?? null)}); its routes are neither made nor removed`,
-      });
-    }
-  }
   if (tableIds.length === 0 && facts.length > 0) {
     warnings.push({
       reason: 'no-route-tables',
