@@ -30,6 +30,7 @@ Flags:
   --cluster-name <name>        route tables tagged kubernetes.io/cluster/<name> are the cluster's
   --cluster-cidrs <list>       the cluster's pod CIDRs, comma-separated
   --route-table-ids <list>     use these tables instead of the tag
+  --node-selector <selector>   the nodes podroute manages (kubectl -l syntax; default $NODE_SELECTOR, empty: all)
   --node-mask-size-ipv4 <n>    default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
   --node-mask-size-ipv6 <n>    default 64
   --route-quota <n>            routes per route table in this account, default ${DEFAULT_ROUTE_QUOTA} (adjustable up to ${MAX_ROUTE_QUOTA})
@@ -57,6 +58,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         'cluster-name': { type: 'string' },
         'cluster-cidrs': { type: 'string' },
         'route-table-ids': { type: 'string' },
+        'node-selector': { type: 'string' },
         'node-mask-size-ipv4': { type: 'string' },
         'node-mask-size-ipv6': { type: 'string' },
         'route-quota': { type: 'string' },
@@ -76,17 +78,13 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
         CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
         ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
+        NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
         NODE_MASK_SIZE_IPV4: flags.string('node-mask-size-ipv4') ?? io.env.NODE_MASK_SIZE_IPV4,
         NODE_MASK_SIZE_IPV6: flags.string('node-mask-size-ipv6') ?? io.env.NODE_MASK_SIZE_IPV6,
         QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
         CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
       });
-      for (const family of [4, 6] as const) {
-        const mask = config.nodeMaskSize[family];
-        if (!Number.isInteger(mask) || mask < 1 || mask > (family === 4 ? 32 : 128)) {
-          throw new UsageError(`--node-mask-size-ipv${family} must be a whole number of bits (1-${family === 4 ? 32 : 128}), not ${mask}`);
-        }
-      }
+      // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).
       const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
       const region = flags.string('region') ?? io.env.AWS_REGION ?? 'us-east-1';
       const clients = makeClients(region);

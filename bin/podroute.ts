@@ -4,6 +4,26 @@ import { main } from '../lib/cli/main.ts';
 import { doctorCommand } from './doctor-command.ts';
 import { reconcileCommand } from './reconcile-command.ts';
 
+/**
+ * Exit status when the reader of stdout goes away (`podroute plan ... | head -1`). Node ignores
+ * SIGPIPE, so a write to a closed pipe fails with EPIPE instead of killing the process; without a
+ * handler that error is an uncaught exception and a stack trace. We end quietly with the status a
+ * shell shows for a command killed by SIGPIPE (128 + 13), as `cat`, `grep` or `yes` end in the same
+ * pipeline: the output was cut short, which `set -o pipefail` may want to see, but nothing failed
+ * that deserves a message. Any other stdout error is reported in one line with exit 1.
+ */
+const EXIT_PIPE_CLOSED = 141;
+let pipeClosed = false;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') {
+    pipeClosed = true;
+    process.exitCode = EXIT_PIPE_CLOSED;
+    return;
+  }
+  process.stderr.write(`podroute: cannot write to stdout: ${error.code ?? error.message}\n`);
+  process.exitCode = 1;
+});
+
 const readInput = async (path: string): Promise<string> => {
   if (path !== '-') return readFile(path, 'utf8');
   const chunks: Buffer[] = [];
@@ -12,9 +32,11 @@ const readInput = async (path: string): Promise<string> => {
 };
 
 const code = await main(process.argv.slice(2), {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => {
+    if (!pipeClosed) process.stdout.write(text);
+  },
   stderr: (text) => process.stderr.write(text),
   readFile: readInput,
   env: process.env,
 }, { reconcile: reconcileCommand, doctor: doctorCommand });
-process.exitCode = code;
+if (!pipeClosed) process.exitCode = code;

@@ -29,6 +29,8 @@ Flags:
   --cluster-name <name>     route tables tagged kubernetes.io/cluster/<name> are the cluster's
   --cluster-cidrs <list>    the cluster's pod CIDRs, comma-separated
   --route-table-ids <list>  use these tables instead of the tag
+  --node-selector <sel>     only nodes whose labels match are podroute's (default: $NODE_SELECTOR,
+                            else every node); kubectl -l syntax
   --kubeconfig <file>       default: $KUBECONFIG or ~/.kube/config
   --context <name>          kubeconfig context (default: its current context)
   --region <region>         default: $AWS_REGION, else us-east-1
@@ -45,6 +47,7 @@ export const reconcileCommand: Command = {
       'cluster-name': { type: 'string' },
       'cluster-cidrs': { type: 'string' },
       'route-table-ids': { type: 'string' },
+      'node-selector': { type: 'string' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       region: { type: 'string' },
@@ -65,6 +68,7 @@ export const reconcileCommand: Command = {
       // The deployed masks, so that pod CIDRs of another size are reported (plan warnings).
       NODE_MASK_SIZE_IPV4: io.env.NODE_MASK_SIZE_IPV4,
       NODE_MASK_SIZE_IPV6: io.env.NODE_MASK_SIZE_IPV6,
+      NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
     });
     const kubeConfig = new KubeConfig();
     try {

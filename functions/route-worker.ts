@@ -44,6 +44,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
               clusterCidrs: wiring.config.clusterCidrs,
               routeTables: wiring.routeTables,
               nodes: wiring.nodes,
+              nodeSelector: wiring.config.nodeSelector,
               cidrSets: wiring.cidrSets,
               log: wiring.log,
               now: wiring.now,

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { addressBits, formatCidr, lastAddress, tryParseCidr } from './cidr/cidr.ts';
 import { MAX_IPV6_SUBNET_BITS } from './ipam/index.ts';
 import { InvalidInputError } from './errors.ts';
+import { parseLabelSelector } from './nodes/label-selector.ts';
+import type { LabelSelector } from './nodes/label-selector.ts';
 
 const list = (text: string | undefined): string[] =>
   (text ?? '').split(',').map((part) => part.trim()).filter((part) => part.length > 0);
@@ -148,6 +150,18 @@ export const configSchema = z
     LEASE_GRACE_SECONDS: numberFrom('LEASE_GRACE_SECONDS'),
     BLOCKED_NODE_SECONDS: numberFrom('BLOCKED_NODE_SECONDS'),
     MAX_RECEIVE_COUNT: numberFrom('MAX_RECEIVE_COUNT'),
+    // A Kubernetes label selector (kubectl -l syntax); empty = every node is podroute's.
+    NODE_SELECTOR: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        try {
+          return parseLabelSelector(text ?? '');
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: `NODE_SELECTOR: ${error instanceof Error ? error.message : String(error)}` });
+          return z.NEVER;
+        }
+      }),
   })
   .superRefine((env, ctx) => {
     if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
@@ -205,6 +219,8 @@ export interface Config {
   blockedNodeSeconds: number;
   /** Worker deliveries before the queue moves a message to the dead-letter queue. */
   maxReceiveCount: number;
+  /** Only nodes whose labels match are podroute's (NODE_SELECTOR; empty = every node). */
+  nodeSelector: LabelSelector;
 }
 
 /** Reads the config from an environment (process.env in a handler); throws one clear error. */
@@ -234,5 +250,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,
     blockedNodeSeconds: e.BLOCKED_NODE_SECONDS ?? 600,
     maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,
+    nodeSelector: e.NODE_SELECTOR,
   };
 }

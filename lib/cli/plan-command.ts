@@ -2,6 +2,7 @@ import { InvalidInputError } from '../errors.ts';
 import { parseNodeList } from '../nodes/node.ts';
 import { clusterCidrsProblem, numberProblem } from '../config.ts';
 import type { NumericVariable } from '../config.ts';
+import { parseLabelSelector } from '../nodes/label-selector.ts';
 import { parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan } from '../routes/index.ts';
 import { type CliIo, UsageError, parseFlags } from './main.ts';
@@ -14,17 +15,21 @@ and delete, and which nodes' NetworkUnavailable condition to write. Prints one J
 
 Flags:
   --cluster-cidrs <list>      the cluster's pod CIDRs, comma-separated (one IPv4 and/or one IPv6)
-  --nodes <file>              a v1 NodeList: the output of 'kubectl get nodes -o json' ('-' = stdin)
+  --nodes <file>              the output of 'kubectl get nodes -o json' (a List or NodeList; '-' = stdin)
   --route-tables <file>       the output of 'aws ec2 describe-route-tables --output json'
   --cluster-name <name>       only tables tagged kubernetes.io/cluster/<name> are the cluster's
                               (default: every table in the file)
+  --node-selector <selector>  only nodes whose labels match are podroute's (NODE_SELECTOR; kubectl
+                              -l syntax: k=v, k!=v, k, !k, k in (a,b), k notin (a,b)); others are
+                              listed as "unmanaged" (default: every node)
   --max-delete-share <0..1>   mass-deletion guard: more no-owner deletions than this share of the
                               cluster's live routes marks the plan unsafe (default 0.5)
   --min-deletes-for-guard <n> the share rule trips only from this many deletions on (default 5)
   --format json|table         json (default, for tools) or a readable summary
   -h, --help                  this help
 
-Exit status: 0 with a plan; 2 with one line on stderr for bad input.
+Exit status: 0 with a plan; 2 with one line on stderr for bad input; 141 when stdout is closed
+early (e.g. '| head -1'), as for a command killed by SIGPIPE.
 `;
 
 export async function planCommand(args: string[], io: CliIo): Promise<number> {
@@ -33,6 +38,7 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
     nodes: { type: 'string' },
     'route-tables': { type: 'string' },
     'cluster-name': { type: 'string' },
+    'node-selector': { type: 'string' },
     'max-delete-share': { type: 'string' },
     'min-deletes-for-guard': { type: 'string' },
     format: { type: 'string', default: 'json' },
@@ -52,6 +58,13 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
   if (cidrProblem !== null) throw new UsageError(`--cluster-cidrs: ${cidrProblem}`);
   const format = flags.string('format');
   if (format !== 'json' && format !== 'table') throw new UsageError(`--format must be json or table, not ${JSON.stringify(format)}`);
+  const selectorText = flags.string('node-selector');
+  let nodeSelector;
+  try {
+    nodeSelector = selectorText === undefined ? undefined : parseLabelSelector(selectorText);
+  } catch (error) {
+    throw new UsageError(`--node-selector: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
   const nodesPath = requireFlag(flags.string('nodes'), 'nodes');
   const tablesPath = requireFlag(flags.string('route-tables'), 'route-tables');
   const nodes = parseNodeList(await readJson(io, nodesPath, '--nodes'));
@@ -62,6 +75,7 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
     routeTables,
     clusterCidrs,
     ...(flags.string('cluster-name') === undefined ? {} : { clusterName: flags.string('cluster-name') }),
+    ...(nodeSelector === undefined ? {} : { nodeSelector }),
     ...optionalNumber(flags.string('max-delete-share'), 'max-delete-share', 'maxDeleteShare', 'MAX_DELETE_SHARE'),
     ...optionalNumber(flags.string('min-deletes-for-guard'), 'min-deletes-for-guard', 'minDeletesForGuard', 'MIN_DELETES_FOR_GUARD'),
   });

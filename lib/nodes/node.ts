@@ -21,6 +21,7 @@ export const nodeSchema = z.looseObject({
     name: z.string().min(1, 'metadata.name must not be empty'),
     uid: z.string().optional(),
     resourceVersion: z.string().optional(),
+    labels: z.record(z.string(), z.string()).nullish(),
   }),
   spec: z
     .looseObject({
@@ -35,9 +36,19 @@ export const nodeSchema = z.looseObject({
 export type Node = z.infer<typeof nodeSchema>;
 export type NodeCondition = z.infer<typeof conditionSchema>;
 
+/**
+ * A node list: the API's `NodeList` (GET /api/v1/nodes), or kubectl's own wrapper. `kubectl get
+ * nodes -o json` prints `{"apiVersion": "v1", "items": [...], "kind": "List", "metadata":
+ * {"resourceVersion": ""}}`: kubectl collects what it fetched into an unversioned `List`
+ * (kubernetes/kubectl pkg/cmd/get/get.go), not the server's `NodeList`. Both are accepted; every
+ * item must be a Node (a `List` can hold any kind, e.g. `kubectl get nodes,pods -o json`).
+ */
 export const nodeListSchema = z.looseObject({
-  kind: z.literal('NodeList', { error: 'kind must be "NodeList" (the output of `kubectl get nodes -o json`)' }).optional(),
-  items: z.array(nodeSchema),
+  kind: z.enum(['NodeList', 'List'], { error: 'kind must be "List" or "NodeList" (the output of `kubectl get nodes -o json`)' }).optional(),
+  items: z.array(
+    nodeSchema.extend({ kind: z.literal('Node', { error: 'every item must be a Node (kind "Node")' }).optional() }),
+    { error: 'items must be an array of Nodes' },
+  ),
 });
 
 /** Validates one node from outside; throws InvalidInputError naming the first problem. */

@@ -18,22 +18,32 @@
  *     create/replace/delete.
  *  4. Only node-kind routes are ever deleted or replaced: blackholes, and active routes to an
  *     instance. Routes to a gateway of any kind or only to an ENI are left alone, even inside the
- *     cluster CIDRs.
+ *     cluster CIDRs. Propagated routes (`Origin: EnableVgwRoutePropagation`, and VPC Route Server's
+ *     `Advertisement`) are never deleted or replaced, blackhole or not: DeleteRoute and ReplaceRoute
+ *     act on routes made with CreateRoute; a propagated route goes only when its gateway stops
+ *     propagating it (EC2 API reference, Route.Origin; Amazon VPC User Guide, "Route propagation").
+ *     Routes to the instance of an unmanaged node (4a) are left alone too.
+ *  4a. Unmanaged nodes (`unmanagedReason`: outside `nodeSelector`, a providerID naming no EC2
+ *     instance, no providerID yet) are never routed and their condition is never written: they
+ *     appear in `nodes` with `unmanaged` set, `patch: false` and `networkUnavailable` = their current
+ *     condition (false when absent). Their pod CIDRs are reserved (neither routed nor deleted).
  *  5. For each cluster table and wanted destination (owned by one node):
  *     active route to the node's instance -> done; no route -> `create`; a blackhole -> `replace`
  *     reason `blackhole`; an active route to another instance -> `replace` reason `moved`; any other
- *     route (gateway, ENI only, unknown target) -> no op, warning `foreign-target`, the node stays
- *     unavailable.
+ *     route (gateway, ENI only, unknown target, an unmanaged node's instance) -> no op, warning
+ *     `foreign-target`, the node stays unavailable; a propagated route -> no op, warning
+ *     `propagated-route`, the node stays unavailable.
  *  6. Deletes: every responsible node-kind route whose destination no node wants is deleted, reason
- *     `blackhole` or `no-owner`. The pod CIDR of a node without an instance id is neither wanted
- *     nor deleted: we cannot tell whether a route there is right (warning `no-instance`).
+ *     `blackhole` or `no-owner`. The pod CIDRs of unmanaged nodes (4a) are neither wanted nor
+ *     deleted. (A node without an EC2 instance id is always unmanaged, so the former `no-instance`
+ *     warning has become the `unmanaged` reasons `no-provider-id` / `not-an-ec2-instance`.)
  *  7. Bad node data never breaks planning: an unparseable pod CIDR (warning `invalid-pod-cidr`) is
  *     ignored; a pod CIDR not inside any cluster CIDR gets no route (warning
  *     `outside-cluster-cidrs`); a pod CIDR claimed by several nodes stays with the node an existing
  *     active route already targets (the smallest name if several are), else with the smallest node
  *     name (plain code-unit order); the others get warning `duplicate-pod-cidr` and no route for it.
  *  8. Node status, for every node: no wanted pod CIDR -> `true`; a route blocked by a warning
- *     (`foreign-target`, `duplicate-pod-cidr`, `outside-cluster-cidrs`, `no-instance`) -> `true`;
+ *     (`foreign-target`, `propagated-route`, `duplicate-pod-cidr`, `outside-cluster-cidrs`) -> `true`;
  *     no cluster table at all -> `true`; a route of it to create or replace -> `'pending'` (the
  *     worker settles it, `patch` false); otherwise `false`. A blocked node is `true` even while its
  *     other routes are pending, because it cannot become ready this round. `patch` is true when the
@@ -50,6 +60,8 @@
 import { type Cidr, containsAddress, containsCidr, formatCidr, lastAddress, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { type Node, instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
+import type { LabelSelector } from '../nodes/label-selector.ts';
+import { type UnmanagedReason, unmanagedReason } from '../nodes/managed-node.ts';
 import { type Route, type RouteTable, clusterTagKey, isClusterTable } from './route-tables.ts';
 
 export interface CreateOp {
@@ -77,11 +89,13 @@ export interface NodeStatus {
   node: string;
   networkUnavailable: boolean | 'pending';
   patch: boolean;
+  /** Present only for a node that is not podroute's (then `patch` is false): why. */
+  unmanaged?: UnmanagedReason;
 }
 
 export type PlanWarningReason =
   | 'foreign-target'
-  | 'no-instance'
+  | 'propagated-route'
   | 'invalid-pod-cidr'
   | 'outside-cluster-cidrs'
   | 'duplicate-pod-cidr'
@@ -118,6 +132,8 @@ export interface PlanInput {
   maxDeleteShare?: number;
   /** The share guard only trips from this many live deletions on. Default 5. */
   minDeletesForGuard?: number;
+  /** Only nodes whose labels match are podroute's (NODE_SELECTOR). Default: every node. */
+  nodeSelector?: LabelSelector;
 }
 
 export const DEFAULT_MAX_DELETE_SHARE = 0.5;
@@ -159,6 +175,7 @@ interface NodeFacts {
   readonly name: string;
   readonly node: Node;
   readonly instanceId: string | null;
+  readonly unmanaged: UnmanagedReason | null;
   /** Canonical pod CIDRs this node owns after duplicate resolution (inside the cluster CIDRs). */
   readonly owned: string[];
   blocked: boolean;
@@ -224,7 +241,8 @@ export function planRoutes(input: PlanInput): RoutePlan {
         continue;
       }
       seen.add(name);
-      facts.push({ name, node, instanceId: instanceIdOf(node), owned: [], blocked: false, pending: false });
+      const unmanaged = unmanagedReason(node, input.nodeSelector);
+      facts.push({ name, node, instanceId: instanceIdOf(node), unmanaged, owned: [], blocked: false, pending: false });
     }
     facts.sort((a, b) => compareText(a.name, b.name));
   }
@@ -236,7 +254,7 @@ export function planRoutes(input: PlanInput): RoutePlan {
     for (const text of podCidrsOf(fact.node)) {
       const cidr = tryParseCidr(text);
       if (!cidr) {
-        warnings.push({ reason: 'invalid-pod-cidr', node: fact.name, detail: `pod CIDR ${JSON.stringify(text)} does not parse; it is ignored` });
+        if (fact.unmanaged === null) warnings.push({ reason: 'invalid-pod-cidr', node: fact.name, detail: `pod CIDR ${JSON.stringify(text)} does not parse; it is ignored` });
         continue;
       }
       const canonical = formatCidr(cidr);
@@ -244,6 +262,7 @@ export function planRoutes(input: PlanInput): RoutePlan {
       mine.add(canonical);
       if (!clusters.some((cluster) => containsCidr(cluster, cidr))) {
         fact.blocked = true;
+        if (fact.unmanaged !== null) continue; // not podroute's node: nothing to say about its CIDRs
         warnings.push({
           reason: 'outside-cluster-cidrs',
           node: fact.name,
@@ -278,16 +297,8 @@ export function planRoutes(input: PlanInput): RoutePlan {
     if (hasInstance(owner)) wanted.set(cidr, owner);
     else reserved.add(cidr);
   }
-  for (const fact of facts) {
-    if (fact.instanceId === null && fact.owned.length > 0) {
-      fact.blocked = true;
-      warnings.push({
-        reason: 'no-instance',
-        node: fact.name,
-        detail: `node ${fact.name} has no EC2 instance id in spec.providerID (${JSON.stringify(fact.node.spec?.providerID ?? null)}); its routes are neither made nor removed`,
-      });
-    }
-  }
+  // Instances of unmanaged nodes: routes to them are someone else's and are left alone.
+  const unmanagedInstances = new Set(facts.filter((f) => f.unmanaged !== null && f.instanceId !== null).map((f) => f.instanceId));
   if (tableIds.length === 0 && facts.length > 0) {
     warnings.push({
       reason: 'no-route-tables',
@@ -310,10 +321,19 @@ export function planRoutes(input: PlanInput): RoutePlan {
       if (route === undefined) {
         create.push(op);
         owner.pending = true;
+      } else if (route.propagated !== undefined) {
+        owner.blocked = true;
+        warnings.push({
+          reason: 'propagated-route',
+          node: owner.name,
+          routeTableId,
+          destinationCidr,
+          detail: `${routeTableId} has a propagated route (${route.propagated === 'vgw' ? 'EnableVgwRoutePropagation' : 'VPC Route Server'}) for ${destinationCidr}; EC2 cannot replace it, so node ${owner.name} is not routed there`,
+        });
       } else if (route.blackhole) {
         replace.push({ ...op, reason: 'blackhole' });
         owner.pending = true;
-      } else if (route.target === 'instance') {
+      } else if (route.target === 'instance' && !(route.instanceId !== null && unmanagedInstances.has(route.instanceId))) {
         if (route.instanceId !== owner.instanceId) {
           replace.push({ ...op, reason: 'moved' });
           owner.pending = true;
@@ -337,8 +357,9 @@ export function planRoutes(input: PlanInput): RoutePlan {
   let live = 0;
   let liveDeletes = 0;
   for (const route of existing.values()) {
-    if (route.target === 'local') continue;
+    if (route.target === 'local' || route.propagated !== undefined) continue;
     if (!route.blackhole && route.target !== 'instance') continue;
+    if (!route.blackhole && route.instanceId !== null && unmanagedInstances.has(route.instanceId)) continue;
     // A wanted or reserved destination is a pod CIDR inside a cluster CIDR: ours without parsing.
     const claimed = wanted.has(route.destinationCidr) || reserved.has(route.destinationCidr);
     let responsible = claimed || responsibleCache.get(route.destinationCidr);
@@ -369,7 +390,7 @@ export function planRoutes(input: PlanInput): RoutePlan {
   return plan;
 }
 
-const hasInstance = (fact: NodeFacts): fact is NodeFacts & { readonly instanceId: string } => fact.instanceId !== null;
+const hasInstance = (fact: NodeFacts): fact is NodeFacts & { readonly instanceId: string } => fact.instanceId !== null && fact.unmanaged === null;
 
 /** Of several claimants: one an active route already targets (smallest name), else the smallest name. */
 function pickOwner(cidr: string, claimants: readonly NodeFacts[], tableIds: readonly string[], existing: ReadonlyMap<string, Route>): NodeFacts | undefined {
@@ -382,6 +403,9 @@ function pickOwner(cidr: string, claimants: readonly NodeFacts[], tableIds: read
 }
 
 function statusOf(fact: NodeFacts, haveTables: boolean): NodeStatus {
+  if (fact.unmanaged !== null) {
+    return { node: fact.name, networkUnavailable: networkUnavailableOf(fact.node) === 'True', patch: false, unmanaged: fact.unmanaged };
+  }
   let wantedStatus: boolean | 'pending';
   if (fact.owned.length === 0 || fact.blocked || !haveTables) wantedStatus = true;
   else if (fact.pending) wantedStatus = 'pending';

@@ -30,7 +30,10 @@ export const ec2RouteSchema = z.looseObject({
   CarrierGatewayId: optionalText,
   LocalGatewayId: optionalText,
   CoreNetworkArn: optionalText,
-  State: z.enum(['active', 'blackhole'], { error: 'State must be "active" or "blackhole"' }),
+  // RouteState in the EC2 API model (@aws-sdk/client-ec2 models: RouteState): active | blackhole |
+  // filtered (a route VPC Route Server installed and then filtered).
+  State: z.enum(['active', 'blackhole', 'filtered'], { error: 'State must be "active", "blackhole" or "filtered"' }),
+  // RouteOrigin in the EC2 API model: CreateRouteTable | CreateRoute | EnableVgwRoutePropagation | Advertisement.
   Origin: optionalText,
 });
 
@@ -69,6 +72,13 @@ export interface Route {
   readonly target: RouteTarget;
   /** `State: "blackhole"`: the target is gone and the route sends traffic nowhere. */
   readonly blackhole: boolean;
+  /**
+   * Set when the route was not made with CreateRoute and no route call can change it: `vgw` for
+   * `Origin: EnableVgwRoutePropagation` (a virtual private gateway propagates it; it goes only when
+   * propagation is disabled or the VPN withdraws it: Amazon VPC User Guide, "Route propagation"),
+   * `route-server` for `Origin: Advertisement` (installed by VPC Route Server). Absent otherwise.
+   */
+  readonly propagated?: 'vgw' | 'route-server';
 }
 
 export interface RouteTable {
@@ -138,6 +148,8 @@ export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | nul
     networkInterfaceId: raw.NetworkInterfaceId || null,
     target: targetOf(raw),
     blackhole: raw.State === 'blackhole',
+    ...(raw.Origin === 'EnableVgwRoutePropagation' ? { propagated: 'vgw' as const } : {}),
+    ...(raw.Origin === 'Advertisement' || raw.State === 'filtered' ? { propagated: 'route-server' as const } : {}),
   };
 }
 

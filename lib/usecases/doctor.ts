@@ -16,8 +16,9 @@
  */
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
-import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
+import { unmanagedReason } from '../nodes/managed-node.ts';
 import { parseRouteTables } from '../routes/index.ts';
 import type { RouteTable } from '../routes/index.ts';
 import type { NodeSource, RouteTables } from './ports.ts';
@@ -77,7 +78,8 @@ export function requiredPermissions(eventNamespace = 'default'): AccessQuestion[
   ];
 }
 
-export type DoctorConfig = Pick<Config, 'clusterName' | 'clusterCidrs' | 'nodeMaskSize' | 'routeTableIds' | 'queueUrl' | 'cidrTableName'>;
+export type DoctorConfig = Pick<Config, 'clusterName' | 'clusterCidrs' | 'nodeMaskSize' | 'routeTableIds' | 'queueUrl' | 'cidrTableName'> &
+  Partial<Pick<Config, 'nodeSelector'>>;
 
 export interface DoctorDeps {
   config: DoctorConfig;
@@ -97,8 +99,8 @@ export async function doctor(deps: DoctorDeps): Promise<CheckResult[]> {
 
   if (tables) results.push(checkTablesFound(tables, config));
   if (nodes) {
-    const managed = nodes.filter(isManaged);
-    results.push(checkNodes(nodes, managed));
+    const managed = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null);
+    results.push(checkNodes(nodes, managed, config));
     results.push(checkPodCidrs(nodes, config));
     if (tables) results.push(...checkQuota(tables, managed, config, deps.routeQuota));
   }
@@ -130,16 +132,6 @@ export function formatCheck(result: CheckResult): string {
 }
 
 // --- checks (pure) ------------------------------------------------------------------------------
-
-/**
- * Whether podroute manages a node: it must name an EC2 instance in spec.providerID (Fargate and
- * non-EC2 nodes are left alone).
- * TODO(node-selector): swap in the NODE_SELECTOR decision from lib/nodes (`isManagedNode` in
- * lib/nodes/node.ts, added with NODE_SELECTOR) once it lands, so the doctor and reconcile agree.
- */
-function isManaged(node: Node): boolean {
-  return instanceIdOf(node) !== null;
-}
 
 function checkTablesFound(tables: RouteTable[], config: DoctorConfig): CheckResult {
   const ids = tables.map((table) => table.routeTableId).sort();
@@ -199,9 +191,12 @@ function checkPodCidrs(nodes: Node[], config: DoctorConfig): CheckResult {
   return ok('pod CIDRs', `${count} pod CIDRs, all ${wanted}`);
 }
 
-function checkNodes(nodes: Node[], managed: Node[]): CheckResult {
-  const left = nodes.filter((node) => !managed.includes(node)).map((node) => node.metadata.name);
-  const leftText = left.length === 0 ? 'none left alone' : `leaves ${left.length} alone (no EC2 instance in spec.providerID): ${left.slice(0, 10).join(', ')}${left.length > 10 ? ', ...' : ''}`;
+function checkNodes(nodes: Node[], managed: Node[], config: DoctorConfig): CheckResult {
+  const left = nodes.flatMap((node) => {
+    const reason = unmanagedReason(node, config.nodeSelector);
+    return reason === null ? [] : [`${node.metadata.name} (${reason})`];
+  });
+  const leftText = left.length === 0 ? 'none left alone' : `leaves ${left.length} alone: ${left.slice(0, 10).join(', ')}${left.length > 10 ? ', ...' : ''}`;
   const detail = `manages ${managed.length} of ${nodes.length}; ${leftText}`;
   return managed.length === 0 ? warn('nodes', detail) : ok('nodes', detail);
 }

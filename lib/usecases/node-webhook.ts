@@ -19,6 +19,7 @@
 import { nodeLeftMessage, syncNodeMessage } from '../messages/route-message.ts';
 import { parseNode } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
+import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
 import { admissionResponse, podCidrPatch } from '../webhook/index.ts';
@@ -44,6 +45,12 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
   try {
     if (request.operation === 'CREATE') {
       const node = parseNode(request.object);
+      const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
+      if (unmanaged !== null) {
+        // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate.
+        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
+        return admissionResponse(request.uid);
+      }
       const cidrs = await allocateForNewNode(node, deps);
       await queueNodeSync(node.metadata.name, deps);
       deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', podCidrs: cidrs });
@@ -72,6 +79,8 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
       if (error instanceof NodeNotFoundError) return { status: 404, message: `node ${event.nodeName} not found` };
       throw error;
     }
+    const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
+    if (unmanaged !== null) return { status: 202, message: `node ${event.nodeName} is not podroute's (${unmanaged}); nothing to do` };
     await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps(deps, node, nodeSyncKube(deps)));
     await warnMaskMismatches(node, deps);
     await queueNodeSync(node.metadata.name, deps, 0);

@@ -19,6 +19,8 @@ export interface DescribedRoute {
   TransitGatewayId?: string | undefined;
   VpcPeeringConnectionId?: string | undefined;
   State?: string | undefined;
+  /** CreateRouteTable | CreateRoute | EnableVgwRoutePropagation | Advertisement (EC2 API model, RouteOrigin). */
+  Origin?: string | undefined;
 }
 
 export interface RouteTables {

@@ -27,6 +27,7 @@ import type { RouteMessage } from '../messages/route-message.ts';
 import type { WorkQueue } from '../messages/work-queue.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
+import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
 import { parseRouteTables, planRoutes } from '../routes/index.ts';
@@ -40,7 +41,7 @@ export type ReconcileConfig = Pick<
   Config,
   'clusterCidrs' | 'mode' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'
 > &
-  Partial<Pick<Config, 'blockedNodeSeconds'>>;
+  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector'>>;
 
 /** Default of `blockedNodeSeconds` (config BLOCKED_NODE_SECONDS). */
 export const DEFAULT_BLOCKED_NODE_SECONDS = 600;
@@ -99,8 +100,9 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
           clusterCidrs: config.clusterCidrs,
           maxDeleteShare: config.maxDeleteShare,
           minDeletesForGuard: config.minDeletesForGuard,
+          ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
         })
-      : prefixModePlan(nodes);
+      : prefixModePlan(nodes, config);
 
   const report: ReconcileReport = {
     plan,
@@ -150,7 +152,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const wantedFamilies = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
-  const needSync = nodes.filter((node) => needsNodeSync(node, wantedFamilies, config.mode));
+  // Nodes that are not podroute's (unmanagedReason) are never allocated, like the planner never routes them.
+  const needSync = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null && needsNodeSync(node, wantedFamilies, config.mode));
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
     const syncDeps = nodeSyncDeps(deps, tables, node);
     await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps);
@@ -405,9 +408,19 @@ function prefixAlias(deps: { cidrSets: CidrSet[]; prefixes?: EniPrefixes }, node
   };
 }
 
-/** Prefixes mode has no route work: nodes only carry their wanted condition. */
-function prefixModePlan(nodes: Node[]): RoutePlan {
-  return { create: [], replace: [], delete: [], nodes: nodes.map((node) => ({ node: node.metadata.name, networkUnavailable: 'pending', patch: false })) };
+/** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
+function prefixModePlan(nodes: Node[], config: ReconcileConfig): RoutePlan {
+  return {
+    create: [],
+    replace: [],
+    delete: [],
+    nodes: nodes.map((node) => {
+      const unmanaged = unmanagedReason(node, config.nodeSelector);
+      return unmanaged === null
+        ? { node: node.metadata.name, networkUnavailable: 'pending', patch: false }
+        : { node: node.metadata.name, networkUnavailable: networkUnavailableOf(node) === 'True', patch: false, unmanaged };
+    }),
+  };
 }
 
 function indexRoutes(tables: RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {

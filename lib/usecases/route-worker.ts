@@ -17,6 +17,8 @@ import { parseRouteMessage } from '../messages/route-message.ts';
 import type { DeleteRouteMessage, RouteMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
+import type { LabelSelector } from '../nodes/label-selector.ts';
+import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
@@ -35,6 +37,8 @@ export interface RouteWorkerDeps {
   now: () => number;
   /** The cluster's CIDR sets: a `node-left` check releases a deleted node's leases in them. */
   cidrSets: readonly CidrSet[];
+  /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
+  nodeSelector?: LabelSelector;
   /** Instance -> primary interface, kept for the container's life (source/dest check already off). */
   targets?: Map<string, { primaryEniId: string; at: number }>;
 }
@@ -117,6 +121,8 @@ interface RouteOp {
 async function applyRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
   const node = await currentNode(op.node, deps);
   if (!node) return 'stale:node-gone';
+  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const stale = staleness(op, node, deps.clusterCidrs);
   if (stale) return stale;
   // One listing serves the decision and the node's condition: EC2's describe budget is shared.
@@ -141,7 +147,14 @@ interface CurrentRoute {
 function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: string): CurrentRoute | null {
   const route = tables.find((t) => t.routeTableId === routeTableId)?.routes.find((r) => r.destinationCidr === destinationCidr);
   if (!route) return null;
-  const foreign = !route.blackhole && route.target !== 'instance' ? (route.target === 'interface' ? (route.networkInterfaceId ?? 'an unknown target') : route.target) : null;
+  const foreign =
+    route.propagated !== undefined
+      ? 'a propagated route'
+      : !route.blackhole && route.target !== 'instance'
+        ? route.target === 'interface'
+          ? (route.networkInterfaceId ?? 'an unknown target')
+          : route.target
+        : null;
   return { networkInterfaceId: route.networkInterfaceId, instanceId: route.instanceId, blackhole: route.blackhole, foreign };
 }
 
@@ -149,7 +162,10 @@ function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: 
 function described(route: DescribedRoute): CurrentRoute {
   const blackhole = route.State === 'blackhole';
   const gateway = route.GatewayId ?? route.NatGatewayId ?? route.TransitGatewayId ?? route.VpcPeeringConnectionId;
-  const foreign = blackhole ? null : (gateway ?? (route.InstanceId ? null : (route.NetworkInterfaceId ?? 'an unknown target')));
+  // A propagated route (VGW or VPC Route Server) is never deleted or replaced, blackhole or not:
+  // DeleteRoute and ReplaceRoute act on routes made with CreateRoute (EC2 API reference, Route.Origin).
+  const propagated = route.Origin === 'EnableVgwRoutePropagation' || route.Origin === 'Advertisement';
+  const foreign = propagated ? 'a propagated route' : blackhole ? null : (gateway ?? (route.InstanceId ? null : (route.NetworkInterfaceId ?? 'an unknown target')));
   return { networkInterfaceId: route.NetworkInterfaceId ?? null, instanceId: route.InstanceId ?? null, blackhole, foreign };
 }
 
@@ -274,6 +290,9 @@ async function syncNodeRoutes(name: string, deps: RouteWorkerDeps, delivery?: De
     if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
     return 'stale:node-gone';
   }
+  // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts).
+  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const tables = await listTables(deps);
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);

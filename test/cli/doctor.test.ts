@@ -119,7 +119,7 @@ describe('podroute doctor', () => {
     expect(line(lines, 'route tables')).toBe(`ok    route tables: 1 found by tag kubernetes.io/cluster/${clusterName()}: ${tableId}`);
     expect(line(lines, `route quota ${tableId}`)).toBe(`ok    route quota ${tableId}: 2 of 50 routes (0 not podroute's + 2 for 2 managed nodes)`);
     expect(line(lines, 'pod CIDRs')).toBe('ok    pod CIDRs: 2 pod CIDRs, all /24 in 10.244.0.0/16');
-    expect(line(lines, 'nodes')).toBe('ok    nodes: manages 2 of 3; leaves 1 alone (no EC2 instance in spec.providerID): fargate-ip-10-0-9-9');
+    expect(line(lines, 'nodes')).toBe('ok    nodes: manages 2 of 3; leaves 1 alone: fargate-ip-10-0-9-9 (not-an-ec2-instance)');
     expect(lines.filter((l) => l.includes(' permission '))).toHaveLength(5);
     expect(line(lines, 'admission webhook')).toBe('ok    admission webhook: node CREATE and DELETE go to podroute/node-join.podroute.io -> abc123.execute-api.us-east-1.amazonaws.com');
     expect(line(lines, 'queue')).toMatch(/^ok {4}queue: arn:aws:sqs:us-east-1:\d+:podroute-demo-routes$/);
@@ -129,6 +129,15 @@ describe('podroute doctor', () => {
     // Read-only: nothing changed.
     expect(JSON.stringify(ec2.state.routes(tableId))).toBe(before.routes);
     expect(JSON.stringify(kube.state.nodes())).toBe(before.nodes);
+  });
+
+  it('leaves the nodes outside --node-selector alone, and counts no routes for them', async () => {
+    await healthyCluster();
+    const { lines } = await doctor(['--node-selector', 'podroute.io/managed=true']);
+    expect(line(lines, 'nodes')).toBe(
+      'warn  nodes: manages 0 of 3; leaves 3 alone: fargate-ip-10-0-9-9 (outside-node-selector), ip-10-0-1-1 (outside-node-selector), ip-10-0-1-2 (outside-node-selector)',
+    );
+    expect(line(lines, `route quota ${tableId}`)).toMatch(/^ok {4}route quota .*\+ 0 for 0 managed nodes\)$/);
   });
 
   it('FAILs a missing permission, exit 1', async () => {
@@ -200,7 +209,7 @@ describe('podroute doctor', () => {
     [['--route-quota', '0'], /--route-quota must be a whole number from 1 to 1000/],
     [['--route-quota', '1001'], /--route-quota must be a whole number from 1 to 1000/],
     [['--route-quota', 'lots'], /--route-quota must be a whole number/],
-    [['--node-mask-size-ipv4', '40'], /--node-mask-size-ipv4 must be a whole number of bits/],
+    [['--node-mask-size-ipv4', '40'], /NODE_MASK_SIZE_IPV4 must be a whole number from 1 to 32, got 40/],
     [['--no-such-flag'], /Unknown option '--no-such-flag'/],
   ])('%j: exit 2 with one line', async (extra, message) => {
     const { code, lines, stderr } = await doctor(extra);

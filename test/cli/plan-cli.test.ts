@@ -23,6 +23,13 @@ async function cli(args: string[], input?: string): Promise<{ code: number; stdo
   }
 }
 
+/** The fields of an example node this file looks at. */
+interface KubeletNode {
+  metadata: { labels: Record<string, string>; managedFields: Array<{ manager: string }> };
+  spec: { providerID?: string; podCIDRs?: string[] };
+  status: { conditions: Array<{ type: string }>; images: unknown[]; nodeInfo: Record<string, string>; daemonEndpoints: unknown };
+}
+
 const example = (name: string) => join(root, 'examples', name);
 const planArgs = ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')];
 
@@ -54,6 +61,8 @@ describe('podroute plan on the shipped examples', () => {
       { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.9.0/24', reason: 'no-owner' },
     ]);
     expect(plan.nodes).toEqual([
+      // EKS Fargate: its providerID names no EC2 instance, so podroute never routes nor patches it.
+      { node: 'fargate-ip-10-0-1-200.ec2.internal', networkUnavailable: false, patch: false, unmanaged: 'not-an-ec2-instance' },
       { node: 'ip-10-0-1-10.ec2.internal', networkUnavailable: false, patch: false },
       { node: 'ip-10-0-1-11.ec2.internal', networkUnavailable: 'pending', patch: false },
       { node: 'ip-10-0-1-12.ec2.internal', networkUnavailable: 'pending', patch: false },
@@ -75,7 +84,53 @@ describe('podroute plan on the shipped examples', () => {
     const nodes = await readFile(example('nodes.json'), 'utf8');
     const { code, stdout } = await cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', '-', '--route-tables', example('route-tables.json')], nodes);
     expect(code).toBe(0);
-    expect((JSON.parse(stdout) as { nodes: unknown[] }).nodes).toHaveLength(5);
+    expect((JSON.parse(stdout) as { nodes: unknown[] }).nodes).toHaveLength(6);
+  });
+
+  it('the nodes example is what kubectl prints: a List of kubelet-registered nodes of 10-15 KB each', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const list = JSON.parse(await readFile(example('nodes.json'), 'utf8')) as { apiVersion: string; kind: string; metadata: unknown; items: KubeletNode[] };
+    expect([list.apiVersion, list.kind, list.metadata]).toEqual(['v1', 'List', { resourceVersion: '' }]);
+    const regular = list.items.filter((item) => !String(item.spec.providerID).includes('fargate-'));
+    expect(regular.length).toBeGreaterThanOrEqual(5);
+    for (const item of regular) {
+      const size = JSON.stringify(item).length;
+      expect(size).toBeGreaterThanOrEqual(10_000);
+      expect(size).toBeLessThanOrEqual(15_000);
+      expect(item.metadata.labels['topology.kubernetes.io/zone']).toMatch(/^us-east-1[a-f]$/);
+      expect(item.metadata.labels['node.kubernetes.io/instance-type']).toBeTruthy();
+      expect(item.metadata.managedFields.map((m) => m.manager)).toContain('kubelet');
+      expect(item.spec.providerID).toMatch(/^aws:\/\/\/us-east-1[a-f]\/i-[0-9a-f]{17}$/);
+      expect(item.status.conditions.map((c) => c.type)).toEqual(expect.arrayContaining(['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']));
+      expect(item.status.images.length).toBeGreaterThan(10);
+      expect(Object.keys(item.status.nodeInfo)).toEqual(expect.arrayContaining(['kubeletVersion', 'containerRuntimeVersion', 'osImage', 'bootID']));
+      expect(item.status.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 10250 } });
+    }
+    expect(regular.some((item) => item.spec.podCIDRs === undefined)).toBe(true);
+    expect(regular.some((item) => item.status.conditions.some((c) => c.type === 'NetworkUnavailable'))).toBe(true);
+  });
+
+  it('accepts the API server\'s NodeList as well as kubectl\'s List', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const list = JSON.parse(await readFile(example('nodes.json'), 'utf8')) as Record<string, unknown>;
+    const p = join(dir, 'nodelist.json');
+    await writeFile(p, JSON.stringify({ ...list, kind: 'NodeList', metadata: { resourceVersion: '48213' } }));
+    const [fromApi, fromKubectl] = await Promise.all([
+      cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', p, '--route-tables', example('route-tables.json'), '--cluster-name', 'demo']),
+      cli([...planArgs, '--cluster-name', 'demo']),
+    ]);
+    expect(fromApi.code).toBe(0);
+    expect(fromApi.stdout).toBe(fromKubectl.stdout);
+  }, 60_000);
+
+  it('--node-selector lists the nodes outside it as unmanaged and routes none of them', async () => {
+    const { code, stdout } = await cli([...planArgs, '--cluster-name', 'demo', '--node-selector', 'node.kubernetes.io/instance-type in (m5.xlarge)']);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout) as { create: unknown[]; replace: Array<{ node: string }>; nodes: Array<{ node: string; unmanaged?: string; patch: boolean }> };
+    expect(plan.create).toEqual([]);
+    expect(plan.replace.map((op) => op.node)).toEqual(['ip-10-0-1-13.ec2.internal']);
+    expect(plan.nodes.filter((n) => n.unmanaged === undefined).map((n) => n.node)).toEqual(['ip-10-0-1-13.ec2.internal']);
+    expect(plan.nodes.filter((n) => n.unmanaged !== undefined).every((n) => !n.patch)).toBe(true);
   });
 
   it('marks the plan unsafe when the guard trips and still lists the deletions', async () => {
@@ -99,7 +154,7 @@ describe('podroute plan on the shipped examples', () => {
   it('documents every flag in --help', async () => {
     const { code, stdout } = await cli(['plan', '--help']);
     expect(code).toBe(0);
-    for (const flag of ['--cluster-cidrs', '--nodes', '--route-tables', '--cluster-name', '--format', '--max-delete-share', '--min-deletes-for-guard']) {
+    for (const flag of ['--cluster-cidrs', '--nodes', '--route-tables', '--cluster-name', '--node-selector', '--format', '--max-delete-share', '--min-deletes-for-guard']) {
       expect(stdout).toContain(flag);
     }
   });
@@ -118,6 +173,12 @@ describe('podroute plan on bad input', () => {
       await writeFile(p, JSON.stringify({ kind: 'PodList', items: [] }));
       return ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', p, '--route-tables', example('route-tables.json')];
     }, /not a Kubernetes NodeList/],
+    ['a List holding something other than Nodes', async () => {
+      const p = join(dir, 'mixed.json');
+      await writeFile(p, JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }] }));
+      return ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', p, '--route-tables', example('route-tables.json')];
+    }, /not a Kubernetes NodeList: items\.0\.kind: every item must be a Node/],
+    ['a bad --node-selector', async () => [...planArgs, '--node-selector', 'role in ()'], /--node-selector: invalid label selector "role in \(\)": 'in' needs at least one value/],
     ['route tables that are not describe-route-tables output', async () => {
       const p = join(dir, 'tables.json');
       await writeFile(p, JSON.stringify({ Reservations: [] }));

@@ -13,6 +13,7 @@ export interface NodeSpec {
   podCidr?: string;
   networkUnavailable?: 'True' | 'False' | 'Unknown';
   providerId?: string;
+  labels?: Record<string, string>;
 }
 
 export function node(name: string, spec: NodeSpec = {}): Node {
@@ -21,7 +22,7 @@ export function node(name: string, spec: NodeSpec = {}): Node {
   return parseNode({
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name, uid: `uid-${name}` },
+    metadata: { name, uid: `uid-${name}`, ...(spec.labels === undefined ? {} : { labels: spec.labels }) },
     spec: {
       ...(providerID === undefined ? {} : { providerID }),
       ...(spec.podCidr === undefined ? {} : { podCIDR: spec.podCidr }),
@@ -42,6 +43,7 @@ export type RouteSpec =
   | { to: string; gateway: string; blackhole?: boolean }
   | { to: string; nat: string; blackhole?: boolean }
   | { to: string; blackhole: true }
+  | { to: string; vgw: string; blackhole?: boolean }
   | { prefixList: string; gateway: string };
 
 /** One route as `aws ec2 describe-route-tables` prints it. */
@@ -62,7 +64,9 @@ export function rawRoute(spec: RouteSpec): Record<string, unknown> {
   if ('eni' in spec) route.NetworkInterfaceId = spec.eni;
   if ('gateway' in spec) route.GatewayId = spec.gateway;
   if ('nat' in spec) route.NatGatewayId = spec.nat;
-  route.Origin = 'CreateRoute';
+  // A VGW-propagated route: GatewayId is the virtual private gateway, Origin EnableVgwRoutePropagation.
+  if ('vgw' in spec) route.GatewayId = spec.vgw;
+  route.Origin = 'vgw' in spec ? 'EnableVgwRoutePropagation' : 'CreateRoute';
   route.State = 'blackhole' in spec && spec.blackhole ? 'blackhole' : 'active';
   return route;
 }

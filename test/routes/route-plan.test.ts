@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors.ts';
+import { parseLabelSelector } from '../../lib/nodes/label-selector.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import { type PlanInput, type RoutePlan, planRoutes } from '../../lib/routes/index.ts';
 import type { RouteTable } from '../../lib/routes/route-tables.ts';
@@ -29,11 +30,20 @@ interface Case {
   clusterCidrs?: string[];
   clusterName?: string;
   options?: Pick<PlanInput, 'maxDeleteShare' | 'minDeletesForGuard'>;
+  /** NODE_SELECTOR text. */
+  selector?: string;
   want: RoutePlan;
 }
 
 const run = (c: Case): RoutePlan =>
-  planRoutes({ nodes: c.nodes, routeTables: c.routeTables, clusterCidrs: c.clusterCidrs ?? [V4], clusterName: c.clusterName, ...c.options });
+  planRoutes({
+    nodes: c.nodes,
+    routeTables: c.routeTables,
+    clusterCidrs: c.clusterCidrs ?? [V4],
+    clusterName: c.clusterName,
+    ...c.options,
+    ...(c.selector === undefined ? {} : { nodeSelector: parseLabelSelector(c.selector) }),
+  });
 
 // Upstream's fixtures, given instances: node-1/node-2 single-stack, node-3/node-4 dual-stack.
 const node1 = node('node-1', { instance: 1, podCidrs: ['10.120.0.0/24'] });
@@ -506,14 +516,85 @@ describe('planRoutes: bad data gives warnings, never a failure', () => {
       }),
     },
     {
-      name: 'no-instance: its pod CIDR routes are left alone (even a blackhole), node unavailable',
-      nodes: [node('bare', { instance: null, podCidrs: ['10.120.0.0/24', '10.120.1.0/24'] }), node('gce', { providerId: 'gce://p/z/vm-1', podCidrs: ['10.120.2.0/24'] })],
+      name: 'unmanaged (no providerID yet, another cloud): pod CIDR routes left alone (even a blackhole), condition never written',
+      nodes: [
+        node('bare', { instance: null, podCidrs: ['10.120.0.0/24', '10.120.1.0/24'] }),
+        node('gce', { providerId: 'gce://p/z/vm-1', podCidrs: ['10.120.2.0/24'], networkUnavailable: 'True' }),
+      ],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 9 }, { to: '10.120.1.0/24', instance: 8, blackhole: true }, { to: '10.120.2.0/24', instance: 7 }] }),
       want: plan({
-        nodes: [unavailable('bare'), unavailable('gce')],
+        nodes: [
+          { node: 'bare', networkUnavailable: false, patch: false, unmanaged: 'no-provider-id' },
+          { node: 'gce', networkUnavailable: true, patch: false, unmanaged: 'not-an-ec2-instance' },
+        ],
+      }),
+    },
+    {
+      name: 'unmanaged Fargate node: no route, no condition, no warning',
+      nodes: [
+        node('fargate-ip-192-168-1-5.ec2.internal', {
+          providerId: 'aws:///us-east-1a/120328e333-369fe1b7ba8b4416ab87216be91dc4f1/fargate-ip-192-168-1-5.ec2.internal',
+        }),
+        node('ec2', { instance: 1, podCidrs: ['10.120.0.0/24'] }),
+      ],
+      routeTables: tables({ id: RTB, routes: [] }),
+      want: plan({
+        create: [op('10.120.0.0/24', 'ec2', 1)],
+        nodes: [pending('ec2'), { node: 'fargate-ip-192-168-1-5.ec2.internal', networkUnavailable: false, patch: false, unmanaged: 'not-an-ec2-instance' }],
+      }),
+    },
+    {
+      name: 'outside the node selector: never routed; routes to its instance are neither deleted nor replaced',
+      selector: 'podroute.example.com/managed=true',
+      nodes: [
+        node('cni', { instance: 5, podCidrs: ['10.120.5.0/24'], labels: { 'eks.amazonaws.com/nodegroup': 'cni' } }),
+        node('ours', { instance: 1, podCidrs: ['10.120.1.0/24'], labels: { 'podroute.example.com/managed': 'true' } }),
+      ],
+      routeTables: tables({
+        id: RTB,
+        routes: [
+          { to: '10.120.5.0/24', instance: 5 }, // the unmanaged node's own CIDR: left alone, not "done"
+          { to: '10.120.9.0/24', instance: 5 }, // no node wants it, but it targets an unmanaged node's instance
+          { to: '10.120.1.0/24', instance: 5 }, // ours, but pointing at the unmanaged instance: not replaced
+        ],
+      }),
+      want: plan({
+        nodes: [
+          { node: 'cni', networkUnavailable: false, patch: false, unmanaged: 'outside-node-selector' },
+          unavailable('ours'),
+        ],
         warnings: [
-          { reason: 'no-instance', node: 'bare', detail: 'node bare has no EC2 instance id in spec.providerID (null); its routes are neither made nor removed' },
-          { reason: 'no-instance', node: 'gce', detail: 'node gce has no EC2 instance id in spec.providerID ("gce://p/z/vm-1"); its routes are neither made nor removed' },
+          {
+            reason: 'foreign-target',
+            node: 'ours',
+            routeTableId: RTB,
+            destinationCidr: '10.120.1.0/24',
+            detail: `${RTB} routes 10.120.1.0/24 to instance ${inst(5)}, not to node ours; podroute does not replace it`,
+          },
+        ],
+      }),
+    },
+    {
+      name: 'propagated routes (EnableVgwRoutePropagation) are never deleted or replaced, even blackholes; a pod CIDR on one is a warning',
+      nodes: [node('a', { instance: 1, podCidrs: ['10.120.0.0/24'] })],
+      routeTables: tables({
+        id: RTB,
+        routes: [
+          { to: '10.120.0.0/24', vgw: 'vgw-0123456789abcdef0' },
+          { to: '10.120.7.0/24', vgw: 'vgw-0123456789abcdef0', blackhole: true },
+          { to: '10.120.8.0/24', vgw: 'vgw-0123456789abcdef0' },
+        ],
+      }),
+      want: plan({
+        nodes: [unavailable('a')],
+        warnings: [
+          {
+            reason: 'propagated-route',
+            node: 'a',
+            routeTableId: RTB,
+            destinationCidr: '10.120.0.0/24',
+            detail: `${RTB} has a propagated route (EnableVgwRoutePropagation) for 10.120.0.0/24; EC2 cannot replace it, so node a is not routed there`,
+          },
         ],
       }),
     },
@@ -654,6 +735,7 @@ describe('planRoutes: deterministic output', () => {
   nodes.push(node('dup', { instance: 500, podCidrs: ['10.120.3.0/24'] }));
   nodes.push(node('bad', { instance: 501, podCidrs: ['x', '172.16.0.0/24'] }));
   nodes.push(node('bare', { podCidrs: ['10.120.250.0/24'] }));
+  nodes.push(node('vpn', { instance: 502, podCidrs: ['10.120.251.0/24'] }));
   const routesFor = (skew: number) => {
     const out: Parameters<typeof tables>[0]['routes'] = [];
     for (let i = 0; i < 40; i++) {
@@ -666,6 +748,8 @@ describe('planRoutes: deterministic output', () => {
       out.push({ to: `fd00:0:0:${i.toString(16)}::/64`, instance: i + 1 });
       out.push({ to: `10.120.${150 + i}.0/24`, instance: 700 + i, blackhole: i % 2 === 0 }); // ownerless
     }
+    out.push({ to: '10.120.251.0/24', vgw: 'vgw-0123456789abcdef0' }); // propagated
+    out.push({ to: '10.120.252.0/24', vgw: 'vgw-0123456789abcdef0', blackhole: true }); // propagated, never deleted
     return out;
   };
   const specs = [
@@ -686,7 +770,7 @@ describe('planRoutes: deterministic output', () => {
     expect(new Set(baseline.replace.map((r) => r.reason))).toEqual(new Set(['moved', 'blackhole']));
     expect(new Set(baseline.delete.map((d) => d.reason))).toEqual(new Set(['no-owner', 'blackhole']));
     expect(new Set(baseline.warnings?.map((w) => w.reason))).toEqual(
-      new Set(['foreign-target', 'duplicate-pod-cidr', 'invalid-pod-cidr', 'outside-cluster-cidrs', 'no-instance']),
+      new Set(['foreign-target', 'duplicate-pod-cidr', 'invalid-pod-cidr', 'outside-cluster-cidrs', 'propagated-route']),
     );
   });
 
@@ -702,7 +786,7 @@ describe('planRoutes: deterministic output', () => {
     }
     const names = baseline.nodes.map((n) => n.node);
     expect(names).toEqual([...names].sort());
-    expect(names).toHaveLength(43);
+    expect(names).toHaveLength(44);
   });
 
   it('emits keys in contract order', () => {

@@ -128,7 +128,7 @@ describe('parseRouteTables', () => {
     [
       'a route with a bad State',
       { RouteTables: [{ RouteTableId: 'rtb-1' }, { RouteTableId: 'rtb-2', Routes: [{ DestinationCidrBlock: '10.0.0.0/24', State: 'active' }, { DestinationCidrBlock: '10.0.1.0/24', State: 'Active' }] }] },
-      'RouteTables[1].Routes[1].State: State must be "active" or "blackhole"',
+      'RouteTables[1].Routes[1].State: State must be "active", "blackhole" or "filtered"',
     ],
     ['a route without State', { RouteTables: [{ RouteTableId: 'rtb-1', Routes: [{ DestinationCidrBlock: '10.0.0.0/24' }] }] }, 'RouteTables[0].Routes[0].State'],
     ['a non-string InstanceId', { RouteTables: [{ RouteTableId: 'rtb-1', Routes: [{ DestinationCidrBlock: '10.0.0.0/24', InstanceId: 7, State: 'active' }] }] }, 'RouteTables[0].Routes[0].InstanceId'],

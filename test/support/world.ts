@@ -14,6 +14,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startEc2Emulator, type Ec2Emulator, type Ec2EmulatorOptions, type InstanceRecord } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { kubeletNode } from '../../infra/local/kube/kubelet-node.ts';
 import { cidrTableDefinition } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
@@ -102,12 +103,12 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: Fa
   const routeTables = new Ec2RouteTables(ec2Client, { clusterName: CLUSTER });
   const prefixes = new Ec2EniPrefixes(ec2Client);
 
-  const nodeObject = (name: string, instanceId: string, podCidrs: string[] = []): Record<string, unknown> => ({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-    spec: { providerID: `aws:///us-east-1a/${instanceId}`, ...(podCidrs.length > 0 ? { podCIDR: podCidrs[0], podCIDRs: podCidrs } : {}) },
-  });
+  // Nodes as the kubelet registers them (10-15 KB each), like the sandbox's and a real cluster's.
+  let nodeIndex = 0;
+  const nodeObject = (name: string, instanceId: string, podCidrs: string[] = []): Record<string, unknown> => {
+    nodeIndex += 1;
+    return kubeletNode({ name, instanceId, zone: 'us-east-1a', privateIp: `10.0.${(nodeIndex >> 8) & 255}.${nodeIndex & 255}`, podCidrs, index: nodeIndex });
+  };
 
   const stored = (name: string) => {
     const node = kube.state.getNode(name);
@@ -132,8 +133,9 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: Fa
       const object = nodeObject(name, spec.noInstance ? '' : instance.id, spec.podCidrs);
       if (spec.networkUnavailable !== undefined) {
         const unavailable = spec.networkUnavailable === 'True';
-        object.status = {
-          conditions: [
+        const status = object.status as { conditions?: unknown[] };
+        status.conditions = [
+          ...(status.conditions ?? []),
             {
               type: 'NetworkUnavailable',
               status: spec.networkUnavailable,
@@ -142,8 +144,7 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: Fa
               lastTransitionTime: '2025-12-31T00:00:00Z',
               lastHeartbeatTime: '2025-12-31T00:00:00Z',
             },
-          ],
-        };
+        ];
       }
       await kube.state.addNode(object, { admit: false });
       return { name, instanceId: instance.id, eniId: eni?.id ?? '' };

@@ -43,6 +43,7 @@ import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../ec2/throttle.ts';
 import { ec2ClientConfig } from '../../../lib/aws/ec2-client.ts';
 import { clusterTagKey } from '../../../lib/routes/index.ts';
 import { startKubeEmulator } from '../kube/index.ts';
+import { kubeletNode } from '../kube/kubelet-node.ts';
 import type { KubeEmulator } from '../kube/index.ts';
 import { startLocalSqs } from '../queue/local-sqs.ts';
 import type { LocalSqs } from '../queue/local-sqs.ts';
@@ -445,21 +446,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const nodeName = name ?? `node-${String(nodeCounter).padStart(3, '0')}`;
       const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
-      const body: V1Node = {
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: {
-          name: nodeName,
-          labels: { 'kubernetes.io/hostname': nodeName, 'topology.kubernetes.io/zone': instance.availabilityZone },
-        },
-        spec: { providerID: `aws:///${instance.availabilityZone}/${instance.id}` },
-        status: {
-          addresses: [
-            { type: 'InternalIP', address: instance.privateIpAddress },
-            { type: 'Hostname', address: instance.privateDnsName },
-          ],
-        },
-      };
+      // A node as the kubelet registers it on EC2: 10-15 KB of labels, managedFields, images and
+      // nodeInfo, like a real cluster's (infra/local/kube/kubelet-node.ts).
+      const body = kubeletNode({
+        name: nodeName,
+        instanceId: instance.id,
+        zone: instance.availabilityZone,
+        privateIp: instance.privateIpAddress,
+        privateDnsName: instance.privateDnsName,
+        index: nodeCounter,
+      }) as V1Node;
       readiness.joined(nodeName);
       if (join.webhook === false) await kube.state.addNode(body, { admit: false });
       else await kubelet.createNode({ body });
