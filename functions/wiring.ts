@@ -36,6 +36,11 @@ export interface Wiring {
   webhookSecret: () => Promise<string>;
   log: Logger;
   now: () => number;
+  /**
+   * How much faster than production this world's clocks run (1 in Lambda). The local sandbox
+   * fast-forwards the schedule and the queue's timeouts, and scales the worker's retry delays alike.
+   */
+  timeScale?: number;
 }
 
 export interface Clients {
@@ -50,7 +55,7 @@ export async function buildWiring(
   clients: Clients,
   nodes: NodeSource,
   webhookSecret: () => Promise<string>,
-  options: { log?: Logger; now?: () => number } = {},
+  options: { log?: Logger; now?: () => number; timeScale?: number } = {},
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
   if (config.mode === 'prefixes') {
@@ -82,6 +87,7 @@ export async function buildWiring(
     webhookSecret: once(webhookSecret),
     log: options.log ?? jsonLogger({ base: { cluster: config.clusterName } }),
     now,
+    timeScale: options.timeScale ?? 1,
   };
 }
 

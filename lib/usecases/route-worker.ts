@@ -7,8 +7,17 @@
  * success), so a duplicate or out-of-order delivery converges to the same state.
  *
  * Outcome per message: `ack` (done, stale, or a failure that retrying cannot fix, which is reported
- * on the node) or `retry` (a retryable failure: the queue redelivers it; on its last receive the
- * failure is reported on the node before the message goes to the dead-letter queue).
+ * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff).
+ *
+ * A retryable failure on the message's last receive (throttling, a 5xx, a timeout) is acknowledged
+ * as `handed-back` instead of being left to the dead-letter queue: the message is only a hint, and
+ * the next reconcile (at most a minute away) re-reads the node and the tables and sends whatever is
+ * still missing as a fresh message. A dead letter would help nobody (nothing replays it, and what it
+ * says may be stale by then), and re-sending the message from here would loop forever during an
+ * outage that reconcile, with its backlog guard, rides out at a bounded rate. The dead-letter queue
+ * is left for what no retry can help: an invocation that crashes or times out on every receive.
+ * Either way the node is told (an event, NetworkUnavailable=True) only after re-reading that its
+ * routes really are missing, so a redundant message that failed never flips a healthy node.
  */
 import { containsCidr, tryParseCidr, formatCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
@@ -47,13 +56,26 @@ export interface Delivery {
 
 export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
 
-/** Parses, applies and classifies one message body. Never throws. */
+/**
+ * What becomes of a failed message: `retry` (the queue delivers it again), `handed-back` (retryable,
+ * but this was its last receive: acknowledged, the next reconcile re-plans it) or `failed` (retrying
+ * cannot help: acknowledged and reported).
+ */
+export type FailureOutcome = 'retry' | 'handed-back' | 'failed';
+
+/** The outcome of a failure, from whether it is retryable and which receive this is. */
+export function failureOutcome(retryable: boolean, delivery: Delivery): FailureOutcome {
+  if (!retryable) return 'failed';
+  return delivery.receiveCount >= delivery.maxReceiveCount ? 'handed-back' : 'retry';
+}
+
+/** Parses, applies and classifies one message body. Never throws. Logs one line per failure. */
 export async function handleRouteMessage(body: string, delivery: Delivery, deps: RouteWorkerDeps): Promise<WorkResult> {
   let message: RouteMessage;
   try {
     message = parseRouteMessage(body);
   } catch (error) {
-    deps.log.log('error', 'message.rejected', { error, receiveCount: delivery.receiveCount });
+    deps.log.log('error', 'message.rejected', { error, receiveCount: delivery.receiveCount, outcome: 'failed' });
     deps.log.metric('MessagesRejected', 1);
     return { outcome: 'ack', status: 'rejected' };
   }
@@ -64,17 +86,18 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
     return { outcome: 'ack', status };
   } catch (error) {
     const retryable = error instanceof PodrouteError && error.retryable;
-    const last = delivery.receiveCount >= delivery.maxReceiveCount;
-    deps.log.log(retryable && !last ? 'warn' : 'error', 'message.failed', {
+    const outcome = failureOutcome(retryable, delivery);
+    deps.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
       ...describe(message),
       error,
       retryable,
+      outcome,
       receiveCount: delivery.receiveCount,
       ms: deps.now() - started,
     });
-    if (!retryable || last) await reportFailure(message, error, deps);
-    deps.log.metric(retryable ? 'MessagesRetried' : 'MessagesFailed', 1);
-    return retryable ? { outcome: 'retry', status: last ? 'dead-letter' : 'retry' } : { outcome: 'ack', status: 'failed' };
+    if (outcome !== 'retry') await reportFailure(message, error, deps);
+    deps.log.metric(outcome === 'retry' ? 'MessagesRetried' : outcome === 'handed-back' ? 'MessagesHandedBack' : 'MessagesFailed', 1);
+    return outcome === 'retry' ? { outcome: 'retry', status: 'retry' } : { outcome: 'ack', status: outcome };
   }
 }
 
@@ -282,8 +305,31 @@ function staleness(op: RouteOp, node: Node, clusterCidrs: readonly string[]): st
   return inside ? null : 'stale:outside-cluster-cidrs';
 }
 
-async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
+/**
+ * Tells the node that a route of it could not be made, but only once a fresh read shows that the
+ * node still exists and some route of it is really missing: the message may have been redundant (the
+ * route made meanwhile by another message or a reconcile), and a healthy node must not be flipped.
+ * When the re-read itself fails, nothing is reported; the next reconcile settles the condition.
+ */
+export async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
   if (message.kind === 'delete') return;
+  let missing: RouteOp[];
+  try {
+    const node = await currentNode(message.node, deps);
+    if (!node) {
+      deps.log.log('info', 'report.skipped', { node: message.node, reason: 'node-gone' });
+      return;
+    }
+    const plan = planRoutes({ nodes: [node], routeTables: await listTables(deps), clusterCidrs: deps.clusterCidrs });
+    missing = [...plan.create, ...plan.replace].filter((op) => op.node === message.node);
+  } catch (rereadError) {
+    deps.log.log('warn', 'report.skipped', { node: message.node, reason: 'reread-failed', error: rereadError });
+    return;
+  }
+  if (missing.length === 0) {
+    deps.log.log('info', 'report.skipped', { node: message.node, reason: 'routes-present' });
+    return;
+  }
   const reason = error instanceof Error ? error.message : String(error);
   const what = message.kind === 'sync-node' ? 'its routes' : `route ${message.destinationCidr} in ${message.routeTableId}`;
   try {
