@@ -7,7 +7,7 @@
  * before the function times out (a timeout would fail the whole batch, and every record of it would
  * wait out the visibility timeout and count a receive towards the dead-letter queue). Records still
  * running when the time budget ends are answered as failures of their own (retried, or handed back
- * to reconcile on their last receive); their EC2 calls are idempotent, so a redelivery converges.
+ * to reconcile when their receives are nearly used up); their EC2 calls are idempotent, so a redelivery converges.
  * Each failed record gets one log line saying what becomes of it.
  */
 import middy from '@middy/core';

@@ -9,8 +9,8 @@
  * Outcome per message: `ack` (done, stale, or a failure that retrying cannot fix, which is reported
  * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff).
  *
- * A retryable failure on the message's last receive (throttling, a 5xx, a timeout) is acknowledged
- * as `handed-back` instead of being left to the dead-letter queue: the message is only a hint, and
+ * A retryable failure (throttling, a 5xx, a timeout) on the message's last receive but one is
+ * acknowledged as `handed-back` instead of being left to the dead-letter queue: the message is only a hint, and
  * the next reconcile (at most a minute away) re-reads the node and the tables and sends whatever is
  * still missing as a fresh message. A dead letter would help nobody (nothing replays it, and what it
  * says may be stale by then), and re-sending the message from here would loop forever during an
@@ -58,15 +58,20 @@ export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
 
 /**
  * What becomes of a failed message: `retry` (the queue delivers it again), `handed-back` (retryable,
- * but this was its last receive: acknowledged, the next reconcile re-plans it) or `failed` (retrying
- * cannot help: acknowledged and reported).
+ * but its receives are nearly used up: acknowledged, the next reconcile re-plans it) or `failed`
+ * (retrying cannot help: acknowledged and reported).
  */
 export type FailureOutcome = 'retry' | 'handed-back' | 'failed';
 
-/** The outcome of a failure, from whether it is retryable and which receive this is. */
+/**
+ * The outcome of a failure, from whether it is retryable and which receive this is. A retryable
+ * failure is handed back one receive before the last: an invocation that crashes or times out
+ * answers nothing and still counts a receive, so the last receive is kept as that margin. Only a
+ * message whose invocations crash or time out again and again reaches the dead-letter queue.
+ */
 export function failureOutcome(retryable: boolean, delivery: Delivery): FailureOutcome {
   if (!retryable) return 'failed';
-  return delivery.receiveCount >= delivery.maxReceiveCount ? 'handed-back' : 'retry';
+  return delivery.receiveCount >= delivery.maxReceiveCount - 1 ? 'handed-back' : 'retry';
 }
 
 /** Parses, applies and classifies one message body. Never throws. Logs one line per failure. */

@@ -296,9 +296,9 @@ describe('startSqsEventSource against fauxqs', () => {
     expect(await receiveAll(dlqUrl)).toEqual([]);
   });
 
-  // The worker's promise: a retryable failure is retried through the queue, and on the last receive
-  // (ApproximateReceiveCount = maxReceiveCount, the RedrivePolicy's) it is acknowledged and handed back
-  // to reconcile, so nothing reaches the DLQ ("Using dead-letter queues": a message moves there only
+  // The worker's promise: a retryable failure is retried through the queue, and one receive before the
+  // last (ApproximateReceiveCount = maxReceiveCount - 1, the RedrivePolicy's) it is acknowledged and
+  // handed back to reconcile, so nothing reaches the DLQ ("Using dead-letter queues": a message moves there only
   // once its ReceiveCount exceeds maxReceiveCount).
   it('the real route-worker handler never lets a retryable failure reach the DLQ', async () => {
     const { queueUrl, dlqUrl } = await newQueues();
@@ -312,7 +312,7 @@ describe('startSqsEventSource against fauxqs', () => {
       config: loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '3' }),
       routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled, prepareRouteTarget: throttled },
       nodes: {},
-      // Visibility backoff of 2 and 4 s, scaled to 0 (immediately visible again).
+      // Visibility backoff of 2 s, scaled to 0 (immediately visible again).
       queue: new SqsWorkQueue(client, queueUrl),
       log,
       now: () => 0,
@@ -328,10 +328,9 @@ describe('startSqsEventSource against fauxqs', () => {
     });
     expect(log.lines.filter((l) => l.event === 'message.failed').map((l) => [l.receiveCount, l.outcome])).toEqual([
       [1, 'retry'],
-      [2, 'retry'],
-      [3, 'handed-back'],
+      [2, 'handed-back'],
     ]);
-    expect(source.stats).toMatchObject({ records: 3, failures: 2, redriven: 0, timeouts: 0 });
+    expect(source.stats).toMatchObject({ records: 2, failures: 1, redriven: 0, timeouts: 0 });
     expect(await receiveAll(dlqUrl)).toEqual([]);
   });
 
