@@ -30,6 +30,10 @@ export interface RouteTables {
   describeRoute(routeTableId: string, destinationCidr: string): Promise<DescribedRoute | null>;
   /** The instance's primary interface, with source/destination check turned off if it was on. */
   prepareRouteTarget(instanceId: string): Promise<{ instanceId: string; primaryEniId: string; sourceDestCheckChanged: boolean }>;
+  /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
+  markRouteTableFull?(routeTableId: string, mark: { routeCount: number; at: number }): Promise<void>;
+  /** Removes the full mark. */
+  clearRouteTableFull?(routeTableId: string): Promise<void>;
 }
 
 export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';

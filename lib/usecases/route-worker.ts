@@ -29,10 +29,13 @@ import type { Node } from '../nodes/node.ts';
 import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
-import { RouteConflictError } from '../aws/ec2-errors.ts';
+import { RouteConflictError, RouteTableFullError } from '../aws/ec2-errors.ts';
+import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import type { DescribedRoute, NodeSource, RouteTables } from './ports.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
+/** The event reason when a route table holds as many routes as its quota allows. */
+export const ROUTE_TABLE_FULL = 'RouteTableFull';
 
 export interface RouteWorkerDeps {
   clusterCidrs: readonly string[];
@@ -135,9 +138,41 @@ async function applyRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
   const tables = await listTables(deps);
   if (!tables.some((table) => table.routeTableId === op.routeTableId)) return 'stale:not-a-cluster-table';
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
-  const result = await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps);
+  const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps));
   await settleAfter(node, plan, [op], deps);
   return result;
+}
+
+/**
+ * Runs one route write, minding the table's full mark (lib/routes/table-full.ts): a write refused
+ * with RouteLimitExceeded marks the table full (tag with its route count and the time) and counts a
+ * `RouteTableFull` metric for the table; a write that succeeds on a marked table removes the mark.
+ * The failure itself still goes up, to be reported once on the node.
+ */
+async function minding<T>(tables: readonly RouteTable[], op: RouteOp, deps: RouteWorkerDeps, write: () => Promise<T>): Promise<T> {
+  const table = tables.find((t) => t.routeTableId === op.routeTableId);
+  try {
+    const result = await write();
+    if (table && Object.hasOwn(table.tags, ROUTE_TABLE_FULL_TAG) && deps.routeTables.clearRouteTableFull) {
+      await deps.routeTables
+        .clearRouteTableFull(op.routeTableId)
+        .then(() => deps.log.log('info', 'action', { action: 'clear-route-table-full', routeTableId: op.routeTableId }))
+        .catch((error: unknown) => deps.log.log('warn', 'route-table-full.clear-failed', { routeTableId: op.routeTableId, error }));
+    }
+    return result;
+  } catch (error) {
+    if (error instanceof RouteTableFullError) {
+      const routeCount = table ? routeCountOf(table) : 0;
+      deps.log.metric('RouteTableFull', 1, 'Count', { RouteTableId: op.routeTableId });
+      if (deps.routeTables.markRouteTableFull) {
+        await deps.routeTables
+          .markRouteTableFull(op.routeTableId, { routeCount, at: deps.now() })
+          .then(() => deps.log.log('warn', 'action', { action: 'mark-route-table-full', routeTableId: op.routeTableId, routeCount }))
+          .catch((markError: unknown) => deps.log.log('warn', 'route-table-full.mark-failed', { routeTableId: op.routeTableId, error: markError }));
+      }
+    }
+    throw error;
+  }
 }
 
 /** What the worker decides a route on, whether it was listed or described. */
@@ -255,7 +290,7 @@ async function syncNodeRoutes(name: string, deps: RouteWorkerDeps, delivery?: De
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   const results: string[] = [];
-  for (const op of ops) results.push(await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps));
+  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), deps)));
   await settleAfter(node, plan, ops, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
@@ -337,8 +372,10 @@ export async function reportFailure(message: RouteMessage, error: unknown, deps:
   }
   const reason = error instanceof Error ? error.message : String(error);
   const what = message.kind === 'sync-node' ? 'its routes' : `route ${message.destinationCidr} in ${message.routeTableId}`;
+  // One event per failure: a full table says so in its reason, so it can be alerted on apart.
+  const eventReason = error instanceof RouteTableFullError ? ROUTE_TABLE_FULL : FAILED_TO_CREATE_ROUTE;
   try {
-    await deps.nodes.warn(message.node, FAILED_TO_CREATE_ROUTE, `Could not create ${what} for node ${message.node}: ${reason}`);
+    await deps.nodes.warn(message.node, eventReason, `Could not create ${what} for node ${message.node}: ${reason}`);
     await deps.nodes.setNetworkUnavailable(message.node, true);
   } catch (reportError) {
     deps.log.log('error', 'report.failed', { node: message.node, error: reportError });

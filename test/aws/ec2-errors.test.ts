@@ -118,7 +118,7 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     ['Throttling', 400, { retryable: true, kind: 'throttled' }],
     ['InternalError', 500, { retryable: true, kind: 'server' }],
     ['ServiceUnavailable', 503, { retryable: true, kind: 'server' }],
-    ['RouteLimitExceeded', 400, { retryable: false, name: 'RouteQuotaError', routeTableId: 'rtb-1' }],
+    ['RouteLimitExceeded', 400, { retryable: false, name: 'RouteTableFullError', routeTableId: 'rtb-1' }],
     ['InvalidRouteTableID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
     ['InvalidNetworkInterfaceID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
     ['InvalidParameterValue', 400, { retryable: false, name: 'Ec2Error', kind: 'rejected' }],

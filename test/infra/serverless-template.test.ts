@@ -293,12 +293,28 @@ describe('serverless.yml: least-privilege IAM', () => {
 
   it.each([
     // each function's calls, from the code: lib/usecases and functions/
-    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
-    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyInstanceAttribute', 'sqs:ChangeMessageVisibility']],
+    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:DeleteTags', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
+    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyInstanceAttribute', 'ec2:CreateTags', 'ec2:DeleteTags', 'sqs:ChangeMessageVisibility']],
     ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
+  });
+
+  it('allows tag writes only on cluster route tables, only for the route-table-full key, and never a keyless DeleteTags', async () => {
+    const tagWrites = all.filter((statement) => statement.actions.some((action) => action === 'ec2:CreateTags' || action === 'ec2:DeleteTags'));
+    expect(tagWrites.map((statement) => statement.role).sort()).toEqual(['ReconcileRole', 'RouteWorkerRole']);
+    for (const statement of tagWrites) {
+      expect(statement.condition).toBe('${file(./infra/serverless/route-table-full-tag-condition.cjs)}');
+      expect(statement.resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:route-table/*' });
+    }
+    const source: unknown = createRequire(import.meta.url)('../../infra/serverless/route-table-full-tag-condition.cjs');
+    if (!isConditionSource(source)) throw new Error('route-table-full-tag-condition.cjs exports no function');
+    expect(await source({ resolveVariable: async () => 'alpha' })).toEqual({
+      StringLike: { 'aws:ResourceTag/kubernetes.io/cluster/alpha': '*' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': ['podroute.io/route-table-full'] },
+      Null: { 'aws:TagKeys': 'false' },
+    });
   });
 
   it('lets only the worker consume the queue, and only reconcile and webhook send to it', () => {

@@ -10,7 +10,7 @@ import { PodrouteError } from '../../lib/errors.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { FAILED_TO_CREATE_ROUTE, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import { FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { RecordingQueue, lambdaContext, sqsEvent, sqsRecord, startWorld, type World, type WorldNode } from '../support/world.ts';
 
@@ -330,11 +330,19 @@ describe('handleRouteMessage: EC2 failures', () => {
     world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '10.99.0.0/24', instanceId: filler.id });
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
     const { deps, log } = depsOf(world);
+    world.clock.advance(1000);
+    const at = world.clock.now();
     expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
     expect(world.route(t1, '100.64.1.0/24')).toBeUndefined();
-    expect(world.eventReasons('node-a')).toEqual([FAILED_TO_CREATE_ROUTE]);
+    // One event on the node, one metric with the table as its dimension, and the table marked full.
+    expect(world.eventReasons('node-a')).toEqual([ROUTE_TABLE_FULL]);
     expect(world.networkUnavailable('node-a')).toBe('True');
-    expect(log.lines.find((l) => l.event === 'message.failed')).toMatchObject({ retryable: false, node: 'node-a' });
+    expect(log.lines.filter((l) => l.event === 'message.failed')).toEqual([expect.objectContaining({ retryable: false, node: 'node-a', outcome: 'failed' })]);
+    // Embedded metric format: the metric's value and its dimension sit on the line.
+    expect(log.lines.filter((l) => 'RouteTableFull' in l)).toEqual([expect.objectContaining({ RouteTableFull: 1, RouteTableId: t1 })]);
+    const tags = Object.fromEntries(world.ec2.state.table(t1).tags.map((t) => [t.key, t.value]));
+    // The count as listed (the local route and the filler's included).
+    expect(tags['podroute.io/route-table-full']).toBe(`${world.ec2.state.routes(t1).length}@${new Date(at).toISOString()}`);
   });
 });
 
