@@ -11,6 +11,7 @@
  * (IAM User Guide, "Controlling access to AWS resources using tags" and "Single-valued vs.
  * multivalued context keys"; EC2 API reference, DeleteTags.)
  */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- CommonJS, loaded by the Serverless Framework's file source
 const { clusterTagCondition } = require('./cluster-tag-condition.cjs');
 
 const ROUTE_TABLE_FULL_TAG = 'podroute.io/route-table-full';
