@@ -2,12 +2,20 @@
  * route-worker: the SQS-triggered Lambda. Applies each route message idempotently and reports
  * partial batch failures, so only the messages that failed retryably come back
  * (lib/usecases/route-worker.ts decides which).
+ *
+ * No message's failure fails the batch: every record settles on its own, and the handler answers
+ * before the function times out (a timeout would fail the whole batch, and every record of it would
+ * wait out the visibility timeout and count a receive towards the dead-letter queue). Records still
+ * running when the time budget ends are answered as failures of their own (retried, or handed back
+ * to reconcile when their receives are nearly used up); their EC2 calls are idempotent, so a redelivery converges.
+ * Each failed record gets one log line saying what becomes of it.
  */
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { handleRouteMessage } from '../lib/usecases/route-worker.ts';
-import type { Logger, Telemetry } from '../lib/log.ts';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { failureOutcome, handleRouteMessage } from '../lib/usecases/route-worker.ts';
+import type { WorkResult } from '../lib/usecases/route-worker.ts';
+import type { Telemetry } from '../lib/log.ts';
 import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
 import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
@@ -18,52 +26,98 @@ export class RetryLater extends Error {
   override name = 'RetryLater';
 }
 
+/** Time kept back from the function timeout to answer: a third of what is left, at most 5 s. */
+export const reserveMs = (remainingMs: number): number => Math.min(5000, remainingMs / 3);
+
+type Settled = PromiseSettledResult<string>;
+
 export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
-  let log: Logger | undefined;
   // Route targets stay known for the container's life (an instance's primary interface is fixed).
   const targets = new Map<string, { primaryEniId: string; at: number }>();
-  return middy<SQSEvent, unknown>()
+  return middy<SQSEvent, unknown, Error, Context>()
     .use(telemetryMiddlewares(telemetry))
     .use(
-      sqsPartialBatchFailure({
-        // Only the id: a record's body is never logged whole.
-        logger: (_reason: unknown, record: SQSRecord) => log?.log('warn', 'record.retry', { messageId: record.messageId }),
-      }),
+      // The worker logs each failed record itself (with its outcome); the middleware only reports.
+      sqsPartialBatchFailure({ logger: () => undefined }),
     )
-    .handler(async (event) => {
+    .handler(async (event, context) => {
       const wiring = await getWiring();
-      log = wiring.log;
       const records = Array.isArray(event.Records) ? event.Records : [];
-      return Promise.allSettled(
-        records.map(async (record) => {
-          const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
-          const result = await handleRouteMessage(
-            record.body,
-            { receiveCount: Number.isFinite(receiveCount) ? receiveCount : 1, maxReceiveCount: wiring.config.maxReceiveCount },
-            {
-              clusterCidrs: wiring.config.clusterCidrs,
-              routeTables: wiring.routeTables,
-              nodes: wiring.nodes,
-              nodeSelector: wiring.config.nodeSelector,
-              cidrSets: wiring.cidrSets,
-              log: wiring.log,
-              now: wiring.now,
-              targets,
-            },
-          );
-          if (result.outcome === 'retry') {
-            // Come back soon, with backoff, rather than after the queue's whole visibility timeout.
-            if (result.status !== 'dead-letter' && wiring.queue.retryAfter) {
-              await wiring.queue
-                .retryAfter(record.receiptHandle, retryBackoffSeconds(receiveCount))
-                .catch((error: unknown) => wiring.log.log('warn', 'retry-after.failed', { messageId: record.messageId, error }));
-            }
-            throw new RetryLater(result.status);
-          }
-          return result.status;
-        }),
-      );
+      const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000;
+      const budgetMs = Math.max(0, remaining - reserveMs(remaining));
+
+      const settled: Array<Settled | undefined> = records.map(() => undefined);
+      const work = records.map(async (record, index) => {
+        const delivery = deliveryOf(record, wiring);
+        let result: WorkResult;
+        try {
+          result = await handleRouteMessage(record.body, delivery, {
+            clusterCidrs: wiring.config.clusterCidrs,
+            routeTables: wiring.routeTables,
+            nodes: wiring.nodes,
+            nodeSelector: wiring.config.nodeSelector,
+            cidrSets: wiring.cidrSets,
+            log: wiring.log,
+            now: wiring.now,
+            targets,
+          });
+        } catch (error) {
+          // handleRouteMessage never throws; should it, this record alone fails.
+          wiring.log.log('error', 'message.failed', { messageId: record.messageId, error, outcome: 'retry', receiveCount: delivery.receiveCount });
+          result = { outcome: 'retry', status: 'crashed' };
+        }
+        if (settled[index] !== undefined) return; // answered already, at the deadline
+        if (result.outcome === 'ack') {
+          settled[index] = { status: 'fulfilled', value: result.status };
+        } else {
+          settled[index] = { status: 'rejected', reason: new RetryLater(result.status) };
+          await retryLater(record, wiring);
+        }
+      });
+
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, budgetMs);
+      });
+      await Promise.race([Promise.all(work), deadline]);
+      clearTimeout(timer);
+
+      // Records still running at the deadline: each answered on its own, never the whole batch.
+      records.forEach((record, index) => {
+        if (settled[index] !== undefined) return;
+        const delivery = deliveryOf(record, wiring);
+        const outcome = failureOutcome(true, delivery);
+        wiring.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
+          messageId: record.messageId,
+          error: { name: 'DeadlineExceeded', message: `still running ${budgetMs} ms into the invocation` },
+          retryable: true,
+          outcome,
+          receiveCount: delivery.receiveCount,
+        });
+        wiring.log.metric(outcome === 'retry' ? 'MessagesRetried' : 'MessagesHandedBack', 1);
+        // No visibility change here: the answer must not wait on the queue. The record comes back
+        // after the visibility timeout (six function timeouts), so its running work has ended by then.
+        settled[index] = outcome === 'retry' ? { status: 'rejected', reason: new RetryLater('deadline') } : { status: 'fulfilled', value: 'handed-back' };
+      });
+      return settled.map((answer): Settled => answer ?? { status: 'rejected', reason: new RetryLater('unanswered') });
     });
+}
+
+function deliveryOf(record: SQSRecord, wiring: Wiring) {
+  const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
+  return { receiveCount: Number.isFinite(receiveCount) && receiveCount >= 1 ? receiveCount : 1, maxReceiveCount: wiring.config.maxReceiveCount };
+}
+
+/**
+ * Comes back soon, with backoff, rather than after the queue's whole visibility timeout. The backoff
+ * is production's, divided by the wiring's time scale (the sandbox runs its clocks faster).
+ */
+async function retryLater(record: SQSRecord, wiring: Wiring): Promise<void> {
+  if (!wiring.queue.retryAfter) return;
+  const seconds = retryBackoffSeconds(deliveryOf(record, wiring).receiveCount) / (wiring.timeScale ?? 1);
+  await wiring.queue
+    .retryAfter(record.receiptHandle, seconds)
+    .catch((error: unknown) => wiring.log.log('warn', 'retry-after.failed', { messageId: record.messageId, error }));
 }
 
 const telemetry = telemetryFromEnv('route-worker', process.env);

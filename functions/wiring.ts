@@ -42,6 +42,11 @@ export interface Wiring {
   webhookSecret: () => Promise<string | WebhookSecrets>;
   log: Logger;
   now: () => number;
+  /**
+   * How much faster than production this world's clocks run (1 in Lambda). The local sandbox
+   * fast-forwards the schedule and the queue's timeouts, and scales the worker's retry delays alike.
+   */
+  timeScale?: number;
 }
 
 export interface Clients {
@@ -56,7 +61,7 @@ export async function buildWiring(
   clients: Clients,
   nodes: NodeSource,
   webhookSecret: () => Promise<string | WebhookSecrets>,
-  options: { log?: Logger; now?: () => number } = {},
+  options: { log?: Logger; now?: () => number; timeScale?: number } = {},
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
   const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
@@ -93,6 +98,7 @@ export async function buildWiring(
     webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
     log,
     now,
+    timeScale: options.timeScale ?? 1,
   };
 }
 

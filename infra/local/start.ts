@@ -40,8 +40,17 @@ Options:
 Converged means: every live node has NetworkUnavailable=False, every pod CIDR is routed to its
 node in every cluster table (or delegated to its ENI in prefixes mode), no wrong routes, no
 duplicate CIDRs, no leaked CIDR leases after a final reconcile, and an empty dead-letter queue.
-The schedule runs 60000/--tick-ms times faster than production's one minute (30x by default); the
-queue's visibility timeout (6 s) and EC2's throttling refill rates are scaled alike. The sandbox sets
+Time scaling: the schedule runs 60000/--tick-ms times faster than production's one minute (30x by
+default), and every other clock podroute depends on is scaled alike, so what the sandbox shows is
+what production would do:
+  queue visibility timeout     6 s      (production 180 s)
+  worker function timeout      1 s      (production 30 s; a timed-out batch fails as on Lambda)
+  worker retry backoff         2..60 s / scale, via ChangeMessageVisibility (whole seconds)
+  EC2 SDK retry backoff        the SDK's full-jitter backoff / scale (production: SDK defaults)
+  EC2 SDK adaptive limiter     its floor and its recovery curve on the scaled clock
+  EC2 throttling refill rates  x scale (bursts unchanged)
+A retryable failure on a message's last receive is handed back to reconcile, never dead-lettered;
+the dead-letter queue only gets messages whose invocations crash or time out. The sandbox sets
 LEASE_GRACE_SECONDS=1 (600 in production) so that final reconcile may reclaim leases at once, and
 raises the EC2 route quota (default 50 a table) to fit the cluster. In routes mode a new instance
 answers NotFound for its first 60 s (scaled alike), as EC2's eventual consistency allows.

@@ -64,9 +64,13 @@ export class Ec2Error extends PodrouteError {
   }
 }
 
-/** A route table holds as many routes as its quota allows (50 by default); not retryable, report it. */
-export class RouteQuotaError extends Ec2Error {
-  override name = 'RouteQuotaError';
+/**
+ * CreateRoute's `RouteLimitExceeded` (EC2 API reference, "Error codes": the table holds as many routes
+ * as the account's "Routes per route table" quota allows, 50 by default, adjustable up to 1,000).
+ * A quota, not a fault: not retryable. Carries the table so the worker can report and mark it.
+ */
+export class RouteTableFullError extends Ec2Error {
+  override name = 'RouteTableFullError';
   readonly routeTableId: string | undefined;
   constructor(message: string, options: { operation: string; routeTableId: string | undefined; cause: unknown }) {
     super(message, { kind: 'route-quota', operation: options.operation, code: 'RouteLimitExceeded', retryable: false, cause: options.cause });
@@ -127,7 +131,7 @@ export function toPodrouteError(error: unknown, context: { operation: string; ro
   const what = code ?? (error instanceof Error ? error.name : 'unknown error');
   switch (kind) {
     case 'route-quota':
-      return new RouteQuotaError(`EC2 ${where}: route table is full (RouteLimitExceeded); raise the routes-per-table quota or use fewer pod CIDRs`, {
+      return new RouteTableFullError(`EC2 ${where}: route table is full (RouteLimitExceeded); raise the "Routes per route table" quota or use prefixes mode`, {
         operation: context.operation,
         routeTableId: context.routeTableId,
         cause: error,

@@ -12,7 +12,9 @@
  */
 import {
   CreateRouteCommand,
+  CreateTagsCommand,
   DeleteRouteCommand,
+  DeleteTagsCommand,
   DescribeRouteTablesCommand,
   ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
@@ -20,6 +22,8 @@ import {
 import type { DescribeRouteTablesCommandInput, EC2Client, Route, RouteTable } from '@aws-sdk/client-ec2';
 import { cidrEquals, tryParseCidr } from '../cidr/cidr.ts';
 import { clusterTagKey } from '../routes/route-tables.ts';
+import { ROUTE_TABLE_FULL_TAG, formatFullMark } from '../routes/table-full.ts';
+import type { FullMark } from '../routes/table-full.ts';
 import type { Cidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { RouteConflictError, classifyEc2Error, toPodrouteError } from './ec2-errors.ts';
@@ -224,6 +228,26 @@ export class Ec2RouteTables {
       await this.client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: networkInterfaceId, SourceDestCheck: { Value: false } }));
     } catch (error) {
       throw toPodrouteError(error, { operation: 'ModifyNetworkInterfaceAttribute', subject: networkInterfaceId });
+    }
+  }
+
+  /** Tags the table `podroute.io/route-table-full = <routeCount>@<ISO time>` (lib/routes/table-full.ts). */
+  async markRouteTableFull(routeTableId: string, mark: FullMark): Promise<void> {
+    try {
+      await this.client.send(
+        new CreateTagsCommand({ Resources: [routeTableId], Tags: [{ Key: ROUTE_TABLE_FULL_TAG, Value: formatFullMark(mark) }] }),
+      );
+    } catch (error) {
+      throw toPodrouteError(error, { operation: 'CreateTags', routeTableId });
+    }
+  }
+
+  /** Removes the full mark (whatever its value); removing an absent tag is no error in EC2. */
+  async clearRouteTableFull(routeTableId: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteTagsCommand({ Resources: [routeTableId], Tags: [{ Key: ROUTE_TABLE_FULL_TAG }] }));
+    } catch (error) {
+      throw toPodrouteError(error, { operation: 'DeleteTags', routeTableId });
     }
   }
 

@@ -36,6 +36,10 @@ export interface RouteTables {
    * does not know the instance or interface (which may be launch lag: `mayBeLaunchLag`).
    */
   prepareRouteTarget(instanceId: string): Promise<{ instanceId: string; primaryEniId: string; sourceDestCheckChanged: boolean }>;
+  /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
+  markRouteTableFull?(routeTableId: string, mark: { routeCount: number; at: number }): Promise<void>;
+  /** Removes the full mark. */
+  clearRouteTableFull?(routeTableId: string): Promise<void>;
 }
 
 export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';

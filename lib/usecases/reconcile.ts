@@ -31,6 +31,7 @@ import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
 import { parseRouteTables, planRoutes } from '../routes/index.ts';
+import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { MASK_MISMATCH_EVENT, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
@@ -138,8 +139,21 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   }
 
   // Route work: one message per operation, deletions carrying the route they were planned from.
+  // Creates and replaces to a table marked full wait (lib/routes/table-full.ts).
+  const full = withholdFullTables([...plan.create, ...plan.replace], tables, deps.now());
+  for (const [routeTableId, withheld] of full.withheld) {
+    log.log('warn', 'reconcile.route-table-full', { routeTableId, withheld });
+    log.metric('RouteWritesWithheld', withheld, 'Count', { RouteTableId: routeTableId });
+  }
+  for (const routeTableId of full.clear) {
+    await deps.routeTables.clearRouteTableFull?.(routeTableId).then(
+      () => log.log('info', 'action', { action: 'clear-route-table-full', routeTableId }),
+      (error: unknown) => log.log('warn', 'route-table-full.clear-failed', { routeTableId, error }),
+    );
+  }
+  const sendable = new Set(full.send);
   const routesByKey = indexRoutes(tables);
-  const messages: RouteMessage[] = toMessages(plan, {
+  const messages: RouteMessage[] = toMessages({ ...plan, create: plan.create.filter((op) => sendable.has(op)), replace: plan.replace.filter((op) => sendable.has(op)) }, {
     withholdDeletes: plan.unsafe !== undefined,
     observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`),
   });

@@ -7,8 +7,17 @@
  * success), so a duplicate or out-of-order delivery converges to the same state.
  *
  * Outcome per message: `ack` (done, stale, or a failure that retrying cannot fix, which is reported
- * on the node) or `retry` (a retryable failure: the queue redelivers it; on its last receive the
- * failure is reported on the node before the message goes to the dead-letter queue).
+ * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff).
+ *
+ * A retryable failure (throttling, a 5xx, a timeout) on the message's last receive but one is
+ * acknowledged as `handed-back` instead of being left to the dead-letter queue: the message is only a hint, and
+ * the next reconcile (at most a minute away) re-reads the node and the tables and sends whatever is
+ * still missing as a fresh message. A dead letter would help nobody (nothing replays it, and what it
+ * says may be stale by then), and re-sending the message from here would loop forever during an
+ * outage that reconcile, with its backlog guard, rides out at a bounded rate. The dead-letter queue
+ * is left for what no retry can help: an invocation that crashes or times out on every receive.
+ * Either way the node is told (an event, NetworkUnavailable=True) only after re-reading that its
+ * routes really are missing, so a redundant message that failed never flips a healthy node.
  */
 import { containsCidr, tryParseCidr, formatCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
@@ -22,12 +31,15 @@ import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
-import { RouteConflictError, mayBeLaunchLag } from '../aws/ec2-errors.ts';
+import { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from '../aws/ec2-errors.ts';
 import type { CidrSet } from '../ipam/index.ts';
+import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { checkNodeLeft } from './node-left.ts';
 import type { DescribedRoute, NodeSource, RouteTables } from './ports.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
+/** The event reason when a route table holds as many routes as its quota allows. */
+export const ROUTE_TABLE_FULL = 'RouteTableFull';
 
 export interface RouteWorkerDeps {
   clusterCidrs: readonly string[];
@@ -65,13 +77,31 @@ export interface Delivery {
 
 export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
 
-/** Parses, applies and classifies one message body. Never throws. */
+/**
+ * What becomes of a failed message: `retry` (the queue delivers it again), `handed-back` (retryable,
+ * but its receives are nearly used up: acknowledged, the next reconcile re-plans it) or `failed`
+ * (retrying cannot help: acknowledged and reported).
+ */
+export type FailureOutcome = 'retry' | 'handed-back' | 'failed';
+
+/**
+ * The outcome of a failure, from whether it is retryable and which receive this is. A retryable
+ * failure is handed back one receive before the last: an invocation that crashes or times out
+ * answers nothing and still counts a receive, so the last receive is kept as that margin. Only a
+ * message whose invocations crash or time out again and again reaches the dead-letter queue.
+ */
+export function failureOutcome(retryable: boolean, delivery: Delivery): FailureOutcome {
+  if (!retryable) return 'failed';
+  return delivery.receiveCount >= delivery.maxReceiveCount - 1 ? 'handed-back' : 'retry';
+}
+
+/** Parses, applies and classifies one message body. Never throws. Logs one line per failure. */
 export async function handleRouteMessage(body: string, delivery: Delivery, deps: RouteWorkerDeps): Promise<WorkResult> {
   let message: RouteMessage;
   try {
     message = parseRouteMessage(body);
   } catch (error) {
-    deps.log.log('error', 'message.rejected', { error, receiveCount: delivery.receiveCount });
+    deps.log.log('error', 'message.rejected', { error, receiveCount: delivery.receiveCount, outcome: 'failed' });
     deps.log.metric('MessagesRejected', 1);
     return { outcome: 'ack', status: 'rejected' };
   }
@@ -82,17 +112,18 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
     return { outcome: 'ack', status };
   } catch (error) {
     const retryable = error instanceof PodrouteError && error.retryable;
-    const last = delivery.receiveCount >= delivery.maxReceiveCount;
-    deps.log.log(retryable && !last ? 'warn' : 'error', 'message.failed', {
+    const outcome = failureOutcome(retryable, delivery);
+    deps.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
       ...describe(message),
       error,
       retryable,
+      outcome,
       receiveCount: delivery.receiveCount,
       ms: deps.now() - started,
     });
-    if (!retryable || last) await reportFailure(message, error, deps);
-    deps.log.metric(retryable ? 'MessagesRetried' : 'MessagesFailed', 1);
-    return retryable ? { outcome: 'retry', status: last ? 'dead-letter' : 'retry' } : { outcome: 'ack', status: 'failed' };
+    if (outcome !== 'retry') await reportFailure(message, error, deps);
+    deps.log.metric(outcome === 'retry' ? 'MessagesRetried' : outcome === 'handed-back' ? 'MessagesHandedBack' : 'MessagesFailed', 1);
+    return outcome === 'retry' ? { outcome: 'retry', status: 'retry' } : { outcome: 'ack', status: outcome };
   }
 }
 
@@ -129,9 +160,41 @@ async function applyRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
   const tables = await listTables(deps);
   if (!tables.some((table) => table.routeTableId === op.routeTableId)) return 'stale:not-a-cluster-table';
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
-  const result = await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps);
+  const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
   await settleAfter(node, plan, [op], deps);
   return result;
+}
+
+/**
+ * Runs one route write, minding the table's full mark (lib/routes/table-full.ts): a write refused
+ * with RouteLimitExceeded marks the table full (tag with its route count and the time) and counts a
+ * `RouteTableFull` metric for the table; a write that succeeds on a marked table removes the mark.
+ * The failure itself still goes up, to be reported once on the node.
+ */
+async function minding<T>(tables: readonly RouteTable[], op: RouteOp, deps: RouteWorkerDeps, write: () => Promise<T>): Promise<T> {
+  const table = tables.find((t) => t.routeTableId === op.routeTableId);
+  try {
+    const result = await write();
+    if (table && Object.hasOwn(table.tags, ROUTE_TABLE_FULL_TAG) && deps.routeTables.clearRouteTableFull) {
+      await deps.routeTables
+        .clearRouteTableFull(op.routeTableId)
+        .then(() => deps.log.log('info', 'action', { action: 'clear-route-table-full', routeTableId: op.routeTableId }))
+        .catch((error: unknown) => deps.log.log('warn', 'route-table-full.clear-failed', { routeTableId: op.routeTableId, error }));
+    }
+    return result;
+  } catch (error) {
+    if (error instanceof RouteTableFullError) {
+      const routeCount = table ? routeCountOf(table) : 0;
+      deps.log.metric('RouteTableFull', 1, 'Count', { RouteTableId: op.routeTableId });
+      if (deps.routeTables.markRouteTableFull) {
+        await deps.routeTables
+          .markRouteTableFull(op.routeTableId, { routeCount, at: deps.now() })
+          .then(() => deps.log.log('warn', 'action', { action: 'mark-route-table-full', routeTableId: op.routeTableId, routeCount }))
+          .catch((markError: unknown) => deps.log.log('warn', 'route-table-full.mark-failed', { routeTableId: op.routeTableId, error: markError }));
+      }
+    }
+    throw error;
+  }
 }
 
 /** What the worker decides a route on, whether it was listed or described. */
@@ -297,7 +360,7 @@ async function syncNodeRoutes(name: string, deps: RouteWorkerDeps, delivery?: De
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   const results: string[] = [];
-  for (const op of ops) results.push(await ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
+  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps)));
   await settleAfter(node, plan, ops, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
@@ -352,13 +415,38 @@ function staleness(op: RouteOp, node: Node, clusterCidrs: readonly string[]): st
   return inside ? null : 'stale:outside-cluster-cidrs';
 }
 
-async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
+/**
+ * Tells the node that a route of it could not be made, but only once a fresh read shows that the
+ * node still exists and some route of it is really missing: the message may have been redundant (the
+ * route made meanwhile by another message or a reconcile), and a healthy node must not be flipped.
+ * When the re-read itself fails, nothing is reported; the next reconcile settles the condition.
+ */
+export async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
   // Neither is about a node's routes: a delete's node is gone, a node-left check's node is leaving.
   if (message.kind === 'delete' || message.kind === 'node-left') return;
+  let missing: RouteOp[];
+  try {
+    const node = await currentNode(message.node, deps);
+    if (!node) {
+      deps.log.log('info', 'report.skipped', { node: message.node, reason: 'node-gone' });
+      return;
+    }
+    const plan = planRoutes({ nodes: [node], routeTables: await listTables(deps), clusterCidrs: deps.clusterCidrs });
+    missing = [...plan.create, ...plan.replace].filter((op) => op.node === message.node);
+  } catch (rereadError) {
+    deps.log.log('warn', 'report.skipped', { node: message.node, reason: 'reread-failed', error: rereadError });
+    return;
+  }
+  if (missing.length === 0) {
+    deps.log.log('info', 'report.skipped', { node: message.node, reason: 'routes-present' });
+    return;
+  }
   const reason = error instanceof Error ? error.message : String(error);
   const what = message.kind === 'sync-node' ? 'its routes' : `route ${message.destinationCidr} in ${message.routeTableId}`;
+  // One event per failure: a full table says so in its reason, so it can be alerted on apart.
+  const eventReason = error instanceof RouteTableFullError ? ROUTE_TABLE_FULL : FAILED_TO_CREATE_ROUTE;
   try {
-    await deps.nodes.warn(message.node, FAILED_TO_CREATE_ROUTE, `Could not create ${what} for node ${message.node}: ${reason}`);
+    await deps.nodes.warn(message.node, eventReason, `Could not create ${what} for node ${message.node}: ${reason}`);
     await deps.nodes.setNetworkUnavailable(message.node, true);
   } catch (reportError) {
     deps.log.log('error', 'report.failed', { node: message.node, error: reportError });

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEc2Emulator } from '../../infra/local/ec2/index.ts';
 import type { Ec2Emulator, Ec2EmulatorOptions } from '../../infra/local/ec2/index.ts';
 import { Ec2EniPrefixes, PrefixMaskError, assertPrefixMask } from '../../lib/aws/ec2-prefixes.ts';
-import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteQuotaError } from '../../lib/aws/ec2-errors.ts';
+import { parseRouteTables } from '../../lib/routes/index.ts';
+import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError } from '../../lib/aws/ec2-errors.ts';
 import { Ec2RouteTables, RouteTableConfigError } from '../../lib/aws/ec2-route-tables.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 
@@ -132,7 +133,19 @@ describe('Ec2RouteTables against the emulator', () => {
     expect(eni).toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidNetworkInterfaceID.NotFound', retryable: false });
   });
 
-  it('turns the table quota into a RouteQuotaError', async () => {
+  it('marks a table full with a tag and clears the mark (CreateTags / DeleteTags)', async () => {
+    const { ec2: e, client: c } = await world();
+    const id = e.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } }).id;
+    const adapter = new Ec2RouteTables(c, { clusterName: 'alpha' });
+    await adapter.markRouteTableFull(id, { routeCount: 50, at: Date.UTC(2026, 11, 1, 14, 0) });
+    const listed = parseRouteTables({ RouteTables: await adapter.listRouteTables() });
+    expect(listed[0]?.tags).toEqual({ 'kubernetes.io/cluster/alpha': 'owned', 'podroute.io/route-table-full': '50@2026-12-01T14:00:00.000Z' });
+    await adapter.clearRouteTableFull(id);
+    await adapter.clearRouteTableFull(id);
+    expect(parseRouteTables({ RouteTables: await adapter.listRouteTables() })[0]?.tags).toEqual({ 'kubernetes.io/cluster/alpha': 'owned' });
+  });
+
+  it('turns the table quota into a RouteTableFullError carrying the table', async () => {
     const { ec2: small, client: smallClient } = await world({ routeLimit: 2 });
     const id = small.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } }).id;
     const node = small.state.addInstance();
@@ -141,7 +154,7 @@ describe('Ec2RouteTables against the emulator', () => {
     await create('100.64.0.0/24');
     await create('100.64.1.0/24');
     const error = await create('100.64.2.0/24').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RouteQuotaError);
+    expect(error).toBeInstanceOf(RouteTableFullError);
     expect(error).toMatchObject({ retryable: false, routeTableId: id, code: 'RouteLimitExceeded' });
   });
 

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteQuotaError, classifyEc2Error, mayBeLaunchLag, toPodrouteError } from '../../lib/aws/ec2-errors.ts';
+import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError, classifyEc2Error, mayBeLaunchLag, toPodrouteError } from '../../lib/aws/ec2-errors.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { PodrouteError } from '../../lib/errors.ts';
@@ -78,7 +78,7 @@ describe('toPodrouteError', () => {
     ['RequestLimitExceeded', 503, Ec2Error, true],
     ['Throttling', 400, Ec2Error, true],
     ['InternalError', 500, Ec2Error, true],
-    ['RouteLimitExceeded', 400, RouteQuotaError, false],
+    ['RouteLimitExceeded', 400, RouteTableFullError, false],
     ['InvalidInstanceID.NotFound', 400, Ec2NotFoundError, false],
     ['InvalidParameterValue', 400, Ec2Error, false],
   ] as const)('%s -> %s, retryable %s, with the cause', (code, status, type, retryable) => {
@@ -123,7 +123,7 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     ['Throttling', 400, { retryable: true, kind: 'throttled' }],
     ['InternalError', 500, { retryable: true, kind: 'server' }],
     ['ServiceUnavailable', 503, { retryable: true, kind: 'server' }],
-    ['RouteLimitExceeded', 400, { retryable: false, name: 'RouteQuotaError', routeTableId: 'rtb-1' }],
+    ['RouteLimitExceeded', 400, { retryable: false, name: 'RouteTableFullError', routeTableId: 'rtb-1' }],
     ['InvalidRouteTableID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
     ['InvalidNetworkInterfaceID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
     ['InvalidParameterValue', 400, { retryable: false, name: 'Ec2Error', kind: 'rejected' }],

@@ -14,6 +14,7 @@ import { retryBackoffSeconds } from '../../lib/messages/work-queue.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
+import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/world.ts';
 
 const config = loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16' });
@@ -68,11 +69,11 @@ describe('retries', () => {
     expect(retryBackoffSeconds(receiveCount)).toBe(seconds);
   });
 
-  it('the handler shortens a retryable failure\'s visibility, and not a dead letter\'s', async () => {
-    const calls: Array<[string, number]> = [];
+  function wiringWith(routeTables: RouteTables, calls: Array<[string, number]>, timeScale?: number) {
+    const log = memoryLogger();
     const wiring = {
       config,
-      routeTables: throttledTables(),
+      routeTables,
       nodes: nodesWithout(),
       queue: {
         send: async () => ({ sent: 0, duplicates: 0 }),
@@ -80,18 +81,76 @@ describe('retries', () => {
           calls.push([handle, seconds]);
         },
       },
-      log: memoryLogger(),
+      log,
       now: () => 0,
+      ...(timeScale === undefined ? {} : { timeScale }),
     } as unknown as Wiring;
+    return { wiring, log };
+  }
+
+  it('the handler shortens a retryable failure\'s visibility, and hands the last receives back instead of failing them', async () => {
+    const calls: Array<[string, number]> = [];
+    const { wiring, log } = wiringWith(throttledTables(), calls);
     const handler = createRouteWorkerHandler(async () => wiring);
     const response = await handler(
       sqsEvent(sqsRecord('first', remove, 1), sqsRecord('second', remove, 2), sqsRecord('last', remove, 3)),
       lambdaContext(),
     );
-    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'first' }, { itemIdentifier: 'second' }, { itemIdentifier: 'last' }] });
-    expect(calls).toEqual([
-      ['handle-first', 2],
-      ['handle-second', 4],
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'first' }] });
+    expect(calls).toEqual([['handle-first', 2]]);
+    // One line per failed message, saying what becomes of it.
+    expect(log.lines.filter((l) => l.event === 'message.failed').map((l) => [l.receiveCount, l.outcome])).toEqual([
+      [1, 'retry'],
+      [2, 'handed-back'],
+      [3, 'handed-back'],
+    ]);
+    expect(log.lines.filter((l) => l.event === 'record.retry')).toEqual([]);
+  });
+
+  it('scales the visibility backoff by the wiring\'s time scale', async () => {
+    const calls: Array<[string, number]> = [];
+    const { wiring } = wiringWith(throttledTables(), calls, 2);
+    const config5 = loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '5' });
+    const handler = createRouteWorkerHandler(async () => ({ ...wiring, config: config5 }));
+    await handler(sqsEvent(sqsRecord('second', remove, 2)), lambdaContext());
+    expect(calls).toEqual([['handle-second', 2]]);
+  });
+
+  it('answers a mixed batch record by record: done, malformed, retryable, last receive, and one still running at the deadline', async () => {
+    const calls: Array<[string, number]> = [];
+    const hang = 'rtb-0000000000000000f';
+    const good = 'rtb-0000000000000000a';
+    const routeTables: RouteTables = {
+      ...throttledTables(),
+      // The good record's route is already gone; the hanging one never answers.
+      describeRoute: async (routeTableId: string) => {
+        if (routeTableId === good) return null;
+        if (routeTableId === hang) return new Promise<never>(() => undefined);
+        throw new PodrouteError('RequestLimitExceeded', { retryable: true });
+      },
+    };
+    const { wiring, log } = wiringWith(routeTables, calls);
+    const handler = createRouteWorkerHandler(async () => wiring);
+    const del = (routeTableId: string) => JSON.stringify({ v: 1, kind: 'delete', routeTableId, destinationCidr: '10.244.1.0/24', reason: 'no-owner' } satisfies RouteMessage);
+    const response = await handler(
+      sqsEvent(
+        sqsRecord('done', del(good), 1),
+        sqsRecord('malformed', '{"v":1,"kind":"create"', 1),
+        sqsRecord('retryable', remove, 1),
+        sqsRecord('last-receive', remove, 2),
+        sqsRecord('hanging', del(hang), 1),
+        sqsRecord('hanging-last', del(hang), 2),
+      ),
+      // 300 ms left: the handler answers after 200 ms, keeping a third back.
+      localLambdaContext('podroute-route-worker', { timeoutSeconds: 0.3 }),
+    );
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'retryable' }, { itemIdentifier: 'hanging' }] });
+    expect(calls).toEqual([['handle-retryable', 2]]);
+    const failed = log.lines.filter((l) => l.event === 'message.failed' || l.event === 'message.rejected');
+    expect(failed.map((l) => l.outcome).sort()).toEqual(['failed', 'handed-back', 'handed-back', 'retry', 'retry']);
+    expect(failed.filter((l) => (l.error as { name?: string } | undefined)?.name === 'DeadlineExceeded').map((l) => [l.messageId, l.outcome])).toEqual([
+      ['hanging', 'retry'],
+      ['hanging-last', 'handed-back'],
     ]);
   });
 });

@@ -1,4 +1,6 @@
 import {
+  CreateTagsCommand,
+  DeleteTagsCommand,
   AssignIpv6AddressesCommand,
   AssignPrivateIpAddressesCommand,
   CreateRouteCommand,
@@ -153,6 +155,32 @@ describe('EC2 emulator: route tables', () => {
     await smallClient.send(new DeleteRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.0.0/24' }));
     await smallClient.send(new CreateRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.3.0/24', InstanceId: node.id }));
     expect(small.state.routes(table.id).filter((r) => r.origin === 'CreateRoute')).toHaveLength(3);
+  });
+
+  it('CreateTags and DeleteTags on route tables follow EC2: overwrite, reserved aws: keys, 50-tag limit, value-matched delete', async () => {
+    const { ec2: e, client: c } = await emulator();
+    const table = e.state.addRouteTable({ tags: { Name: 'main' } });
+    const tagsOf = () => Object.fromEntries((e.state.table(table.id).tags).map((t) => [t.key, t.value]));
+    await c.send(new CreateTagsCommand({ Resources: [table.id], Tags: [{ Key: 'podroute.io/route-table-full', Value: '50@2026-12-01T00:00:00.000Z' }] }));
+    await c.send(new CreateTagsCommand({ Resources: [table.id], Tags: [{ Key: 'podroute.io/route-table-full', Value: '51@2026-12-01T00:10:00.000Z' }] }));
+    expect(tagsOf()).toEqual({ Name: 'main', 'podroute.io/route-table-full': '51@2026-12-01T00:10:00.000Z' });
+
+    const reserved = await failure(c.send(new CreateTagsCommand({ Resources: [table.id], Tags: [{ Key: 'aws:cloudformation:stack-name', Value: 'x' }] })));
+    expect([reserved.name, reserved.$metadata.httpStatusCode]).toEqual(['InvalidParameterValue', 400]);
+    const missing = await failure(c.send(new CreateTagsCommand({ Resources: ['rtb-0000000000000dead'], Tags: [{ Key: 'k', Value: 'v' }] })));
+    expect(missing.name).toBe('InvalidRouteTableID.NotFound');
+    const many = Array.from({ length: 49 }, (_, i) => ({ Key: `k${i}`, Value: 'v' }));
+    const limit = await failure(c.send(new CreateTagsCommand({ Resources: [table.id], Tags: many })));
+    expect(limit.name).toBe('TagLimitExceeded');
+    expect(Object.keys(tagsOf())).toHaveLength(2);
+
+    // A value given must match; no value deletes whatever the value; an absent key is no error.
+    await c.send(new DeleteTagsCommand({ Resources: [table.id], Tags: [{ Key: 'podroute.io/route-table-full', Value: 'other' }] }));
+    expect(Object.keys(tagsOf())).toContain('podroute.io/route-table-full');
+    await c.send(new DeleteTagsCommand({ Resources: [table.id], Tags: [{ Key: 'podroute.io/route-table-full' }, { Key: 'absent' }] }));
+    expect(tagsOf()).toEqual({ Name: 'main' });
+    const tagged = await c.send(new DescribeRouteTablesCommand({ RouteTableIds: [table.id] }));
+    expect(tagged.RouteTables?.[0]?.Tags).toEqual([{ Key: 'Name', Value: 'main' }]);
   });
 
   it('rejects a route limit above its ceiling, and below 1', async () => {

@@ -1,7 +1,12 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
+import type { Wiring } from '../../functions/wiring.ts';
 import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { PodrouteError } from '../../lib/errors.ts';
+import { memoryLogger } from '../../lib/log.ts';
 import { messageKey, parseRouteMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import {
@@ -93,7 +98,7 @@ describe('startSqsEventSource against fauxqs', () => {
     expect(Math.max(...sizes)).toBeLessThanOrEqual(4);
     expect(seen.map((r) => r.body).sort()).toEqual([...bodies].sort());
     expect(new Set(seen.map((r) => r.messageId)).size).toBe(23);
-    expect(source.stats).toEqual({ batches: sizes.length, records: 23, failures: 0, redriven: 0, errors: 0 });
+    expect(source.stats).toEqual({ batches: sizes.length, records: 23, failures: 0, redriven: 0, errors: 0, timeouts: 0 });
     for (const record of seen) {
       expect(record).toMatchObject({
         eventSource: 'aws:sqs',
@@ -265,7 +270,72 @@ describe('startSqsEventSource against fauxqs', () => {
     expect(got.map(messageKey).sort()).toEqual(messages.map(messageKey).sort());
   });
 
+  // Lambda fails an invocation that runs past its timeout ("Configuring Lambda function timeout"); for
+  // an SQS event source the whole batch returns after its visibility timeout ("Using Lambda with Amazon
+  // SQS": a failed invocation deletes nothing).
+  it('fails the whole batch of an invocation that runs past the function timeout', async () => {
+    const { queueUrl, dlqUrl } = await newQueues();
+    await sendBodies(queueUrl, ['slow', 'fast']);
+    const receives: string[] = [];
+    const { source, reports } = await runToDrain({
+      queueUrl,
+      dlqUrl,
+      batchSize: 10,
+      functionTimeoutSeconds: 1,
+      handler: async (event) => {
+        receives.push(...event.Records.map((r) => `${r.body}:${r.attributes.ApproximateReceiveCount}`));
+        if (receives.length <= event.Records.length) await new Promise((resolve) => setTimeout(resolve, 1500));
+        return { batchItemFailures: [] };
+      },
+    });
+    const failed = reports.filter((r) => r.outcome === 'failed');
+    expect(failed).toHaveLength(1);
+    expect((failed[0]?.error as Error).message).toBe('Task timed out after 1.00 seconds');
+    expect(source.stats.timeouts).toBe(1);
+    expect(receives.filter((r) => r.endsWith(':2')).length).toBe(failed[0]?.messageIds.length);
+    expect(await receiveAll(dlqUrl)).toEqual([]);
+  });
+
+  // The worker's promise: a retryable failure is retried through the queue, and one receive before the
+  // last (ApproximateReceiveCount = maxReceiveCount - 1, the RedrivePolicy's) it is acknowledged and
+  // handed back to reconcile, so nothing reaches the DLQ ("Using dead-letter queues": a message moves there only
+  // once its ReceiveCount exceeds maxReceiveCount).
+  it('the real route-worker handler never lets a retryable failure reach the DLQ', async () => {
+    const { queueUrl, dlqUrl } = await newQueues();
+    const message: RouteMessage = { v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner' };
+    await new SqsWorkQueue(client, queueUrl).send([message]);
+    const log = memoryLogger();
+    const throttled = async (): Promise<never> => {
+      throw new PodrouteError('EC2: RequestLimitExceeded (retryable)', { retryable: true });
+    };
+    const wiring = {
+      config: loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '3' }),
+      routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled, prepareRouteTarget: throttled },
+      nodes: {},
+      // Visibility backoff of 2 s, scaled to 0 (immediately visible again).
+      queue: new SqsWorkQueue(client, queueUrl),
+      log,
+      now: () => 0,
+      timeScale: 100,
+    } as unknown as Wiring;
+    const worker = createRouteWorkerHandler(async () => wiring);
+    const { source } = await runToDrain({
+      queueUrl,
+      dlqUrl,
+      maxReceiveCount: 3,
+      visibilityTimeoutSeconds: 30,
+      handler: async (event, context) => (await worker(event, context)) as SQSBatchResponse,
+    });
+    expect(log.lines.filter((l) => l.event === 'message.failed').map((l) => [l.receiveCount, l.outcome])).toEqual([
+      [1, 'retry'],
+      [2, 'handed-back'],
+    ]);
+    expect(source.stats).toMatchObject({ records: 2, failures: 1, redriven: 0, timeouts: 0 });
+    expect(await receiveAll(dlqUrl)).toEqual([]);
+  });
+
   it.each<[string, Partial<SqsEventSourceOptions>]>([
+    ['functionTimeoutSeconds 0', { functionTimeoutSeconds: 0 }],
     ['batchSize 0', { batchSize: 0 }],
     ['batchSize 11', { batchSize: 11 }],
     ['maximumConcurrency 1', { maximumConcurrency: 1 }],

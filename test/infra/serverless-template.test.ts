@@ -12,6 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '../../lib/config.ts';
+import { ClaimProtocolStore, MemoryClaimStore, createCidrSet } from '../../lib/ipam/index.ts';
+import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { checkNodeLeft } from '../../lib/usecases/node-left.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string): unknown => load(readFileSync(`${root}${path}`, 'utf8'));
@@ -308,17 +312,58 @@ describe('serverless.yml: least-privilege IAM', () => {
 
   it.each([
     // each function's calls, from the code: lib/usecases and functions/
-    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
-    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'sqs:ChangeMessageVisibility', 'dynamodb:Query', 'dynamodb:DeleteItem']],
+    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:DeleteTags', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
+    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:CreateTags', 'ec2:DeleteTags', 'sqs:ChangeMessageVisibility', 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:DeleteItem']],
     ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
   });
 
-  it('gives the worker exactly the DynamoDB calls of its node-left check: Query (leases) and DeleteItem (release)', () => {
-    const dynamo = all.filter((statement) => statement.role === 'RouteWorkerRole').flatMap((statement) => statement.actions).filter((action) => action.startsWith('dynamodb:'));
-    expect(dynamo.sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:Query']);
+  it('gives the worker exactly the DynamoDB calls its node-left check makes over the deployed claim protocol', async () => {
+    // Recorded, not listed by hand: the release path of the store the stack deploys (the claim
+    // protocol over DynamoDB), each primitive mapped to the DynamoDB action its adapter sends.
+    const action: Record<string, string> = {
+      get: 'dynamodb:GetItem', putIfAbsent: 'dynamodb:PutItem', putIfVersion: 'dynamodb:PutItem',
+      deleteIf: 'dynamodb:DeleteItem', increment: 'dynamodb:UpdateItem', list: 'dynamodb:Query', count: 'dynamodb:Query',
+    };
+    const calls = new Set<string>();
+    const claims = new MemoryClaimStore();
+    const recording = new Proxy(claims, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.add(action[String(prop)] ?? `unmapped:${String(prop)}`);
+          return Reflect.apply(value, target, args);
+        };
+      },
+    });
+    const set = await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24, store: new ClaimProtocolStore(recording) });
+    await set.allocateNext('gone');
+    calls.clear();
+    const gone = async (name: string): Promise<never> => {
+      throw new NodeNotFoundError(name);
+    };
+    expect(await checkNodeLeft('gone', { nodes: { getNode: gone }, cidrSets: [set], log: silentLogger })).toBe('released:10.244.0.0/24');
+    const dynamo = all.filter((statement) => statement.role === 'RouteWorkerRole').flatMap((statement) => statement.actions).filter((a) => a.startsWith('dynamodb:'));
+    expect(dynamo.sort()).toEqual([...calls].sort());
+  });
+
+  it('allows tag writes only on cluster route tables, only for the route-table-full key, and never a keyless DeleteTags', async () => {
+    const tagWrites = all.filter((statement) => statement.actions.some((action) => action === 'ec2:CreateTags' || action === 'ec2:DeleteTags'));
+    expect(tagWrites.map((statement) => statement.role).sort()).toEqual(['ReconcileRole', 'RouteWorkerRole']);
+    for (const statement of tagWrites) {
+      expect(statement.condition).toBe('${file(./infra/serverless/route-table-full-tag-condition.cjs)}');
+      expect(statement.resource).toEqual({ 'Fn::Sub': 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:route-table/*' });
+    }
+    const source: unknown = createRequire(import.meta.url)('../../infra/serverless/route-table-full-tag-condition.cjs');
+    if (!isConditionSource(source)) throw new Error('route-table-full-tag-condition.cjs exports no function');
+    expect(await source({ resolveVariable: async () => 'alpha' })).toEqual({
+      StringLike: { 'aws:ResourceTag/kubernetes.io/cluster/alpha': '*' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': ['podroute.io/route-table-full'] },
+      Null: { 'aws:TagKeys': 'false' },
+    });
   });
 
   it('lets only the worker consume the queue, and only reconcile and webhook send to it', () => {

@@ -138,6 +138,38 @@ describe('reconcile: route fan-out', () => {
   });
 });
 
+describe('reconcile: a route table marked full', () => {
+  it('withholds creates to a full table while the mark is young, probes once after the interval, and clears an outgrown mark', async () => {
+    const full = world.addClusterTable();
+    world.addClusterTable();
+    await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
+    await world.addNode('node-b', { podCidrs: ['100.64.2.0/24'] });
+    const routeCount = world.ec2.state.routes(full).length;
+    const markedAt = world.clock.now();
+    world.ec2.state.table(full).tags.push({ key: 'podroute.io/route-table-full', value: `${routeCount}@${new Date(markedAt).toISOString()}` });
+    const w = await testWiring(world, local);
+
+    await reconcile(w.reconcileDeps());
+    const creates = (messages: RouteMessage[]) => messages.filter((m) => m.kind === 'create').map((m) => `${m.routeTableId === full ? 'full' : 'open'} ${m.node}`).sort();
+    expect(creates(w.queue.messages)).toEqual(['open node-a', 'open node-b']);
+    expect(w.log.lines.filter((l) => l.event === 'reconcile.route-table-full')).toEqual([expect.objectContaining({ routeTableId: full, withheld: 2 })]);
+    expect(w.log.lines.filter((l) => 'RouteWritesWithheld' in l)).toEqual([expect.objectContaining({ RouteWritesWithheld: 2, RouteTableId: full })]);
+
+    // Ten minutes on: one probe to the full table, the other create still waits.
+    let before = w.queue.messages.length;
+    world.clock.advance(10 * 60_000);
+    await reconcile(w.reconcileDeps());
+    expect(creates(w.queue.messages.slice(before)).filter((m) => m.startsWith('full'))).toHaveLength(1);
+
+    // A route gone from the table: room again, the mark goes and every create is sent.
+    world.ec2.state.table(full).routes.splice(world.ec2.state.table(full).routes.findIndex((r) => r.origin !== 'CreateRouteTable'), 1);
+    before = w.queue.messages.length;
+    await reconcile(w.reconcileDeps());
+    expect(creates(w.queue.messages.slice(before))).toEqual(['full node-a', 'full node-b', 'open node-a', 'open node-b']);
+    expect(world.ec2.state.table(full).tags.map((t) => t.key)).not.toContain('podroute.io/route-table-full');
+  });
+});
+
 describe('reconcile: pod CIDR allocation and conditions', () => {
   it('allocates distinct pod CIDRs inside the cluster CIDR for nodes without them and queues sync-node for each', async () => {
     const t1 = world.addClusterTable();

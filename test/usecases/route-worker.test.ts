@@ -6,10 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import type { Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
+import { PodrouteError } from '../../lib/errors.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { FAILED_TO_CREATE_ROUTE, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import { FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { RecordingQueue, lambdaContext, sqsEvent, sqsRecord, startWorld, type World, type WorldNode } from '../support/world.ts';
 
@@ -21,6 +22,18 @@ const create = (routeTableId: string, destinationCidr: string, node: WorldNode):
   body({ v: 1, kind: 'create', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId });
 const replace = (routeTableId: string, destinationCidr: string, node: WorldNode, reason: 'blackhole' | 'moved'): string =>
   body({ v: 1, kind: 'replace', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId, reason });
+
+/** The adapter with its listing replaced. */
+function withListing(inner: RouteTables, listRouteTables: RouteTables['listRouteTables']): RouteTables {
+  return {
+    listRouteTables,
+    createRoute: (spec) => inner.createRoute(spec),
+    replaceRoute: (spec) => inner.replaceRoute(spec),
+    deleteRoute: (spec) => inner.deleteRoute(spec),
+    describeRoute: (routeTableId, destinationCidr) => inner.describeRoute(routeTableId, destinationCidr),
+    prepareRouteTarget: (instanceId) => inner.prepareRouteTarget(instanceId),
+  };
+}
 
 function depsOf(world: World, routeTables: RouteTables = world.routeTables) {
   const log = memoryLogger();
@@ -248,7 +261,7 @@ describe('handleRouteMessage: EC2 failures', () => {
     world = undefined;
   });
 
-  it('retries a throttled create, reports it on the node at the last receive, and creates it once the bucket refills', async () => {
+  it('retries a throttled create, hands it back and reports it on the node at the last receive but one, and creates it once the bucket refills', async () => {
     world = await startWorld({ ec2: { throttle: { actions: { CreateRoute: { capacity: 1, refillPerSecond: 1 } } } } });
     const t1 = world.addClusterTable();
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
@@ -258,12 +271,13 @@ describe('handleRouteMessage: EC2 failures', () => {
 
     // The clock stands still: the bucket stays empty.
     expect(await handleRouteMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 1, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'retry', status: 'retry' });
-    expect(await handleRouteMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 2, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'retry', status: 'retry' });
     expect(world.eventReasons('node-b')).toEqual([]);
     expect(world.networkUnavailable('node-b')).toBeNull();
 
-    expect(await handleRouteMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 3, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'retry', status: 'dead-letter' });
-    expect(world.ec2.stats.throttled).toBe(3);
+    // The last receive but one: handed back to reconcile (acknowledged), never left to the dead-letter
+    // queue; the last receive stays a margin for an invocation that crashes or times out.
+    expect(await handleRouteMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 2, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'handed-back' });
+    expect(world.ec2.stats.throttled).toBe(2);
     expect(world.eventReasons('node-b')).toEqual([FAILED_TO_CREATE_ROUTE]);
     expect(world.networkUnavailable('node-b')).toBe('True');
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
@@ -274,6 +288,42 @@ describe('handleRouteMessage: EC2 failures', () => {
     expect(world.networkUnavailable('node-b')).toBe('False');
   });
 
+  it('a redundant message failing on its last receive does not flip a healthy node: its routes are there', async () => {
+    world = await startWorld();
+    const t1 = world.addClusterTable();
+    const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'False' });
+    world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '100.64.1.0/24', networkInterfaceId: a.eniId });
+    const { deps, log } = depsOf(world);
+    // The message's own listing is throttled; the re-read before reporting is answered.
+    let listings = 0;
+    const inner = world.routeTables;
+    const routeTables = withListing(inner, async () => {
+      listings += 1;
+      if (listings === 1) throw new PodrouteError('EC2 DescribeRouteTables: RequestLimitExceeded (retryable)', { retryable: true });
+      return inner.listRouteTables();
+    });
+    const last = { receiveCount: 3, maxReceiveCount: 3 };
+    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), last, { ...deps, routeTables })).toEqual({ outcome: 'ack', status: 'handed-back' });
+    expect(world.networkUnavailable('node-a')).toBe('False');
+    expect(world.eventReasons('node-a')).toEqual([]);
+    expect(log.lines.filter((l) => l.event === 'message.failed')).toEqual([expect.objectContaining({ outcome: 'handed-back', retryable: true })]);
+    expect(log.lines.find((l) => l.event === 'report.skipped')).toMatchObject({ node: 'node-a', reason: 'routes-present' });
+  });
+
+  it('a failure whose re-read fails too reports nothing (reconcile settles the condition)', async () => {
+    world = await startWorld();
+    const t1 = world.addClusterTable();
+    const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'False' });
+    const { deps } = depsOf(world);
+    const throttled = async (): Promise<never> => {
+      throw new PodrouteError('EC2 DescribeRouteTables: RequestLimitExceeded (retryable)', { retryable: true });
+    };
+    const routeTables = withListing(world.routeTables, throttled);
+    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), { receiveCount: 3, maxReceiveCount: 3 }, { ...deps, routeTables })).toEqual({ outcome: 'ack', status: 'handed-back' });
+    expect(world.networkUnavailable('node-a')).toBe('False');
+    expect(world.eventReasons('node-a')).toEqual([]);
+  });
+
   it('acknowledges a full route table (RouteLimitExceeded) and reports it on the node', async () => {
     world = await startWorld({ ec2: { routeLimit: 1 } });
     const t1 = world.addClusterTable();
@@ -281,11 +331,19 @@ describe('handleRouteMessage: EC2 failures', () => {
     world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '10.99.0.0/24', instanceId: filler.id });
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
     const { deps, log } = depsOf(world);
+    world.clock.advance(1000);
+    const at = world.clock.now();
     expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
     expect(world.route(t1, '100.64.1.0/24')).toBeUndefined();
-    expect(world.eventReasons('node-a')).toEqual([FAILED_TO_CREATE_ROUTE]);
+    // One event on the node, one metric with the table as its dimension, and the table marked full.
+    expect(world.eventReasons('node-a')).toEqual([ROUTE_TABLE_FULL]);
     expect(world.networkUnavailable('node-a')).toBe('True');
-    expect(log.lines.find((l) => l.event === 'message.failed')).toMatchObject({ retryable: false, node: 'node-a' });
+    expect(log.lines.filter((l) => l.event === 'message.failed')).toEqual([expect.objectContaining({ retryable: false, node: 'node-a', outcome: 'failed' })]);
+    // Embedded metric format: the metric's value and its dimension sit on the line.
+    expect(log.lines.filter((l) => 'RouteTableFull' in l)).toEqual([expect.objectContaining({ RouteTableFull: 1, RouteTableId: t1 })]);
+    const tags = Object.fromEntries(world.ec2.state.table(t1).tags.map((t) => [t.key, t.value]));
+    // The count as listed (the local route and the filler's included).
+    expect(tags['podroute.io/route-table-full']).toBe(`${world.ec2.state.routes(t1).length}@${new Date(at).toISOString()}`);
   });
 });
 
@@ -335,14 +393,14 @@ describe('route-worker handler', () => {
     expect(world.eventReasons('node-b')).toEqual([]);
   });
 
-  it('passes ApproximateReceiveCount through: the last receive reports the failure on the node', async () => {
+  it('passes ApproximateReceiveCount through: the last receive but one hands the message back and reports the failure on the node', async () => {
     const t1 = world.addClusterTable();
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
     const b = await world.addNode('node-b', { podCidrs: ['100.64.2.0/24'] });
     const { handler } = await handlerFor(world);
     await handler(sqsEvent(sqsRecord('m0', create(t1, '100.64.1.0/24', a))), lambdaContext());
-    const result = await handler(sqsEvent(sqsRecord('m1', create(t1, '100.64.2.0/24', b), 3)), lambdaContext());
-    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    const result = await handler(sqsEvent(sqsRecord('m1', create(t1, '100.64.2.0/24', b), 2)), lambdaContext());
+    expect(result).toEqual({ batchItemFailures: [] });
     expect(world.eventReasons('node-b')).toEqual([FAILED_TO_CREATE_ROUTE]);
     expect(world.networkUnavailable('node-b')).toBe('True');
   });

@@ -466,6 +466,70 @@ const assignIpv6Addresses: ActionHandler = (params, state) => {
   return [el('networkInterfaceId', eniId), set('assignedIpv6Addresses', [], () => null), set('assignedIpv6PrefixSet', assigned, (p) => p)];
 };
 
+// --- tags (route tables only) ---------------------------------------------------------------------
+// EC2 API reference, CreateTags / DeleteTags and the Tag data type: ResourceId.N names up to 1000
+// resources; Tag.N.Key is required, case-sensitive, at most 127 characters and may not begin with
+// `aws:` (reserved); a value is at most 256 characters (absent means empty); an existing key is
+// overwritten; a resource holds at most 50 user tags (TagLimitExceeded). DeleteTags removes a key
+// whatever its value when no value is given, only a matching value when one is, and ignores keys the
+// resource does not have; with no Tag.N it removes every user tag. The emulator tags route tables
+// only: another resource id is refused (InvalidID), where EC2 would tag it.
+const MAX_TAGS_PER_RESOURCE = 50;
+
+function tagParams(params: Params): Array<{ key: string; value: string | undefined }> {
+  const out: Array<{ key: string; value: string | undefined }> = [];
+  for (let i = 1; params.has(`Tag.${i}.Key`) || params.has(`Tag.${i}.Value`); i++) {
+    const key = params.get(`Tag.${i}.Key`);
+    if (key === undefined || key === '') throw new Ec2ApiError('InvalidParameterValue', `Tag ${i}: the tag key must not be empty`);
+    if (key.length > 127) throw new Ec2ApiError('InvalidParameterValue', `Tag ${i}: the tag key must be at most 127 characters`);
+    if (key.toLowerCase().startsWith('aws:')) throw new Ec2ApiError('InvalidParameterValue', `Tag ${i}: tag keys starting with 'aws:' are reserved for internal use`);
+    const value = params.get(`Tag.${i}.Value`);
+    if (value !== undefined && value.length > 256) throw new Ec2ApiError('InvalidParameterValue', `Tag ${i}: the tag value must be at most 256 characters`);
+    out.push({ key, value });
+  }
+  return out;
+}
+
+function taggedTables(params: Params, state: Ec2State): RouteTableRecord[] {
+  const ids = list(params, 'ResourceId');
+  if (ids.length === 0) throw new Ec2ApiError('MissingParameter', 'The request must contain the parameter resourceIdSet');
+  if (ids.length > 1000) throw new Ec2ApiError('InvalidParameterValue', 'At most 1000 resource ids per request');
+  return ids.map((id) => {
+    if (!id.startsWith('rtb-')) throw new Ec2ApiError('InvalidID', `The ID '${id}' is not valid (the emulator tags route tables only)`);
+    return state.table(id);
+  });
+}
+
+const createTags: ActionHandler = (params, state) => {
+  const tags = tagParams(params);
+  if (tags.length === 0) throw new Ec2ApiError('MissingParameter', 'The request must contain the parameter tagSet');
+  const tables = taggedTables(params, state);
+  // All or nothing: every table is checked against the limit before any is changed.
+  for (const table of tables) {
+    const keys = new Set([...table.tags.map((t) => t.key), ...tags.map((t) => t.key)]);
+    if (keys.size > MAX_TAGS_PER_RESOURCE) throw new Ec2ApiError('TagLimitExceeded', `The maximum number of tags for resource ${table.id} has been reached.`);
+  }
+  for (const table of tables) {
+    for (const { key, value } of tags) {
+      const existing = table.tags.find((t) => t.key === key);
+      if (existing) existing.value = value ?? '';
+      else table.tags.push({ key, value: value ?? '' });
+    }
+  }
+  return el('return', true);
+};
+
+const deleteTags: ActionHandler = (params, state) => {
+  const tags = tagParams(params);
+  for (const table of taggedTables(params, state)) {
+    const remove = (tag: Tag) =>
+      tags.length === 0 || tags.some((t) => t.key === tag.key && (t.value === undefined || t.value === tag.value));
+    const keep = table.tags.filter((tag) => !remove(tag));
+    table.tags.splice(0, table.tags.length, ...keep);
+  }
+  return el('return', true);
+};
+
 export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
   DescribeRouteTables: describeRouteTables,
   CreateRoute: createRoute,
@@ -477,4 +541,6 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
   ModifyNetworkInterfaceAttribute: modifyNetworkInterfaceAttribute,
   AssignPrivateIpAddresses: assignPrivateIpAddresses,
   AssignIpv6Addresses: assignIpv6Addresses,
+  CreateTags: createTags,
+  DeleteTags: deleteTags,
 };

@@ -9,14 +9,21 @@
  * - partial batch responses (`ReportBatchItemFailures`): only records not listed in
  *   `batchItemFailures` are deleted; an item identifier that is empty or not in the batch makes the
  *   whole batch fail; an empty or absent list means success;
- * - a handler that throws deletes nothing: every record becomes visible again once its visibility
- *   timeout expires (nothing is hastened);
+ * - a handler that throws, or runs past the function timeout, deletes nothing: every record becomes
+ *   visible again once its visibility timeout expires (nothing is hastened). A timed-out invocation
+ *   is failed at its timeout as Lambda fails it ("Task timed out"); its promise cannot be killed
+ *   in-process, so whatever it still does afterwards is ignored;
  * - redrive: a message received more than `maxReceiveCount` times is moved to `dlqUrl` instead of
  *   being delivered, as an SQS RedrivePolicy does on receive. This poller moves it itself (a copy
  *   of body and attributes to the DLQ, then a delete) so it can count it. Do not also give the
  *   queue its own RedrivePolicy with a lower maxReceiveCount, or the emulator moves it first.
+ * Sources: AWS Lambda Developer Guide, "Using Lambda with Amazon SQS" (batching, scaling and
+ * maximum concurrency; "Handling errors for an SQS event source": partial batch responses and the
+ * rules for invalid `itemIdentifier`s), "Configuring Lambda function timeout" (a timed-out invocation
+ * fails); Amazon SQS Developer Guide, "Amazon SQS visibility timeout" and "Using dead-letter queues"
+ * (a message whose ReceiveCount exceeds maxReceiveCount moves to the dead-letter queue).
  * Not reproduced: batching windows, FIFO ordering semantics beyond what the queue itself enforces,
- * scaling of pollers, function timeouts.
+ * scaling of pollers.
  */
 import {
   DeleteMessageBatchCommand,
@@ -43,6 +50,8 @@ export interface EventSourceStats {
   redriven: number;
   /** Queue calls that failed (receive, delete, redrive); the poller backs off and goes on. */
   errors: number;
+  /** Invocations failed because they ran past the function timeout. */
+  timeouts: number;
 }
 
 export interface BatchReport {
@@ -72,7 +81,10 @@ export interface SqsEventSourceOptions {
   /** As the mapping's FunctionResponseTypes: ['ReportBatchItemFailures'] (default true). */
   readonly reportBatchItemFailures?: boolean;
   readonly functionName?: string;
-  /** Only feeds `context.getRemainingTimeInMillis()` (default 30 s). */
+  /**
+   * The function timeout, 1..900 s as on AWS (default 30): feeds `context.getRemainingTimeInMillis()`
+   * and fails an invocation still running after it, as Lambda does.
+   */
   readonly functionTimeoutSeconds?: number;
   readonly onBatch?: (report: BatchReport) => void;
   readonly onError?: (error: unknown) => void;
@@ -113,6 +125,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   requireInt('maximumConcurrency', maximumConcurrency, 2, 1000);
   requireInt('maxReceiveCount', maxReceiveCount, 1, 1000);
   requireInt('waitTimeSeconds', waitTimeSeconds, 0, 20);
+  requireInt('functionTimeoutSeconds', functionTimeoutSeconds, 1, 900);
   if (visibilityTimeoutSeconds !== undefined) requireInt('visibilityTimeoutSeconds', visibilityTimeoutSeconds, 0, 43200);
 
   const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
@@ -120,7 +133,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   if (!eventSourceARN) throw new Error(`queue ${queueUrl} has no QueueArn`);
   const awsRegion = await client.config.region();
 
-  const stats: EventSourceStats = { batches: 0, records: 0, failures: 0, redriven: 0, errors: 0 };
+  const stats: EventSourceStats = { batches: 0, records: 0, failures: 0, redriven: 0, errors: 0, timeouts: 0 };
   const abort = new AbortController();
   let stopped = false;
   let invocations = 0;
@@ -197,8 +210,15 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
     let outcome: BatchReport['outcome'];
     let error: unknown;
     invocations += 1;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const response = await handler({ Records: records }, newContext());
+      const timedOut = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => {
+          stats.timeouts += 1;
+          reject(new Error(`Task timed out after ${functionTimeoutSeconds}.00 seconds`));
+        }, functionTimeoutSeconds * 1000);
+      });
+      const response = await Promise.race([handler({ Records: records }, newContext()), timedOut]);
       const judged = judgeResponse(response, ids, reportBatchItemFailures);
       failedIds = judged.failedIds;
       outcome = judged.failedIds.size === 0 ? 'ok' : judged.invalid ? 'failed' : 'partial';
@@ -208,6 +228,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
       outcome = 'failed';
       error = thrown;
     } finally {
+      clearTimeout(timer);
       invocations -= 1;
     }
     stats.batches += 1;

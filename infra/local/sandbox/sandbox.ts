@@ -9,8 +9,10 @@
  *
  * Nodes join as a kubelet joins: an EC2 instance is launched, then the Node is created through the
  * Kubernetes API, whose admission webhook calls podroute's webhook through the local HTTP API.
- * The schedule is fast-forwarded (every 2 s instead of every minute by default), and so is the
- * queue's visibility timeout (6 s instead of 180 s) and EC2's throttling refill rates. Leases of vanished nodes are reclaimed after
+ * The schedule is fast-forwarded (every 2 s instead of every minute by default), and so is every
+ * other clock podroute depends on: the queue's visibility timeout (6 s instead of 180 s), the
+ * worker's function timeout (1 s instead of 30 s), the worker's retry backoff, the EC2 SDK client's
+ * retry backoff and adaptive rate limiter, and EC2's throttling refill rates. Leases of vanished nodes are reclaimed after
  * LEASE_GRACE_SECONDS = 1 (10 minutes in production) so a final reconcile can show that nothing leaked.
  */
 import { randomBytes } from 'node:crypto';
@@ -336,21 +338,31 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     const config = { ...loaded, leaseGraceSeconds: options.leaseGraceSeconds ?? 1 };
     const readiness = new Readiness();
+    // Retry delays (SDK backoff, visibility backoff) run on the same fast-forwarded clock; a slower
+    // schedule than production's keeps production's delays.
+    const clientTimeScale = Math.max(1, timeScale);
     const ec2Clients: EC2Client[] = [];
     const makeWiring = async (): Promise<Wiring> => {
       // The production client's retry settings, pointed at the emulator.
       const ec2Client = new EC2Client(
-        ec2ClientConfig({
-          endpoint: ec2.url,
-          region: REGION,
-          credentials: CREDENTIALS,
-          ...(options.ec2MaxAttempts === undefined ? {} : { maxAttempts: options.ec2MaxAttempts }),
-        }),
+        ec2ClientConfig(
+          {
+            endpoint: ec2.url,
+            region: REGION,
+            credentials: CREDENTIALS,
+            ...(options.ec2MaxAttempts === undefined ? {} : { maxAttempts: options.ec2MaxAttempts }),
+          },
+          // The SDK's backoff and adaptive rate limiter on the sandbox's clock (lib/aws/ec2-client.ts).
+          { timeScale: clientTimeScale },
+        ),
       );
       ec2Clients.push(ec2Client);
       const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig() });
       const nodes = readiness.observe(new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) }));
-      return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(), dynamodb: db.client() }, nodes, async () => secret, { log });
+      return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(), dynamodb: db.client() }, nodes, async () => secret, {
+        log,
+        timeScale: clientTimeScale,
+      });
     };
     cleanups.push(() => {
       for (const client of ec2Clients) client.destroy();
@@ -371,6 +383,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       maxReceiveCount: config.maxReceiveCount,
       waitTimeSeconds: 1,
       functionName: 'podroute-route-worker',
+      // Production: 30 s, a sixth of the 180 s visibility timeout; scaled alike.
+      functionTimeoutSeconds: Math.max(1, Math.round(visibility / 6)),
       handler: async (event: SQSEvent, context: Context) => {
         running += 1;
         try {
@@ -381,6 +395,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         }
       },
       onError: (error) => log.log('warn', 'sandbox.event-source-error', { error }),
+      // A whole batch that failed (a crash or a timeout, as Lambda reports in the function's log).
+      onBatch: (report) => {
+        if (report.outcome === 'failed') log.log('error', 'sandbox.batch-failed', { error: report.error, messageIds: report.messageIds });
+      },
     });
     cleanups.push(() => eventSource.stop());
 

@@ -1,0 +1,83 @@
+/**
+ * A full route table, remembered where every function can see it: on the table itself.
+ *
+ * When CreateRoute answers `RouteLimitExceeded` (the table holds as many routes as the account's
+ * "Routes per route table" quota allows; Amazon VPC quotas), the worker tags the table
+ * `podroute.io/route-table-full = <routeCount>@<ISO time>`. Reconcile reads the tag with the table
+ * (DescribeRouteTables returns tags) and, while the table still holds at least that many routes and
+ * the mark is younger than the re-probe interval, sends no create or replace for it: no per-minute
+ * CreateRoute per missing route against a full table. Once the mark is older, one probe goes out (a
+ * raised quota is not visible anywhere else); the worker re-marks the table if it is still full.
+ * When the table holds fewer routes than recorded, or a create on it succeeded, the mark goes.
+ *
+ * A tag (not a DynamoDB item or a queue attribute) because the worker and reconcile both already read
+ * the tables, an operator sees it in the console, and it cannot outlive the table.
+ */
+import type { RouteTable } from './route-tables.ts';
+
+export const ROUTE_TABLE_FULL_TAG = 'podroute.io/route-table-full';
+
+/** How long a full mark holds back creates before one probe is allowed. */
+export const ROUTE_TABLE_FULL_REPROBE_MS = 10 * 60_000;
+
+export interface FullMark {
+  readonly routeCount: number;
+  /** Milliseconds since the epoch. */
+  readonly at: number;
+}
+
+export function formatFullMark(mark: FullMark): string {
+  return `${mark.routeCount}@${new Date(mark.at).toISOString()}`;
+}
+
+/** The mark a tag value carries, or null when it is not one (then it is cleared like a stale mark). */
+export function parseFullMark(value: string): FullMark | null {
+  const match = /^(\d{1,5})@(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z)$/.exec(value);
+  if (!match?.[1] || !match[2]) return null;
+  const at = Date.parse(match[2]);
+  return Number.isFinite(at) ? { routeCount: Number(match[1]), at } : null;
+}
+
+/** Routes a table holds as EC2 counts them for the quota: every listed route, prefix-list ones included. */
+export function routeCountOf(table: RouteTable): number {
+  return table.routes.length + table.skippedRoutes;
+}
+
+/**
+ * What reconcile may send to a table now:
+ * - `open`: no mark; `clear`: the mark is stale (fewer routes now, or unreadable): send and remove it;
+ * - `full`: withhold every create and replace; `probe`: the mark is old: send one.
+ */
+export function fullTableVerdict(table: RouteTable, now: number, reprobeMs = ROUTE_TABLE_FULL_REPROBE_MS): 'open' | 'clear' | 'full' | 'probe' {
+  if (!Object.hasOwn(table.tags, ROUTE_TABLE_FULL_TAG)) return 'open';
+  const mark = parseFullMark(table.tags[ROUTE_TABLE_FULL_TAG] ?? '');
+  if (mark === null || routeCountOf(table) < mark.routeCount) return 'clear';
+  return now - mark.at < reprobeMs ? 'full' : 'probe';
+}
+
+/**
+ * Holds back creates and replaces to full tables (at most one per table on a probe). Pure: returns
+ * the ops to send, how many were withheld per table, and the tables whose mark should be removed.
+ */
+export function withholdFullTables<Op extends { readonly routeTableId: string }>(
+  ops: readonly Op[],
+  tables: readonly RouteTable[],
+  now: number,
+  reprobeMs = ROUTE_TABLE_FULL_REPROBE_MS,
+): { send: Op[]; withheld: Map<string, number>; clear: string[] } {
+  const verdicts = new Map(tables.map((table) => [table.routeTableId, fullTableVerdict(table, now, reprobeMs)]));
+  const send: Op[] = [];
+  const withheld = new Map<string, number>();
+  const probed = new Set<string>();
+  for (const op of ops) {
+    const verdict = verdicts.get(op.routeTableId) ?? 'open';
+    if (verdict === 'full' || (verdict === 'probe' && probed.has(op.routeTableId))) {
+      withheld.set(op.routeTableId, (withheld.get(op.routeTableId) ?? 0) + 1);
+      continue;
+    }
+    if (verdict === 'probe') probed.add(op.routeTableId);
+    send.push(op);
+  }
+  const clear = [...verdicts].filter(([, verdict]) => verdict === 'clear').map(([id]) => id);
+  return { send, withheld, clear };
+}
