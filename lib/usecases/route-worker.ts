@@ -185,7 +185,10 @@ async function minding<T>(tables: readonly RouteTable[], op: RouteOp, deps: Rout
   } catch (error) {
     if (error instanceof RouteTableFullError) {
       const routeCount = table ? routeCountOf(table) : 0;
-      deps.log.metric('RouteTableFull', 1, 'Count', { RouteTableId: op.routeTableId });
+      // Two streams of one metric: the stack's alarm watches the one with only the function's own
+      // dimensions (cluster, function); the per-table one says which table to raise or split.
+      deps.log.metric(ROUTE_TABLE_FULL, 1);
+      deps.log.metric(ROUTE_TABLE_FULL, 1, 'Count', { RouteTableId: op.routeTableId });
       if (deps.routeTables.markRouteTableFull) {
         await deps.routeTables
           .markRouteTableFull(op.routeTableId, { routeCount, at: deps.now() })

@@ -335,12 +335,16 @@ describe('handleRouteMessage: EC2 failures', () => {
     const at = world.clock.now();
     expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
     expect(world.route(t1, '100.64.1.0/24')).toBeUndefined();
-    // One event on the node, one metric with the table as its dimension, and the table marked full.
+    // One event on the node, the metric, and the table marked full.
     expect(world.eventReasons('node-a')).toEqual([ROUTE_TABLE_FULL]);
     expect(world.networkUnavailable('node-a')).toBe('True');
     expect(log.lines.filter((l) => l.event === 'message.failed')).toEqual([expect.objectContaining({ retryable: false, node: 'node-a', outcome: 'failed' })]);
     // Embedded metric format: the metric's value and its dimension sit on the line.
-    expect(log.lines.filter((l) => 'RouteTableFull' in l)).toEqual([expect.objectContaining({ RouteTableFull: 1, RouteTableId: t1 })]);
+    // Two streams: one without extra dimensions (the alarm's, serverless.yml), one per table.
+    const full = log.lines.filter((l) => 'RouteTableFull' in l);
+    expect(full).toHaveLength(2);
+    expect(full.filter((l) => !('RouteTableId' in l))).toEqual([expect.objectContaining({ RouteTableFull: 1 })]);
+    expect(full.filter((l) => 'RouteTableId' in l)).toEqual([expect.objectContaining({ RouteTableFull: 1, RouteTableId: t1 })]);
     const tags = Object.fromEntries(world.ec2.state.table(t1).tags.map((t) => [t.key, t.value]));
     // The count as listed (the local route and the filler's included).
     expect(tags['podroute.io/route-table-full']).toBe(`${world.ec2.state.routes(t1).length}@${new Date(at).toISOString()}`);
