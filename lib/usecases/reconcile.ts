@@ -17,7 +17,7 @@
  * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables,
  * nodes and leases each.
  */
-import { tryParseCidr, formatCidr, containsCidr, overlaps } from '../cidr/cidr.ts';
+import { tryParseCidr, formatCidr, containsCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
@@ -34,7 +34,7 @@ import { parseRouteTables, planRoutes } from '../routes/index.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
-import { MASK_MISMATCH_EVENT, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
+import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
 import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
 
@@ -288,16 +288,8 @@ async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: Reconc
   for (const [i, set] of deps.cidrSets.entries()) {
     const leases = leaseLists[i] ?? [];
     const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
-    // A block can hold pod CIDRs of several nodes when they are smaller than the configured mask
-    // (the block is owned by the first one occupied): it stays while a live node's CIDR lies in it.
-    const inUse = (lease: Lease): boolean => {
-      const block = tryParseCidr(lease.cidr);
-      return block !== null && nodes.some((node) => podCidrsOf(node).some((text) => {
-        const cidr = tryParseCidr(text);
-        return cidr !== null && overlaps(block, cidr);
-      }));
-    };
-    const orphans = expired.filter((lease) => !inUse(lease));
+    // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
+    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes));
     for (const lease of expired) {
       if (!orphans.includes(lease)) deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: 'a live node holds a pod CIDR inside it' });
     }
