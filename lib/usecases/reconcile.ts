@@ -1,7 +1,7 @@
 /**
  * The reconcile use case (EventBridge schedule): gather -> plan (pure) -> apply -> report.
  *
- * 1. Gather the cluster's route tables, its nodes and the CIDR leases, once each.
+ * 1. Gather the cluster's route tables, then its nodes and the CIDR leases, once each.
  * 2. Plan routes with the pure planner; when the plan is unsafe (mass-deletion guard) its deletions
  *    are withheld and the run says so in a log line and a metric.
  * 3. Apply: route work goes to the queue (the worker does the EC2 calls); NetworkUnavailable is
@@ -87,8 +87,12 @@ export interface ReconcileReport {
 export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean } = {}): Promise<ReconcileReport> {
   const started = deps.now();
   const { config, log } = deps;
-  const [rawTables, nodes, leaseLists] = await Promise.all([
-    config.mode === 'routes' ? deps.routeTables.listRouteTables() : Promise.resolve([]),
+  // The tables first, then nodes and leases: a node listed after the tables covers every route
+  // they hold (the worker routes a node only once it exists). Listed side by side, a node created
+  // during the table listing could be missing from the node list while its route is in the tables,
+  // and that route would be planned as a `no-owner` deletion.
+  const rawTables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
+  const [nodes, leaseLists] = await Promise.all([
     deps.nodes.listNodes(),
     Promise.all(deps.cidrSets.map((set) => set.leases())),
   ]);
