@@ -433,10 +433,11 @@ function prefixModePlan(nodes: Node[], config: ReconcileConfig): RoutePlan {
   };
 }
 
+/** The static routes by (table, destination): the ones plans act on (a propagated route beside one is context). */
 function indexRoutes(tables: RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {
   const map = new Map<string, { instanceId: string | null; blackhole: boolean }>();
   for (const table of tables) {
-    for (const route of table.routes) map.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
+    for (const route of table.routes) if (route.propagated === undefined) map.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
   }
   return map;
 }
