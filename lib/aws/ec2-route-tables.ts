@@ -194,7 +194,7 @@ export class Ec2RouteTables {
     }
   }
 
-  /** Re-reads one table and returns its route for the destination, or null. */
+  /** Re-reads one table and returns its route for the destination (the static one first), or null. */
   async describeRoute(routeTableId: string, destinationCidr: string): Promise<Route | null> {
     const wanted = destination(destinationCidr).cidr;
     let tables: RouteTable[];
@@ -204,13 +204,15 @@ export class Ec2RouteTables {
     } catch (error) {
       throw toPodrouteError(error, { operation: 'DescribeRouteTables', routeTableId });
     }
-    const routes = tables.find((t) => t.RouteTableId === routeTableId)?.Routes ?? [];
-    return (
-      routes.find((route) => {
-        const cidr = tryParseCidr(wanted.family === 4 ? route.DestinationCidrBlock : route.DestinationIpv6CidrBlock);
-        return cidr !== null && cidrEquals(cidr, wanted);
-      }) ?? null
-    );
+    const routes = (tables.find((t) => t.RouteTableId === routeTableId)?.Routes ?? []).filter((route) => {
+      const cidr = tryParseCidr(wanted.family === 4 ? route.DestinationCidrBlock : route.DestinationIpv6CidrBlock);
+      return cidr !== null && cidrEquals(cidr, wanted);
+    });
+    // A static and a propagated route may share the destination (Amazon VPC User Guide, "How route
+    // priority works"): the static one is the route calls act on, so it is the answer when there is
+    // one; a propagated one is answered only when it is alone (and is never changed by podroute).
+    // (RouteOrigin, EC2 API model: EnableVgwRoutePropagation and Advertisement are propagated.)
+    return routes.find((route) => route.Origin !== 'EnableVgwRoutePropagation' && route.Origin !== 'Advertisement') ?? routes[0] ?? null;
   }
 
   /**

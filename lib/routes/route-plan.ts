@@ -22,6 +22,9 @@
  *     `Advertisement`) are never deleted or replaced, blackhole or not: DeleteRoute and ReplaceRoute
  *     act on routes made with CreateRoute; a propagated route goes only when its gateway stops
  *     propagating it (EC2 API reference, Route.Origin; Amazon VPC User Guide, "Route propagation").
+ *     A table can hold a static and a propagated route to one destination side by side, and the
+ *     static one wins (Amazon VPC User Guide, "How route priority works"), so every decision looks
+ *     at a destination's static route only; propagated routes are context (step 5).
  *     Routes to the instance of an unmanaged node (4a) are left alone too.
  *  4a. Unmanaged nodes (`unmanagedReason`: outside `nodeSelector`, a providerID naming no EC2
  *     instance, no providerID yet) are never routed and their condition is never written: they
@@ -31,8 +34,12 @@
  *     active route to the node's instance -> done; no route -> `create`; a blackhole -> `replace`
  *     reason `blackhole`; an active route to another instance -> `replace` reason `moved`; any other
  *     route (gateway, ENI only, unknown target, an unmanaged node's instance) -> no op, warning
- *     `foreign-target`, the node stays unavailable; a propagated route -> no op, warning
- *     `propagated-route`, the node stays unavailable.
+ *     `foreign-target`, the node stays unavailable. No static route but a propagated one: a VGW
+ *     route -> `create` plus warning `propagated-route` (CreateRoute accepts a destination that only
+ *     a propagated route has, and the static route takes priority: Amazon VPC User Guide, "How route
+ *     priority works"; terraform-provider-aws#36510/#36512 and ansible#43415 create static routes
+ *     over propagated VGW routes); a VPC Route Server route -> no op, warning `propagated-route`,
+ *     the node stays unavailable (CreateRoute beside one is not documented, so it is not tried).
  *  6. Deletes: every responsible node-kind route whose destination no node wants is deleted, reason
  *     `blackhole` or `no-owner`. The pod CIDRs of unmanaged nodes (4a) are neither wanted nor
  *     deleted. (A node without an EC2 instance id is always unmanaged, so the former `no-instance`
@@ -189,7 +196,7 @@ const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 
 const compareOps = (a: { routeTableId: string; destinationCidr: string }, b: { routeTableId: string; destinationCidr: string }): number =>
   compareText(a.routeTableId, b.routeTableId) || compareText(a.destinationCidr, b.destinationCidr);
 
-/** Total order for two routes of one table with one destination (EC2 never holds both; stay deterministic). */
+/** Total order for two static routes of one table with one destination (EC2 never holds both; stay deterministic). */
 const compareDuplicateRoutes = (a: Route, b: Route): number =>
   Number(a.blackhole) - Number(b.blackhole) ||
   Number(a.target !== 'instance') - Number(b.target !== 'instance') ||
@@ -204,9 +211,11 @@ export function planRoutes(input: PlanInput): RoutePlan {
   const clusters = parseClusterCidrs(input.clusterCidrs);
   const warnings: PlanWarning[] = [];
 
-  // Cluster tables, one per id, sorted; their routes indexed by (table, destination).
+  // Cluster tables, one per id, sorted; their static routes indexed by (table, destination), and
+  // apart from them the propagated ones (context: never touched; a VPC Route Server one first).
   const tableIds: string[] = [];
   const existing = new Map<string, Route>();
+  const propagatedAt = new Map<string, Route>();
   {
     const seen = new Set<string>();
     for (const table of input.routeTables) {
@@ -223,6 +232,10 @@ export function planRoutes(input: PlanInput): RoutePlan {
       tableIds.push(table.routeTableId);
       for (const route of table.routes) {
         const key = keyOf(table.routeTableId, route.destinationCidr);
+        if (route.propagated !== undefined) {
+          if (!propagatedAt.has(key) || route.propagated === 'route-server') propagatedAt.set(key, route);
+          continue;
+        }
         const other = existing.get(key);
         if (other === undefined || compareDuplicateRoutes(route, other) < 0) existing.set(key, route);
       }
@@ -319,17 +332,29 @@ export function planRoutes(input: PlanInput): RoutePlan {
       const route = existing.get(keyOf(routeTableId, destinationCidr));
       const op = { routeTableId, destinationCidr, node: owner.name, instanceId: owner.instanceId };
       if (route === undefined) {
+        const propagated = propagatedAt.get(keyOf(routeTableId, destinationCidr));
+        if (propagated?.propagated === 'route-server') {
+          owner.blocked = true;
+          warnings.push({
+            reason: 'propagated-route',
+            node: owner.name,
+            routeTableId,
+            destinationCidr,
+            detail: `${routeTableId} has a propagated route (VPC Route Server) for ${destinationCidr}; EC2 cannot replace it, so node ${owner.name} is not routed there`,
+          });
+          continue;
+        }
         create.push(op);
         owner.pending = true;
-      } else if (route.propagated !== undefined) {
-        owner.blocked = true;
-        warnings.push({
-          reason: 'propagated-route',
-          node: owner.name,
-          routeTableId,
-          destinationCidr,
-          detail: `${routeTableId} has a propagated route (${route.propagated === 'vgw' ? 'EnableVgwRoutePropagation' : 'VPC Route Server'}) for ${destinationCidr}; EC2 cannot replace it, so node ${owner.name} is not routed there`,
-        });
+        if (propagated !== undefined) {
+          warnings.push({
+            reason: 'propagated-route',
+            node: owner.name,
+            routeTableId,
+            destinationCidr,
+            detail: `${routeTableId} has a propagated route (EnableVgwRoutePropagation) for ${destinationCidr}; the static route to node ${owner.name} takes priority over it`,
+          });
+        }
       } else if (route.blackhole) {
         replace.push({ ...op, reason: 'blackhole' });
         owner.pending = true;

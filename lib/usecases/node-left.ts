@@ -8,13 +8,18 @@
  *
  * Routes are never deleted here: the planner (next reconcile, under the mass-deletion guard) is
  * the one place that decides route deletions; a released pod CIDR's routes have no owner there.
+ *
+ * A block of the gone node is kept while another node's pod CIDR lies in it (pod CIDRs smaller than
+ * the configured mask share the block that holds them: lib/usecases/pod-cidr-mask.ts), by the same
+ * rule reconcile's reclaim uses (`blockInUse`); reconcile reclaims it once that node is gone too.
  */
 import { z } from 'zod';
 import { PodrouteError } from '../errors.ts';
-import type { CidrSet } from '../ipam/index.ts';
+import type { CidrSet, Lease } from '../ipam/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Node } from '../nodes/node.ts';
+import { blockInUse } from './pod-cidr-mask.ts';
 import type { NodeSource } from './ports.ts';
 
 /**
@@ -25,13 +30,14 @@ import type { NodeSource } from './ports.ts';
 export const NODE_LEFT_CHECK_DELAY_SECONDS = 10;
 
 export interface NodeLeftDeps {
-  nodes: Pick<NodeSource, 'getNode'>;
+  nodes: Pick<NodeSource, 'getNode' | 'listNodes'>;
   cidrSets: readonly CidrSet[];
   log: Logger;
 }
 
 export type NodeLeftResult =
-  | { kind: 'released'; cidrs: string[] }
+  /** `kept`: blocks of the node left leased because another node's pod CIDR lies in them. */
+  | { kind: 'released'; cidrs: string[]; kept: string[] }
   | { kind: 'exists'; deleting: boolean };
 
 const deletionSchema = z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.string().min(1).optional() }) });
@@ -53,9 +59,10 @@ export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<N
   } catch (error) {
     if (!(error instanceof NodeNotFoundError)) throw error;
   }
-  const cidrs = await releaseOwner(name, deps.cidrSets);
-  for (const cidr of cidrs) deps.log.log('info', 'action', { action: 'release-cidr', cidr, node: name });
-  return { kind: 'released', cidrs };
+  const { released, kept } = await releaseOwner(name, deps);
+  for (const cidr of released) deps.log.log('info', 'action', { action: 'release-cidr', cidr, node: name });
+  for (const cidr of kept) deps.log.log('warn', 'release.kept', { cidr, node: name, why: 'a live node holds a pod CIDR inside it' });
+  return { kind: 'released', cidrs: released, kept };
 }
 
 /**
@@ -67,34 +74,51 @@ export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<N
  */
 export async function checkNodeLeft(name: string, deps: NodeLeftDeps, delivery?: { receiveCount: number; maxReceiveCount: number }): Promise<string> {
   const result = await releaseIfGone(name, deps);
-  if (result.kind === 'released') return result.cidrs.length === 0 ? 'released:none' : `released:${result.cidrs.join(',')}`;
+  if (result.kind === 'released') {
+    const released = result.cidrs.length === 0 ? 'released:none' : `released:${result.cidrs.join(',')}`;
+    return result.kept.length === 0 ? released : `${released} kept:${result.kept.join(',')}`;
+  }
   if (!result.deleting) return 'stale:node-exists';
   if (delivery !== undefined && delivery.receiveCount >= delivery.maxReceiveCount) return 'deferred:still-deleting';
   throw new PodrouteError(`node ${name} is still being deleted; checking again later`, { retryable: true });
 }
 
 /**
- * Releases every block `owner` holds, each release conditional on that lease as listed (or, for a
- * store without versions, on its owner), and returns the CIDRs it released.
+ * Releases every block `owner` holds that no listed node's pod CIDR lies in, each release
+ * conditional on that lease as listed (or, for a store without versions, on its owner), and
+ * returns the CIDRs it released and those it kept.
  *
  * This reads the whole lease list of each set: the CidrSet contract offers no read by owner. A
  * store that keeps an owner record (the DynamoDB store's `findOwned`) could answer this with one
  * read per set; that is where such a read would plug in.
+ *
+ * Cost: when `owner` holds a lease, one listing of every node (paged; `list nodes`, which the
+ * functions' RBAC already grants) to see which blocks another node's pod CIDR still lies in. The
+ * store cannot tell a block occupied for a smaller pod CIDR from one allocated whole, so every
+ * release is checked; a node that holds nothing costs no listing.
  */
-async function releaseOwner(owner: string, cidrSets: readonly CidrSet[]): Promise<string[]> {
-  const released: string[] = [];
-  for (const set of cidrSets) {
-    for (const lease of await set.leases()) {
-      if (lease.owner !== owner) continue;
-      // Conditional on the lease as listed where the set can: a node re-registered under the same
-      // name since this read has renewed its lease (a new version), and keeps it.
-      if (set.releaseLease) {
-        if (await set.releaseLease(lease)) released.push(lease.cidr);
-        continue;
-      }
-      await set.release(lease.cidr, owner);
-      released.push(lease.cidr);
-    }
+async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'cidrSets'>): Promise<{ released: string[]; kept: string[] }> {
+  const owned: Array<{ set: CidrSet; lease: Lease }> = [];
+  for (const set of deps.cidrSets) {
+    for (const lease of await set.leases()) if (lease.owner === owner) owned.push({ set, lease });
   }
-  return released;
+  const released: string[] = [];
+  const kept: string[] = [];
+  if (owned.length === 0) return { released, kept };
+  const live = await deps.nodes.listNodes();
+  for (const { set, lease } of owned) {
+    if (blockInUse(lease.cidr, live)) {
+      kept.push(lease.cidr);
+      continue;
+    }
+    // Conditional on the lease as listed where the set can: a node re-registered under the same
+    // name since this read has renewed its lease (a new version), and keeps it.
+    if (set.releaseLease) {
+      if (await set.releaseLease(lease)) released.push(lease.cidr);
+      continue;
+    }
+    await set.release(lease.cidr, owner);
+    released.push(lease.cidr);
+  }
+  return { released, kept };
 }

@@ -65,6 +65,20 @@ export function heldByLeases(set: CidrSet, cidr: Cidr, leases: readonly Lease[])
   return held >= blocks;
 }
 
+/**
+ * Whether the leased block `blockCidr` still carries a pod CIDR of one of `nodes`: a block can hold
+ * the smaller pod CIDRs of several nodes (held as the one block that contains them, owned by the
+ * node occupied first), so it is not free while any of them lives. The one rule for every path that
+ * releases a lease its owner no longer needs (reconcile's reclaim, the node-left check).
+ */
+export function blockInUse(blockCidr: string, nodes: readonly Node[]): boolean {
+  const block = tryParseCidr(blockCidr);
+  return block !== null && nodes.some((node) => podCidrsOf(node).some((text) => {
+    const cidr = tryParseCidr(text);
+    return cidr !== null && overlaps(block, cidr);
+  }));
+}
+
 /** Whether `cidr` overlaps the set's cluster CIDR (same family). */
 export function holds(set: CidrSet, cidr: Cidr): boolean {
   const cluster = tryParseCidr(set.clusterCidr);

@@ -1,7 +1,7 @@
 /**
  * The reconcile use case (EventBridge schedule): gather -> plan (pure) -> apply -> report.
  *
- * 1. Gather the cluster's route tables, its nodes and the CIDR leases, once each.
+ * 1. Gather the cluster's route tables, then its nodes and the CIDR leases, once each.
  * 2. Plan routes with the pure planner; when the plan is unsafe (mass-deletion guard) its deletions
  *    are withheld and the run says so in a log line and a metric.
  * 3. Apply: route work goes to the queue (the worker does the EC2 calls); NetworkUnavailable is
@@ -17,7 +17,7 @@
  * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables,
  * nodes and leases each.
  */
-import { tryParseCidr, formatCidr, containsCidr, overlaps } from '../cidr/cidr.ts';
+import { tryParseCidr, formatCidr, containsCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
@@ -34,7 +34,7 @@ import { parseRouteTables, planRoutes } from '../routes/index.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
-import { MASK_MISMATCH_EVENT, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
+import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
 import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
 
@@ -87,8 +87,12 @@ export interface ReconcileReport {
 export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean } = {}): Promise<ReconcileReport> {
   const started = deps.now();
   const { config, log } = deps;
-  const [rawTables, nodes, leaseLists] = await Promise.all([
-    config.mode === 'routes' ? deps.routeTables.listRouteTables() : Promise.resolve([]),
+  // The tables first, then nodes and leases: a node listed after the tables covers every route
+  // they hold (the worker routes a node only once it exists). Listed side by side, a node created
+  // during the table listing could be missing from the node list while its route is in the tables,
+  // and that route would be planned as a `no-owner` deletion.
+  const rawTables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
+  const [nodes, leaseLists] = await Promise.all([
     deps.nodes.listNodes(),
     Promise.all(deps.cidrSets.map((set) => set.leases())),
   ]);
@@ -288,16 +292,8 @@ async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: Reconc
   for (const [i, set] of deps.cidrSets.entries()) {
     const leases = leaseLists[i] ?? [];
     const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
-    // A block can hold pod CIDRs of several nodes when they are smaller than the configured mask
-    // (the block is owned by the first one occupied): it stays while a live node's CIDR lies in it.
-    const inUse = (lease: Lease): boolean => {
-      const block = tryParseCidr(lease.cidr);
-      return block !== null && nodes.some((node) => podCidrsOf(node).some((text) => {
-        const cidr = tryParseCidr(text);
-        return cidr !== null && overlaps(block, cidr);
-      }));
-    };
-    const orphans = expired.filter((lease) => !inUse(lease));
+    // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
+    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes));
     for (const lease of expired) {
       if (!orphans.includes(lease)) deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: 'a live node holds a pod CIDR inside it' });
     }
@@ -437,10 +433,11 @@ function prefixModePlan(nodes: Node[], config: ReconcileConfig): RoutePlan {
   };
 }
 
+/** The static routes by (table, destination): the ones plans act on (a propagated route beside one is context). */
 function indexRoutes(tables: RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {
   const map = new Map<string, { instanceId: string | null; blackhole: boolean }>();
   for (const table of tables) {
-    for (const route of table.routes) map.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
+    for (const route of table.routes) if (route.propagated === undefined) map.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
   }
   return map;
 }

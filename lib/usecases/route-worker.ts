@@ -209,9 +209,16 @@ interface CurrentRoute {
   foreign: string | null;
 }
 
-/** The listed route of `routeTableId` to `destinationCidr`; null when the table has none. */
+/**
+ * The listed static route of `routeTableId` to `destinationCidr`, the one route calls act on; null
+ * when the table has none. A propagated route to the same destination may sit beside it (the
+ * static one wins: Amazon VPC User Guide, "How route priority works") and is only context, as in
+ * the planner: with no static route, a VGW-propagated one is no obstacle (CreateRoute adds the
+ * static route beside it), a VPC Route Server one is foreign (lib/routes/route-plan.ts, step 5).
+ */
 function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: string): CurrentRoute | null {
-  const route = tables.find((t) => t.routeTableId === routeTableId)?.routes.find((r) => r.destinationCidr === destinationCidr);
+  const routes = tables.find((t) => t.routeTableId === routeTableId)?.routes.filter((r) => r.destinationCidr === destinationCidr) ?? [];
+  const route = routes.find((r) => r.propagated === undefined) ?? routes.find((r) => r.propagated === 'route-server');
   if (!route) return null;
   const foreign =
     route.propagated !== undefined

@@ -143,6 +143,32 @@ describe('EC2 emulator: route tables', () => {
     expect(rep.name).toBe('InvalidParameterValue');
   });
 
+  it('holds a propagated route beside a static one to the same destination; route calls act on the static one only', async () => {
+    // Amazon VPC User Guide, "How route priority works": a static and a propagated route to one
+    // destination coexist, the static one wins.
+    const table = ec2.state.addRouteTable();
+    const node = ec2.state.addInstance();
+    const vgw = 'vgw-0a1b2c3d4e5f60001';
+    ec2.state.addPropagatedRoute({ routeTableId: table.id, destinationCidr: '100.64.5.0/24', gatewayId: vgw });
+    const routes = async () => {
+      const out = await client.send(new DescribeRouteTablesCommand({ RouteTableIds: [table.id] }));
+      return { routes: out.RouteTables?.[0]?.Routes?.filter((r) => r.Origin !== 'CreateRouteTable'), vgws: out.RouteTables?.[0]?.PropagatingVgws };
+    };
+    const propagated = { DestinationCidrBlock: '100.64.5.0/24', GatewayId: vgw, State: 'active', Origin: 'EnableVgwRoutePropagation' };
+    // No static route yet: ReplaceRoute and DeleteRoute find none; CreateRoute adds one beside the propagated route.
+    const rep = await failure(client.send(new ReplaceRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.5.0/24', InstanceId: node.id })));
+    expect(rep.name).toBe('InvalidParameterValue');
+    const del = await failure(client.send(new DeleteRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.5.0/24' })));
+    expect(del.name).toBe('InvalidRoute.NotFound');
+    await client.send(new CreateRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.5.0/24', InstanceId: node.id }));
+    const staticRoute = { DestinationCidrBlock: '100.64.5.0/24', NetworkInterfaceId: eniOf(ec2, node.id), InstanceId: node.id, InstanceOwnerId: '123456789012', State: 'active', Origin: 'CreateRoute' };
+    expect(await routes()).toEqual({ routes: [propagated, staticRoute], vgws: [{ GatewayId: vgw }] });
+    const again = await failure(client.send(new CreateRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.5.0/24', InstanceId: node.id })));
+    expect(again.name).toBe('RouteAlreadyExists');
+    await client.send(new DeleteRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.5.0/24' }));
+    expect(await routes()).toEqual({ routes: [propagated], vgws: [{ GatewayId: vgw }] });
+  });
+
   it('refuses the route over the quota with RouteLimitExceeded, the local route not counted', async () => {
     const { ec2: small, client: smallClient } = await emulator({ routeLimit: 3 });
     const table = small.state.addRouteTable();

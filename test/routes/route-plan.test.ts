@@ -575,7 +575,7 @@ describe('planRoutes: bad data gives warnings, never a failure', () => {
       }),
     },
     {
-      name: 'propagated routes (EnableVgwRoutePropagation) are never deleted or replaced, even blackholes; a pod CIDR on one is a warning',
+      name: 'propagated routes (EnableVgwRoutePropagation) are never deleted or replaced, even blackholes; a pod CIDR on one only is created beside it, with a warning',
       nodes: [node('a', { instance: 1, podCidrs: ['10.120.0.0/24'] })],
       routeTables: tables({
         id: RTB,
@@ -586,14 +586,15 @@ describe('planRoutes: bad data gives warnings, never a failure', () => {
         ],
       }),
       want: plan({
-        nodes: [unavailable('a')],
+        create: [op('10.120.0.0/24', 'a', 1)],
+        nodes: [pending('a')],
         warnings: [
           {
             reason: 'propagated-route',
             node: 'a',
             routeTableId: RTB,
             destinationCidr: '10.120.0.0/24',
-            detail: `${RTB} has a propagated route (EnableVgwRoutePropagation) for 10.120.0.0/24; EC2 cannot replace it, so node a is not routed there`,
+            detail: `${RTB} has a propagated route (EnableVgwRoutePropagation) for 10.120.0.0/24; the static route to node a takes priority over it`,
           },
         ],
       }),

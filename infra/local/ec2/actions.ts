@@ -117,6 +117,11 @@ const tagSet = (tags: Tag[]): Xml => set('tagSet', tags, (t) => [el('key', t.key
 
 // ----- route tables -----
 
+function propagatingGateways(table: RouteTableRecord): string[] {
+  const ids = table.routes.flatMap((r) => (r.origin === 'EnableVgwRoutePropagation' && r.target.kind === 'gateway' ? [r.target.gatewayId] : []));
+  return [...new Set(ids)];
+}
+
 function routeTableXml(state: Ec2State, table: RouteTableRecord): XmlContent {
   return [
     el('routeTableId', table.id),
@@ -133,7 +138,8 @@ function routeTableXml(state: Ec2State, table: RouteTableRecord): XmlContent {
       el('origin', r.origin),
     ]),
     set('associationSet', [], () => null),
-    set('propagatingVgwSet', [], () => null),
+    // The gateways propagating into the table (DescribeRouteTables: PropagatingVgws).
+    set('propagatingVgwSet', propagatingGateways(table), (gatewayId) => [el('gatewayId', gatewayId)]),
     tagSet(table.tags),
   ];
 }

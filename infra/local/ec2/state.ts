@@ -55,8 +55,20 @@ export interface RouteRecord {
   destination: string;
   family: Family;
   target: RouteTarget;
-  origin: 'CreateRouteTable' | 'CreateRoute';
+  /** RouteOrigin (EC2 API model); `EnableVgwRoutePropagation` only through `addPropagatedRoute`. */
+  origin: RouteOrigin;
 }
+
+export type RouteOrigin = 'CreateRouteTable' | 'CreateRoute' | 'EnableVgwRoutePropagation';
+
+/**
+ * Whether a route counts for CreateRoute, ReplaceRoute and DeleteRoute: every route but a propagated
+ * one. A propagated route is changed by no route call (it goes when propagation stops: Amazon VPC
+ * User Guide, "Route propagation"), and a static route to its destination may be created beside it
+ * (Amazon VPC User Guide, "How route priority works": identical destinations, the static route takes
+ * priority; terraform-provider-aws#36510/#36512 and ansible#43415 create such routes).
+ */
+const isStatic = (route: RouteRecord): boolean => route.origin !== 'EnableVgwRoutePropagation';
 
 export interface RouteTableRecord {
   id: string;
@@ -106,7 +118,7 @@ export interface DescribedRoute {
   instanceId?: string;
   instanceOwnerId?: string;
   state: 'active' | 'blackhole';
-  origin: 'CreateRouteTable' | 'CreateRoute';
+  origin: RouteOrigin;
 }
 
 export interface AddRouteInput {
@@ -322,7 +334,7 @@ export class Ec2State {
     const table = this.table(input.routeTableId);
     const dest = parseDestination(input.destinationCidr, 'destinationCidrBlock');
     const target = this.resolveTarget(input);
-    if (table.routes.some((r) => r.destination === formatCidr(dest))) {
+    if (table.routes.some((r) => isStatic(r) && r.destination === formatCidr(dest))) {
       throw new Ec2ApiError('RouteAlreadyExists', `The route identified by ${formatCidr(dest)} already exists.`);
     }
     const used = table.routes.filter((r) => r.origin === 'CreateRoute').length;
@@ -334,11 +346,32 @@ export class Ec2State {
     return route;
   }
 
+  /**
+   * Test only: a route a virtual private gateway propagates into the table (`Origin:
+   * EnableVgwRoutePropagation`, target the gateway), which no route call changes. It may share its
+   * destination with a static route: EC2 keeps both and the static one takes priority (Amazon VPC
+   * User Guide, "How route priority works", its example table holds 172.31.0.0/24 -> vgw-…
+   * (propagated) beside 172.31.0.0/24 -> igw-… (static)); DescribeRouteTables lists both. Propagated
+   * routes do not count against the quota of routes added with CreateRoute.
+   */
+  addPropagatedRoute(input: { routeTableId: string; destinationCidr: string; gatewayId?: string }): RouteRecord {
+    const table = this.table(input.routeTableId);
+    const dest = parseDestination(input.destinationCidr, 'destinationCidrBlock');
+    const gatewayId = this.addGateway(input.gatewayId ?? this.nextId('vgw'));
+    const destination = formatCidr(dest);
+    if (table.routes.some((r) => !isStatic(r) && r.destination === destination && r.target.kind === 'gateway' && r.target.gatewayId === gatewayId)) {
+      throw new Error(`${gatewayId} already propagates ${destination} into ${table.id}`);
+    }
+    const route: RouteRecord = { destination, family: dest.family, target: { kind: 'gateway', gatewayId }, origin: 'EnableVgwRoutePropagation' };
+    table.routes.push(route);
+    return route;
+  }
+
   replaceRoute(input: AddRouteInput): RouteRecord {
     const table = this.table(input.routeTableId);
     const dest = formatCidr(parseDestination(input.destinationCidr, 'destinationCidrBlock'));
     const target = this.resolveTarget(input);
-    const route = table.routes.find((r) => r.destination === dest);
+    const route = table.routes.find((r) => isStatic(r) && r.destination === dest);
     if (!route) {
       throw new Ec2ApiError('InvalidParameterValue', `There is no route defined for '${dest}' in the route table. Use CreateRoute instead.`);
     }
@@ -352,7 +385,7 @@ export class Ec2State {
   deleteRoute(input: { routeTableId: string; destinationCidr: string }): void {
     const table = this.table(input.routeTableId);
     const dest = formatCidr(parseDestination(input.destinationCidr, 'destinationCidrBlock'));
-    const index = table.routes.findIndex((r) => r.destination === dest);
+    const index = table.routes.findIndex((r) => isStatic(r) && r.destination === dest);
     const route = table.routes[index];
     if (!route) {
       throw new Ec2ApiError('InvalidRoute.NotFound', `No route with destination-cidr-block ${dest} in route table ${table.id}`);
