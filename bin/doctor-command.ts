@@ -2,7 +2,7 @@
  * `podroute doctor`: a read-only preflight of a live AWS account and cluster, with the same
  * credentials as `reconcile --dry-run` (the AWS default credential chain, your kubeconfig). Prints
  * one line per check and exits 1 when any check failed, 2 for bad flags. Writes nothing: its AWS
- * calls are DescribeRouteTables, SQS GetQueueAttributes and DynamoDB DescribeTable; its Kubernetes
+ * calls are DescribeRouteTables, DescribeNetworkInterfaces, SQS GetQueueAttributes and DynamoDB DescribeTable; its Kubernetes
  * calls are node lists, SelfSubjectAccessReviews and a MutatingWebhookConfiguration list.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,6 +11,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../lib/config.ts';
 import { InvalidInputError } from '../lib/errors.ts';
+import { Ec2PrimaryInterfaces } from '../lib/aws/ec2-primary-interfaces.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { AwsStackResources } from '../lib/aws/stack-resources.ts';
 import { KubeAccess } from '../lib/kube/kube-access.ts';
@@ -23,8 +24,9 @@ export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --clust
 
 Checks, read-only, that an account and cluster are ready for podroute (or still are): the route
 tables, their room under the route quota, the nodes' pod CIDRs against the mask, which nodes
-podroute manages, its Kubernetes permissions, the node admission webhook, the stack's queue and
-table. One line per check: ok, warn or FAIL. Exit 1 when any check failed, 2 for bad flags.
+podroute manages and the cluster tag on their primary network interfaces, its Kubernetes
+permissions, the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
+check failed, 2 for bad flags.
 
 Flags:
   --cluster-name <name>        route tables tagged kubernetes.io/cluster/<name> are the cluster's
@@ -95,6 +97,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         nodes: new KubeNodes(kubeConfig),
         access: new KubeAccess(kubeConfig),
         stack: new AwsStackResources(clients),
+        interfaces: new Ec2PrimaryInterfaces(clients.ec2),
       });
       io.stdout(results.map((result) => `${formatCheck(result)}\n`).join(''));
       return results.some((result) => result.status === 'FAIL') ? 1 : 0;

@@ -62,17 +62,32 @@ export function numberProblem(name: NumericVariable, value: number): string | nu
   return null;
 }
 
+/**
+ * Plain decimal notation: digits, and a fraction after a `.`. Number() alone also reads `0x12C`,
+ * `0b101`, `0o30`, `1e0` and `+5`, so a value could mean something other than what it looks like.
+ */
+const DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
+
 const numberFrom = (name: NumericVariable) =>
   z.string().optional().transform((text, ctx): number | undefined => {
     if (text === undefined || text.trim() === '') return undefined;
-    const value = Number(text);
-    const problem = Number.isFinite(value) ? numberProblem(name, value) : `${name} must be a number, got ${JSON.stringify(text)}`;
+    const trimmed = text.trim();
+    const bounds: NumberBounds = NUMBER_BOUNDS[name];
+    const notation = `${name} must be written in plain decimal digits${bounds.integer ? '' : ' (a fraction as 0.5)'}, got ${JSON.stringify(text)}`;
+    const value = DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
+    const problem = Number.isFinite(value) ? numberProblem(name, value) : notation;
     if (problem !== null) {
       ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }
     return value;
   });
+
+/**
+ * An EC2 route table id: `rtb-` and 8 (older resources) or 17 lowercase hex characters (Amazon EC2
+ * User Guide, "Resource IDs": short ids until 2016-2018, long ids since).
+ */
+export const ROUTE_TABLE_ID = /^rtb-(?:[0-9a-f]{8}|[0-9a-f]{17})$/;
 
 /** Node masks when NODE_MASK_SIZE_IPV4/IPV6 are unset: upstream's defaults, and ENI prefix sizes in prefixes mode. */
 export const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 } } as const;
@@ -137,7 +152,18 @@ export const configSchema = z
     NODE_MASK_SIZE_IPV6: numberFrom('NODE_MASK_SIZE_IPV6'),
     MODE: z.enum(['routes', 'prefixes']).default('routes'),
     NODE_SYNC_MODE: z.enum(['SyncFromCluster', 'SyncFromCloud']).default('SyncFromCluster'),
-    ROUTE_TABLE_IDS: z.string().optional().transform(list),
+    ROUTE_TABLE_IDS: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        const ids = list(text);
+        const bad = ids.filter((id) => !ROUTE_TABLE_ID.test(id));
+        if (bad.length > 0) {
+          ctx.addIssue({ code: 'custom', message: `ROUTE_TABLE_IDS must be EC2 route table ids (rtb- and 8 or 17 hex characters), got ${bad.map((id) => JSON.stringify(id)).join(', ')}` });
+          return z.NEVER;
+        }
+        return ids;
+      }),
     QUEUE_URL: z.string().default(''),
     CIDR_TABLE_NAME: z.string().default(''),
     KUBE_AUTH: z.enum(['eks', 'secret']).default('eks'),

@@ -33,10 +33,10 @@ describe('loadConfig: numeric variables and their bounds', () => {
   it.each<[Record<string, string>, string]>([
     [{ MIN_DELETES_FOR_GUARD: '2.5' }, 'MIN_DELETES_FOR_GUARD must be a whole number >= 0, got 2.5'],
     [{ MIN_DELETES_FOR_GUARD: '-1' }, 'MIN_DELETES_FOR_GUARD must be a whole number >= 0, got -1'],
-    [{ MIN_DELETES_FOR_GUARD: 'five' }, 'MIN_DELETES_FOR_GUARD must be a number, got "five"'],
+    [{ MIN_DELETES_FOR_GUARD: 'five' }, 'MIN_DELETES_FOR_GUARD must be written in plain decimal digits, got "five"'],
     [{ MAX_DELETE_SHARE: '0' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 0'],
     [{ MAX_DELETE_SHARE: '1.5' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 1.5'],
-    [{ MAX_DELETE_SHARE: 'Infinity' }, 'MAX_DELETE_SHARE must be a number, got "Infinity"'],
+    [{ MAX_DELETE_SHARE: 'Infinity' }, 'MAX_DELETE_SHARE must be written in plain decimal digits (a fraction as 0.5), got "Infinity"'],
     [{ LEASE_GRACE_SECONDS: '0' }, 'LEASE_GRACE_SECONDS must be a whole number from 300 to 604800, got 0'],
     [{ LEASE_GRACE_SECONDS: '299' }, 'LEASE_GRACE_SECONDS must be a whole number from 300 to 604800, got 299'],
     [{ LEASE_GRACE_SECONDS: '600.5' }, 'LEASE_GRACE_SECONDS must be a whole number from 300 to 604800, got 600.5'],
@@ -56,6 +56,33 @@ describe('loadConfig: numeric variables and their bounds', () => {
   ])('refuses %j', (env, message) => {
     expect(() => load(env)).toThrow(InvalidInputError);
     expect(() => load(env)).toThrow(message);
+  });
+
+  // Number() reads hexadecimal, binary, octal and exponents ("0x12C" is 300): only plain decimal
+  // notation is a value here, so what an operator reads in the environment is what runs.
+  it.each<[Record<string, string>, string]>([
+    [{ LEASE_GRACE_SECONDS: '0x12C' }, 'LEASE_GRACE_SECONDS must be written in plain decimal digits, got "0x12C"'],
+    [{ MAX_RECEIVE_COUNT: '1e0' }, 'MAX_RECEIVE_COUNT must be written in plain decimal digits, got "1e0"'],
+    [{ MAX_RECEIVE_COUNT: '0b101' }, 'MAX_RECEIVE_COUNT must be written in plain decimal digits, got "0b101"'],
+    [{ NODE_MASK_SIZE_IPV4: '0o30' }, 'NODE_MASK_SIZE_IPV4 must be written in plain decimal digits, got "0o30"'],
+    [{ MIN_DELETES_FOR_GUARD: '+5' }, 'MIN_DELETES_FOR_GUARD must be written in plain decimal digits, got "+5"'],
+    [{ MIN_DELETES_FOR_GUARD: '1_000' }, 'MIN_DELETES_FOR_GUARD must be written in plain decimal digits, got "1_000"'],
+    [{ MAX_DELETE_SHARE: '5e-1' }, 'MAX_DELETE_SHARE must be written in plain decimal digits (a fraction as 0.5), got "5e-1"'],
+    [{ MAX_DELETE_SHARE: '.5' }, 'MAX_DELETE_SHARE must be written in plain decimal digits (a fraction as 0.5), got ".5"'],
+    [{ MAX_DELETE_SHARE: '0.' }, 'MAX_DELETE_SHARE must be written in plain decimal digits (a fraction as 0.5), got "0."'],
+    [{ MAX_DELETE_SHARE: '0x1' }, 'MAX_DELETE_SHARE must be written in plain decimal digits (a fraction as 0.5), got "0x1"'],
+  ])('refuses a number not in plain decimal notation: %j', (env, message) => {
+    expect(() => load(env)).toThrow(InvalidInputError);
+    expect(() => load(env)).toThrow(message);
+  });
+
+  it.each<[Record<string, string>, (c: ReturnType<typeof loadConfig>) => unknown, unknown]>([
+    [{ LEASE_GRACE_SECONDS: '0300' }, (c) => c.leaseGraceSeconds, 300],
+    [{ LEASE_GRACE_SECONDS: ' 900 ' }, (c) => c.leaseGraceSeconds, 900],
+    [{ MAX_DELETE_SHARE: '0.25' }, (c) => c.maxDeleteShare, 0.25],
+    [{ MAX_DELETE_SHARE: '1.0' }, (c) => c.maxDeleteShare, 1],
+  ])('accepts plain decimal notation: %j', (env, pick, expected) => {
+    expect(pick(load(env))).toEqual(expected);
   });
 
   // What used to pass here and then throw in every reconcile: the planner's own checks must
@@ -93,5 +120,32 @@ describe('cluster CIDRs that are too broad', () => {
       expect(clusterCidrsProblem(list)).toContain(problem);
       expect(() => load({ CLUSTER_CIDRS: cidrs })).toThrow(`CLUSTER_CIDRS ${problem}`);
     }
+  });
+});
+
+// EC2 route table ids are `rtb-` and 8 (before 2016) or 17 (since) lowercase hex characters
+// (Amazon EC2 User Guide, "Resource IDs"). A typo is refused at cold start, not at the first call.
+describe('ROUTE_TABLE_IDS', () => {
+  it.each<[string, string[]]>([
+    ['rtb-0123456789abcdef0', ['rtb-0123456789abcdef0']],
+    ['rtb-1a2b3c4d', ['rtb-1a2b3c4d']],
+    ['rtb-1a2b3c4d, rtb-0123456789abcdef0', ['rtb-1a2b3c4d', 'rtb-0123456789abcdef0']],
+    ['', []],
+  ])('accepts %j', (text, ids) => {
+    expect(load({ ROUTE_TABLE_IDS: text }).routeTableIds).toEqual(ids);
+  });
+
+  it.each<[string, string]>([
+    ['rtb-123', '"rtb-123"'],
+    ['rtb-0123456789abcdef', '"rtb-0123456789abcdef"'],
+    ['rtb-0123456789abcdef00', '"rtb-0123456789abcdef00"'],
+    ['rtb-0123456789ABCDEF0', '"rtb-0123456789ABCDEF0"'],
+    ['rtb-0123456789abcdefg', '"rtb-0123456789abcdefg"'],
+    ['subnet-0123456789abcdef0', '"subnet-0123456789abcdef0"'],
+    ['rtb-1a2b3c4d,main', '"main"'],
+    ['0123456789abcdef0', '"0123456789abcdef0"'],
+  ])('refuses %j', (text, shown) => {
+    expect(() => load({ ROUTE_TABLE_IDS: text })).toThrow(InvalidInputError);
+    expect(() => load({ ROUTE_TABLE_IDS: text })).toThrow(`ROUTE_TABLE_IDS must be EC2 route table ids (rtb- and 8 or 17 hex characters), got ${shown}`);
   });
 });

@@ -28,7 +28,7 @@ const PODROUTE_METRICS = {
 };
 
 function dashboardBody({ clusterName, stage, region }) {
-  const names = physicalNames(clusterName, stage);
+  const names = physicalNames(clusterName, stage, region);
   const own = (metric, fn, options = {}) => [NAMESPACE, metric, 'cluster', clusterName, 'function', fn, options];
   const widget = (title, metrics, extra = {}) => ({
     type: 'metric',

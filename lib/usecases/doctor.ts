@@ -12,14 +12,18 @@
  * - which nodes podroute manages and which it leaves alone;
  * - the Kubernetes permissions the functions use (SelfSubjectAccessReview);
  * - a mutating admission webhook registered for node CREATE and DELETE;
+ * - the managed nodes' primary interfaces carry the cluster tag: the route worker turns the
+ *   source/destination check off per interface (ModifyNetworkInterfaceAttribute), and its IAM
+ *   statement allows that only on interfaces tagged `kubernetes.io/cluster/<name>`;
  * - the stack's queue and CIDR table exist.
  */
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
-import { podCidrsOf } from '../nodes/node.ts';
+import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { parseRouteTables } from '../routes/index.ts';
+import { clusterTagKey } from '../routes/route-tables.ts';
 import type { RouteTable } from '../routes/index.ts';
 import type { NodeSource, RouteTables } from './ports.ts';
 
@@ -58,6 +62,11 @@ export interface StackResources {
   table(name: string): Promise<{ exists: boolean; detail: string }>;
 }
 
+/** The primary network interfaces of instances, with their own tags (lib/aws/ec2-primary-interfaces.ts). */
+export interface PrimaryInterfaces {
+  primaryInterfaces(instanceIds: readonly string[]): Promise<Array<{ instanceId: string; networkInterfaceId: string; tags: Record<string, string> }>>;
+}
+
 /** EC2's default routes per route table; adjustable up to 1,000 (Amazon VPC quotas). */
 export const DEFAULT_ROUTE_QUOTA = 50;
 export const MAX_ROUTE_QUOTA = 1000;
@@ -88,6 +97,7 @@ export interface DoctorDeps {
   nodes: Pick<NodeSource, 'listNodes'>;
   access: ClusterAccess;
   stack: StackResources;
+  interfaces: PrimaryInterfaces;
 }
 
 export async function doctor(deps: DoctorDeps): Promise<CheckResult[]> {
@@ -103,6 +113,16 @@ export async function doctor(deps: DoctorDeps): Promise<CheckResult[]> {
     results.push(checkNodes(nodes, managed, config));
     results.push(checkPodCidrs(nodes, config));
     if (tables) results.push(...checkQuota(tables, managed, config, deps.routeQuota));
+    const instances = new Map(managed.flatMap((node) => {
+      const id = instanceIdOf(node);
+      return id === null ? [] : [[id, node.metadata.name] as const];
+    }));
+    try {
+      const interfaces = instances.size === 0 ? [] : await deps.interfaces.primaryInterfaces([...instances.keys()]);
+      results.push(checkInterfaceTags(interfaces, instances, config));
+    } catch (error) {
+      results.push(fail('interface tags', `cannot read the nodes' network interfaces: ${errorText(error)}`));
+    }
   }
 
   for (const question of requiredPermissions()) {
@@ -163,6 +183,27 @@ function checkQuota(tables: RouteTable[], managed: Node[], config: DoctorConfig,
     if (projected > quota * QUOTA_WARN_SHARE) return warn(label, `${detail}: little room to grow`);
     return ok(label, detail);
   });
+}
+
+/** Interfaces named in one FAIL line. */
+const SHOWN_INTERFACES = 10;
+
+function checkInterfaceTags(
+  interfaces: Awaited<ReturnType<PrimaryInterfaces['primaryInterfaces']>>,
+  nodeOfInstance: ReadonlyMap<string, string>,
+  config: DoctorConfig,
+): CheckResult {
+  const tag = clusterTagKey(config.clusterName);
+  const ordered = [...interfaces].sort((a, b) => a.networkInterfaceId.localeCompare(b.networkInterfaceId));
+  const untagged = ordered.filter((eni) => !Object.hasOwn(eni.tags, tag));
+  if (untagged.length === 0) return ok('interface tags', `the primary interfaces of ${interfaces.length} managed nodes carry ${tag}`);
+  const shown = untagged.slice(0, SHOWN_INTERFACES).map((eni) => `${eni.networkInterfaceId} (${nodeOfInstance.get(eni.instanceId) ?? eni.instanceId})`);
+  return fail(
+    'interface tags',
+    `${untagged.length} of ${interfaces.length} managed nodes' primary interfaces lack ${tag}: ${shown.join(', ')}${untagged.length > SHOWN_INTERFACES ? ', ...' : ''}; ` +
+      `the route worker cannot turn off their source/destination check: tag them (aws ec2 create-tags --resources <eni> --tags Key=${tag},Value=owned) ` +
+      `and tag new ones in the nodes' launch template (TagSpecifications, ResourceType network-interface)`,
+  );
 }
 
 function checkPodCidrs(nodes: Node[], config: DoctorConfig): CheckResult {

@@ -83,9 +83,12 @@ afterEach(async () => {
 
 const clusterName = (): string => cluster;
 
+/** Node instances as a launch template with a `network-interface` TagSpecification starts them. */
+const clusterInterfaceTags = () => ({ [`kubernetes.io/cluster/${cluster}`]: 'owned' });
+
 async function healthyCluster(): Promise<void> {
-  const a = ec2.state.addInstance({});
-  const b = ec2.state.addInstance({});
+  const a = ec2.state.addInstance({ primaryInterfaceTags: clusterInterfaceTags() });
+  const b = ec2.state.addInstance({ primaryInterfaceTags: clusterInterfaceTags() });
   ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.1.0/24', instanceId: a.id });
   await kube.state.addNode(node('ip-10-0-1-1', `aws:///us-east-1a/${a.id}`, '10.244.1.0/24'));
   await kube.state.addNode(node('ip-10-0-1-2', `aws:///us-east-1a/${b.id}`, '10.244.2.0/24'));
@@ -124,6 +127,7 @@ describe('podroute doctor', () => {
     expect(line(lines, 'admission webhook')).toBe('ok    admission webhook: node CREATE and DELETE go to podroute/node-join.podroute.io -> abc123.execute-api.us-east-1.amazonaws.com');
     expect(line(lines, 'queue')).toMatch(/^ok {4}queue: arn:aws:sqs:us-east-1:\d+:podroute-demo-routes$/);
     expect(line(lines, 'cidr table')).toBe(`ok    cidr table: ${dynamo.tableName} is ACTIVE`);
+    expect(line(lines, 'interface tags')).toBe(`ok    interface tags: the primary interfaces of 2 managed nodes carry kubernetes.io/cluster/${clusterName()}`);
     expect(lines.join('\n')).not.toContain('secret-token-do-not-print');
     expect(kube.state.access.reviews()).toEqual(['list /nodes', 'get /nodes', 'patch /nodes', 'patch /nodes/status', 'create /events']);
     // Read-only: nothing changed.
@@ -203,6 +207,34 @@ describe('podroute doctor', () => {
     expect(line(lines, 'route tables')).toMatch(/^FAIL {2}route tables: none found by tag kubernetes\.io\/cluster\/nobody/);
     expect(line(lines, 'queue')).toMatch(/^FAIL {2}queue: no queue at /);
     expect(line(lines, 'cidr table')).toBe('FAIL  cidr table: no table named missing-table: deploy the stack, or check the name and region');
+  });
+
+  // The route worker turns the source/destination check off per interface, and its IAM statement
+  // (serverless.yml, Sid SourceDestCheck) allows that only on interfaces with the cluster tag.
+  // EC2 does not copy instance tags to interfaces, so an install that tagged only instances
+  // would stop routing new nodes.
+  it('FAILs managed nodes whose primary interface lacks the cluster tag, naming up to 10 interfaces', async () => {
+    await healthyCluster();
+    const untagged = [];
+    for (let i = 0; i < 12; i += 1) {
+      // Tagged instance, untagged interface: the layout before the upgrade; one interface has another cluster's tag.
+      const tags: Record<string, string> = i === 0 ? { 'kubernetes.io/cluster/someone-else': 'owned' } : {};
+      const instance = ec2.state.addInstance({ tags: clusterInterfaceTags(), primaryInterfaceTags: tags, secondaryEnis: i === 1 ? 1 : 0 });
+      untagged.push(instance.networkInterfaceIds[0]);
+      await kube.state.addNode(node(`untagged-${i}`, `aws:///us-east-1a/${instance.id}`, `10.244.${10 + i}.0/24`));
+    }
+    // An unmanaged node's interface is not podroute's business.
+    const outside = ec2.state.addInstance({});
+    await kube.state.addNode({ ...node('outside', `aws:///us-east-1a/${outside.id}`), metadata: { name: 'outside', labels: { 'node-role': 'other' } } });
+    const { code, lines } = await doctor(['--node-selector', 'node-role!=other']);
+    expect(code).toBe(1);
+    expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+      `FAIL  interface tags: 12 of 14 managed nodes' primary interfaces lack kubernetes.io/cluster/${clusterName()}: ` +
+        `${untagged.slice(0, 10).map((eni, i) => `${eni} (untagged-${i})`).join(', ')}, ...; ` +
+        `the route worker cannot turn off their source/destination check: tag them ` +
+        `(aws ec2 create-tags --resources <eni> --tags Key=kubernetes.io/cluster/${clusterName()},Value=owned) ` +
+        `and tag new ones in the nodes' launch template (TagSpecifications, ResourceType network-interface)`,
+    ]);
   });
 
   it.each([

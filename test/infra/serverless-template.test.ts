@@ -450,8 +450,8 @@ const vpcModule: unknown = createRequire(import.meta.url)('../../infra/serverles
 const dashboardModule: unknown = createRequire(import.meta.url)('../../infra/serverless/dashboard.cjs');
 const physicalNames = (isObj(namesModule) || typeof namesModule === 'function') ? (namesModule as NamesHelper).physicalNames : undefined;
 if (typeof physicalNames !== 'function') throw new Error('names.cjs must export physicalNames');
-const names = (cluster: unknown, stage: unknown): Record<string, string> => {
-  const result: unknown = physicalNames(cluster, stage);
+const names = (cluster: unknown, stage: unknown, region: unknown = 'us-east-1'): Record<string, string> => {
+  const result: unknown = physicalNames(cluster, stage, region);
   if (!isObj(result)) throw new Error('physicalNames must return a mapping');
   return Object.fromEntries(Object.entries(result).map(([key, value]) => [key, String(value)]));
 };
@@ -459,7 +459,38 @@ const vpcParams = (vpcModule as { vpcParams?: unknown }).vpcParams;
 if (typeof vpcParams !== 'function') throw new Error('vpc.cjs must export vpcParams');
 const PODROUTE_METRICS: unknown = (dashboardModule as { PODROUTE_METRICS?: unknown }).PODROUTE_METRICS;
 
-describe('infra/serverless/names.cjs: physical names from the cluster name and the stage', () => {
+/** The names that live account-wide, not per region: IAM roles (IAM CreateRole) and dashboards (CloudWatch PutDashboard). */
+const ACCOUNT_WIDE = ['reconcileRole', 'routeWorkerRole', 'nodeWebhookRole', 'dashboard'];
+
+describe('infra/serverless/names.cjs: physical names from the cluster name, the stage and the region', () => {
+  it('gives the same cluster and stage in two regions different role and dashboard names', () => {
+    const us = names('prod', 'prod', 'us-east-1');
+    const eu = names('prod', 'prod', 'eu-west-1');
+    for (const key of ACCOUNT_WIDE) expect(us[key], key).not.toBe(eu[key]);
+    expect(us.routeWorkerRole).toBe('podroute-prod-prod-us-east-1-route-worker');
+    expect(eu.dashboard).toBe('podroute-prod-prod-eu-west-1');
+    // Regional names stay as they were: the function, queue, table and stack of one region.
+    for (const key of ['stack', 'reconcile', 'routeWorker', 'nodeWebhook', 'queue', 'table', 'webhookSecret']) expect(us[key], key).toBe(eu[key]);
+  });
+
+  it.each([
+    ['x'.repeat(100), 'production-eu-west-1'],
+    ['prod-eu', 'production-eu-west-1'],
+    ['a_b.c', 'prod'],
+    ['A'.repeat(31), 'a'.repeat(32)],
+  ])('%s / %s: role and dashboard names stay apart across regions within 64 characters', (cluster, stage) => {
+    const regions = ['us-east-1', 'eu-west-1', 'ap-southeast-5', 'us-gov-west-1', 'eusc-de-east-1'];
+    for (const key of ACCOUNT_WIDE) {
+      const all = regions.map((region) => names(cluster, stage, region)[key]);
+      expect(new Set(all).size, key).toBe(regions.length);
+      for (const name of all) expect(name).toMatch(key === 'dashboard' ? /^[A-Za-z0-9_-]{1,255}$/ : /^[\w+=,.@-]{1,64}$/);
+    }
+  });
+
+  it.each([[''], ['EU-WEST-1'], ['eu_west_1'], ['eu-west'], ['x'.repeat(40) + '-1'], [null]])('rejects the region %j', (region) => {
+    expect(() => names('prod-eu', 'prod', region)).toThrow(/region/);
+  });
+
   it('gives two clusters names with nothing in common, whatever the stage', () => {
     const a = Object.values(names('prod-eu', 'prod'));
     const b = Object.values(names('prod-us', 'prod'));
@@ -480,7 +511,8 @@ describe('infra/serverless/names.cjs: physical names from the cluster name and t
     const all = names(cluster, 'production-eu-west-1');
     expect(String(all.base).length).toBeLessThanOrEqual(Number((namesModule as NamesHelper).BASE_MAX));
     expect(all.stack).toMatch(/^[A-Za-z][A-Za-z0-9-]{0,127}$/);           // CloudFormation stack
-    for (const key of ['reconcile', 'routeWorker', 'nodeWebhook']) expect(all[key]).toMatch(/^[A-Za-z0-9_-]{1,64}$/); // Lambda, IAM role
+    for (const key of ['reconcile', 'routeWorker', 'nodeWebhook']) expect(all[key]).toMatch(/^[A-Za-z0-9_-]{1,64}$/); // Lambda
+    for (const key of ['reconcileRole', 'routeWorkerRole', 'nodeWebhookRole']) expect(all[key]).toMatch(/^[\w+=,.@-]{1,64}$/); // IAM role
     for (const key of ['queue', 'deadLetterQueue']) expect(all[key]).toMatch(/^[A-Za-z0-9_-]{1,80}$/);
     expect(all.schedule).toMatch(/^[.\-_A-Za-z0-9]{1,64}$/);
     expect(all.dashboard).toMatch(/^[A-Za-z0-9_-]{1,255}$/);
@@ -614,6 +646,17 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
     expect(beta().stackName).toBe('podroute-beta-ci');
     for (const name of b) expect(name).toContain('podroute-beta-ci');
     for (const name of a) expect(name).toContain(names('alpha.prod_1', 'ci').base);
+    // The account-wide names carry the packaging region (--region us-east-1).
+    for (const { template } of [alpha(), beta()]) {
+      for (const type of ['AWS::IAM::Role', 'AWS::CloudWatch::Dashboard']) {
+        const found = resourcesOf(template, type).map(([, resource]) => String(at(resource, 'Properties', NAME_PROPERTY[type] ?? '')));
+        expect(found.length, type).toBeGreaterThan(0);
+        for (const name of found) expect(name).toContain('-us-east-1');
+      }
+    }
+    expect(resourcesOf(beta().template, 'AWS::IAM::Role').map(([, r]) => at(r, 'Properties', 'RoleName')).sort()).toEqual(
+      ['nodeWebhookRole', 'reconcileRole', 'routeWorkerRole'].map((key) => names('beta', 'ci', 'us-east-1')[key]).sort(),
+    );
   });
 
   it('puts every function in the VPC, with the ENI policy on its role, only when the params are given', () => {

@@ -373,7 +373,7 @@ function networkInterfaceXml(eni: NetworkInterfaceRecord): XmlContent {
     set('ipv6AddressesSet', [], () => null),
     ...prefixSets(eni),
     el('interfaceType', 'interface'),
-    set('tagSet', [], () => null),
+    tagSet(eni.tags ?? []),
   ];
 }
 

@@ -89,6 +89,12 @@ export interface NetworkInterfaceRecord {
   ipv4Prefixes: string[];
   ipv6Prefixes: string[];
   attachment: { attachmentId: string; instanceId: string; deviceIndex: number; attachTime: string } | undefined;
+  /**
+   * The interface's own tags. EC2 does not copy an instance's tags to its interfaces: a launch
+   * template tags them only through a TagSpecification of ResourceType `network-interface`
+   * (EC2 API reference, LaunchTemplateTagSpecificationRequest; RunInstances TagSpecification).
+   */
+  tags?: Tag[];
   /** When the interface was created (the emulator's clock), for the eventual-consistency window. */
   createdAtMs: number;
 }
@@ -231,6 +237,8 @@ export class Ec2State {
     sourceDestCheck?: boolean;
     secondaryEnis?: number;
     tags?: Record<string, string> | Tag[];
+    /** Tags of the primary interface (none by default: instance tags do not reach interfaces). */
+    primaryInterfaceTags?: Record<string, string> | Tag[];
   } = {}): InstanceRecord {
     const secondary = input.secondaryEnis ?? 0;
     if (!Number.isInteger(secondary) || secondary < 0 || secondary > MAX_SECONDARY_ENIS) {
@@ -258,6 +266,7 @@ export class Ec2State {
         ipv4Prefixes: [],
         ipv6Prefixes: [],
         attachment: { attachmentId: this.nextId('eni-attach'), instanceId: id, deviceIndex, attachTime: launchTime },
+        tags: deviceIndex === 0 ? toTags(input.primaryInterfaceTags) : [],
         createdAtMs: launchedAtMs,
       };
       this.networkInterfaces.set(eni.id, eni);

@@ -1,0 +1,71 @@
+/**
+ * Reading the primary network interfaces of instances, with their own tags, for `podroute doctor`.
+ *
+ * The route worker turns a node's source/destination check off with
+ * ModifyNetworkInterfaceAttribute on the primary interface, and its IAM statement (serverless.yml,
+ * Sid SourceDestCheck) allows that only on interfaces tagged `kubernetes.io/cluster/<name>`.
+ * DescribeInstances lists an instance's interfaces without their tags, so this reads them with
+ * DescribeNetworkInterfaces (EC2 API reference: NetworkInterface.TagSet), filtered by
+ * `attachment.instance-id` and `attachment.device-index` = 0.
+ */
+import { DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
+import type { EC2Client, NetworkInterface } from '@aws-sdk/client-ec2';
+import { PodrouteError } from '../errors.ts';
+import { toPodrouteError } from './ec2-errors.ts';
+
+export interface PrimaryInterface {
+  instanceId: string;
+  networkInterfaceId: string;
+  tags: Record<string, string>;
+}
+
+/** Instance ids per call: well under EC2's limit of values in one filter. */
+const IDS_PER_CALL = 100;
+
+export class Ec2PrimaryInterfaces {
+  constructor(
+    private readonly client: EC2Client,
+    private readonly pageSize = 1000,
+  ) {}
+
+  /** The primary interface (device index 0 on network card 0) of each listed instance that has one. */
+  async primaryInterfaces(instanceIds: readonly string[]): Promise<PrimaryInterface[]> {
+    const unique = [...new Set(instanceIds)];
+    const found: PrimaryInterface[] = [];
+    for (let start = 0; start < unique.length; start += IDS_PER_CALL) {
+      for (const eni of await this.describe(unique.slice(start, start + IDS_PER_CALL))) {
+        const attachment = eni.Attachment;
+        if (!eni.NetworkInterfaceId || !attachment?.InstanceId || attachment.DeviceIndex !== 0 || (attachment.NetworkCardIndex ?? 0) !== 0) continue;
+        const tags: Record<string, string> = {};
+        for (const tag of eni.TagSet ?? []) if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
+        found.push({ instanceId: attachment.InstanceId, networkInterfaceId: eni.NetworkInterfaceId, tags });
+      }
+    }
+    return found;
+  }
+
+  private async describe(instanceIds: string[]): Promise<NetworkInterface[]> {
+    const filters = [
+      { Name: 'attachment.instance-id', Values: instanceIds },
+      { Name: 'attachment.device-index', Values: ['0'] },
+    ];
+    const enis: NetworkInterface[] = [];
+    const seen = new Set<string>();
+    let nextToken: string | undefined;
+    do {
+      let out;
+      try {
+        out = await this.client.send(new DescribeNetworkInterfacesCommand({ Filters: filters, MaxResults: this.pageSize, ...(nextToken ? { NextToken: nextToken } : {}) }));
+      } catch (error) {
+        throw toPodrouteError(error, { operation: 'DescribeNetworkInterfaces' });
+      }
+      enis.push(...(out.NetworkInterfaces ?? []));
+      nextToken = out.NextToken || undefined;
+      if (nextToken !== undefined) {
+        if (seen.has(nextToken)) throw new PodrouteError('EC2 DescribeNetworkInterfaces returned the same NextToken twice', { retryable: true });
+        seen.add(nextToken);
+      }
+    } while (nextToken !== undefined);
+    return enis;
+  }
+}
