@@ -5,28 +5,17 @@
  * existing one). Admission runs before the API server finds the name taken, so each restart is a
  * CREATE admission; each must find the node's lease, never take a second one.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { admissionReviewSchema } from '../../lib/webhook/index.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
-import { startWorld, type World } from '../support/world.ts';
+import { type World } from '../support/world.ts';
 
 let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
-
 let world: World;
-beforeEach(async () => {
-  world = await startWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
+useWorldAndDynamo((parts) => ({ world, local } = parts));
 
 function createReview(uid: string, node: Record<string, unknown>) {
   const gvk = { group: '', version: 'v1', kind: 'Node' };

@@ -3,12 +3,13 @@
  * the plan asks for, the route messages are an earlier tick's and are not sent again (so a slow
  * worker never faces a growing pile of duplicates); a new node's sync message always goes out.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
-import { RecordingQueue, startWorld, type World } from '../support/world.ts';
+import { RecordingQueue, type World } from '../support/world.ts';
 
 class BackloggedQueue extends RecordingQueue {
   constructor(private readonly depth: number) {
@@ -20,20 +21,8 @@ class BackloggedQueue extends RecordingQueue {
 }
 
 let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
-
 let world: World;
-beforeEach(async () => {
-  world = await startWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
+useWorldAndDynamo((parts) => ({ world, local } = parts));
 
 const kinds = (messages: RouteMessage[]) => messages.map((m) => m.kind).sort();
 

@@ -3,29 +3,18 @@
  * are reclaimed through the real wiring, and an empty node list reclaims nothing. (Each case was a
  * bug found by these tests.)
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DynamoDbClaimStore, cidrSetId } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { blockKey, createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
-import { T0, TimedMemoryCidrStore, startWorld, type World } from '../support/world.ts';
+import { T0, TimedMemoryCidrStore, type World } from '../support/world.ts';
 
 let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
-
 let world: World;
-beforeEach(async () => {
-  world = await startWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
+useWorldAndDynamo((parts) => ({ world, local } = parts));
 
 describe('reconcile and CIDR leases', () => {
   // Pod CIDRs that nodes hold without a lease must be occupied before any new node is allocated,

@@ -3,30 +3,19 @@
  * with another --node-cidr-mask-size): every block such a CIDR overlaps is taken for its node, so no
  * new node overlaps it, and the mismatch is reported with what to change.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { overlaps, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { admissionReviewSchema } from '../../lib/webhook/index.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
-import { startWorld, type World } from '../support/world.ts';
+import { type World } from '../support/world.ts';
 
 let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
-
 let world: World;
-beforeEach(async () => {
-  world = await startWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
+useWorldAndDynamo((parts) => ({ world, local } = parts));
 
 const overlapping = (a: string, b: string): boolean => {
   const [x, y] = [tryParseCidr(a), tryParseCidr(b)];

@@ -3,14 +3,15 @@
  * webhook and the worker, over the EC2 and Kubernetes emulators: an EKS Fargate node and a node
  * outside NODE_SELECTOR are never given a pod CIDR, never routed, and their condition is never written.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
-import { startWorld, type World } from '../support/world.ts';
+import { type World } from '../support/world.ts';
 
 const FARGATE = 'fargate-ip-192-168-1-5.ec2.internal';
 // As EKS registers a Fargate node (kubernetes/autoscaler#2737): zone, task id, then the node name.
@@ -28,20 +29,8 @@ const fargateNode = (conditions: Array<Record<string, string>> = []) => ({
 });
 
 let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
-
 let world: World;
-beforeEach(async () => {
-  world = await startWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
+useWorldAndDynamo((parts) => ({ world, local } = parts));
 
 describe('reconcile: nodes that are not podroute s', () => {
   it('never gives a Fargate node a pod CIDR and never patches its condition, tick after tick', async () => {

@@ -3,15 +3,16 @@
  * the EC2 and Kubernetes emulators and the DynamoDB CIDR store (dynalite), wired by buildWiring.
  */
 import type { ScheduledEvent } from 'aws-lambda';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { messageKey, type RouteMessage } from '../../lib/messages/route-message.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring, type TestWiring } from '../support/wiring.ts';
-import { TimedMemoryCidrStore, drainQueue, lambdaContext, startWorld, type World } from '../support/world.ts';
+import { TimedMemoryCidrStore, drainQueue, lambdaContext, type World } from '../support/world.ts';
 
 const SCHEDULE: ScheduledEvent = {
   version: '0',
@@ -34,20 +35,8 @@ const inside = (cluster: string, cidr: string, prefix: number): boolean => {
 const sortedMessages = (messages: RouteMessage[]): RouteMessage[] => [...messages].sort((x, y) => messageKey(x).localeCompare(messageKey(y)));
 
 let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
-
 let world: World;
-beforeEach(async () => {
-  world = await startWorld();
-});
-afterEach(async () => {
-  await world.close();
-});
+useWorldAndDynamo((parts) => ({ world, local } = parts));
 
 describe('reconcile: route fan-out', () => {
   it('sends exactly the plan as messages (deletes with expect) and leaves EC2 to the worker', async () => {
