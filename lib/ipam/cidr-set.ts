@@ -42,12 +42,12 @@ export interface CidrSet {
    * renewed by its owner re-joining. Stores without versions fall back to an owner-scoped release.
    * True when the lease was freed.
    */
-  releaseLease?(lease: Lease): Promise<boolean>;
+  releaseLease(lease: Lease): Promise<boolean>;
   /**
    * Repairs crash leftovers: owners holding blocks without a record (see claim-protocol.ts).
    * `listed`: the leases as `leases` just answered them, so they are not listed again.
    */
-  repair?(listed?: readonly Lease[]): Promise<RepairReport>;
+  repair(listed?: readonly Lease[]): Promise<RepairReport>;
 }
 
 export interface Lease {

@@ -111,14 +111,9 @@ async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'c
       kept.push(lease.cidr);
       continue;
     }
-    // Conditional on the lease as listed where the set can: a node re-registered under the same
-    // name since this read has renewed its lease (a new version), and keeps it.
-    if (set.releaseLease) {
-      if (await set.releaseLease(lease)) released.push(lease.cidr);
-      continue;
-    }
-    await set.release(lease.cidr, owner);
-    released.push(lease.cidr);
+    // Conditional on the lease as listed: a node re-registered under the same name since this read
+    // has renewed its lease (a new version), and keeps it.
+    if (await set.releaseLease(lease)) released.push(lease.cidr);
   }
   return { released, kept };
 }

@@ -269,7 +269,6 @@ async function occupyUnleased(
 /** Links blocks that lost their owner record (see lib/ipam/claim-protocol.ts) to their owners. */
 async function repairLeases(leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
   for (const [i, set] of deps.cidrSets.entries()) {
-    if (!set.repair) continue;
     try {
       const { records } = await set.repair(leaseLists[i]);
       report.leasesRepaired.push(...records);
@@ -308,10 +307,7 @@ async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: Reconc
     for (const lease of orphans) {
       try {
         // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
-        let freed = true;
-        if (set.releaseLease) freed = await set.releaseLease(lease);
-        else await set.release(lease.cidr, lease.owner ?? undefined);
-        if (!freed) {
+        if (!(await set.releaseLease(lease))) {
           deps.log.log('info', 'reclaim.skipped', { cidr: lease.cidr, node: lease.owner, reason: 'lease changed since listed' });
           continue;
         }

@@ -36,6 +36,8 @@ export function recordSet(set: CidrSet, calls: string[]): CidrSet {
     },
     usage: () => set.usage(),
     leases: () => set.leases(),
+    releaseLease: (lease) => set.releaseLease(lease),
+    repair: (listed) => set.repair(listed),
   };
 }
 

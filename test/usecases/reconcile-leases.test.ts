@@ -84,8 +84,8 @@ describe('reconcile and CIDR leases', () => {
       occupy: (cidr, owner) => set.occupy(cidr, owner),
       release: (cidr, owner) => set.release(cidr, owner),
       usage: () => set.usage(),
-      ...(set.releaseLease ? { releaseLease: set.releaseLease.bind(set) } : {}),
-      ...(set.repair ? { repair: set.repair.bind(set) } : {}),
+      releaseLease: (lease) => set.releaseLease(lease),
+      repair: (listed) => set.repair(listed),
       leases: async () => {
         const listed = await set.leases();
         // node-b's kubelet registers again (a CREATE admission): same name, same block.
