@@ -8,6 +8,7 @@ import { MAX_IPV6_SUBNET_BITS } from './ipam/index.ts';
 import { InvalidInputError } from './errors.ts';
 import { parseLabelSelector } from './nodes/label-selector.ts';
 import type { LabelSelector } from './nodes/label-selector.ts';
+import { DEFAULT_MAX_DELETE_SHARE, DEFAULT_MIN_DELETES_FOR_GUARD, ROUTE_TABLE_ID } from './routes/index.ts';
 
 const list = (text: string | undefined): string[] =>
   (text ?? '').split(',').map((part) => part.trim()).filter((part) => part.length > 0);
@@ -82,12 +83,6 @@ const numberFrom = (name: NumericVariable) =>
     }
     return value;
   });
-
-/**
- * An EC2 route table id: `rtb-` and 8 (older resources) or 17 lowercase hex characters (Amazon EC2
- * User Guide, "Resource IDs": short ids until 2016-2018, long ids since).
- */
-export const ROUTE_TABLE_ID = /^rtb-(?:[0-9a-f]{8}|[0-9a-f]{17})$/;
 
 /** Node masks when NODE_MASK_SIZE_IPV4/IPV6 are unset: upstream's defaults, and ENI prefix sizes in prefixes mode. */
 export const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 } } as const;
@@ -271,8 +266,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cidrTableName: e.CIDR_TABLE_NAME,
     kube: { auth: e.KUBE_AUTH, eksClusterName: e.EKS_CLUSTER_NAME ?? e.CLUSTER_NAME, secretId: e.KUBE_SECRET_ID },
     webhookSecret: { source: e.WEBHOOK_SECRET_SOURCE, id: e.WEBHOOK_SECRET_ID },
-    maxDeleteShare: e.MAX_DELETE_SHARE ?? 0.5,
-    minDeletesForGuard: e.MIN_DELETES_FOR_GUARD ?? 5,
+    maxDeleteShare: e.MAX_DELETE_SHARE ?? DEFAULT_MAX_DELETE_SHARE,
+    minDeletesForGuard: e.MIN_DELETES_FOR_GUARD ?? DEFAULT_MIN_DELETES_FOR_GUARD,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,
     blockedNodeSeconds: e.BLOCKED_NODE_SECONDS ?? 600,
     maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { INSTANCE_ID, describeIssue } from '../nodes/node.ts';
+import { ROUTE_TABLE_ID } from '../routes/index.ts';
 
 /**
  * The version this code introduces (`node-left` is new in it). Producers still write the kinds that
@@ -23,7 +24,6 @@ export const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
 export const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
 
-const ROUTE_TABLE_ID = /^rtb-[0-9a-f]{8,17}$/;
 /** RFC 1123 subdomain, as Kubernetes validates node names (IsDNS1123Subdomain). */
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 

@@ -15,6 +15,7 @@ export type {
   PlanWarningReason,
 } from './route-plan.ts';
 export {
+  ROUTE_TABLE_ID,
   parseRouteTables,
   normaliseRouteTable,
   normaliseRoute,

@@ -93,6 +93,12 @@ export interface RouteTable {
 }
 
 /** The tag that marks a route table (or any resource) as belonging to a cluster. */
+/**
+ * An EC2 route table id: `rtb-` and 8 (older resources) or 17 lowercase hex characters (Amazon EC2
+ * User Guide, "Resource IDs": short ids until 2016-2018, long ids since).
+ */
+export const ROUTE_TABLE_ID = /^rtb-(?:[0-9a-f]{8}|[0-9a-f]{17})$/;
+
 export const clusterTagKey = (clusterName: string): string => `kubernetes.io/cluster/${clusterName}`;
 
 /** True when the table carries the cluster tag, with any value (`owned`, `shared`, ...). */
