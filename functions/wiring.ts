@@ -22,7 +22,6 @@ import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
 import { SqsWorkQueue } from '../lib/aws/sqs-work-queue.ts';
-import { secretsManagerWebhookSecrets, ssmWebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import { createKubeConfig } from '../lib/kube/kube-config.ts';
 import { KubeNodes } from '../lib/kube/kube-nodes.ts';
@@ -141,6 +140,8 @@ export async function wiringFromEnv(env: Record<string, string | undefined>, opt
   const webhookSecret = async (): Promise<WebhookSecrets> => {
     const id = config.webhookSecret.id;
     if (!id) throw new Error('WEBHOOK_SECRET_ID is not set');
+    // Loaded on first use, like the clients they call: only the webhook reads its secret.
+    const { secretsManagerWebhookSecrets, ssmWebhookSecrets } = await import('../lib/aws/webhook-secrets.ts');
     if (config.webhookSecret.source === 'ssm') {
       const { SSMClient } = await import('@aws-sdk/client-ssm');
       return ssmWebhookSecrets(new SSMClient({ region }), id);
