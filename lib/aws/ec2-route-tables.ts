@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import type { DescribeRouteTablesCommandInput, EC2Client, Route, RouteTable } from '@aws-sdk/client-ec2';
 import { cidrEquals, tryParseCidr } from '../cidr/cidr.ts';
-import { clusterTagKey } from '../routes/route-tables.ts';
+import { clusterTagKey, propagationOf } from '../routes/route-tables.ts';
 import { ROUTE_TABLE_FULL_TAG, formatFullMark } from '../routes/table-full.ts';
 import type { FullMark } from '../routes/table-full.ts';
 import type { Cidr } from '../cidr/cidr.ts';
@@ -211,8 +211,7 @@ export class Ec2RouteTables {
     // A static and a propagated route may share the destination (Amazon VPC User Guide, "How route
     // priority works"): the static one is the route calls act on, so it is the answer when there is
     // one; a propagated one is answered only when it is alone (and is never changed by podroute).
-    // (RouteOrigin, EC2 API model: EnableVgwRoutePropagation and Advertisement are propagated.)
-    return routes.find((route) => route.Origin !== 'EnableVgwRoutePropagation' && route.Origin !== 'Advertisement') ?? routes[0] ?? null;
+    return routes.find((route) => propagationOf(route) === undefined) ?? routes[0] ?? null;
   }
 
   /**

@@ -16,6 +16,7 @@ export type {
 } from './route-plan.ts';
 export {
   ROUTE_TABLE_ID,
+  propagationOf,
   parseRouteTables,
   normaliseRouteTable,
   normaliseRoute,

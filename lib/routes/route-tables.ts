@@ -139,6 +139,18 @@ export function normaliseRouteTable(raw: Ec2RouteTable): RouteTable {
   return { routeTableId: raw.RouteTableId, vpcId: raw.VpcId ?? null, tags, routes, skippedRoutes };
 }
 
+/**
+ * How a route was propagated, or undefined for a static (CreateRoute) route. EC2 API model,
+ * Route.Origin: `EnableVgwRoutePropagation` (a virtual private gateway) and `Advertisement` (VPC
+ * Route Server); Route.State `filtered` is a Route Server route kept out of the table. Propagated
+ * routes are never changed by podroute: DeleteRoute and ReplaceRoute act on CreateRoute routes.
+ */
+export function propagationOf(raw: { Origin?: string | null | undefined; State?: string | null | undefined }): 'vgw' | 'route-server' | undefined {
+  if (raw.Origin === 'EnableVgwRoutePropagation') return 'vgw';
+  if (raw.Origin === 'Advertisement' || raw.State === 'filtered') return 'route-server';
+  return undefined;
+}
+
 /** Normalises one route, or returns null when it has no CIDR destination we can read. */
 export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | null {
   const v4 = raw.DestinationCidrBlock ?? null;
@@ -146,6 +158,7 @@ export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | nul
   if ((v4 === null) === (v6 === null)) return null; // a prefix list, nothing, or both (malformed)
   const cidr = tryParseCidr(v4 ?? v6);
   if (!cidr || cidr.family !== (v4 !== null ? 4 : 6)) return null;
+  const propagated = propagationOf(raw);
   return {
     routeTableId,
     destinationCidr: formatCidr(cidr),
@@ -154,8 +167,7 @@ export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | nul
     networkInterfaceId: raw.NetworkInterfaceId || null,
     target: targetOf(raw),
     blackhole: raw.State === 'blackhole',
-    ...(raw.Origin === 'EnableVgwRoutePropagation' ? { propagated: 'vgw' as const } : {}),
-    ...(raw.Origin === 'Advertisement' || raw.State === 'filtered' ? { propagated: 'route-server' as const } : {}),
+    ...(propagated === undefined ? {} : { propagated }),
   };
 }
 

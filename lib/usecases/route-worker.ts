@@ -28,7 +28,7 @@ import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts
 import type { Node } from '../nodes/node.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
-import { isResponsibleForRoute, parseRouteTables, planRoutes } from '../routes/index.ts';
+import { isResponsibleForRoute, parseRouteTables, planRoutes, propagationOf } from '../routes/index.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
 import { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from '../aws/ec2-errors.ts';
@@ -235,9 +235,8 @@ function findRoute(tables: RouteTable[], routeTableId: string, destinationCidr: 
 function described(route: DescribedRoute): CurrentRoute {
   const blackhole = route.State === 'blackhole';
   const gateway = route.GatewayId ?? route.NatGatewayId ?? route.TransitGatewayId ?? route.VpcPeeringConnectionId;
-  // A propagated route (VGW or VPC Route Server) is never deleted or replaced, blackhole or not:
-  // DeleteRoute and ReplaceRoute act on routes made with CreateRoute (EC2 API reference, Route.Origin).
-  const propagated = route.Origin === 'EnableVgwRoutePropagation' || route.Origin === 'Advertisement';
+  // A propagated route (VGW or VPC Route Server) is never deleted or replaced, blackhole or not.
+  const propagated = propagationOf(route) !== undefined;
   const foreign = propagated ? 'a propagated route' : blackhole ? null : (gateway ?? (route.InstanceId ? null : (route.NetworkInterfaceId ?? 'an unknown target')));
   return { networkInterfaceId: route.NetworkInterfaceId ?? null, instanceId: route.InstanceId ?? null, blackhole, foreign };
 }
