@@ -26,7 +26,7 @@ interface NumberBounds {
  * The bounds of every numeric variable, checked at cold start so that no value can pass here and
  * fail later, in every run (MIN_DELETES_FOR_GUARD=2.5 used to make every reconcile throw).
  */
-export const NUMBER_BOUNDS = {
+const NUMBER_BOUNDS = {
   // Within the family; longer than the cluster CIDR's prefix is checked against CLUSTER_CIDRS below.
   NODE_MASK_SIZE_IPV4: { integer: true, min: 1, max: 32 },
   NODE_MASK_SIZE_IPV6: { integer: true, min: 1, max: 128 },
@@ -85,10 +85,10 @@ const numberFrom = (name: NumericVariable) =>
   });
 
 /** Node masks when NODE_MASK_SIZE_IPV4/IPV6 are unset: upstream's defaults, and ENI prefix sizes in prefixes mode. */
-export const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 } } as const;
+const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 } } as const;
 
 /** The shortest cluster CIDR prefix accepted per family. */
-export const MIN_CLUSTER_PREFIX = { 4: 8, 6: 8 } as const;
+const MIN_CLUSTER_PREFIX = { 4: 8, 6: 8 } as const;
 
 /**
  * Why `text` cannot be a cluster CIDR, or null. Shared by the functions' config and the CLI.

@@ -94,7 +94,7 @@ export class Ec2NotFoundError extends Ec2Error {
  * instance does not exist"; a resource just created may be reported as not existing by commands that
  * describe or modify it (its interfaces: `InvalidNetworkInterfaceID.NotFound`).
  */
-export const LAUNCH_LAG_CODES: ReadonlySet<string> = new Set(['InvalidInstanceID.NotFound', 'InvalidNetworkInterfaceID.NotFound']);
+const LAUNCH_LAG_CODES: ReadonlySet<string> = new Set(['InvalidInstanceID.NotFound', 'InvalidNetworkInterfaceID.NotFound']);
 
 /**
  * Whether this failure is EC2 saying an instance or interface does not exist, which right after a

@@ -9,7 +9,7 @@ import type { EC2Client, ServiceInputTypes, ServiceOutputTypes } from '@aws-sdk/
 import type { FinalizeRequestMiddleware } from '@smithy/types';
 import { classifyEc2Error } from './ec2-errors.ts';
 
-export const THROTTLE_COUNTER_NAME = 'podrouteEc2ThrottleCounter';
+const THROTTLE_COUNTER_NAME = 'podrouteEc2ThrottleCounter';
 
 type Middleware = FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes>;
 

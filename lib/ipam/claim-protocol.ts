@@ -70,7 +70,7 @@ import type { BlockLease, CidrStore, RepairReport } from './cidr-store.ts';
 
 const BLOCK_PREFIX = 'b#';
 const OWNER_PREFIX = 'o#';
-export const CURSOR_KEY = 'cursor';
+const CURSOR_KEY = 'cursor';
 const INDEX_DIGITS = 10;
 const MAX_INDEX = 2 ** 32 - 1;
 /** Blocks listed at once when looking for the end of a used run (doubling up to MAX_PAGE). */
@@ -369,7 +369,7 @@ function recordIndex(record: StoredItem): number {
   return index;
 }
 
-export function indexOfKey(key: string): number {
+function indexOfKey(key: string): number {
   const digits = key.slice(BLOCK_PREFIX.length);
   if (!key.startsWith(BLOCK_PREFIX) || !/^\d{10}$/.test(digits)) throw corrupt(`block key ${JSON.stringify(key)}`);
   return Number(digits);

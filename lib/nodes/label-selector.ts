@@ -27,7 +27,7 @@ export interface LabelSelector {
 }
 
 /** A selector that matches everything. */
-export const EVERYTHING: LabelSelector = { text: '', requirements: [] };
+const EVERYTHING: LabelSelector = { text: '', requirements: [] };
 
 export class LabelSelectorError extends InvalidInputError {
   override name = 'LabelSelectorError';

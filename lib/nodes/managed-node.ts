@@ -35,15 +35,3 @@ export function unmanagedReason(node: Node, selector?: LabelSelector | null): Un
   if (instanceIdOf(node) === null) return 'not-an-ec2-instance';
   return null;
 }
-
-/** One line for logs and plan tables. */
-export function describeUnmanaged(reason: UnmanagedReason, node: Node, selector?: LabelSelector | null): string {
-  switch (reason) {
-    case 'outside-node-selector':
-      return `labels do not match the node selector ${JSON.stringify(selector?.text ?? '')}`;
-    case 'not-an-ec2-instance':
-      return `spec.providerID ${JSON.stringify(node.spec?.providerID ?? '')} names no EC2 instance`;
-    case 'no-provider-id':
-      return 'spec.providerID is not set yet (the kubelet or the cloud controller manager sets it)';
-  }
-}

@@ -208,7 +208,7 @@ const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number
  * guess of the propagation delay (EC2 Developer Guide, "Eventual consistency in the Amazon EC2 API",
  * gives no figure, only "might not be immediately visible").
  */
-export const LAUNCH_LAG_PRODUCTION_MS = 60_000;
+const LAUNCH_LAG_PRODUCTION_MS = 60_000;
 const VPC_V4 = '10.0.0.0/16';
 const VPC_V6 = '2600:1f18:1234:5600::/56';
 const REGION = 'us-east-1';
