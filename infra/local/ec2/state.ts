@@ -233,7 +233,11 @@ export class Ec2State {
     availabilityZone?: string;
     privateIpAddress?: string;
     privateDnsName?: string;
-    /** The primary interface's check; secondary interfaces start with it on, as EC2 creates them. */
+    /**
+     * The primary interface's check; secondary interfaces start with it on, as EC2 creates them
+     * (EC2 API reference, NetworkInterface.SourceDestCheck and ModifyNetworkInterfaceAttribute:
+     * the check is enabled on a new interface until it is turned off).
+     */
     sourceDestCheck?: boolean;
     secondaryEnis?: number;
     tags?: Record<string, string> | Tag[];
@@ -346,6 +350,8 @@ export class Ec2State {
     if (table.routes.some((r) => isStatic(r) && r.destination === formatCidr(dest))) {
       throw new Ec2ApiError('RouteAlreadyExists', `The route identified by ${formatCidr(dest)} already exists.`);
     }
+    // Amazon VPC User Guide, "Amazon VPC quotas": "Routes per route table (non-propagated routes)"
+    // (default 50, adjustable to 1,000) is a quota apart from "Propagated routes per route table".
     const used = table.routes.filter((r) => r.origin === 'CreateRoute').length;
     if (used >= this.routeLimit) {
       throw new Ec2ApiError('RouteLimitExceeded', `The maximum number of routes has been reached for ${table.id}.`);
@@ -361,7 +367,8 @@ export class Ec2State {
    * destination with a static route: EC2 keeps both and the static one takes priority (Amazon VPC
    * User Guide, "How route priority works", its example table holds 172.31.0.0/24 -> vgw-…
    * (propagated) beside 172.31.0.0/24 -> igw-… (static)); DescribeRouteTables lists both. Propagated
-   * routes do not count against the quota of routes added with CreateRoute.
+   * routes do not count against the quota of routes added with CreateRoute (Amazon VPC User Guide,
+   * "Amazon VPC quotas": non-propagated and propagated routes per route table are two quotas).
    */
   addPropagatedRoute(input: { routeTableId: string; destinationCidr: string; gatewayId?: string }): RouteRecord {
     const table = this.table(input.routeTableId);

@@ -189,6 +189,8 @@ export function kubeletNode(spec: KubeletNodeSpec): { [key: string]: Json } {
   const nodegroup = spec.nodegroup ?? 'podroute-workers';
   const dns = spec.privateDnsName ?? spec.name;
   const podCidrs = spec.podCidrs ?? [];
+  // Invented but shaped like the real label: AWS maps zone names to zone IDs per account (AWS RAM
+  // User Guide, "AZ IDs for your AWS resources"), so no fixed mapping exists; podroute never reads it.
   const zoneId = `use1-az${(spec.zone.charCodeAt(spec.zone.length - 1) - 96) * 2}`;
   const heartbeat = at(index, 3600);
   const started = at(index, 10);
