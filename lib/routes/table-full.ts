@@ -38,7 +38,12 @@ export function parseFullMark(value: string): FullMark | null {
   return Number.isFinite(at) ? { routeCount: Number(match[1]), at } : null;
 }
 
-/** Routes a table holds as EC2 counts them for the quota: every listed route, prefix-list ones included. */
+/**
+ * Every route the table lists, prefix-list ones included. This is a yardstick, not EC2's quota
+ * count: the quota counts non-propagated routes only (Amazon VPC quotas), so propagated routes here
+ * make it larger. Only its change matters: the mark holds while the count has not dropped below the
+ * count recorded when the table was full.
+ */
 export function routeCountOf(table: RouteTable): number {
   return table.routes.length + table.skippedRoutes;
 }
