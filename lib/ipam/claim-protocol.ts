@@ -67,6 +67,7 @@
 import { PodrouteError } from '../errors.ts';
 import type { ClaimStore, StoredItem } from './claim-store.ts';
 import type { BlockLease, CidrStore, RepairReport } from './cidr-store.ts';
+import { forEachLimit } from '../util/concurrency.ts';
 
 const BLOCK_PREFIX = 'b#';
 const OWNER_PREFIX = 'o#';
@@ -243,7 +244,7 @@ export class ClaimProtocolStore implements CidrStore {
 
   async occupy(first: number, last: number, owner: string | null): Promise<void> {
     if (owner !== null) await this.pointRecord(owner, first);
-    await mapLimit(range(first, last), RANGE_CONCURRENCY, (index) => this.occupyBlock(index, owner));
+    await forEachLimit(range(first, last), RANGE_CONCURRENCY, (index) => this.occupyBlock(index, owner));
     if (owner === null || (await this.findOwned(owner)) !== null) return;
     // The range's first block is someone else's: name a block of the range the owner did get.
     const mine = (await this.store.list(blockKey(first), blockKey(last))).find((item) => ownerOf(item) === owner);
@@ -281,7 +282,7 @@ export class ClaimProtocolStore implements CidrStore {
   async release(first: number, last: number, owner?: string): Promise<void> {
     const used = await this.store.list(blockKey(first), blockKey(last));
     const mine = (item: StoredItem): boolean => owner === undefined || ownerOf(item) === null || ownerOf(item) === owner;
-    await mapLimit(used.filter(mine), RANGE_CONCURRENCY, async (seen) => {
+    await forEachLimit(used.filter(mine), RANGE_CONCURRENCY, async (seen) => {
       let item: StoredItem | null = seen;
       for (let round = 0; round < MAX_ROUNDS && item !== null && mine(item); round++) {
         if (await this.releaseItem(item)) return;
@@ -389,15 +390,4 @@ function range(first: number, last: number): number[] {
   const out: number[] = [];
   for (let index = first; index <= last; index++) out.push(index);
   return out;
-}
-
-async function mapLimit<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++];
-      if (item !== undefined) await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
