@@ -4,6 +4,7 @@ import { startEc2Emulator } from '../../infra/local/ec2/index.ts';
 import type { Ec2Emulator, Ec2EmulatorOptions } from '../../infra/local/ec2/index.ts';
 import { Ec2EniPrefixes, PrefixMaskError, assertPrefixMask } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError } from '../../lib/aws/ec2-errors.ts';
+import { allPages } from '../../lib/aws/ec2-paging.ts';
 import { Ec2RouteTables, RouteTableConfigError } from '../../lib/aws/ec2-route-tables.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 
@@ -276,5 +277,46 @@ describe('assertPrefixMask', () => {
   it('names the size EC2 delegates', () => {
     expect(() => assertPrefixMask(6, 64)).toThrow(/\/80/);
     expect(() => assertPrefixMask(4, 24)).toThrow(/\/28/);
+  });
+});
+
+describe('allPages (the one EC2 paging loop)', () => {
+  it('joins every page in order, sending each page its token', async () => {
+    const pages: Record<string, { items: number[]; nextToken: string | undefined }> = {
+      '': { items: [1, 2], nextToken: 't1' },
+      t1: { items: [], nextToken: 't2' },
+      t2: { items: [3], nextToken: '' },
+    };
+    const sent: Array<string | undefined> = [];
+    const items = await allPages('DescribeThings', async (token) => {
+      sent.push(token);
+      const page = pages[token ?? ''];
+      if (!page) throw new Error(`unknown token ${String(token)}`);
+      return page;
+    });
+    expect(items).toEqual([1, 2, 3]);
+    expect(sent).toEqual([undefined, 't1', 't2']);
+  });
+
+  it('stops with a retryable error when EC2 answers a token it gave before', async () => {
+    let calls = 0;
+    const error = await allPages('DescribeThings', async () => {
+      calls += 1;
+      return { items: [calls], nextToken: 'again' };
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PodrouteError);
+    expect(error).toMatchObject({ retryable: true, message: 'EC2 DescribeThings returned the same NextToken twice' });
+    expect(calls).toBe(2);
+  });
+
+  it('maps a failed page to a PodrouteError naming the operation, with its cause', async () => {
+    const cause = Object.assign(new Error('slow down'), { name: 'RequestLimitExceeded', $metadata: { httpStatusCode: 503 } });
+    const error = await allPages('DescribeThings', async () => {
+      throw cause;
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PodrouteError);
+    expect(error).toMatchObject({ retryable: true });
+    expect((error as Error).message).toContain('DescribeThings');
+    expect((error as Error).cause).toBe(cause);
   });
 });

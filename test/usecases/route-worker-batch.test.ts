@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import type { Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
+import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
@@ -119,5 +120,70 @@ describe('route-worker handler: one listing per batch', () => {
     expect(world.ec2.stats.count('ReplaceRoute')).toBe(0);
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${igw}`]);
     expect(log.lines.find((l) => l.event === 'message.failed')).toMatchObject({ retryable: false, outcome: 'failed' });
+  });
+
+  it('a mixed batch lists once, and a batch that needs no listing (deletes re-read their route) lists none', async () => {
+    const [t1, t2] = [world.addClusterTable(), world.addClusterTable()];
+    const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
+    const b = await world.addNode('node-b', { podCidrs: ['100.64.2.0/24'], networkUnavailable: 'True' });
+    world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '100.64.9.0/24', networkInterfaceId: a.eniId });
+    let listings = 0;
+    const inner = world.routeTables;
+    const routeTables: RouteTables = {
+      listRouteTables: () => {
+        listings += 1;
+        return inner.listRouteTables();
+      },
+      createRoute: (spec) => inner.createRoute(spec),
+      replaceRoute: (spec) => inner.replaceRoute(spec),
+      deleteRoute: (spec) => inner.deleteRoute(spec),
+      describeRoute: (id, cidr) => inner.describeRoute(id, cidr),
+      prepareRouteTarget: (id) => inner.prepareRouteTarget(id),
+    };
+    const { handler } = handlerFor(world, routeTables);
+    const del = (cidr: string) => body({ v: 1, kind: 'delete', routeTableId: t1, destinationCidr: cidr, reason: 'no-owner', expect: { instanceId: a.instanceId, blackhole: false } });
+
+    const mixed = sqsEvent(
+      sqsRecord('sync-a', body({ v: 1, kind: 'sync-node', node: 'node-a' })),
+      sqsRecord('create-b1', create(t1, '100.64.2.0/24', b)),
+      sqsRecord('create-b2', create(t2, '100.64.2.0/24', b)),
+      sqsRecord('delete', del('100.64.9.0/24')),
+    );
+    expect(await handler(mixed, lambdaContext())).toEqual({ batchItemFailures: [] });
+    expect(listings).toBe(1);
+    expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`, `100.64.2.0/24 -> ${b.instanceId}`]);
+    expect(world.routeSummary(t2)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`, `100.64.2.0/24 -> ${b.instanceId}`]);
+    expect(world.networkUnavailable('node-a')).toBe('False');
+    expect(world.networkUnavailable('node-b')).toBe('False');
+
+    world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '100.64.8.0/24', networkInterfaceId: a.eniId });
+    expect(await handler(sqsEvent(sqsRecord('d1', del('100.64.8.0/24')), sqsRecord('d2', del('100.64.7.0/24'))), lambdaContext())).toEqual({ batchItemFailures: [] });
+    expect(listings).toBe(1);
+    expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`, `100.64.2.0/24 -> ${b.instanceId}`]);
+  });
+
+  it('a throttled listing is tried once per batch: every message that needs it comes back, none reported', async () => {
+    const t1 = world.addClusterTable();
+    const nodes: WorldNode[] = [];
+    for (let i = 1; i <= 3; i++) nodes.push(await world.addNode(`node-${i}`, { podCidrs: [`100.64.${i}.0/24`], networkUnavailable: 'True' }));
+    let listings = 0;
+    const inner = world.routeTables;
+    const routeTables: RouteTables = {
+      listRouteTables: async () => {
+        listings += 1;
+        throw new PodrouteError('EC2 DescribeRouteTables: RequestLimitExceeded (retryable)', { retryable: true });
+      },
+      createRoute: (spec) => inner.createRoute(spec),
+      replaceRoute: (spec) => inner.replaceRoute(spec),
+      deleteRoute: (spec) => inner.deleteRoute(spec),
+      describeRoute: (id, cidr) => inner.describeRoute(id, cidr),
+      prepareRouteTarget: (id) => inner.prepareRouteTarget(id),
+    };
+    const { handler } = handlerFor(world, routeTables);
+    const records = nodes.map((node, i) => sqsRecord(`m${i}`, create(t1, `100.64.${i + 1}.0/24`, node)));
+    expect(await handler(sqsEvent(...records), lambdaContext())).toEqual({ batchItemFailures: records.map((r) => ({ itemIdentifier: r.messageId })) });
+    expect(listings).toBe(1);
+    expect(world.routeSummary(t1)).toEqual([]);
+    for (const node of nodes) expect(world.eventReasons(node.name)).toEqual([]);
   });
 });
