@@ -1,7 +1,8 @@
 /**
  * route-worker: the SQS-triggered Lambda. Applies each route message idempotently and reports
  * partial batch failures, so only the messages that failed retryably come back
- * (lib/usecases/route-worker.ts decides which).
+ * (lib/usecases/route-worker.ts decides which). The batch's messages share one listing of the
+ * route tables (lib/usecases/route-table-view.ts).
  *
  * No message's failure fails the batch: every record settles on its own, and the handler answers
  * before the function times out (a timeout would fail the whole batch, and every record of it would
@@ -13,7 +14,7 @@
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { failureOutcome, handleRouteMessage } from '../lib/usecases/route-worker.ts';
+import { RouteTableView, failureOutcome, handleRouteMessage } from '../lib/usecases/route-worker.ts';
 import type { WorkResult } from '../lib/usecases/route-worker.ts';
 import type { Telemetry } from '../lib/log.ts';
 import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
@@ -46,6 +47,8 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000;
       const budgetMs = Math.max(0, remaining - reserveMs(remaining));
 
+      // One listing of the route tables for the whole batch, taken when a message first needs it.
+      const view = new RouteTableView(wiring.routeTables);
       const settled: Array<Settled | undefined> = records.map(() => undefined);
       const work = records.map(async (record, index) => {
         const delivery = deliveryOf(record, wiring);
@@ -60,6 +63,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
             log: wiring.log,
             now: wiring.now,
             targets,
+            view,
           });
         } catch (error) {
           // handleRouteMessage never throws; should it, this record alone fails.

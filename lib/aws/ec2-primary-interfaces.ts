@@ -10,8 +10,8 @@
  */
 import { DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
 import type { EC2Client, NetworkInterface } from '@aws-sdk/client-ec2';
-import { PodrouteError } from '../errors.ts';
-import { toPodrouteError } from './ec2-errors.ts';
+import type { PrimaryInterfaces } from '../usecases/doctor.ts';
+import { allPages } from './ec2-paging.ts';
 
 export interface PrimaryInterface {
   instanceId: string;
@@ -22,7 +22,7 @@ export interface PrimaryInterface {
 /** Instance ids per call: well under EC2's limit of values in one filter. */
 const IDS_PER_CALL = 100;
 
-export class Ec2PrimaryInterfaces {
+export class Ec2PrimaryInterfaces implements PrimaryInterfaces {
   constructor(
     private readonly client: EC2Client,
     private readonly pageSize = 1000,
@@ -44,28 +44,14 @@ export class Ec2PrimaryInterfaces {
     return found;
   }
 
-  private async describe(instanceIds: string[]): Promise<NetworkInterface[]> {
+  private describe(instanceIds: string[]): Promise<NetworkInterface[]> {
     const filters = [
       { Name: 'attachment.instance-id', Values: instanceIds },
       { Name: 'attachment.device-index', Values: ['0'] },
     ];
-    const enis: NetworkInterface[] = [];
-    const seen = new Set<string>();
-    let nextToken: string | undefined;
-    do {
-      let out;
-      try {
-        out = await this.client.send(new DescribeNetworkInterfacesCommand({ Filters: filters, MaxResults: this.pageSize, ...(nextToken ? { NextToken: nextToken } : {}) }));
-      } catch (error) {
-        throw toPodrouteError(error, { operation: 'DescribeNetworkInterfaces' });
-      }
-      enis.push(...(out.NetworkInterfaces ?? []));
-      nextToken = out.NextToken || undefined;
-      if (nextToken !== undefined) {
-        if (seen.has(nextToken)) throw new PodrouteError('EC2 DescribeNetworkInterfaces returned the same NextToken twice', { retryable: true });
-        seen.add(nextToken);
-      }
-    } while (nextToken !== undefined);
-    return enis;
+    return allPages('DescribeNetworkInterfaces', async (nextToken) => {
+      const out = await this.client.send(new DescribeNetworkInterfacesCommand({ Filters: filters, MaxResults: this.pageSize, ...(nextToken ? { NextToken: nextToken } : {}) }));
+      return { items: out.NetworkInterfaces, nextToken: out.NextToken };
+    });
   }
 }

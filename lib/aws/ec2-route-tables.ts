@@ -19,15 +19,18 @@ import {
   ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
 } from '@aws-sdk/client-ec2';
-import type { DescribeRouteTablesCommandInput, EC2Client, Route, RouteTable } from '@aws-sdk/client-ec2';
-import { cidrEquals, tryParseCidr } from '../cidr/cidr.ts';
-import { clusterTagKey, propagationOf } from '../routes/route-tables.ts';
+import type { DescribeRouteTablesCommandInput, EC2Client } from '@aws-sdk/client-ec2';
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { clusterTagKey, parseRouteTables } from '../routes/route-tables.ts';
+import type { Route, RouteTable } from '../routes/route-tables.ts';
 import { ROUTE_TABLE_FULL_TAG, formatFullMark } from '../routes/table-full.ts';
 import type { FullMark } from '../routes/table-full.ts';
 import type { Cidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
+import type { RouteSpec, RouteTables } from '../usecases/ports.ts';
 import { RouteConflictError, classifyEc2Error, toPodrouteError } from './ec2-errors.ts';
 import { primaryInterface } from './ec2-instances.ts';
+import { allPages } from './ec2-paging.ts';
 
 export interface Ec2RouteTablesOptions {
   /** Tables tagged `kubernetes.io/cluster/<clusterName>` (any value) are the cluster's. */
@@ -36,12 +39,6 @@ export interface Ec2RouteTablesOptions {
   routeTableIds?: readonly string[];
   /** MaxResults per DescribeRouteTables page (5..100). Default 100. */
   pageSize?: number;
-}
-
-export interface RouteSpec {
-  routeTableId: string;
-  destinationCidr: string;
-  networkInterfaceId: string;
 }
 
 export interface NodeTarget {
@@ -68,11 +65,11 @@ export class RouteTableConfigError extends InvalidInputError {
 }
 
 function checkListedTables(ids: readonly string[], tables: readonly RouteTable[], tag: string): void {
-  const found = new Map(tables.map((table) => [table.RouteTableId ?? '', table]));
+  const found = new Map(tables.map((table) => [table.routeTableId, table]));
   const missing = ids.filter((id) => !found.has(id));
   const untagged = ids.filter((id) => {
     const table = found.get(id);
-    return table !== undefined && !(table.Tags ?? []).some((t) => t.Key === tag);
+    return table !== undefined && !Object.hasOwn(table.tags, tag);
   });
   if (missing.length === 0 && untagged.length === 0) return;
   const parts = [
@@ -84,7 +81,7 @@ function checkListedTables(ids: readonly string[], tables: readonly RouteTable[]
   throw new RouteTableConfigError(`ROUTE_TABLE_IDS: ${parts.join('; ')}`, missing, untagged);
 }
 
-export class Ec2RouteTables {
+export class Ec2RouteTables implements RouteTables {
   private readonly pageSize: number;
 
   constructor(
@@ -101,10 +98,12 @@ export class Ec2RouteTables {
   }
 
   /**
-   * Every route table of the cluster, as EC2 describes them, all pages. With explicit ids, those
-   * tables, each of which must carry the cluster tag: the worker's IAM allows route writes only on
-   * tagged tables, so an untagged listed table would be planned for and then refused at every write.
-   * A listed id that is missing or untagged is a RouteTableConfigError (not retryable) naming them all.
+   * Every route table of the cluster, all pages, translated to podroute's terms by the one
+   * translation the plan CLI uses too (`parseRouteTables`, lib/routes/route-tables.ts). With explicit
+   * ids, those tables, each of which must carry the cluster tag: the worker's IAM allows route writes
+   * only on tagged tables, so an untagged listed table would be planned for and then refused at
+   * every write. A listed id that is missing or untagged is a RouteTableConfigError (not retryable)
+   * naming them all.
    */
   async listRouteTables(): Promise<RouteTable[]> {
     const ids = this.options.routeTableIds ?? [];
@@ -115,23 +114,11 @@ export class Ec2RouteTables {
     // missing id be named at once, and keeps MaxResults paging (both filters page alike).
     const filter = ids.length > 0 ? { Name: 'route-table-id', Values: [...ids] } : { Name: 'tag-key', Values: [tag] };
     const base: DescribeRouteTablesCommandInput = { Filters: [filter], MaxResults: this.pageSize };
-    const tables: RouteTable[] = [];
-    const seen = new Set<string>();
-    let nextToken: string | undefined;
-    do {
-      let out;
-      try {
-        out = await this.client.send(new DescribeRouteTablesCommand({ ...base, ...(nextToken ? { NextToken: nextToken } : {}) }));
-      } catch (error) {
-        throw toPodrouteError(error, { operation: 'DescribeRouteTables' });
-      }
-      tables.push(...(out.RouteTables ?? []));
-      nextToken = out.NextToken || undefined;
-      if (nextToken !== undefined) {
-        if (seen.has(nextToken)) throw new PodrouteError('EC2 DescribeRouteTables returned the same NextToken twice', { retryable: true });
-        seen.add(nextToken);
-      }
-    } while (nextToken !== undefined);
+    const raw = await allPages('DescribeRouteTables', async (nextToken) => {
+      const out = await this.client.send(new DescribeRouteTablesCommand({ ...base, ...(nextToken ? { NextToken: nextToken } : {}) }));
+      return { items: out.RouteTables, nextToken: out.NextToken };
+    });
+    const tables = parseRouteTables({ RouteTables: raw });
     if (ids.length > 0) checkListedTables(ids, tables, tag);
     return tables;
   }
@@ -156,16 +143,16 @@ export class Ec2RouteTables {
           cause: error,
         });
       }
-      if (existing.NetworkInterfaceId === spec.networkInterfaceId && existing.State !== 'blackhole') return 'exists';
+      if (existing.networkInterfaceId === spec.networkInterfaceId && !existing.blackhole) return 'exists';
       throw new RouteConflictError(
         spec.routeTableId,
         spec.destinationCidr,
         spec.networkInterfaceId,
         {
-          ...(existing.NetworkInterfaceId !== undefined ? { networkInterfaceId: existing.NetworkInterfaceId } : {}),
-          ...(existing.InstanceId !== undefined ? { instanceId: existing.InstanceId } : {}),
-          ...(existing.GatewayId !== undefined ? { gatewayId: existing.GatewayId } : {}),
-          ...(existing.State !== undefined ? { state: existing.State } : {}),
+          ...(existing.networkInterfaceId !== null ? { networkInterfaceId: existing.networkInterfaceId } : {}),
+          ...(existing.instanceId !== null ? { instanceId: existing.instanceId } : {}),
+          ...(existing.gatewayId !== undefined ? { gatewayId: existing.gatewayId } : {}),
+          state: existing.blackhole ? 'blackhole' : 'active',
         },
         { cause: error },
       );
@@ -194,24 +181,27 @@ export class Ec2RouteTables {
     }
   }
 
-  /** Re-reads one table and returns its route for the destination (the static one first), or null. */
+  /**
+   * Re-reads one table and returns its route for the destination in podroute's terms (the static
+   * one first), or null.
+   */
   async describeRoute(routeTableId: string, destinationCidr: string): Promise<Route | null> {
-    const wanted = destination(destinationCidr).cidr;
-    let tables: RouteTable[];
-    try {
-      const out = await this.client.send(new DescribeRouteTablesCommand({ RouteTableIds: [routeTableId] }));
-      tables = out.RouteTables ?? [];
-    } catch (error) {
-      throw toPodrouteError(error, { operation: 'DescribeRouteTables', routeTableId });
-    }
-    const routes = (tables.find((t) => t.RouteTableId === routeTableId)?.Routes ?? []).filter((route) => {
-      const cidr = tryParseCidr(wanted.family === 4 ? route.DestinationCidrBlock : route.DestinationIpv6CidrBlock);
-      return cidr !== null && cidrEquals(cidr, wanted);
-    });
+    const wanted = formatCidr(destination(destinationCidr).cidr);
+    const tables = parseRouteTables({ RouteTables: await this.describeTable(routeTableId) });
+    const routes = (tables.find((t) => t.routeTableId === routeTableId)?.routes ?? []).filter((route) => route.destinationCidr === wanted);
     // A static and a propagated route may share the destination (Amazon VPC User Guide, "How route
     // priority works"): the static one is the route calls act on, so it is the answer when there is
     // one; a propagated one is answered only when it is alone (and is never changed by podroute).
-    return routes.find((route) => propagationOf(route) === undefined) ?? routes[0] ?? null;
+    return routes.find((route) => route.propagated === undefined) ?? routes[0] ?? null;
+  }
+
+  private async describeTable(routeTableId: string) {
+    try {
+      const out = await this.client.send(new DescribeRouteTablesCommand({ RouteTableIds: [routeTableId] }));
+      return out.RouteTables ?? [];
+    } catch (error) {
+      throw toPodrouteError(error, { operation: 'DescribeRouteTables', routeTableId });
+    }
   }
 
   /**

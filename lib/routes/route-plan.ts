@@ -64,12 +64,23 @@
  * warnings by (node, routeTableId, destinationCidr, reason); `unsafe` and `warnings` are present
  * only when set.
  */
-import { type Cidr, containsAddress, containsCidr, formatCidr, lastAddress, tryParseCidr } from '../cidr/cidr.ts';
+import { type Cidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
-import { type Node, instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
+import { type Node, networkUnavailableOf } from '../nodes/node.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
-import { type UnmanagedReason, unmanagedReason } from '../nodes/managed-node.ts';
-import { type Route, type RouteTable, clusterTagKey, isClusterTable } from './route-tables.ts';
+import type { UnmanagedReason } from '../nodes/managed-node.ts';
+import { type RouteTable, clusterTagKey } from './route-tables.ts';
+import {
+  type NodeFacts,
+  assignOwners,
+  claimPodCidrs,
+  collectNodes,
+  compareText,
+  indexTables,
+  isResponsible,
+  planDeletes,
+  planWantedRoutes,
+} from './route-plan-phases.ts';
 
 export interface CreateOp {
   routeTableId: string;
@@ -152,14 +163,6 @@ export function isResponsibleForRoute(destinationCidr: string, clusterCidrs: rea
   return destination !== null && isResponsible(destination, parseClusterCidrs(clusterCidrs));
 }
 
-function isResponsible(destination: Cidr, clusters: readonly Cidr[]): boolean {
-  const last = lastAddress(destination);
-  return clusters.some(
-    (cluster) =>
-      containsAddress(cluster, destination.family, destination.network) || containsAddress(cluster, destination.family, last),
-  );
-}
-
 function parseClusterCidrs(texts: readonly string[]): Cidr[] {
   if (texts.length === 0) throw new InvalidInputError('at least one cluster CIDR is required');
   return texts.map((text) => {
@@ -178,31 +181,8 @@ function validateOptions(maxDeleteShare: number, minDeletesForGuard: number): vo
   }
 }
 
-interface NodeFacts {
-  readonly name: string;
-  readonly node: Node;
-  readonly instanceId: string | null;
-  readonly unmanaged: UnmanagedReason | null;
-  /** Canonical pod CIDRs this node owns after duplicate resolution (inside the cluster CIDRs). */
-  readonly owned: string[];
-  blocked: boolean;
-  pending: boolean;
-}
-
-const keyOf = (routeTableId: string, destinationCidr: string): string => `${routeTableId}|${destinationCidr}`;
-
-const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 const compareOps = (a: { routeTableId: string; destinationCidr: string }, b: { routeTableId: string; destinationCidr: string }): number =>
   compareText(a.routeTableId, b.routeTableId) || compareText(a.destinationCidr, b.destinationCidr);
-
-/** Total order for two static routes of one table with one destination (EC2 never holds both; stay deterministic). */
-const compareDuplicateRoutes = (a: Route, b: Route): number =>
-  Number(a.blackhole) - Number(b.blackhole) ||
-  Number(a.target !== 'instance') - Number(b.target !== 'instance') ||
-  compareText(a.instanceId ?? '', b.instanceId ?? '') ||
-  compareText(a.networkInterfaceId ?? '', b.networkInterfaceId ?? '') ||
-  compareText(a.target, b.target);
 
 export function planRoutes(input: PlanInput): RoutePlan {
   const maxDeleteShare = input.maxDeleteShare ?? DEFAULT_MAX_DELETE_SHARE;
@@ -211,108 +191,13 @@ export function planRoutes(input: PlanInput): RoutePlan {
   const clusters = parseClusterCidrs(input.clusterCidrs);
   const warnings: PlanWarning[] = [];
 
-  // Cluster tables, one per id, sorted; their static routes indexed by (table, destination), and
-  // apart from them the propagated ones (context: never touched; a VPC Route Server one first).
-  const tableIds: string[] = [];
-  const existing = new Map<string, Route>();
-  const propagatedAt = new Map<string, Route>();
-  {
-    const seen = new Set<string>();
-    for (const table of input.routeTables) {
-      if (input.clusterName !== undefined && !isClusterTable(table, input.clusterName)) continue;
-      if (seen.has(table.routeTableId)) {
-        warnings.push({
-          reason: 'duplicate-route-table',
-          routeTableId: table.routeTableId,
-          detail: `route table ${table.routeTableId} was given more than once; the first copy is used`,
-        });
-        continue;
-      }
-      seen.add(table.routeTableId);
-      tableIds.push(table.routeTableId);
-      for (const route of table.routes) {
-        const key = keyOf(table.routeTableId, route.destinationCidr);
-        if (route.propagated !== undefined) {
-          if (!propagatedAt.has(key) || route.propagated === 'route-server') propagatedAt.set(key, route);
-          continue;
-        }
-        const other = existing.get(key);
-        if (other === undefined || compareDuplicateRoutes(route, other) < 0) existing.set(key, route);
-      }
-    }
-    tableIds.sort(compareText);
-  }
-
-  // Nodes, one per name, sorted by name; their pod CIDRs parsed once.
-  const facts: NodeFacts[] = [];
-  {
-    const seen = new Set<string>();
-    for (const node of input.nodes) {
-      const name = node.metadata.name;
-      if (seen.has(name)) {
-        warnings.push({ reason: 'duplicate-node', node: name, detail: `node ${name} was listed more than once; the first entry is used` });
-        continue;
-      }
-      seen.add(name);
-      const unmanaged = unmanagedReason(node, input.nodeSelector);
-      facts.push({ name, node, instanceId: instanceIdOf(node), unmanaged, owned: [], blocked: false, pending: false });
-    }
-    facts.sort((a, b) => compareText(a.name, b.name));
-  }
-
-  // Claims: canonical pod CIDR -> claiming nodes, in name order.
-  const claims = new Map<string, NodeFacts[]>();
-  for (const fact of facts) {
-    const mine = new Set<string>();
-    for (const text of podCidrsOf(fact.node)) {
-      const cidr = tryParseCidr(text);
-      if (!cidr) {
-        if (fact.unmanaged === null) warnings.push({ reason: 'invalid-pod-cidr', node: fact.name, detail: `pod CIDR ${JSON.stringify(text)} does not parse; it is ignored` });
-        continue;
-      }
-      const canonical = formatCidr(cidr);
-      if (mine.has(canonical)) continue;
-      mine.add(canonical);
-      if (!clusters.some((cluster) => containsCidr(cluster, cidr))) {
-        fact.blocked = true;
-        if (fact.unmanaged !== null) continue; // not podroute's node: nothing to say about its CIDRs
-        warnings.push({
-          reason: 'outside-cluster-cidrs',
-          node: fact.name,
-          destinationCidr: canonical,
-          detail: `pod CIDR ${canonical} is not inside any cluster CIDR; no route is made for it`,
-        });
-        continue;
-      }
-      const claimants = claims.get(canonical);
-      if (claimants) claimants.push(fact);
-      else claims.set(canonical, [fact]);
-    }
-  }
-
-  // Owners: wanted destinations (owner has an instance) and reserved ones (owner has none).
-  const wanted = new Map<string, NodeFacts & { readonly instanceId: string }>();
-  const reserved = new Set<string>();
-  for (const [cidr, claimants] of claims) {
-    const owner = claimants.length === 1 ? claimants[0] : pickOwner(cidr, claimants, tableIds, existing);
-    if (!owner) continue;
-    for (const loser of claimants) {
-      if (loser === owner) continue;
-      loser.blocked = true;
-      warnings.push({
-        reason: 'duplicate-pod-cidr',
-        node: loser.name,
-        destinationCidr: cidr,
-        detail: `pod CIDR ${cidr} is also claimed by node ${owner.name}, which keeps it; no route is made for ${loser.name}`,
-      });
-    }
-    owner.owned.push(cidr);
-    if (hasInstance(owner)) wanted.set(cidr, owner);
-    else reserved.add(cidr);
-  }
+  const index = indexTables(input, warnings);
+  const facts = collectNodes(input, warnings);
+  const claims = claimPodCidrs(facts, clusters, warnings);
+  const owners = assignOwners(claims, index, warnings);
   // Instances of unmanaged nodes: routes to them are someone else's and are left alone.
   const unmanagedInstances = new Set(facts.filter((f) => f.unmanaged !== null && f.instanceId !== null).map((f) => f.instanceId));
-  if (tableIds.length === 0 && facts.length > 0) {
+  if (index.tableIds.length === 0 && facts.length > 0) {
     warnings.push({
       reason: 'no-route-tables',
       detail:
@@ -321,90 +206,10 @@ export function planRoutes(input: PlanInput): RoutePlan {
           : `no route table is tagged ${clusterTagKey(input.clusterName)}; no node can be routed`,
     });
   }
+  const { create, replace } = planWantedRoutes(index, owners.wanted, unmanagedInstances, warnings);
+  const { deletes, live, liveDeletes } = planDeletes(index.existing, owners, unmanagedInstances, clusters);
 
-  // Wanted routes: create, replace or keep, per cluster table. Tables and destinations are walked
-  // in sorted order, so create and replace come out sorted.
-  const wantedSorted = [...wanted].sort((a, b) => compareText(a[0], b[0]));
-  const create: CreateOp[] = [];
-  const replace: ReplaceOp[] = [];
-  for (const routeTableId of tableIds) {
-    for (const [destinationCidr, owner] of wantedSorted) {
-      const route = existing.get(keyOf(routeTableId, destinationCidr));
-      const op = { routeTableId, destinationCidr, node: owner.name, instanceId: owner.instanceId };
-      if (route === undefined) {
-        const propagated = propagatedAt.get(keyOf(routeTableId, destinationCidr));
-        if (propagated?.propagated === 'route-server') {
-          owner.blocked = true;
-          warnings.push({
-            reason: 'propagated-route',
-            node: owner.name,
-            routeTableId,
-            destinationCidr,
-            detail: `${routeTableId} has a propagated route (VPC Route Server) for ${destinationCidr}; EC2 cannot replace it, so node ${owner.name} is not routed there`,
-          });
-          continue;
-        }
-        create.push(op);
-        owner.pending = true;
-        if (propagated !== undefined) {
-          warnings.push({
-            reason: 'propagated-route',
-            node: owner.name,
-            routeTableId,
-            destinationCidr,
-            detail: `${routeTableId} has a propagated route (EnableVgwRoutePropagation) for ${destinationCidr}; the static route to node ${owner.name} takes priority over it`,
-          });
-        }
-      } else if (route.blackhole) {
-        replace.push({ ...op, reason: 'blackhole' });
-        owner.pending = true;
-      } else if (route.target === 'instance' && !(route.instanceId !== null && unmanagedInstances.has(route.instanceId))) {
-        if (route.instanceId !== owner.instanceId) {
-          replace.push({ ...op, reason: 'moved' });
-          owner.pending = true;
-        }
-      } else {
-        owner.blocked = true;
-        warnings.push({
-          reason: 'foreign-target',
-          node: owner.name,
-          routeTableId,
-          destinationCidr,
-          detail: `${routeTableId} routes ${destinationCidr} to ${describeTarget(route)}, not to node ${owner.name}; podroute does not replace it`,
-        });
-      }
-    }
-  }
-
-  // Deletes: responsible node-kind routes that no node wants.
-  const deletes: DeleteOp[] = [];
-  const responsibleCache = new Map<string, boolean>();
-  let live = 0;
-  let liveDeletes = 0;
-  for (const route of existing.values()) {
-    if (route.target === 'local' || route.propagated !== undefined) continue;
-    if (!route.blackhole && route.target !== 'instance') continue;
-    if (!route.blackhole && route.instanceId !== null && unmanagedInstances.has(route.instanceId)) continue;
-    // A wanted or reserved destination is a pod CIDR inside a cluster CIDR: ours without parsing.
-    const claimed = wanted.has(route.destinationCidr) || reserved.has(route.destinationCidr);
-    let responsible = claimed || responsibleCache.get(route.destinationCidr);
-    if (responsible === undefined) {
-      const destination = tryParseCidr(route.destinationCidr);
-      responsible = destination !== null && isResponsible(destination, clusters);
-      responsibleCache.set(route.destinationCidr, responsible);
-    }
-    if (!responsible) continue;
-    if (!route.blackhole) live++;
-    if (claimed) continue;
-    deletes.push({
-      routeTableId: route.routeTableId,
-      destinationCidr: route.destinationCidr,
-      reason: route.blackhole ? 'blackhole' : 'no-owner',
-    });
-    if (!route.blackhole) liveDeletes++;
-  }
-
-  const nodes: NodeStatus[] = facts.map((fact) => statusOf(fact, tableIds.length > 0));
+  const nodes: NodeStatus[] = facts.map((fact) => statusOf(fact, index.tableIds.length > 0));
 
   deletes.sort(compareOps);
   const plan: RoutePlan = { create, replace, delete: deletes, nodes };
@@ -413,18 +218,6 @@ export function planRoutes(input: PlanInput): RoutePlan {
   // Every warning above is built with its keys in contract order: reason, node, routeTableId, destinationCidr, detail.
   if (warnings.length > 0) plan.warnings = warnings.sort(compareWarnings);
   return plan;
-}
-
-const hasInstance = (fact: NodeFacts): fact is NodeFacts & { readonly instanceId: string } => fact.instanceId !== null && fact.unmanaged === null;
-
-/** Of several claimants: one an active route already targets (smallest name), else the smallest name. */
-function pickOwner(cidr: string, claimants: readonly NodeFacts[], tableIds: readonly string[], existing: ReadonlyMap<string, Route>): NodeFacts | undefined {
-  const targeted = new Set<string>();
-  for (const routeTableId of tableIds) {
-    const route = existing.get(keyOf(routeTableId, cidr));
-    if (route && !route.blackhole && route.target === 'instance' && route.instanceId !== null) targeted.add(route.instanceId);
-  }
-  return claimants.find((c) => c.instanceId !== null && targeted.has(c.instanceId)) ?? claimants[0];
 }
 
 function statusOf(fact: NodeFacts, haveTables: boolean): NodeStatus {
@@ -450,21 +243,6 @@ function guard(nodeCount: number, live: number, liveDeletes: number, maxDeleteSh
     return `plan deletes ${liveDeletes} of ${live} live routes in the cluster CIDRs (${share}%, more than the ${allowed}% allowed); refusing to delete them`;
   }
   return null;
-}
-
-function describeTarget(route: Route): string {
-  switch (route.target) {
-    case 'gateway':
-      return 'a gateway';
-    case 'interface':
-      return `network interface ${route.networkInterfaceId ?? '(unknown)'} without an instance`;
-    case 'local':
-      return 'the VPC (local route)';
-    case 'instance':
-      return `instance ${route.instanceId ?? '(unknown)'}`;
-    case 'other':
-      return 'a target podroute does not know';
-  }
 }
 
 const compareWarnings = (a: PlanWarning, b: PlanWarning): number =>

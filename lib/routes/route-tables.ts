@@ -70,6 +70,8 @@ export interface Route {
   readonly instanceId: string | null;
   readonly networkInterfaceId: string | null;
   readonly target: RouteTarget;
+  /** The gateway's id (`local` for the VPC's own route), present only for those two targets. */
+  readonly gatewayId?: string;
   /** `State: "blackhole"`: the target is gone and the route sends traffic nowhere. */
   readonly blackhole: boolean;
   /**
@@ -165,16 +167,21 @@ export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | nul
     family: cidr.family,
     instanceId: raw.InstanceId || null,
     networkInterfaceId: raw.NetworkInterfaceId || null,
-    target: targetOf(raw),
+    ...targetOf(raw),
     blackhole: raw.State === 'blackhole',
     ...(propagated === undefined ? {} : { propagated }),
   };
 }
 
-function targetOf(raw: Ec2Route): RouteTarget {
-  if (raw.GatewayId === 'local') return 'local';
-  if (raw.InstanceId) return 'instance';
-  if (raw.NetworkInterfaceId) return 'interface';
+/**
+ * The one classifier of route targets (the planner, the worker and the adapter all read its answer
+ * on `Route`). EC2 API reference, Route: a route names one target, and a route to an instance's
+ * interface names the instance too. The gateway fields are every kind of gateway the model has.
+ */
+function targetOf(raw: Ec2Route): { target: RouteTarget; gatewayId?: string } {
+  if (raw.GatewayId === 'local') return { target: 'local', gatewayId: 'local' };
+  if (raw.InstanceId) return { target: 'instance' };
+  if (raw.NetworkInterfaceId) return { target: 'interface' };
   const gateway =
     raw.GatewayId ||
     raw.NatGatewayId ||
@@ -184,7 +191,7 @@ function targetOf(raw: Ec2Route): RouteTarget {
     raw.CarrierGatewayId ||
     raw.LocalGatewayId ||
     raw.CoreNetworkArn;
-  return gateway ? 'gateway' : 'other';
+  return gateway ? { target: 'gateway', gatewayId: gateway } : { target: 'other' };
 }
 
 /** `RouteTables[0].Routes[2].State` from a zod issue path. */

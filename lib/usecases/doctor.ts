@@ -22,7 +22,6 @@ import type { Config } from '../config.ts';
 import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
-import { parseRouteTables } from '../routes/index.ts';
 import { clusterTagKey } from '../routes/route-tables.ts';
 import type { RouteTable } from '../routes/index.ts';
 import type { NodeSource, RouteTables } from './ports.ts';
@@ -104,7 +103,7 @@ export async function doctor(deps: DoctorDeps): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   const { config } = deps;
 
-  const tables = await gather('route tables', results, async () => parseRouteTables({ RouteTables: await deps.routeTables.listRouteTables() }));
+  const tables = await gather('route tables', results, () => deps.routeTables.listRouteTables());
   const nodes = await gather('nodes', results, () => deps.nodes.listNodes());
 
   if (tables) results.push(checkTablesFound(tables, config));

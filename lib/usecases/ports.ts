@@ -3,6 +3,7 @@
  * the sandbox may pass anything of the same shape.
  */
 import type { Node } from '../nodes/node.ts';
+import type { Route, RouteTable } from '../routes/route-tables.ts';
 
 export interface RouteSpec {
   routeTableId: string;
@@ -10,26 +11,14 @@ export interface RouteSpec {
   networkInterfaceId: string;
 }
 
-/** A route as EC2 describes it (the fields the use cases read). */
-export interface DescribedRoute {
-  InstanceId?: string | undefined;
-  NetworkInterfaceId?: string | undefined;
-  GatewayId?: string | undefined;
-  NatGatewayId?: string | undefined;
-  TransitGatewayId?: string | undefined;
-  VpcPeeringConnectionId?: string | undefined;
-  State?: string | undefined;
-  /** CreateRouteTable | CreateRoute | EnableVgwRoutePropagation | Advertisement (EC2 API model, RouteOrigin). */
-  Origin?: string | undefined;
-}
-
 export interface RouteTables {
-  /** The cluster's tables as EC2 describes them (`{RouteTableId, Tags, Routes}`), all pages. */
-  listRouteTables(): Promise<readonly unknown[]>;
+  /** The cluster's tables, all pages, in podroute's terms (lib/routes/route-tables.ts). */
+  listRouteTables(): Promise<RouteTable[]>;
   createRoute(spec: RouteSpec): Promise<'created' | 'exists'>;
   replaceRoute(spec: RouteSpec): Promise<void>;
   deleteRoute(spec: { routeTableId: string; destinationCidr: string }): Promise<'deleted' | 'absent'>;
-  describeRoute(routeTableId: string, destinationCidr: string): Promise<DescribedRoute | null>;
+  /** A fresh read of one table's route to the destination (the static one when there is one), or null. */
+  describeRoute(routeTableId: string, destinationCidr: string): Promise<Route | null>;
   /**
    * The instance's primary interface (device index 0), with that interface's source/destination
    * check turned off if it was on. Rejects with an Ec2NotFoundError carrying EC2's code when EC2

@@ -30,7 +30,7 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
-import { parseRouteTables, planRoutes } from '../routes/index.ts';
+import { planRoutes } from '../routes/index.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
@@ -91,12 +91,11 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // they hold (the worker routes a node only once it exists). Listed side by side, a node created
   // during the table listing could be missing from the node list while its route is in the tables,
   // and that route would be planned as a `no-owner` deletion.
-  const rawTables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
+  const tables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
   const [nodes, leaseLists] = await Promise.all([
     deps.nodes.listNodes(),
     Promise.all(deps.cidrSets.map((set) => set.leases())),
   ]);
-  const tables = parseRouteTables({ RouteTables: rawTables });
   const plan =
     config.mode === 'routes'
       ? planRoutes({

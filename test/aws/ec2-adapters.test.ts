@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEc2Emulator } from '../../infra/local/ec2/index.ts';
 import type { Ec2Emulator, Ec2EmulatorOptions } from '../../infra/local/ec2/index.ts';
 import { Ec2EniPrefixes, PrefixMaskError, assertPrefixMask } from '../../lib/aws/ec2-prefixes.ts';
-import { parseRouteTables } from '../../lib/routes/index.ts';
 import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError } from '../../lib/aws/ec2-errors.ts';
+import { allPages } from '../../lib/aws/ec2-paging.ts';
 import { Ec2RouteTables, RouteTableConfigError } from '../../lib/aws/ec2-route-tables.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 
@@ -44,12 +44,14 @@ describe('Ec2RouteTables against the emulator', () => {
     many.state.addRouteTable();
     const adapter = new Ec2RouteTables(manyClient, { clusterName: 'alpha', pageSize: 5 });
     const listed = await adapter.listRouteTables();
-    expect(listed.map((t) => t.RouteTableId)).toEqual(mine);
-    expect(listed[0]?.Routes?.[0]).toMatchObject({ GatewayId: 'local', State: 'active' });
+    expect(listed.map((t) => t.routeTableId)).toEqual(mine);
+    // In podroute's terms (lib/routes/route-tables.ts), translated by the adapter.
+    expect(listed[0]?.routes[0]).toMatchObject({ target: 'local', gatewayId: 'local', blackhole: false });
+    expect(listed[0]?.tags).toEqual({ 'kubernetes.io/cluster/alpha': 'shared' });
     expect(many.stats.count('DescribeRouteTables')).toBe(3);
 
     const explicit = new Ec2RouteTables(manyClient, { clusterName: 'alpha', routeTableIds: [mine[4] ?? '', mine[1] ?? ''] });
-    expect((await explicit.listRouteTables()).map((t) => t.RouteTableId).sort()).toEqual([mine[1], mine[4]].sort());
+    expect((await explicit.listRouteTables()).map((t) => t.routeTableId).sort()).toEqual([mine[1], mine[4]].sort());
   });
 
   // The worker's IAM allows route writes only on tables tagged kubernetes.io/cluster/<name>
@@ -71,7 +73,7 @@ describe('Ec2RouteTables against the emulator', () => {
     // Once tagged (any value, even empty), the same table is listed.
     own.state.routeTables.get(bare)?.tags.push({ key: 'kubernetes.io/cluster/alpha', value: '' });
     const fixed = new Ec2RouteTables(ownClient, { clusterName: 'alpha', routeTableIds: [tagged, bare] });
-    expect((await fixed.listRouteTables()).map((t) => t.RouteTableId).sort()).toEqual([tagged, bare].sort());
+    expect((await fixed.listRouteTables()).map((t) => t.routeTableId).sort()).toEqual([tagged, bare].sort());
   });
 
   it('needs a cluster name even with listed tables (their tag is checked)', () => {
@@ -79,17 +81,16 @@ describe('Ec2RouteTables against the emulator', () => {
   });
 
   it.each([
-    ['IPv4', '100.64.1.0/24', 'DestinationCidrBlock'],
-    ['IPv6', 'fd00:1::/80', 'DestinationIpv6CidrBlock'],
-  ] as const)('creates, re-reads, replaces and deletes an %s route', async (_family, cidr, field) => {
+    ['IPv4', '100.64.1.0/24', 4],
+    ['IPv6', 'fd00:1::/80', 6],
+  ] as const)('creates, re-reads, replaces and deletes an %s route', async (_family, cidr, family) => {
     const a = ec2.state.addInstance();
     const b = ec2.state.addInstance();
     expect(await tables.createRoute({ routeTableId: tableId, destinationCidr: cidr, networkInterfaceId: eniOf(ec2, a.id) })).toBe('created');
     const route = await tables.describeRoute(tableId, cidr);
-    expect(route?.[field]).toBe(cidr);
-    expect(route).toMatchObject({ NetworkInterfaceId: eniOf(ec2, a.id), InstanceId: a.id, State: 'active' });
+    expect(route).toMatchObject({ routeTableId: tableId, destinationCidr: cidr, family, networkInterfaceId: eniOf(ec2, a.id), instanceId: a.id, target: 'instance', blackhole: false });
     await tables.replaceRoute({ routeTableId: tableId, destinationCidr: cidr, networkInterfaceId: eniOf(ec2, b.id) });
-    expect((await tables.describeRoute(tableId, cidr))?.InstanceId).toBe(b.id);
+    expect((await tables.describeRoute(tableId, cidr))?.instanceId).toBe(b.id);
     expect(await tables.deleteRoute({ routeTableId: tableId, destinationCidr: cidr })).toBe('deleted');
     expect(await tables.describeRoute(tableId, cidr)).toBeNull();
   });
@@ -138,11 +139,11 @@ describe('Ec2RouteTables against the emulator', () => {
     const id = e.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } }).id;
     const adapter = new Ec2RouteTables(c, { clusterName: 'alpha' });
     await adapter.markRouteTableFull(id, { routeCount: 50, at: Date.UTC(2026, 11, 1, 14, 0) });
-    const listed = parseRouteTables({ RouteTables: await adapter.listRouteTables() });
+    const listed = await adapter.listRouteTables();
     expect(listed[0]?.tags).toEqual({ 'kubernetes.io/cluster/alpha': 'owned', 'podroute.io/route-table-full': '50@2026-12-01T14:00:00.000Z' });
     await adapter.clearRouteTableFull(id);
     await adapter.clearRouteTableFull(id);
-    expect(parseRouteTables({ RouteTables: await adapter.listRouteTables() })[0]?.tags).toEqual({ 'kubernetes.io/cluster/alpha': 'owned' });
+    expect((await adapter.listRouteTables())[0]?.tags).toEqual({ 'kubernetes.io/cluster/alpha': 'owned' });
   });
 
   it('turns the table quota into a RouteTableFullError carrying the table', async () => {
@@ -201,7 +202,7 @@ describe('Ec2RouteTables against the emulator', () => {
     expect(ec2.state.networkInterfaces.get(primary)?.sourceDestCheck).toBe(false);
     for (const id of secondaries) expect(ec2.state.networkInterfaces.get(id)?.sourceDestCheck).toBe(true);
     expect(await tables.createRoute({ routeTableId: tableId, destinationCidr: '100.64.77.0/24', networkInterfaceId: primary })).toBe('created');
-    expect(await tables.describeRoute(tableId, '100.64.77.0/24')).toMatchObject({ NetworkInterfaceId: primary, InstanceId: node.id, State: 'active' });
+    expect(await tables.describeRoute(tableId, '100.64.77.0/24')).toMatchObject({ networkInterfaceId: primary, instanceId: node.id, target: 'instance', blackhole: false });
   });
 
   it('maps launch lag to a not-found error carrying the code, and succeeds once the instance is visible', async () => {
@@ -276,5 +277,46 @@ describe('assertPrefixMask', () => {
   it('names the size EC2 delegates', () => {
     expect(() => assertPrefixMask(6, 64)).toThrow(/\/80/);
     expect(() => assertPrefixMask(4, 24)).toThrow(/\/28/);
+  });
+});
+
+describe('allPages (the one EC2 paging loop)', () => {
+  it('joins every page in order, sending each page its token', async () => {
+    const pages: Record<string, { items: number[]; nextToken: string | undefined }> = {
+      '': { items: [1, 2], nextToken: 't1' },
+      t1: { items: [], nextToken: 't2' },
+      t2: { items: [3], nextToken: '' },
+    };
+    const sent: Array<string | undefined> = [];
+    const items = await allPages('DescribeThings', async (token) => {
+      sent.push(token);
+      const page = pages[token ?? ''];
+      if (!page) throw new Error(`unknown token ${String(token)}`);
+      return page;
+    });
+    expect(items).toEqual([1, 2, 3]);
+    expect(sent).toEqual([undefined, 't1', 't2']);
+  });
+
+  it('stops with a retryable error when EC2 answers a token it gave before', async () => {
+    let calls = 0;
+    const error = await allPages('DescribeThings', async () => {
+      calls += 1;
+      return { items: [calls], nextToken: 'again' };
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PodrouteError);
+    expect(error).toMatchObject({ retryable: true, message: 'EC2 DescribeThings returned the same NextToken twice' });
+    expect(calls).toBe(2);
+  });
+
+  it('maps a failed page to a PodrouteError naming the operation, with its cause', async () => {
+    const cause = Object.assign(new Error('slow down'), { name: 'RequestLimitExceeded', $metadata: { httpStatusCode: 503 } });
+    const error = await allPages('DescribeThings', async () => {
+      throw cause;
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PodrouteError);
+    expect(error).toMatchObject({ retryable: true });
+    expect((error as Error).message).toContain('DescribeThings');
+    expect((error as Error).cause).toBe(cause);
   });
 });

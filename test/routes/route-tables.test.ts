@@ -34,7 +34,7 @@ const cliOutput = {
 };
 
 const RTB = 'rtb-0123456789abcdef0';
-const route = (destinationCidr: string, family: 4 | 6, target: string, extra: { instanceId?: string; networkInterfaceId?: string; blackhole?: boolean } = {}) => ({
+const route = (destinationCidr: string, family: 4 | 6, target: string, extra: { instanceId?: string; networkInterfaceId?: string; gatewayId?: string; blackhole?: boolean } = {}) => ({
   routeTableId: RTB,
   destinationCidr,
   family,
@@ -42,6 +42,7 @@ const route = (destinationCidr: string, family: 4 | 6, target: string, extra: { 
   networkInterfaceId: extra.networkInterfaceId ?? null,
   target,
   blackhole: extra.blackhole ?? false,
+  ...(extra.gatewayId === undefined ? {} : { gatewayId: extra.gatewayId }),
 });
 
 describe('parseRouteTables', () => {
@@ -54,17 +55,17 @@ describe('parseRouteTables', () => {
       tags: { 'kubernetes.io/cluster/prod': 'owned', Name: 'prod-private-a' },
       skippedRoutes: 1,
       routes: [
-        route('10.0.0.0/16', 4, 'local'),
-        route('0.0.0.0/0', 4, 'gateway'),
+        route('10.0.0.0/16', 4, 'local', { gatewayId: 'local' }),
+        route('0.0.0.0/0', 4, 'gateway', { gatewayId: 'nat-0123456789abcdef0' }),
         route('10.120.1.0/24', 4, 'instance', { instanceId: 'i-0123456789abcdef0', networkInterfaceId: 'eni-0123456789abcdef0' }),
         route('10.120.2.0/24', 4, 'instance', { instanceId: 'i-0fedcba9876543210', networkInterfaceId: 'eni-0fedcba9876543210', blackhole: true }),
         route('10.120.3.0/24', 4, 'interface', { networkInterfaceId: 'eni-0aaaaaaaaaaaaaaaa' }),
-        route('10.121.0.0/16', 4, 'gateway'),
-        route('10.122.0.0/16', 4, 'gateway'),
+        route('10.121.0.0/16', 4, 'gateway', { gatewayId: 'tgw-0123456789abcdef0' }),
+        route('10.122.0.0/16', 4, 'gateway', { gatewayId: 'pcx-0123456789abcdef0' }),
         route('10.123.0.0/16', 4, 'other', { blackhole: true }),
-        route('2600:1f18::/56', 6, 'local'),
+        route('2600:1f18::/56', 6, 'local', { gatewayId: 'local' }),
         route('fd00:0:0:1::/64', 6, 'instance', { instanceId: 'i-0123456789abcdef0', networkInterfaceId: 'eni-0123456789abcdef0' }),
-        route('::/0', 6, 'gateway'),
+        route('::/0', 6, 'gateway', { gatewayId: 'eigw-0123456789abcdef0' }),
       ],
     });
   });

@@ -13,6 +13,7 @@ import { parseNode, type Node } from '../../lib/nodes/node.ts';
 import { countBlocked, reconcile } from '../../lib/usecases/reconcile.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { inst } from '../routes/fixtures.ts';
+import { parseRouteTables } from '../../lib/routes/index.ts';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
@@ -41,7 +42,7 @@ async function run(nodes: Node[], tables: unknown[], env: Record<string, string>
   const config = loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16', ...env });
   const log = memoryLogger();
   const nodeSource = { listNodes: async () => nodes } as unknown as NodeSource;
-  const routeTables = { listRouteTables: async () => tables } as unknown as RouteTables;
+  const routeTables = { listRouteTables: async () => parseRouteTables({ RouteTables: tables }) } as unknown as RouteTables;
   await reconcile(
     {
       config,

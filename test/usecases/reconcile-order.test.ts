@@ -13,6 +13,7 @@ import { parseNode, type Node } from '../../lib/nodes/node.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { inst } from '../routes/fixtures.ts';
+import { parseRouteTables } from '../../lib/routes/index.ts';
 
 const node = (name: string, n: number, podCidr: string): Node =>
   parseNode({ metadata: { name }, spec: { providerID: `aws:///us-east-1a/${inst(n)}`, podCIDR: podCidr, podCIDRs: [podCidr] } });
@@ -29,14 +30,15 @@ describe('reconcile: read order', () => {
         live.push(node('new', 2, '10.244.2.0/24'));
         await Promise.resolve();
         order.push('tables:end');
-        return [{
+        // The adapter answers in podroute's terms: EC2's shape through the one translation.
+        return parseRouteTables({ RouteTables: [{
           RouteTableId: 'rtb-0000000000000000a',
           Tags: [{ Key: 'kubernetes.io/cluster/demo', Value: 'owned' }],
           Routes: [
             { DestinationCidrBlock: '10.244.1.0/24', InstanceId: inst(1), State: 'active', Origin: 'CreateRoute' },
             { DestinationCidrBlock: '10.244.2.0/24', InstanceId: inst(2), State: 'active', Origin: 'CreateRoute' },
           ],
-        }];
+        }] });
       },
     } as unknown as RouteTables;
     const nodes = {

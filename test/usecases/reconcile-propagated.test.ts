@@ -13,6 +13,7 @@ import { parseNode } from '../../lib/nodes/node.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { inst } from '../routes/fixtures.ts';
+import { parseRouteTables } from '../../lib/routes/index.ts';
 
 describe('reconcile: delete messages beside propagated routes', () => {
   it.each([
@@ -22,11 +23,11 @@ describe('reconcile: delete messages beside propagated routes', () => {
     const staticRoute = { DestinationCidrBlock: '10.244.9.0/24', InstanceId: inst(9), NetworkInterfaceId: 'eni-0000000000000009a', State: 'active', Origin: 'CreateRoute' };
     const vgwRoute = { DestinationCidrBlock: '10.244.9.0/24', GatewayId: 'vgw-0a1b2c3d4e5f60001', State: 'active', Origin: 'EnableVgwRoutePropagation' };
     const routeTables = {
-      listRouteTables: async () => [{
+      listRouteTables: async () => parseRouteTables({ RouteTables: [{
         RouteTableId: 'rtb-0000000000000000a',
         Tags: [{ Key: 'kubernetes.io/cluster/demo', Value: 'owned' }],
         Routes: propagatedFirst ? [vgwRoute, staticRoute] : [staticRoute, vgwRoute],
-      }],
+      }] }),
     } as unknown as RouteTables;
     const node = parseNode({ metadata: { name: 'a' }, spec: { providerID: `aws:///us-east-1a/${inst(1)}`, podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] }, status: { conditions: [{ type: 'NetworkUnavailable', status: 'True' }] } });
     const nodes = { listNodes: async () => [node], setNetworkUnavailable: async () => 'unchanged' } as unknown as NodeSource;

@@ -2,9 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
 import { applyRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import type { DescribedRoute } from '../../lib/usecases/ports.ts';
+import { type Ec2Route, normaliseRoute } from '../../lib/routes/index.ts';
 
-function deps(route: DescribedRoute, calls: string[]): RouteWorkerDeps {
+/** The port answers the route as the adapter does: EC2's shape translated (lib/routes/route-tables.ts). */
+function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
   const fail = (name: string) => async () => {
     calls.push(name);
     throw new Error(`${name} must not be called`);
@@ -17,7 +18,7 @@ function deps(route: DescribedRoute, calls: string[]): RouteWorkerDeps {
       createRoute: fail('createRoute'),
       replaceRoute: fail('replaceRoute'),
       deleteRoute: fail('deleteRoute'),
-      describeRoute: async () => route,
+      describeRoute: async () => normaliseRoute('rtb-0a1b2c3d4e5f60001', route),
       prepareRouteTarget: fail('prepareRouteTarget'),
     } as unknown as RouteWorkerDeps['routeTables'],
     nodes: {} as RouteWorkerDeps['nodes'],
@@ -27,7 +28,7 @@ function deps(route: DescribedRoute, calls: string[]): RouteWorkerDeps {
 }
 
 describe('route worker: propagated routes', () => {
-  it.each([
+  it.each<[string, Ec2Route]>([
     ['a blackhole VGW-propagated route', { DestinationCidrBlock: '10.244.7.0/24', GatewayId: 'vgw-0a1b2c3d4e5f60001', Origin: 'EnableVgwRoutePropagation', State: 'blackhole' }],
     ['a blackhole Route Server route', { DestinationCidrBlock: '10.244.7.0/24', NetworkInterfaceId: 'eni-0a1b2c3d4e5f60001', Origin: 'Advertisement', State: 'blackhole' }],
   ])('a delete message for %s is acknowledged as stale, no EC2 write', async (_name, route) => {
@@ -42,7 +43,7 @@ describe('route worker: propagated routes', () => {
 
   it('a blackhole created with CreateRoute is still deleted', async () => {
     const calls: string[] = [];
-    const d = deps({ NetworkInterfaceId: 'eni-0a1b2c3d4e5f60007', Origin: 'CreateRoute', State: 'blackhole' }, calls);
+    const d = deps({ DestinationCidrBlock: '10.244.7.0/24', NetworkInterfaceId: 'eni-0a1b2c3d4e5f60007', Origin: 'CreateRoute', State: 'blackhole' }, calls);
     await expect(
       applyRouteMessage({ v: 1, kind: 'delete', routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.7.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } }, d),
     ).rejects.toThrow('deleteRoute must not be called');

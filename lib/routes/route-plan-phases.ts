@@ -1,0 +1,296 @@
+/**
+ * The route planner's phases (lib/routes/route-plan.ts composes them; its header is the contract,
+ * and the step numbers below are its steps). Each phase reads what the ones before produced and
+ * adds its warnings; none does I/O.
+ */
+import { type Cidr, containsAddress, containsCidr, formatCidr, lastAddress, tryParseCidr } from '../cidr/cidr.ts';
+import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import { type UnmanagedReason, unmanagedReason } from '../nodes/managed-node.ts';
+import type { CreateOp, DeleteOp, PlanInput, PlanWarning, ReplaceOp } from './route-plan.ts';
+import { type Route, isClusterTable } from './route-tables.ts';
+
+export interface NodeFacts {
+  readonly name: string;
+  readonly node: Node;
+  readonly instanceId: string | null;
+  readonly unmanaged: UnmanagedReason | null;
+  /** Canonical pod CIDRs this node owns after duplicate resolution (inside the cluster CIDRs). */
+  readonly owned: string[];
+  blocked: boolean;
+  pending: boolean;
+}
+
+export type OwnerFacts = NodeFacts & { readonly instanceId: string };
+
+/** The cluster tables (sorted ids) and their routes by (table, destination). */
+export interface TableIndex {
+  readonly tableIds: string[];
+  /** Static routes: the ones route calls act on. */
+  readonly existing: Map<string, Route>;
+  /** Propagated routes, apart: context only, never touched (a VPC Route Server one first). */
+  readonly propagatedAt: Map<string, Route>;
+}
+
+export const keyOf = (routeTableId: string, destinationCidr: string): string => `${routeTableId}|${destinationCidr}`;
+
+export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Total order for two static routes of one table with one destination (EC2 never holds both; stay deterministic). */
+const compareDuplicateRoutes = (a: Route, b: Route): number =>
+  Number(a.blackhole) - Number(b.blackhole) ||
+  Number(a.target !== 'instance') - Number(b.target !== 'instance') ||
+  compareText(a.instanceId ?? '', b.instanceId ?? '') ||
+  compareText(a.networkInterfaceId ?? '', b.networkInterfaceId ?? '') ||
+  compareText(a.target, b.target);
+
+/** Upstream `isResponsibleForRoute` (step 3): the first or last address lies in a cluster CIDR. */
+export function isResponsible(destination: Cidr, clusters: readonly Cidr[]): boolean {
+  const last = lastAddress(destination);
+  return clusters.some(
+    (cluster) =>
+      containsAddress(cluster, destination.family, destination.network) || containsAddress(cluster, destination.family, last),
+  );
+}
+
+/** Step 1: the cluster tables, one per id, sorted; their static routes indexed apart from the propagated ones. */
+export function indexTables(input: Pick<PlanInput, 'routeTables' | 'clusterName'>, warnings: PlanWarning[]): TableIndex {
+  const tableIds: string[] = [];
+  const existing = new Map<string, Route>();
+  const propagatedAt = new Map<string, Route>();
+  const seen = new Set<string>();
+  for (const table of input.routeTables) {
+    if (input.clusterName !== undefined && !isClusterTable(table, input.clusterName)) continue;
+    if (seen.has(table.routeTableId)) {
+      warnings.push({
+        reason: 'duplicate-route-table',
+        routeTableId: table.routeTableId,
+        detail: `route table ${table.routeTableId} was given more than once; the first copy is used`,
+      });
+      continue;
+    }
+    seen.add(table.routeTableId);
+    tableIds.push(table.routeTableId);
+    for (const route of table.routes) {
+      const key = keyOf(table.routeTableId, route.destinationCidr);
+      if (route.propagated !== undefined) {
+        if (!propagatedAt.has(key) || route.propagated === 'route-server') propagatedAt.set(key, route);
+        continue;
+      }
+      const other = existing.get(key);
+      if (other === undefined || compareDuplicateRoutes(route, other) < 0) existing.set(key, route);
+    }
+  }
+  tableIds.sort(compareText);
+  return { tableIds, existing, propagatedAt };
+}
+
+/** Step 2: the nodes, one per name, sorted by name. */
+export function collectNodes(input: Pick<PlanInput, 'nodes' | 'nodeSelector'>, warnings: PlanWarning[]): NodeFacts[] {
+  const facts: NodeFacts[] = [];
+  const seen = new Set<string>();
+  for (const node of input.nodes) {
+    const name = node.metadata.name;
+    if (seen.has(name)) {
+      warnings.push({ reason: 'duplicate-node', node: name, detail: `node ${name} was listed more than once; the first entry is used` });
+      continue;
+    }
+    seen.add(name);
+    const unmanaged = unmanagedReason(node, input.nodeSelector);
+    facts.push({ name, node, instanceId: instanceIdOf(node), unmanaged, owned: [], blocked: false, pending: false });
+  }
+  facts.sort((a, b) => compareText(a.name, b.name));
+  return facts;
+}
+
+/** Step 7: canonical pod CIDR -> the nodes claiming it, in name order; bad pod CIDRs are warned about and block their node. */
+export function claimPodCidrs(facts: readonly NodeFacts[], clusters: readonly Cidr[], warnings: PlanWarning[]): Map<string, NodeFacts[]> {
+  const claims = new Map<string, NodeFacts[]>();
+  for (const fact of facts) {
+    const mine = new Set<string>();
+    for (const text of podCidrsOf(fact.node)) {
+      const cidr = tryParseCidr(text);
+      if (!cidr) {
+        if (fact.unmanaged === null) warnings.push({ reason: 'invalid-pod-cidr', node: fact.name, detail: `pod CIDR ${JSON.stringify(text)} does not parse; it is ignored` });
+        continue;
+      }
+      const canonical = formatCidr(cidr);
+      if (mine.has(canonical)) continue;
+      mine.add(canonical);
+      if (!clusters.some((cluster) => containsCidr(cluster, cidr))) {
+        fact.blocked = true;
+        if (fact.unmanaged !== null) continue; // not podroute's node: nothing to say about its CIDRs
+        warnings.push({
+          reason: 'outside-cluster-cidrs',
+          node: fact.name,
+          destinationCidr: canonical,
+          detail: `pod CIDR ${canonical} is not inside any cluster CIDR; no route is made for it`,
+        });
+        continue;
+      }
+      const claimants = claims.get(canonical);
+      if (claimants) claimants.push(fact);
+      else claims.set(canonical, [fact]);
+    }
+  }
+  return claims;
+}
+
+/**
+ * Steps 2, 4a and 7: one owner per claimed pod CIDR. Wanted destinations are owned by a node with
+ * an instance; reserved ones by an unmanaged node (neither routed nor deleted).
+ */
+export function assignOwners(
+  claims: ReadonlyMap<string, NodeFacts[]>,
+  { tableIds, existing }: TableIndex,
+  warnings: PlanWarning[],
+): { wanted: Map<string, OwnerFacts>; reserved: Set<string> } {
+  const wanted = new Map<string, OwnerFacts>();
+  const reserved = new Set<string>();
+  for (const [cidr, claimants] of claims) {
+    const owner = claimants.length === 1 ? claimants[0] : pickOwner(cidr, claimants, tableIds, existing);
+    if (!owner) continue;
+    for (const loser of claimants) {
+      if (loser === owner) continue;
+      loser.blocked = true;
+      warnings.push({
+        reason: 'duplicate-pod-cidr',
+        node: loser.name,
+        destinationCidr: cidr,
+        detail: `pod CIDR ${cidr} is also claimed by node ${owner.name}, which keeps it; no route is made for ${loser.name}`,
+      });
+    }
+    owner.owned.push(cidr);
+    if (hasInstance(owner)) wanted.set(cidr, owner);
+    else reserved.add(cidr);
+  }
+  return { wanted, reserved };
+}
+
+/**
+ * Step 5: create, replace or keep each wanted destination in each cluster table. Tables and
+ * destinations are walked in sorted order, so create and replace come out sorted.
+ */
+export function planWantedRoutes(
+  { tableIds, existing, propagatedAt }: TableIndex,
+  wanted: ReadonlyMap<string, OwnerFacts>,
+  unmanagedInstances: ReadonlySet<string | null>,
+  warnings: PlanWarning[],
+): { create: CreateOp[]; replace: ReplaceOp[] } {
+  const wantedSorted = [...wanted].sort((a, b) => compareText(a[0], b[0]));
+  const create: CreateOp[] = [];
+  const replace: ReplaceOp[] = [];
+  for (const routeTableId of tableIds) {
+    for (const [destinationCidr, owner] of wantedSorted) {
+      const route = existing.get(keyOf(routeTableId, destinationCidr));
+      const op = { routeTableId, destinationCidr, node: owner.name, instanceId: owner.instanceId };
+      if (route === undefined) {
+        const propagated = propagatedAt.get(keyOf(routeTableId, destinationCidr));
+        if (propagated?.propagated === 'route-server') {
+          owner.blocked = true;
+          warnings.push({
+            reason: 'propagated-route',
+            node: owner.name,
+            routeTableId,
+            destinationCidr,
+            detail: `${routeTableId} has a propagated route (VPC Route Server) for ${destinationCidr}; EC2 cannot replace it, so node ${owner.name} is not routed there`,
+          });
+          continue;
+        }
+        create.push(op);
+        owner.pending = true;
+        if (propagated !== undefined) {
+          warnings.push({
+            reason: 'propagated-route',
+            node: owner.name,
+            routeTableId,
+            destinationCidr,
+            detail: `${routeTableId} has a propagated route (EnableVgwRoutePropagation) for ${destinationCidr}; the static route to node ${owner.name} takes priority over it`,
+          });
+        }
+      } else if (route.blackhole) {
+        replace.push({ ...op, reason: 'blackhole' });
+        owner.pending = true;
+      } else if (route.target === 'instance' && !(route.instanceId !== null && unmanagedInstances.has(route.instanceId))) {
+        if (route.instanceId !== owner.instanceId) {
+          replace.push({ ...op, reason: 'moved' });
+          owner.pending = true;
+        }
+      } else {
+        owner.blocked = true;
+        warnings.push({
+          reason: 'foreign-target',
+          node: owner.name,
+          routeTableId,
+          destinationCidr,
+          detail: `${routeTableId} routes ${destinationCidr} to ${describeTarget(route)}, not to node ${owner.name}; podroute does not replace it`,
+        });
+      }
+    }
+  }
+  return { create, replace };
+}
+
+/** Steps 4, 6 and 9's counts: responsible node-kind routes that no node wants, and the live routes. */
+export function planDeletes(
+  existing: ReadonlyMap<string, Route>,
+  claimed: { wanted: ReadonlyMap<string, unknown>; reserved: ReadonlySet<string> },
+  unmanagedInstances: ReadonlySet<string | null>,
+  clusters: readonly Cidr[],
+): { deletes: DeleteOp[]; live: number; liveDeletes: number } {
+  const { wanted, reserved } = claimed;
+  const deletes: DeleteOp[] = [];
+  const responsibleCache = new Map<string, boolean>();
+  let live = 0;
+  let liveDeletes = 0;
+  for (const route of existing.values()) {
+    if (route.target === 'local' || route.propagated !== undefined) continue;
+    if (!route.blackhole && route.target !== 'instance') continue;
+    if (!route.blackhole && route.instanceId !== null && unmanagedInstances.has(route.instanceId)) continue;
+    // A wanted or reserved destination is a pod CIDR inside a cluster CIDR: ours without parsing.
+    const claimed = wanted.has(route.destinationCidr) || reserved.has(route.destinationCidr);
+    let responsible = claimed || responsibleCache.get(route.destinationCidr);
+    if (responsible === undefined) {
+      const destination = tryParseCidr(route.destinationCidr);
+      responsible = destination !== null && isResponsible(destination, clusters);
+      responsibleCache.set(route.destinationCidr, responsible);
+    }
+    if (!responsible) continue;
+    if (!route.blackhole) live++;
+    if (claimed) continue;
+    deletes.push({
+      routeTableId: route.routeTableId,
+      destinationCidr: route.destinationCidr,
+      reason: route.blackhole ? 'blackhole' : 'no-owner',
+    });
+    if (!route.blackhole) liveDeletes++;
+  }
+  return { deletes, live, liveDeletes };
+}
+
+const hasInstance = (fact: NodeFacts): fact is NodeFacts & { readonly instanceId: string } => fact.instanceId !== null && fact.unmanaged === null;
+
+/** Of several claimants: one an active route already targets (smallest name), else the smallest name. */
+function pickOwner(cidr: string, claimants: readonly NodeFacts[], tableIds: readonly string[], existing: ReadonlyMap<string, Route>): NodeFacts | undefined {
+  const targeted = new Set<string>();
+  for (const routeTableId of tableIds) {
+    const route = existing.get(keyOf(routeTableId, cidr));
+    if (route && !route.blackhole && route.target === 'instance' && route.instanceId !== null) targeted.add(route.instanceId);
+  }
+  return claimants.find((c) => c.instanceId !== null && targeted.has(c.instanceId)) ?? claimants[0];
+}
+
+function describeTarget(route: Route): string {
+  switch (route.target) {
+    case 'gateway':
+      return 'a gateway';
+    case 'interface':
+      return `network interface ${route.networkInterfaceId ?? '(unknown)'} without an instance`;
+    case 'local':
+      return 'the VPC (local route)';
+    case 'instance':
+      return `instance ${route.instanceId ?? '(unknown)'}`;
+    case 'other':
+      return 'a target podroute does not know';
+  }
+}
+

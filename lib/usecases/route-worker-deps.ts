@@ -1,0 +1,67 @@
+/**
+ * What the route worker (lib/usecases/route-worker.ts) runs over, and the constants its decisions
+ * share with lib/usecases/route-writes.ts.
+ */
+import type { CidrSet } from '../ipam/index.ts';
+import { NodeNotFoundError } from '../kube/kube-errors.ts';
+import type { Logger } from '../log.ts';
+import type { LabelSelector } from '../nodes/label-selector.ts';
+import type { Node } from '../nodes/node.ts';
+import type { NodeSource, RouteTables } from './ports.ts';
+import type { RouteTableView } from './route-table-view.ts';
+
+export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
+/** The event reason when a route table holds as many routes as its quota allows. */
+export const ROUTE_TABLE_FULL = 'RouteTableFull';
+
+export interface RouteWorkerDeps {
+  clusterCidrs: readonly string[];
+  routeTables: RouteTables;
+  nodes: NodeSource;
+  log: Logger;
+  now: () => number;
+  /** The cluster's CIDR sets: a `node-left` check releases a deleted node's leases in them. */
+  cidrSets: readonly CidrSet[];
+  /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
+  nodeSelector?: LabelSelector;
+  /** Instance -> primary interface, kept for the container's life (source/dest check already off). */
+  targets?: Map<string, { primaryEniId: string; at: number }>;
+  /**
+   * The batch's shared listing of the route tables (lib/usecases/route-table-view.ts). Absent: the
+   * message lists the tables itself, on first need.
+   */
+  view?: RouteTableView;
+}
+
+/** The deps with the listing every write decides on. */
+export type WriteDeps = RouteWorkerDeps & { view: RouteTableView };
+
+/** How long a container trusts a remembered route target before describing the instance again. */
+export const TARGET_CACHE_MS = 5 * 60_000;
+
+/**
+ * For this long after a node's creation, EC2 answering that its instance or interface does not
+ * exist (`InvalidInstanceID.NotFound`, `InvalidNetworkInterfaceID.NotFound`) is retried instead of
+ * reported. EC2 Developer Guide, "Eventual consistency in the Amazon EC2 API": a command with the id
+ * of an instance just launched may fail with `InvalidInstanceID.NotFound`, which "does not mean the
+ * instance does not exist"; it advises retrying with backoff for up to a few minutes. After this
+ * window the answer is taken at its word: the failure is permanent and reported on the node.
+ */
+export const LAUNCH_LAG_WINDOW_MS = 5 * 60_000;
+
+export interface Delivery {
+  /** How often the queue has delivered this message, this time included. */
+  receiveCount: number;
+  /** Deliveries after which the queue moves the message to the dead-letter queue. */
+  maxReceiveCount: number;
+}
+
+/** The node as stored now, or null when it does not exist. */
+export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nodes'>): Promise<Node | null> {
+  try {
+    return await deps.nodes.getNode(name);
+  } catch (error) {
+    if (error instanceof NodeNotFoundError) return null;
+    throw error;
+  }
+}

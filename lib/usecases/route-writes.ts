@@ -1,0 +1,297 @@
+/**
+ * The route worker's writes: a node's routes created or fixed (create, replace and sync-node
+ * messages) and a route deleted (delete messages), each decided on what is there now.
+ *
+ * Creates and replaces decide on the batch's listing (lib/usecases/route-table-view.ts, which says
+ * what it may answer and what is read again); deletes always read their route afresh. Every EC2
+ * call is idempotent (`RouteAlreadyExists` with the same target and `InvalidRoute.NotFound` on
+ * delete are success), so a duplicate or out-of-order delivery converges to the same state.
+ */
+import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { InvalidInputError, PodrouteError } from '../errors.ts';
+import type { DeleteRouteMessage } from '../messages/route-message.ts';
+import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
+import type { Node } from '../nodes/node.ts';
+import { unmanagedReason } from '../nodes/managed-node.ts';
+import { isResponsibleForRoute, planRoutes } from '../routes/index.ts';
+import type { Route, RouteTable } from '../routes/index.ts';
+import { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from '../aws/ec2-errors.ts';
+import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
+
+export interface RouteOp {
+  routeTableId: string;
+  destinationCidr: string;
+  node: string;
+  instanceId: string;
+}
+
+/** A create or replace message: the one route, if the message still fits the node. */
+export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> {
+  const node = await currentNode(op.node, deps);
+  if (!node) return 'stale:node-gone';
+  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
+  const stale = staleness(op, node, deps.clusterCidrs);
+  if (stale) return stale;
+  // One listing serves the decision and the node's condition: EC2's describe budget is shared.
+  const tables = await deps.view.current();
+  if (!tables.some((table) => table.routeTableId === op.routeTableId)) return 'stale:not-a-cluster-table';
+  const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
+  await settle(node, deps);
+  return result;
+}
+
+/** Creates or fixes every route of one node, then settles its condition (the webhook path). */
+export async function syncNodeRoutes(name: string, deps: WriteDeps, delivery?: Delivery): Promise<string> {
+  const node = await currentNode(name, deps);
+  if (!node) {
+    // The webhook queues this while the API server is still storing the node: look once more.
+    if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
+    return 'stale:node-gone';
+  }
+  // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts).
+  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
+  const tables = await deps.view.current();
+  const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
+  const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
+  const results: string[] = [];
+  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps)));
+  await settle(node, deps);
+  return ops.length === 0 ? 'in-sync' : results.join(',');
+}
+
+/**
+ * Runs one route write, minding the table's full mark (lib/routes/table-full.ts): a write refused
+ * with RouteLimitExceeded marks the table full (tag with its route count and the time) and counts a
+ * `RouteTableFull` metric for the table; a write that succeeds on a marked table removes the mark.
+ * The failure itself still goes up, to be reported once on the node.
+ */
+async function minding<T>(tables: readonly RouteTable[], op: RouteOp, deps: RouteWorkerDeps, write: () => Promise<T>): Promise<T> {
+  const table = tables.find((t) => t.routeTableId === op.routeTableId);
+  try {
+    const result = await write();
+    if (table && Object.hasOwn(table.tags, ROUTE_TABLE_FULL_TAG) && deps.routeTables.clearRouteTableFull) {
+      await deps.routeTables
+        .clearRouteTableFull(op.routeTableId)
+        .then(() => deps.log.log('info', 'action', { action: 'clear-route-table-full', routeTableId: op.routeTableId }))
+        .catch((error: unknown) => deps.log.log('warn', 'route-table-full.clear-failed', { routeTableId: op.routeTableId, error }));
+    }
+    return result;
+  } catch (error) {
+    if (error instanceof RouteTableFullError) {
+      const routeCount = table ? routeCountOf(table) : 0;
+      // Two streams of one metric: the stack's alarm watches the one with only the function's own
+      // dimensions (cluster, function); the per-table one says which table to raise or split.
+      deps.log.metric(ROUTE_TABLE_FULL, 1);
+      deps.log.metric(ROUTE_TABLE_FULL, 1, 'Count', { RouteTableId: op.routeTableId });
+      if (deps.routeTables.markRouteTableFull) {
+        await deps.routeTables
+          .markRouteTableFull(op.routeTableId, { routeCount, at: deps.now() })
+          .then(() => deps.log.log('warn', 'action', { action: 'mark-route-table-full', routeTableId: op.routeTableId, routeCount }))
+          .catch((markError: unknown) => deps.log.log('warn', 'route-table-full.mark-failed', { routeTableId: op.routeTableId, error: markError }));
+      }
+    }
+    throw error;
+  }
+}
+
+/** What the worker decides a route on, whether it was listed or described. */
+interface CurrentRoute {
+  networkInterfaceId: string | null;
+  instanceId: string | null;
+  blackhole: boolean;
+  /** The target when it is no instance (a gateway, a bare interface): such a route is never changed. */
+  foreign: string | null;
+}
+
+/**
+ * A route in the worker's terms, from its target as lib/routes/route-tables.ts classifies it. A
+ * propagated route (VGW or VPC Route Server) is never deleted or replaced, blackhole or not.
+ */
+function currentRouteOf(route: Route): CurrentRoute {
+  const foreign =
+    route.propagated !== undefined
+      ? 'a propagated route'
+      : route.blackhole || route.target === 'instance'
+        ? null
+        : route.target === 'interface'
+          ? (route.networkInterfaceId ?? 'an unknown target')
+          : (route.gatewayId ?? 'an unknown target');
+  return { networkInterfaceId: route.networkInterfaceId, instanceId: route.instanceId, blackhole: route.blackhole, foreign };
+}
+
+/**
+ * The route calls act on among one destination's routes: the static one; without it a VPC Route
+ * Server one (foreign); a VGW-propagated one alone is no obstacle (CreateRoute adds the static route
+ * beside it, which wins: Amazon VPC User Guide, "How route priority works"; lib/routes/route-plan.ts,
+ * step 5), so it counts as no route.
+ */
+function routeToActOn(routes: readonly Route[]): CurrentRoute | null {
+  const route = routes.find((r) => r.propagated === undefined) ?? routes.find((r) => r.propagated === 'route-server');
+  return route ? currentRouteOf(route) : null;
+}
+
+/** The listed route of `routeTableId` to `destinationCidr` that route calls act on, or null. */
+function findRoute(tables: readonly RouteTable[], routeTableId: string, destinationCidr: string): CurrentRoute | null {
+  return routeToActOn(tables.find((t) => t.routeTableId === routeTableId)?.routes.filter((r) => r.destinationCidr === destinationCidr) ?? []);
+}
+
+/** The route EC2 describes now for the destination, in the same terms. */
+async function freshRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<CurrentRoute | null> {
+  const route = await deps.routeTables.describeRoute(op.routeTableId, op.destinationCidr);
+  return route === null ? null : routeToActOn([route]);
+}
+
+/** The node's primary interface, with source/destination check off; remembered per container. */
+async function routeTarget(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
+  const cached = deps.targets?.get(op.instanceId);
+  if (cached && deps.now() - cached.at < TARGET_CACHE_MS) return cached.primaryEniId;
+  const started = deps.now();
+  const target = await deps.routeTables.prepareRouteTarget(op.instanceId);
+  if (target.sourceDestCheckChanged) {
+    deps.log.log('info', 'action', {
+      action: 'disable-source-dest-check',
+      node: op.node,
+      instanceId: op.instanceId,
+      networkInterfaceId: target.primaryEniId,
+      ms: deps.now() - started,
+    });
+  }
+  deps.targets?.set(op.instanceId, { primaryEniId: target.primaryEniId, at: deps.now() });
+  return target.primaryEniId;
+}
+
+/**
+ * Puts `op.destinationCidr -> node` into the table, whatever is there now (except a foreign target).
+ * EC2 saying the node's instance or interface does not exist is retryable while the node is new
+ * (eventual consistency, `LAUNCH_LAG_WINDOW_MS`) and permanent after; either way nothing about the
+ * target stays remembered.
+ */
+async function ensureRoute(op: RouteOp, listed: CurrentRoute | null, node: Node, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+  try {
+    return await putRoute(op, listed, deps);
+  } catch (error) {
+    if (!mayBeLaunchLag(error)) throw error;
+    deps.targets?.delete(op.instanceId);
+    const age = nodeAgeMs(node, deps.now());
+    if (age === null || age >= LAUNCH_LAG_WINDOW_MS) throw error;
+    throw new PodrouteError(
+      `EC2 ${error.operation} answered ${error.code ?? 'not found'} for instance ${op.instanceId} of node ${op.node}, created ${Math.max(0, Math.round(age / 1000))} s ago: ` +
+        'EC2 may not show a new instance yet (eventual consistency); retrying',
+      { retryable: true, cause: error },
+    );
+  }
+}
+
+/** How long ago the node was created (`metadata.creationTimestamp`), or null when it does not say. */
+function nodeAgeMs(node: Node, now: number): number | null {
+  const created = node.metadata.creationTimestamp;
+  if (typeof created !== 'string') return null;
+  const at = Date.parse(created);
+  return Number.isFinite(at) ? now - at : null;
+}
+
+async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+  const started = deps.now();
+  const eni = await routeTarget(op, deps);
+  const isNodes = (route: CurrentRoute) => route.networkInterfaceId === eni && !route.blackhole;
+  // The listing is trusted for "no route" (CreateRoute refuses an existing destination) and for "the
+  // node's route": anything else is read again before a ReplaceRoute overwrites it (route-table-view.ts).
+  const current = listed === null || isNodes(listed) ? listed : await freshRoute(op, deps);
+  const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
+  let result: 'created' | 'replaced' | 'exists';
+  if (current === null) {
+    try {
+      result = await deps.routeTables.createRoute(spec);
+    } catch (error) {
+      // Someone created it since the listing: decide again on what is there now.
+      if (!(error instanceof RouteConflictError)) throw error;
+      const now = await freshRoute(op, deps);
+      if (now === null || now.foreign !== null) throw error;
+      await deps.routeTables.replaceRoute(spec);
+      result = 'replaced';
+    }
+  } else if (isNodes(current)) {
+    result = 'exists';
+  } else if (current.foreign !== null) {
+    throw new PodrouteError(
+      `route ${op.destinationCidr} in ${op.routeTableId} targets ${current.foreign}, not an instance; podroute does not replace routes to gateways or bare interfaces`,
+    );
+  } else {
+    await deps.routeTables.replaceRoute(spec);
+    result = 'replaced';
+  }
+  deps.view.recordRoute(op.routeTableId, op.destinationCidr, { instanceId: op.instanceId, networkInterfaceId: eni });
+  deps.log.log('info', 'action', {
+    action: result === 'exists' ? 'route-exists' : result === 'created' ? 'create-route' : 'replace-route',
+    cidr: op.destinationCidr,
+    node: op.node,
+    routeTableId: op.routeTableId,
+    ms: deps.now() - started,
+  });
+  return result;
+}
+
+/** A delete message: the route read afresh, and deleted only while it still looks as planned. */
+export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps): Promise<string> {
+  if (!isResponsibleForRoute(message.destinationCidr, deps.clusterCidrs)) {
+    throw new InvalidInputError(`refusing to delete ${message.destinationCidr}: it is outside the cluster CIDRs ${deps.clusterCidrs.join(',')}`);
+  }
+  const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
+  if (found === null) return 'absent';
+  const current = currentRouteOf(found);
+  if (current.foreign !== null) return `stale:foreign-target ${current.foreign}`;
+  const blackhole = current.blackhole;
+  if (message.reason === 'blackhole' && !blackhole) return 'stale:no-longer-blackhole';
+  const expect = message.expect;
+  if (expect !== undefined) {
+    if (expect.blackhole !== blackhole && message.reason === 'no-owner') return 'stale:state-changed';
+    if (!blackhole && current.instanceId !== expect.instanceId) return 'stale:target-changed';
+  }
+  const started = deps.now();
+  const result = await deps.routeTables.deleteRoute({ routeTableId: message.routeTableId, destinationCidr: message.destinationCidr });
+  deps.view.recordDeleted(message.routeTableId, message.destinationCidr);
+  deps.log.log('info', 'action', {
+    action: 'delete-route',
+    cidr: message.destinationCidr,
+    routeTableId: message.routeTableId,
+    reason: message.reason,
+    result,
+    ms: deps.now() - started,
+  });
+  return result;
+}
+
+/**
+ * Writes the node's NetworkUnavailable condition once its routes are settled, planned on the
+ * batch's listing with the batch's writes applied: false when every route now exists, true when
+ * the plan says it cannot be ready; nothing while a route of it is still to be made (by another
+ * message, or the next reconcile).
+ */
+async function settle(node: Node, deps: WriteDeps): Promise<void> {
+  const name = node.metadata.name;
+  const plan = planRoutes({ nodes: [node], routeTables: await deps.view.current(), clusterCidrs: deps.clusterCidrs });
+  const status = plan.nodes.find((n) => n.node === name);
+  if (!status || status.networkUnavailable === 'pending') return;
+  const wanted = status.networkUnavailable;
+  if (networkUnavailableOf(node) === (wanted ? 'True' : 'False')) return;
+  const started = deps.now();
+  const result = await deps.nodes.setNetworkUnavailable(name, wanted);
+  deps.log.log('info', 'action', { action: 'set-network-unavailable', value: wanted, node: name, result, ms: deps.now() - started });
+}
+
+/** Why a create/replace no longer fits the node, or null when it still does. */
+function staleness(op: RouteOp, node: Node, clusterCidrs: readonly string[]): string | null {
+  if (instanceIdOf(node) !== op.instanceId) return 'stale:instance-changed';
+  const wanted = tryParseCidr(op.destinationCidr);
+  if (!wanted) return 'stale:bad-destination';
+  const owned = podCidrsOf(node).map((text) => tryParseCidr(text)).some((cidr) => cidr !== null && formatCidr(cidr) === formatCidr(wanted));
+  if (!owned) return 'stale:pod-cidr-changed';
+  const inside = clusterCidrs.some((text) => {
+    const cluster = tryParseCidr(text);
+    return cluster !== null && containsCidr(cluster, wanted);
+  });
+  return inside ? null : 'stale:outside-cluster-cidrs';
+}
