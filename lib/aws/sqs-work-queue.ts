@@ -23,6 +23,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { PodrouteError } from '../errors.ts';
 import { messageKey, routeTableOf, serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
+import { forEachLimit } from '../util/concurrency.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
 
 /** SQS limits for one SendMessageBatch request. */
@@ -160,19 +161,15 @@ export class SqsWorkQueue implements WorkQueue {
     const progress = { sent: 0 };
     const failures: BatchResultErrorEntry[] = [];
     let thrown: unknown;
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (thrown === undefined && next < batches.length) {
-        const batch = batches[next++];
-        if (!batch) return;
-        try {
-          failures.push(...(await this.sendBatch(batch, progress)));
-        } catch (error) {
-          thrown ??= error;
-        }
+    // After an SDK error no batch starts; those in flight finish, so `sent` is exact.
+    await forEachLimit(batches, this.concurrency, async (batch) => {
+      if (thrown !== undefined) return;
+      try {
+        failures.push(...(await this.sendBatch(batch, progress)));
+      } catch (error) {
+        thrown ??= error;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, batches.length) }, worker));
+    });
 
     const sent = progress.sent;
     if (thrown !== undefined) {
