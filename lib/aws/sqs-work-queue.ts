@@ -23,8 +23,8 @@ import { forEachLimit } from '../util/concurrency.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
 
 /** SQS limits for one SendMessageBatch request. */
-export const MAX_BATCH_ENTRIES = 10;
-export const MAX_BATCH_BYTES = 256 * 1024;
+const MAX_BATCH_ENTRIES = 10;
+const MAX_BATCH_BYTES = 256 * 1024;
 
 export interface SqsWorkQueueOptions {
   /** Batches in flight at once (default 4). */
@@ -88,7 +88,7 @@ const TERMINAL_NAMES = new Set([
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);
 
 /** Whether an SDK (or transport) error is worth retrying: throttling, 5xx and network faults are. */
-export function isRetryableSqsError(error: unknown): boolean {
+function isRetryableSqsError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const e = error as { name?: unknown; code?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number } };
   const name = typeof e.name === 'string' ? e.name : '';
@@ -101,7 +101,7 @@ export function isRetryableSqsError(error: unknown): boolean {
 }
 
 /** Maps an error thrown by the SQS client to a WorkQueueError with its cause. */
-export function mapSqsError(error: unknown, context: { sent: number; failed: number; queueUrl: string }): WorkQueueError {
+function mapSqsError(error: unknown, context: { sent: number; failed: number; queueUrl: string }): WorkQueueError {
   const name = typeof error === 'object' && error !== null && typeof (error as { name?: unknown }).name === 'string'
     ? (error as { name: string }).name
     : 'UnknownError';

@@ -20,7 +20,7 @@ export interface Cidr {
   readonly prefix: number;
 }
 
-export type CidrErrorCode = 'INVALID_CIDR';
+type CidrErrorCode = 'INVALID_CIDR';
 
 /** Text that is not a CIDR: bad input, never retryable. */
 export class CidrError extends PodrouteError {
