@@ -23,6 +23,17 @@ export default tseslint.config(
     },
   },
   {
+    // Use cases see ports (lib/usecases/ports.ts, port-errors.ts), never adapters. This entry replaces
+    // the one above for these files, so it repeats the SDK ban.
+    files: ['lib/usecases/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@aws-sdk/*', '@smithy/*', '@kubernetes/client-node'], message: 'Only lib/aws and lib/kube adapters import SDKs.' },
+        { group: ['**/aws/*', '**/kube/*'], message: 'Use cases import ports (ports.ts, port-errors.ts), not the adapters in lib/aws or lib/kube.' },
+      ] }],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'infra/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },

@@ -16,15 +16,19 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { RouteTableView, failureOutcome, handleRouteMessage } from '../lib/usecases/route-worker.ts';
 import type { WorkResult } from '../lib/usecases/route-worker.ts';
+import { PodrouteError } from '../lib/errors.ts';
 import type { Telemetry } from '../lib/log.ts';
 import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
 import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
-/** The per-record outcome the middleware turns into `batchItemFailures`. */
-export class RetryLater extends Error {
+/** The per-record outcome the middleware turns into `batchItemFailures`: the queue delivers it again. */
+export class RetryLater extends PodrouteError {
   override name = 'RetryLater';
+  constructor(message: string) {
+    super(message, { retryable: true });
+  }
 }
 
 /** Time kept back from the function timeout to answer: a third of what is left, at most 5 s. */

@@ -64,7 +64,10 @@ export interface DynamoDbCidrStoreOptions extends DynamoDbClaimStoreOptions {
 export const cidrSetId = (clusterCidr: string, nodeMaskSize: number): string =>
   `${canonicalCidr(clusterCidr)}@${nodeMaskSize}`;
 
-/** CreateTable input for the CIDR table, shared by serverless.yml (by hand) and tests. */
+/**
+ * CreateTable input for the CIDR table, for the local sandbox and tests. The deployed table is
+ * serverless.yml's own `CidrTable` resource (written there, not generated from this), with the same keys.
+ */
 export const cidrTableDefinition = (tableName: string): CreateTableCommandInput => ({
   TableName: tableName,
   AttributeDefinitions: [

@@ -3,6 +3,10 @@
  * (`error.name` on SDK v3 service exceptions) and its HTTP status, never by message text.
  */
 import { PodrouteError } from '../errors.ts';
+import { ResourceNotFoundError, RouteTableFullError } from '../usecases/port-errors.ts';
+
+// The port errors this adapter throws, re-exported for its callers and tests.
+export { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from '../usecases/port-errors.ts';
 
 /** What an EC2 failure means to podroute. */
 export type Ec2FailureKind =
@@ -65,29 +69,6 @@ export class Ec2Error extends PodrouteError {
 }
 
 /**
- * CreateRoute's `RouteLimitExceeded` (EC2 API reference, "Error codes": the table holds as many routes
- * as the account's "Routes per route table" quota allows, 50 by default, adjustable up to 1,000).
- * A quota, not a fault: not retryable. Carries the table so the worker can report and mark it.
- */
-export class RouteTableFullError extends Ec2Error {
-  override name = 'RouteTableFullError';
-  readonly routeTableId: string | undefined;
-  constructor(message: string, options: { operation: string; routeTableId: string | undefined; cause: unknown }) {
-    super(message, { kind: 'route-quota', operation: options.operation, code: 'RouteLimitExceeded', retryable: false, cause: options.cause });
-    this.routeTableId = options.routeTableId;
-  }
-}
-
-/**
- * The EC2 resource named in the call (instance, interface, table) was not found; `code` is EC2's
- * (`InvalidInstanceID.NotFound`, ...) when EC2 said so, undefined when podroute concluded it (an
- * instance described without a primary interface). Not retryable by itself: see `mayBeLaunchLag`.
- */
-export class Ec2NotFoundError extends Ec2Error {
-  override name = 'Ec2NotFoundError';
-}
-
-/**
  * Codes EC2 may answer for an instance or interface that exists but has not propagated yet. EC2
  * Developer Guide, "Eventual consistency in the Amazon EC2 API": after RunInstances, another command
  * with the new instance id may fail with `InvalidInstanceID.NotFound`, which "does not mean the
@@ -97,28 +78,16 @@ export class Ec2NotFoundError extends Ec2Error {
 const LAUNCH_LAG_CODES: ReadonlySet<string> = new Set(['InvalidInstanceID.NotFound', 'InvalidNetworkInterfaceID.NotFound']);
 
 /**
- * Whether this failure is EC2 saying an instance or interface does not exist, which right after a
- * launch may only be eventual consistency. The caller decides by the resource's age.
+ * The EC2 resource named in the call (instance, interface, table) was not found; `code` is EC2's
+ * (`InvalidInstanceID.NotFound`, ...) when EC2 said so, undefined when podroute concluded it (an
+ * instance described without a primary interface). It may be launch lag only for the codes below.
  */
-export function mayBeLaunchLag(error: unknown): error is Ec2NotFoundError {
-  return error instanceof Ec2NotFoundError && error.code !== undefined && LAUNCH_LAG_CODES.has(error.code);
-}
-
-/** The destination already routes to another target; a ReplaceRoute is needed. Not retryable as is. */
-export class RouteConflictError extends PodrouteError {
-  override name = 'RouteConflictError';
-  constructor(
-    readonly routeTableId: string,
-    readonly destinationCidr: string,
-    readonly wanted: string,
-    readonly existing: { networkInterfaceId?: string; instanceId?: string; gatewayId?: string; state?: string },
-    options: { cause?: unknown } = {},
-  ) {
-    const target = existing.networkInterfaceId ?? existing.instanceId ?? existing.gatewayId ?? 'another target';
-    super(`route ${destinationCidr} in ${routeTableId} already targets ${target}${existing.state === 'blackhole' ? ' (blackhole)' : ''}, not ${wanted}`, {
-      retryable: false,
-      ...options,
-    });
+export class Ec2NotFoundError extends ResourceNotFoundError {
+  override name = 'Ec2NotFoundError';
+  readonly kind: Ec2FailureKind = 'not-found';
+  constructor(message: string, options: { kind: 'not-found'; operation: string; code: string | undefined; retryable: boolean; cause: unknown }) {
+    const mayBeLaunchLag = options.code !== undefined && LAUNCH_LAG_CODES.has(options.code);
+    super(message, { operation: options.operation, code: options.code, mayBeLaunchLag, retryable: options.retryable, cause: options.cause });
   }
 }
 
@@ -131,9 +100,12 @@ export function toPodrouteError(error: unknown, context: { operation: string; ro
   const what = code ?? (error instanceof Error ? error.name : 'unknown error');
   switch (kind) {
     case 'route-quota':
+      // CreateRoute's `RouteLimitExceeded` (EC2 API reference, "Error codes": the table holds as many
+      // routes as the account's "Routes per route table" quota allows, 50 by default, up to 1,000).
       return new RouteTableFullError(`EC2 ${where}: route table is full (RouteLimitExceeded); raise the "Routes per route table" quota or use prefixes mode`, {
         operation: context.operation,
         routeTableId: context.routeTableId,
+        code: 'RouteLimitExceeded',
         cause: error,
       });
     case 'not-found':

@@ -6,29 +6,25 @@
  * resend entries that SQS reports in `Failed` with a bounded backoff, and map SDK errors to
  * PodrouteErrors by name and HTTP status, never by message text.
  *
- * Overlapping reconciles: on a FIFO queue every message gets a MessageGroupId (its route table, or
- * its node for a node sync) and a MessageDeduplicationId (a hash of its key and the send's
- * deduplication window), so SQS drops the repeat itself; on a standard queue the key travels in the
- * `dedupKey` message attribute for the worker to skip stale duplicates.
+ * The queue is a standard queue (serverless.yml). A message is a hint to re-read the truth, so a
+ * repeat from overlapping reconciles (or SQS's at-least-once delivery) converges to the same state.
  */
-import { createHash } from 'node:crypto';
 import {
   ChangeMessageVisibilityCommand,
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
   type BatchResultErrorEntry,
-  type MessageAttributeValue,
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PodrouteError } from '../errors.ts';
-import { messageKey, routeTableOf, serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
+import { serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
+import { forEachLimit } from '../util/concurrency.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
 
 /** SQS limits for one SendMessageBatch request. */
-export const MAX_BATCH_ENTRIES = 10;
-export const MAX_BATCH_BYTES = 256 * 1024;
-export const DEDUP_KEY_ATTRIBUTE = 'dedupKey';
+const MAX_BATCH_ENTRIES = 10;
+const MAX_BATCH_BYTES = 256 * 1024;
 
 export interface SqsWorkQueueOptions {
   /** Batches in flight at once (default 4). */
@@ -38,10 +34,6 @@ export interface SqsWorkQueueOptions {
   /** Backoff before the n-th resend: baseDelayMs * 2^(n-1) (default 100 ms). */
   readonly baseDelayMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
-  /** Clock for the default FIFO deduplication window (default Date.now). */
-  readonly now?: () => number;
-  /** Width of the default FIFO deduplication window when a send names none (default 60 s). */
-  readonly dedupWindowSeconds?: number;
   /** Payload bytes per batch (default and maximum: the SQS limit of 256 KiB). */
   readonly maxBatchBytes?: number;
 }
@@ -96,7 +88,7 @@ const TERMINAL_NAMES = new Set([
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);
 
 /** Whether an SDK (or transport) error is worth retrying: throttling, 5xx and network faults are. */
-export function isRetryableSqsError(error: unknown): boolean {
+function isRetryableSqsError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const e = error as { name?: unknown; code?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number } };
   const name = typeof e.name === 'string' ? e.name : '';
@@ -109,7 +101,7 @@ export function isRetryableSqsError(error: unknown): boolean {
 }
 
 /** Maps an error thrown by the SQS client to a WorkQueueError with its cause. */
-export function mapSqsError(error: unknown, context: { sent: number; failed: number; queueUrl: string }): WorkQueueError {
+function mapSqsError(error: unknown, context: { sent: number; failed: number; queueUrl: string }): WorkQueueError {
   const name = typeof error === 'object' && error !== null && typeof (error as { name?: unknown }).name === 'string'
     ? (error as { name: string }).name
     : 'UnknownError';
@@ -127,13 +119,10 @@ interface Prepared {
 }
 
 export class SqsWorkQueue implements WorkQueue {
-  readonly fifo: boolean;
   private readonly concurrency: number;
   private readonly maxAttempts: number;
   private readonly baseDelayMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
-  private readonly now: () => number;
-  private readonly dedupWindowSeconds: number;
   private readonly maxBatchBytes: number;
 
   constructor(
@@ -141,38 +130,30 @@ export class SqsWorkQueue implements WorkQueue {
     readonly queueUrl: string,
     options: SqsWorkQueueOptions = {},
   ) {
-    this.fifo = queueUrl.endsWith('.fifo');
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
     this.maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
     this.baseDelayMs = options.baseDelayMs ?? 100;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.now = options.now ?? Date.now;
-    this.dedupWindowSeconds = options.dedupWindowSeconds ?? 60;
     this.maxBatchBytes = Math.min(options.maxBatchBytes ?? MAX_BATCH_BYTES, MAX_BATCH_BYTES);
   }
 
   async send(messages: readonly RouteMessage[], options: SendOptions = {}): Promise<SendResult> {
     const { unique, duplicates } = dedupeMessages(messages);
     if (unique.length === 0) return { sent: 0, duplicates };
-    const window = options.dedupWindow ?? String(Math.floor(this.now() / (this.dedupWindowSeconds * 1000)));
-    const batches = chunk(unique.map((message) => this.prepare(message, window, options.delaySeconds)), this.maxBatchBytes);
+    const batches = chunk(unique.map((message) => this.prepare(message, options.delaySeconds)), this.maxBatchBytes);
 
     const progress = { sent: 0 };
     const failures: BatchResultErrorEntry[] = [];
     let thrown: unknown;
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (thrown === undefined && next < batches.length) {
-        const batch = batches[next++];
-        if (!batch) return;
-        try {
-          failures.push(...(await this.sendBatch(batch, progress)));
-        } catch (error) {
-          thrown ??= error;
-        }
+    // After an SDK error no batch starts; those in flight finish, so `sent` is exact.
+    await forEachLimit(batches, this.concurrency, async (batch) => {
+      if (thrown !== undefined) return;
+      try {
+        failures.push(...(await this.sendBatch(batch, progress)));
+      } catch (error) {
+        thrown ??= error;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, batches.length) }, worker));
+    });
 
     const sent = progress.sent;
     if (thrown !== undefined) {
@@ -215,23 +196,11 @@ export class SqsWorkQueue implements WorkQueue {
     }
   }
 
-  private prepare(message: RouteMessage, window: string, delaySeconds: number | undefined): Prepared {
-    const key = messageKey(message);
+  private prepare(message: RouteMessage, delaySeconds: number | undefined): Prepared {
     const body = serializeRouteMessage(message);
-    const attributes: Record<string, MessageAttributeValue> = {
-      [DEDUP_KEY_ATTRIBUTE]: { DataType: 'String', StringValue: key },
-    };
-    const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = this.fifo
-      ? {
-          MessageBody: body,
-          MessageAttributes: attributes,
-          MessageGroupId: groupOf(message),
-          MessageDeduplicationId: createHash('sha256').update(`${key}\n${window}`).digest('hex'),
-        }
-      : { MessageBody: body, MessageAttributes: attributes, ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}) };
-    // SQS counts the body plus each attribute's name, data type and value towards the size limit.
-    const bytes =
-      Buffer.byteLength(body) + Buffer.byteLength(DEDUP_KEY_ATTRIBUTE) + Buffer.byteLength('String') + Buffer.byteLength(key);
+    const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = { MessageBody: body, ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}) };
+    // With no message attributes, the body is what SQS counts towards the size limit.
+    const bytes = Buffer.byteLength(body);
     if (bytes > this.maxBatchBytes) {
       throw new WorkQueueError(`route message of ${bytes} bytes exceeds the batch limit of ${this.maxBatchBytes}`, {
         code: 'MessageTooLong',
@@ -266,11 +235,6 @@ export class SqsWorkQueue implements WorkQueue {
       pending = pending.filter((entry) => ids.has(entry.Id));
     }
   }
-}
-
-/** FIFO ordering scope: the route table (route ops on one table in order) or the node. */
-function groupOf(message: RouteMessage): string {
-  return routeTableOf(message) ?? `node/${message.kind === 'sync-node' || message.kind === 'node-left' ? message.node : ''}`;
 }
 
 /** Cuts entries into batches of at most MAX_BATCH_ENTRIES entries and maxBytes bytes. */

@@ -8,6 +8,7 @@
  * does for the network part.
  */
 import ipaddr from 'ipaddr.js';
+import { PodrouteError } from '../errors.ts';
 
 export type Family = 4 | 6;
 
@@ -19,13 +20,14 @@ export interface Cidr {
   readonly prefix: number;
 }
 
-export type CidrErrorCode = 'INVALID_CIDR';
+type CidrErrorCode = 'INVALID_CIDR';
 
-export class CidrError extends Error {
+/** Text that is not a CIDR: bad input, never retryable. */
+export class CidrError extends PodrouteError {
   readonly code: CidrErrorCode = 'INVALID_CIDR';
   override readonly name = 'CidrError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { retryable: false, ...options });
   }
 }
 

@@ -3,19 +3,21 @@
  * and errors of Kubernetes' `cidrset`, over a storage port so that many Lambdas can share it.
  */
 import { type Cidr, blockAt, blockCount, blockIndexOf, formatCidr, lastAddress, overlaps, tryParseCidr, addressBits } from '../cidr/cidr.ts';
+import { PodrouteError } from '../errors.ts';
 import type { CidrStore, RepairReport } from './cidr-store.ts';
 import { MemoryCidrStore } from './memory-cidr-store.ts';
 
 export type CidrSetErrorCode = 'INVALID_CIDR' | 'MASK_TOO_LARGE' | 'FULL' | 'OUT_OF_RANGE';
 
-export class CidrSetError extends Error {
+/** Upstream cidrset's sentinel errors. None is retryable: a full set stays full until a node leaves. */
+export class CidrSetError extends PodrouteError {
   override name = 'CidrSetError';
   constructor(
     readonly code: CidrSetErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options: { cause?: unknown } = {},
   ) {
-    super(message, options);
+    super(message, { retryable: false, ...options });
   }
 }
 

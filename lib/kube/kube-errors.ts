@@ -4,6 +4,9 @@
  */
 import { PodrouteError } from '../errors.ts';
 
+// The port error this adapter throws for a missing node, re-exported for its callers and tests.
+export { NodeNotFoundError } from '../usecases/port-errors.ts';
+
 /** A call the API server refused or failed; `status` is the HTTP code, absent for network faults. */
 export class KubeApiError extends PodrouteError {
   override name = 'KubeApiError';
@@ -15,16 +18,6 @@ export class KubeApiError extends PodrouteError {
     this.status = options.status;
     this.verb = options.verb;
     this.resource = options.resource;
-  }
-}
-
-/** `get` of a node that does not exist (404). Not retryable: the node is gone. */
-export class NodeNotFoundError extends PodrouteError {
-  override name = 'NodeNotFoundError';
-  readonly nodeName: string;
-  constructor(nodeName: string, options: { cause?: unknown } = {}) {
-    super(`node ${JSON.stringify(nodeName)} not found`, { retryable: false, cause: options.cause });
-    this.nodeName = nodeName;
   }
 }
 

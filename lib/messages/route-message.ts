@@ -12,6 +12,7 @@ import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { INSTANCE_ID, describeIssue } from '../nodes/node.ts';
 import { ROUTE_TABLE_ID } from '../routes/index.ts';
+import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../util/kube-names.ts';
 
 /**
  * The version this code introduces (`node-left` is new in it). Producers still write the kinds that
@@ -24,15 +25,12 @@ export const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
 export const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
 
-/** RFC 1123 subdomain, as Kubernetes validates node names (IsDNS1123Subdomain). */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 const routeTableIdSchema = z.string().regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0');
 const instanceIdSchema = z.string().regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0');
 const nodeNameSchema = z
   .string()
-  .max(253, 'a node name has at most 253 characters')
-  .regex(DNS_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)');
+  .max(DNS1123_SUBDOMAIN_MAX_LENGTH, 'a node name has at most 253 characters')
+  .regex(DNS1123_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)');
 const destinationCidrSchema = z.string().superRefine((text, ctx) => {
   const cidr = tryParseCidr(text);
   if (!cidr) {

@@ -13,14 +13,9 @@ export interface SendResult {
 
 export interface SendOptions {
   /**
-   * Names the deduplication window of this send (e.g. the schedule tick it serves). Two sends with
-   * the same window may collapse the same work where the queue supports it (SQS FIFO). Optional.
-   */
-  readonly dedupWindow?: string;
-  /**
-   * Hold the messages back this many seconds (0..900) before the worker may see them (standard
-   * queues only; a FIFO queue delays by its own setting). The webhook uses it so the worker reads a
-   * node the API server has had time to store.
+   * Hold the messages back this many seconds (0..900) before the worker may see them (SQS
+   * SendMessageBatch `DelaySeconds`). The webhook uses it so the worker reads a node the API server
+   * has had time to store.
    */
   readonly delaySeconds?: number;
 }

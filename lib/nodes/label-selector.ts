@@ -15,6 +15,7 @@
  * selectors podroute takes, and are refused.
  */
 import { InvalidInputError } from '../errors.ts';
+import { isDns1123Subdomain } from '../util/kube-names.ts';
 
 export type LabelRequirement =
   | { key: string; op: 'exists' | 'not-exists' }
@@ -34,14 +35,13 @@ export class LabelSelectorError extends InvalidInputError {
 }
 
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function checkKey(key: string, text: string): void {
   const slash = key.indexOf('/');
   const prefix = slash === -1 ? null : key.slice(0, slash);
   const name = slash === -1 ? key : key.slice(slash + 1);
   const bad = (why: string) => new LabelSelectorError(`invalid label selector ${JSON.stringify(text)}: key ${JSON.stringify(key)} ${why}`);
-  if (prefix !== null && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) throw bad('has an invalid prefix (want a DNS subdomain)');
+  if (prefix !== null && !isDns1123Subdomain(prefix)) throw bad('has an invalid prefix (want a DNS subdomain)');
   if (name.length === 0 || name.length > 63 || !NAME.test(name)) throw bad('is not a valid label name (at most 63 of A-Z a-z 0-9 - _ ., alphanumeric at both ends)');
 }
 

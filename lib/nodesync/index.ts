@@ -1,19 +1,78 @@
+/**
+ * Node sync. There is one implementation, `syncNodeDualStack` (node-sync.ts), over one CIDR set per
+ * cluster CIDR family; `syncNode` is ARCHITECTURE contract 3, the single-family form of it: one set,
+ * one alias, one pod CIDR, translated to and from the lists of the one implementation.
+ */
+import type { CidrSet } from '../ipam/index.ts';
+import type { Node } from '../nodes/node.ts';
+import { NodeSyncError, syncNodeDualStack, type NodeSyncOp, type SyncMode, type WarningReason } from './node-sync.ts';
+
 export {
   INVALID_MODE_EVENT,
   INVALID_POD_CIDR,
   MISMATCH_EVENT,
   NodeSyncError,
   SYNC_MODES,
-  syncNode,
+  syncNodeDualStack,
 } from './node-sync.ts';
 export type {
-  CloudAlias,
-  KubeNodes,
-  NodeSyncDeps,
+  DualStackCloudAlias,
+  DualStackKubeNodes,
+  DualStackSyncDeps,
   NodeSyncErrorCode,
   NodeSyncOp,
   SyncMode,
   WarningReason,
 } from './node-sync.ts';
-export { syncNodeDualStack } from './dual-stack.ts';
-export type { DualStackCloudAlias, DualStackKubeNodes, DualStackSyncDeps } from './dual-stack.ts';
+
+/** The cloud side of one family: the node's alias range, or null when it has none. */
+export interface CloudAlias {
+  alias(node: Node): Promise<string | null>;
+  addAlias(node: Node, cidr: string): Promise<void>;
+}
+
+/** The Kubernetes side of one family. */
+export interface KubeNodes {
+  getNode(name: string): Promise<Node>;
+  updatePodCidr(node: Node, cidr: string): Promise<void>;
+  setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<void>;
+  warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
+}
+
+export interface NodeSyncDeps {
+  mode: SyncMode;
+  cidrSet: CidrSet;
+  cloud: CloudAlias;
+  kube: KubeNodes;
+}
+
+/** Upstream's single-CIDR `NodeSync` ops: `syncNodeDualStack` with one set. */
+export function syncNode(op: NodeSyncOp, deps: NodeSyncDeps): Promise<void> {
+  const { cloud, kube } = deps;
+  return syncNodeDualStack(op, {
+    mode: deps.mode,
+    cidrSets: [deps.cidrSet],
+    cloud: {
+      alias: async (node) => {
+        const alias = await cloud.alias(node);
+        return alias === null ? [] : [alias];
+      },
+      addAlias: (node, cidrs) => cloud.addAlias(node, single(cidrs)),
+    },
+    kube: {
+      getNode: (name) => kube.getNode(name),
+      updatePodCidr: (node, cidrs) => kube.updatePodCidr(node, single(cidrs)),
+      setNetworkUnavailable: (name, unavailable) => kube.setNetworkUnavailable(name, unavailable),
+      warn: (name, reason, message) => kube.warn(name, reason, message),
+    },
+  });
+}
+
+/** With one set, the one implementation hands over exactly one CIDR. */
+function single(cidrs: string[]): string {
+  const [cidr] = cidrs;
+  if (cidrs.length !== 1 || cidr === undefined) {
+    throw new NodeSyncError('INVALID_CONFIG', `single-family node sync got ${cidrs.length} CIDRs: [${cidrs.join(', ')}]`);
+  }
+  return cidr;
+}

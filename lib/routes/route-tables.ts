@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
+import { formatPath } from '../util/issue-path.ts';
 
 const optionalText = z.string().nullish();
 
@@ -115,7 +116,7 @@ export function parseRouteTables(value: unknown): RouteTable[] {
   const result = describeRouteTablesSchema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0];
-    const where = issue ? formatPath(issue.path) : '(top level)';
+    const where = issue ? formatPath(issue.path, '(top level)') : '(top level)';
     const message = issue?.message ?? 'invalid value';
     throw new InvalidInputError(`not an EC2 DescribeRouteTables result: ${where}: ${message}`, { cause: result.error });
   }
@@ -194,13 +195,3 @@ function targetOf(raw: Ec2Route): { target: RouteTarget; gatewayId?: string } {
   return gateway ? { target: 'gateway', gatewayId: gateway } : { target: 'other' };
 }
 
-/** `RouteTables[0].Routes[2].State` from a zod issue path. */
-function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(top level)';
-  let text = '';
-  for (const key of path) {
-    if (typeof key === 'number') text += `[${key}]`;
-    else text += text === '' ? String(key) : `.${String(key)}`;
-  }
-  return text;
-}

@@ -16,7 +16,7 @@
 import { z } from 'zod';
 import { PodrouteError } from '../errors.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
-import { NodeNotFoundError } from '../kube/kube-errors.ts';
+import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Node } from '../nodes/node.ts';
 import { blockInUse } from './pod-cidr-mask.ts';

@@ -24,7 +24,7 @@ import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
 import { admissionResponse, podCidrPatch } from '../webhook/index.ts';
 import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
-import { NodeNotFoundError } from '../kube/kube-errors.ts';
+import { NodeNotFoundError } from './port-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { nodeSyncCloud, nodeSyncKube } from './reconcile.ts';

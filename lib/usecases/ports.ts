@@ -21,8 +21,8 @@ export interface RouteTables {
   describeRoute(routeTableId: string, destinationCidr: string): Promise<Route | null>;
   /**
    * The instance's primary interface (device index 0), with that interface's source/destination
-   * check turned off if it was on. Rejects with an Ec2NotFoundError carrying EC2's code when EC2
-   * does not know the instance or interface (which may be launch lag: `mayBeLaunchLag`).
+   * check turned off if it was on. Rejects with a ResourceNotFoundError (port-errors.ts) when the
+   * cloud does not know the instance or interface (which may be launch lag: `mayBeLaunchLag`).
    */
   prepareRouteTarget(instanceId: string): Promise<{ instanceId: string; primaryEniId: string; sourceDestCheckChanged: boolean }>;
   /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
@@ -35,7 +35,7 @@ export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
 
 export interface NodeSource {
   listNodes(): Promise<Node[]>;
-  /** Rejects with NodeNotFoundError (lib/kube/kube-errors.ts) when the node does not exist. */
+  /** Rejects with NodeNotFoundError (port-errors.ts) when the node does not exist. */
   getNode(name: string): Promise<Node>;
   setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<NodeWriteResult>;
   updatePodCidr(node: Node, cidrs: string | readonly string[]): Promise<NodeWriteResult>;

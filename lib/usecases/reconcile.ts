@@ -202,7 +202,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   }
   if (outgoing.length > 0) {
-    const sent = await deps.queue.send(outgoing, { dedupWindow: String(Math.floor(deps.now() / 60_000)) });
+    const sent = await deps.queue.send(outgoing);
     report.messagesSent = sent.sent;
   }
 

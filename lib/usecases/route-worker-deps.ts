@@ -3,7 +3,7 @@
  * share with lib/usecases/route-writes.ts.
  */
 import type { CidrSet } from '../ipam/index.ts';
-import { NodeNotFoundError } from '../kube/kube-errors.ts';
+import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';

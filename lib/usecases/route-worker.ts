@@ -25,7 +25,7 @@ import { PodrouteError } from '../errors.ts';
 import { parseRouteMessage } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
 import { planRoutes } from '../routes/index.ts';
-import { RouteTableFullError } from '../aws/ec2-errors.ts';
+import { RouteTableFullError } from './port-errors.ts';
 import { checkNodeLeft } from './node-left.ts';
 import { RouteTableView } from './route-table-view.ts';
 import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';

@@ -15,7 +15,7 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute, planRoutes } from '../routes/index.ts';
 import type { Route, RouteTable } from '../routes/index.ts';
-import { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from '../aws/ec2-errors.ts';
+import { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
 

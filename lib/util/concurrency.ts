@@ -1,14 +1,21 @@
 /**
- * Runs `work` over `items` with at most `limit` calls in flight; rejects with the first failure
- * (calls already running finish, no new one starts in that lane).
+ * The one bounded-concurrency loop: runs `work` over `items`, in order, with at most `limit` calls
+ * in flight. Rejects with the first failure; from then on no call starts (calls already running
+ * finish on their own). A caller that must wait for those catches inside `work` instead.
  */
 export async function forEachLimit<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency limit must be a whole number >= 1, got ${limit}`);
   let next = 0;
+  let failed = false;
   const lane = async (): Promise<void> => {
-    while (next < items.length) {
+    while (!failed && next < items.length) {
       const index = next++;
-      await work(items[index] as T, index);
+      try {
+        await work(items[index] as T, index);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));

@@ -3,13 +3,9 @@
  * a 400 answer carries (`request.operation must be CREATE or DELETE`).
  */
 import type { z } from 'zod';
+import { formatPath } from '../util/issue-path.ts';
 
-/** RFC 1123 subdomain of at most 253 characters: how Kubernetes validates a node name. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-export function isNodeName(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 253 && DNS_SUBDOMAIN.test(value);
-}
+export { isNodeName } from '../util/kube-names.ts';
 
 export const NODE_NAME_MESSAGE = 'must be a Kubernetes node name';
 
@@ -45,16 +41,6 @@ function article(expected: string): string {
   return `a ${expected}`;
 }
 
-/** `a.b[0].c` for zod's path array. */
-function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
-  }
-  return out;
-}
-
 /**
  * The first issue as one line: `<path> <message>` when the message reads as a predicate
  * ("must …", "is …", "has …"), `<path>: <message>` otherwise. The top level is called "body".
@@ -62,7 +48,7 @@ function formatPath(path: readonly PropertyKey[]): string {
 export function describeFirstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'body is invalid';
-  const path = issue.path.length > 0 ? formatPath(issue.path) : 'body';
+  const path = formatPath(issue.path, 'body');
   const message = issue.message.replace(/\s+/g, ' ').trim();
   const line = /^(must|is|has) /.test(message) ? `${path} ${message}` : `${path}: ${message}`;
   return line.length > MAX_MESSAGE_LENGTH ? `${line.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : line;

@@ -1,6 +1,4 @@
 import {
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SQSClient,
@@ -11,7 +9,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PodrouteError } from '../../lib/errors.ts';
-import { DEDUP_KEY_ATTRIBUTE, SqsWorkQueue, WorkQueueError } from '../../lib/aws/sqs-work-queue.ts';
+import { SqsWorkQueue, WorkQueueError } from '../../lib/aws/sqs-work-queue.ts';
 import { messageKey, parseRouteMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 
@@ -79,9 +77,9 @@ describe('SqsWorkQueue against fauxqs', () => {
     batchSizes.length = 0;
   });
 
-  const newQueue = async (fifo = false) => (await sqs.createQueue(`work-${++n}${fifo ? '.fifo' : ''}`)).queueUrl;
+  const newQueue = async () => (await sqs.createQueue(`work-${++n}`)).queueUrl;
 
-  it('sends 25 messages as 3 batches, all received intact with their dedupKey', async () => {
+  it('sends 25 messages as 3 batches, all received intact, with no message attributes', async () => {
     const queueUrl = await newQueue();
     const messages = creates(25);
     const result = await new SqsWorkQueue(client, queueUrl).send(messages);
@@ -93,10 +91,7 @@ describe('SqsWorkQueue against fauxqs', () => {
     const parsed = received.map((m) => parseRouteMessage(m.Body ?? ''));
     const byKey = (a: RouteMessage, b: RouteMessage) => messageKey(a).localeCompare(messageKey(b));
     expect([...parsed].sort(byKey)).toEqual([...messages].sort(byKey));
-    for (const m of received) {
-      const body = parseRouteMessage(m.Body ?? '');
-      expect(m.MessageAttributes?.[DEDUP_KEY_ATTRIBUTE]).toEqual({ DataType: 'String', StringValue: messageKey(body) });
-    }
+    for (const m of received) expect(m.MessageAttributes).toBeUndefined();
   });
 
   it('retryAfter makes a received message visible again after the given seconds, not the queue timeout', async () => {
@@ -143,58 +138,6 @@ describe('SqsWorkQueue against fauxqs', () => {
     expect(batchSizes).toEqual([]);
   });
 
-  it('FIFO: groups by route table, and a second overlapping send in the same window is dropped by SQS', async () => {
-    const queueUrl = await newQueue(true);
-    const queue = new SqsWorkQueue(client, queueUrl);
-    expect(queue.fifo).toBe(true);
-    const messages = [...creates(4), { v: 1, kind: 'sync-node', node: 'node-9' } as RouteMessage];
-    expect(await queue.send(messages, { dedupWindow: 'tick-1' })).toEqual({ sent: 5, duplicates: 0 });
-    // the overlapping reconcile of the same tick: SQS accepts and deduplicates
-    expect(await queue.send(messages.slice(0, 2), { dedupWindow: 'tick-1' })).toEqual({ sent: 2, duplicates: 0 });
-    // the next tick is new work
-    expect(await queue.send(messages.slice(0, 1), { dedupWindow: 'tick-2' })).toEqual({ sent: 1, duplicates: 0 });
-
-    const attributes = await client.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
-    );
-    expect(attributes.Attributes?.ApproximateNumberOfMessages).toBe('6');
-
-    const received: Message[] = [];
-    for (let round = 0; round < 10 && received.length < 6; round++) {
-      const batch = await drain(client, queueUrl);
-      received.push(...batch);
-      // FIFO hands out one group at a time while its messages are in flight: delete to go on
-      for (const m of batch) {
-        await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
-      }
-    }
-    expect(received).toHaveLength(6);
-    const groups = received.map((m) => {
-      const body = parseRouteMessage(m.Body ?? '');
-      return [body.kind === 'sync-node' || body.kind === 'node-left' ? `node/${body.node}` : body.routeTableId, m.Attributes?.MessageGroupId];
-    });
-    for (const [want, got] of groups) expect(got).toBe(want);
-    const dedupIds = received.map((m) => m.Attributes?.MessageDeduplicationId);
-    expect(new Set(dedupIds).size).toBe(6);
-    for (const id of dedupIds) expect(id).toMatch(/^[0-9a-f]{64}$/);
-  });
-
-  it('FIFO without a window uses the injected clock', async () => {
-    const queueUrl = await newQueue(true);
-    let now = 1_000_000;
-    const queue = new SqsWorkQueue(client, queueUrl, { now: () => now, dedupWindowSeconds: 60 });
-    const one = creates(1);
-    await queue.send(one);
-    now += 10_000; // same 60 s bucket
-    await queue.send(one);
-    now += 60_000; // next bucket
-    await queue.send(one);
-    const attributes = await client.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
-    );
-    expect(attributes.Attributes?.ApproximateNumberOfMessages).toBe('2');
-  });
-
   it('maps a missing queue to a non-retryable WorkQueueError with its cause', async () => {
     const missing = `${sqs.endpoint}/000000000000/no-such-queue`;
     const error = await new SqsWorkQueue(client, missing).send(creates(3)).catch((e: unknown) => e);
@@ -239,9 +182,10 @@ describe('SqsWorkQueue with a mocked client', () => {
     expect(resent.map((e) => e.Id)).toEqual(['m1', 'm3']);
     expect(resent.map((e) => e.MessageBody)).toEqual([first[1]?.MessageBody, first[3]?.MessageBody]);
     expect(sleeps).toEqual([50]);
-    // a standard queue carries no FIFO fields
+    // the queue is standard: no FIFO fields, and no message attributes
     expect(first[0]?.MessageGroupId).toBeUndefined();
     expect(first[0]?.MessageDeduplicationId).toBeUndefined();
+    expect(first[0]?.MessageAttributes).toBeUndefined();
   });
 
   it('gives up after maxAttempts with a retryable error carrying counts and the first code', async () => {
@@ -318,8 +262,8 @@ describe('SqsWorkQueue with a mocked client', () => {
 
   it.each<[string, number | undefined, number]>([
     ['entry count alone (default 256 KiB)', undefined, 3],
-    ['a 2 KiB byte limit', 2048, 4],
-    ['a 1 KiB byte limit', 1024, 8],
+    ['a 1 KiB byte limit', 1024, 5],
+    ['a 512 B byte limit', 512, 10],
   ])('cuts batches by %s', async (_name, maxBatchBytes, batchCount) => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
     await new SqsWorkQueue(client, QUEUE, { concurrency: 1, ...(maxBatchBytes ? { maxBatchBytes } : {}) }).send(creates(30));
@@ -386,19 +330,5 @@ describe('SqsWorkQueue with a mocked client', () => {
     expect(e.code).toBe('AccessDenied');
     expect({ sent: e.sent, failed: e.failed }).toEqual({ sent: 10, failed: 30 });
     expect(sqsMock.commandCalls(SendMessageBatchCommand)).toHaveLength(2);
-  });
-
-  it('sets FIFO group and deduplication ids from the key and the window', async () => {
-    sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
-    const fifo = new SqsWorkQueue(client, `${QUEUE}.fifo`);
-    const messages = creates(2);
-    await fifo.send(messages, { dedupWindow: 'w1' });
-    await fifo.send(messages, { dedupWindow: 'w1' });
-    await fifo.send(messages, { dedupWindow: 'w2' });
-    const [a, b, c] = [entriesOf(0), entriesOf(1), entriesOf(2)];
-    expect(a.map((e) => e.MessageGroupId)).toEqual([RTB_A, RTB_B]);
-    expect(a.map((e) => e.MessageDeduplicationId)).toEqual(b.map((e) => e.MessageDeduplicationId));
-    expect(a[0]?.MessageDeduplicationId).not.toBe(a[1]?.MessageDeduplicationId);
-    expect(c[0]?.MessageDeduplicationId).not.toBe(a[0]?.MessageDeduplicationId);
   });
 });

@@ -283,5 +283,5 @@ describe('podroute doctor', () => {
       "FAIL  permission list nodes: denied (denied by the emulator): grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)",
     ]);
     expect(line(lines, 'queue')).toBe('warn  queue: not checked: pass --queue-url');
-  });
+  }, 60_000);
 });

@@ -1,15 +1,41 @@
+/**
+ * `podroute plan`: the contract (ARCHITECTURE.md, contract 1). `main()` takes an io port, so most
+ * cases run it in process; a few run the real binary, as `npm run --silent cli --` does, to prove
+ * it wires the same io (files, stdin, stdout, stderr, exit code). bin/podroute.ts's SIGPIPE
+ * handling is in plan-pipe.test.ts.
+ */
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../lib/cli/main.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
 
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `main` in process with captured output; `input` is what `-` reads, as stdin would give it. */
+async function cli(args: string[], input?: string): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    readFile: async (path) => (path === '-' ? (input ?? '') : readFile(path, 'utf8')),
+    env: {},
+  });
+  return { code, stdout, stderr };
+}
+
 /** Runs the real command, as `npm run --silent cli --` does, and never throws on a non-zero exit. */
-async function cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function binary(args: string[], input?: string): Promise<Outcome> {
   const child = run(process.execPath, ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), ...args], { cwd: root });
   if (input !== undefined) {
     child.child.stdin?.end(input);
@@ -80,7 +106,6 @@ describe('podroute plan on the shipped examples', () => {
   });
 
   it('reads the node list from stdin with --nodes -', async () => {
-    const { readFile } = await import('node:fs/promises');
     const nodes = await readFile(example('nodes.json'), 'utf8');
     const { code, stdout } = await cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', '-', '--route-tables', example('route-tables.json')], nodes);
     expect(code).toBe(0);
@@ -88,7 +113,6 @@ describe('podroute plan on the shipped examples', () => {
   });
 
   it('the nodes example is what kubectl prints: a List of kubelet-registered nodes of 10-15 KB each', async () => {
-    const { readFile } = await import('node:fs/promises');
     const list = JSON.parse(await readFile(example('nodes.json'), 'utf8')) as { apiVersion: string; kind: string; metadata: unknown; items: KubeletNode[] };
     expect([list.apiVersion, list.kind, list.metadata]).toEqual(['v1', 'List', { resourceVersion: '' }]);
     const regular = list.items.filter((item) => !String(item.spec.providerID).includes('fargate-'));
@@ -111,17 +135,14 @@ describe('podroute plan on the shipped examples', () => {
   });
 
   it('accepts the API server\'s NodeList as well as kubectl\'s List', async () => {
-    const { readFile } = await import('node:fs/promises');
     const list = JSON.parse(await readFile(example('nodes.json'), 'utf8')) as Record<string, unknown>;
     const p = join(dir, 'nodelist.json');
     await writeFile(p, JSON.stringify({ ...list, kind: 'NodeList', metadata: { resourceVersion: '48213' } }));
-    const [fromApi, fromKubectl] = await Promise.all([
-      cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', p, '--route-tables', example('route-tables.json'), '--cluster-name', 'demo']),
-      cli([...planArgs, '--cluster-name', 'demo']),
-    ]);
+    const fromApi = await cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', p, '--route-tables', example('route-tables.json'), '--cluster-name', 'demo']);
+    const fromKubectl = await cli([...planArgs, '--cluster-name', 'demo']);
     expect(fromApi.code).toBe(0);
     expect(fromApi.stdout).toBe(fromKubectl.stdout);
-  }, 60_000);
+  });
 
   it('--node-selector lists the nodes outside it as unmanaged and routes none of them', async () => {
     const { code, stdout } = await cli([...planArgs, '--cluster-name', 'demo', '--node-selector', 'node.kubernetes.io/instance-type in (m5.xlarge)']);
@@ -206,4 +227,31 @@ describe('podroute plan on bad input', () => {
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/\n\s+at /);
   });
+});
+
+describe('the podroute binary', () => {
+  // Each case spawns Node with tsx (seconds each), so only these few: they prove bin/podroute.ts
+  // gives main() the real files, stdin, stdout, stderr and exit code.
+  it('prints the same plan as main() for files, and exits 0', async () => {
+    const args = [...planArgs, '--cluster-name', 'demo'];
+    const [spawned, inProcess] = [await binary(args), await cli(args)];
+    expect(spawned).toEqual({ code: 0, stdout: inProcess.stdout, stderr: '' });
+    expect(Object.keys(JSON.parse(spawned.stdout) as object)).toEqual(['create', 'replace', 'delete', 'nodes']);
+  }, 60_000);
+
+  it('reads --nodes - from its stdin', async () => {
+    const nodes = await readFile(example('nodes.json'), 'utf8');
+    const args = ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', '-', '--route-tables', example('route-tables.json')];
+    const spawned = await binary(args, nodes);
+    expect(spawned.code).toBe(0);
+    expect(spawned.stdout).toBe((await cli(args, nodes)).stdout);
+    expect((JSON.parse(spawned.stdout) as { nodes: unknown[] }).nodes).toHaveLength(6);
+  }, 60_000);
+
+  it('bad input: exit 2, one line on stderr, no stack trace, nothing on stdout', async () => {
+    const spawned = await binary(['plan', '--cluster-cidrs', '10.244.0.0/33', '--nodes', example('nodes.json'), '--route-tables', join(dir, 'nope.json')]);
+    expect(spawned.code).toBe(2);
+    expect(spawned.stdout).toBe('');
+    expect(spawned.stderr).toMatch(/^podroute: [^\n]*invalid CIDR "10\.244\.0\.0\/33"[^\n]*\n$/);
+  }, 60_000);
 });

@@ -40,11 +40,11 @@ describe('podroute plan with stdout closed early', () => {
     expect(result.stderr).toBe('');
     expect(result.signal).toBeNull();
     expect(result.code).toBe(141);
-  });
+   }, 60_000);
 
   it('bad input still says so on stderr with exit 2 when stdout is closed', async () => {
     const result = await runWithStdoutClosed(['plan', '--cluster-cidrs', 'nope', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^podroute: --cluster-cidrs: invalid CIDR "nope"\n$/);
-  });
+   }, 60_000);
 });

@@ -91,6 +91,10 @@ describe('syncNodeDualStack update', () => {
       mode: 'SyncFromCluster', node: node('node1', { podCIDRs: ['10.1.1.0/24', 'nope'] }),
       calls: ['alias node1'], error: 'INVALID_CIDR', leases4: [], leases6: [],
     }],
+    ['an unparseable podCIDRs entry where the cloud has that family is a mismatch, as upstream validateRange', {
+      mode: 'SyncFromCluster', node: node('node1', { podCIDRs: ['10.1.1.0/24', 'nope'] }), alias: ['10.1.1.0/24', '2001:db8:0:7::/64'],
+      calls: ['alias node1', 'warn node1 CloudCIDRAllocatorMismatch'], error: null, leases4: [], leases6: [],
+    }],
     ['a node podCIDR outside its family set', {
       mode: 'SyncFromCluster', node: node('node1', { podCIDRs: ['192.168.0.0/24'] }),
       calls: ['alias node1', `occupy ${V4} 192.168.0.0/24 node1`], error: 'OUT_OF_RANGE', leases4: [], leases6: [],
@@ -167,6 +171,28 @@ describe('syncNodeDualStack update', () => {
     }));
     expect((error as NodeSyncError).code).toBe('INVALID_MODE');
     expect(fakes.calls).toEqual([]);
+  });
+});
+
+describe('syncNodeDualStack with one set is upstream\'s single-CIDR sync', () => {
+  it('releases a podCIDR of a family the cluster has no set for from the set at its position', async () => {
+    const v4 = await createCidrSet({ clusterCidr: V4, nodeMaskSize: 24 });
+    const fakes = dualStackFakes();
+    await syncNodeDualStack({ kind: 'delete', node: node('node1', { podCIDR: '2001:db8::/64' }) }, {
+      mode: 'SyncFromCluster', cidrSets: [recordSet(v4, fakes.calls)], cloud: fakes.cloud, kube: fakes.kube,
+    });
+    expect(fakes.calls).toEqual([`release ${V4} 2001:db8::/64 node1`]);
+  });
+
+  it('warns a mismatch for an unparseable podCIDR the cloud has an alias for', async () => {
+    const v4 = await createCidrSet({ clusterCidr: V4, nodeMaskSize: 24 });
+    const fakes = dualStackFakes({ alias: ['10.1.1.0/24'] });
+    const error = await errorOf(syncNodeDualStack({ kind: 'update', nodeName: 'node1', node: node('node1', { podCIDR: 'invalid' }) }, {
+      mode: 'SyncFromCluster', cidrSets: [recordSet(v4, fakes.calls)], cloud: fakes.cloud, kube: fakes.kube,
+    }));
+    expect(error).toBeNull();
+    expect(fakes.calls).toEqual(['alias node1', 'warn node1 CloudCIDRAllocatorMismatch']);
+    expect(fakes.messages).toEqual(['Node.Spec.PodCIDR != cloud alias (invalid != 10.1.1.0/24)']);
   });
 });
 
