@@ -110,6 +110,7 @@ function loadedBytes(metafile: Metafile, entryOut: string): { atStart: number; l
 
 export async function benchColdStart(samples = 7, previous?: unknown): Promise<ColdStartResult> {
   const { handlers, options, extension, nodeOptions } = await deployedBuild();
+  const measured = await commit();
   const dir = await mkdtemp(join(tmpdir(), 'podroute-cold-'));
   try {
     const bareSource = join(dir, 'bare', 'bare.ts');
@@ -156,7 +157,7 @@ export async function benchColdStart(samples = 7, previous?: unknown): Promise<C
       };
     }
     const step: ColdStartStep = {
-      ...(await commit()),
+      ...measured,
       bareEc2Ms: round(bareMs, 2),
       functions: Object.fromEntries(Object.entries(functions).map(([name, f]) => [name, { bundleBytes: f.bundleBytes, ratio: f.importRatioToBareEc2 }])),
     };
