@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError, type ListRestart, type MalformedNode } from '../../lib/kube/kube-nodes.ts';
 import type { PodrouteError } from '../../lib/errors.ts';
@@ -53,7 +53,7 @@ describe('KubeNodes against the emulator with the real client', () => {
     malformed = [];
     eventErrors = [];
     restarts = [];
-    kube = new KubeNodes(kc.makeApiClient(CoreV1Api), {
+    kube = new KubeNodes(kc, {
       clock: () => NOW,
       onMalformedNode: (m) => malformed.push(m),
       onEventError: (e) => eventErrors.push(e),
