@@ -1,6 +1,7 @@
 /**
  * Kubernetes Node adapter: the only reader and writer of Node objects and Node events. It pages
- * through the node list, validates every node with the core's schema, writes the NetworkUnavailable condition and pod CIDRs with strategic
+ * through the node list keeping only the fields podroute reads of each node, validates every node
+ * with the core's schema, writes the NetworkUnavailable condition and pod CIDRs with strategic
  * merge patches (as upstream's route and node-IPAM controllers do), and maps API failures by HTTP
  * status to typed errors.
  *
@@ -87,6 +88,45 @@ export interface KubeEndpoint {
 
 /** Content type of a strategic merge patch (Kubernetes docs, "Update API Objects in Place Using kubectl patch"). */
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+/**
+ * The fields of a Node that podroute reads (lib/nodes/node.ts `Node`, and their readers): name,
+ * uid (event involvedObject), resourceVersion, labels (node selector), creationTimestamp (the
+ * worker's node age), deletionTimestamp (node-left), spec.providerID / podCIDR / podCIDRs (planner,
+ * nodesync, unmanagedReason) and status.conditions (NetworkUnavailable and its transition time).
+ * Everything else a kubelet registers (managedFields, images, nodeInfo, addresses, capacity,
+ * annotations: 10 to 15 KB a node) is dropped right after a page is parsed, so a list of many
+ * nodes holds small objects. Values are copied as they are; the schema validates them afterwards.
+ */
+export function projectNode(item: unknown): unknown {
+  if (!isRecord(item)) return item;
+  const out: Record<string, unknown> = {};
+  if ('apiVersion' in item) out.apiVersion = item.apiVersion;
+  if ('kind' in item) out.kind = item.kind;
+  const metadata = item.metadata;
+  if (isRecord(metadata)) {
+    out.metadata = pick(metadata, ['name', 'uid', 'resourceVersion', 'labels', 'creationTimestamp', 'deletionTimestamp']);
+  } else if ('metadata' in item) {
+    out.metadata = metadata;
+  }
+  const spec = item.spec;
+  if (isRecord(spec)) out.spec = pick(spec, ['providerID', 'podCIDR', 'podCIDRs']);
+  else if ('spec' in item) out.spec = spec;
+  const status = item.status;
+  if (isRecord(status)) out.status = pick(status, ['conditions']);
+  else if ('status' in item) out.status = status;
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function pick(from: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (key in from) out[key] = from[key];
+  return out;
+}
 
 /** JSON.stringify-able RFC 3339 time with seconds precision, as metav1.Time marshals. */
 function rfc3339(date: Date): string {
@@ -212,7 +252,7 @@ export class KubeNodes {
       if (error instanceof KubeApiError && error.status === 404) throw new NodeNotFoundError(name, { cause: error });
       throw error;
     }
-    const parsed = nodeSchema.safeParse(body);
+    const parsed = nodeSchema.safeParse(projectNode(body));
     if (!parsed.success) throw new InvalidInputError(`node ${JSON.stringify(name)} from the API is malformed: ${describeIssue(parsed.error)}`);
     this.remember(parsed.data);
     return parsed.data;
@@ -316,12 +356,13 @@ export class KubeNodes {
   }
 
   private validNode(item: unknown): Node | null {
-    const parsed = nodeSchema.safeParse(item);
+    const small = projectNode(item);
+    const parsed = nodeSchema.safeParse(small);
     if (parsed.success) {
       this.remember(parsed.data);
       return parsed.data;
     }
-    const probe = nameProbeSchema.safeParse(item);
+    const probe = nameProbeSchema.safeParse(small);
     this.options.onMalformedNode?.({ name: probe.success ? probe.data.metadata.name : null, problem: describeIssue(parsed.error) });
     return null;
   }
