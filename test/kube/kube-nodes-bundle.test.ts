@@ -35,7 +35,8 @@ async function bundle(entry: string): Promise<{ atStart: string[]; all: string[]
     metafile: true,
     logLevel: 'silent',
   });
-  const entryOut = Object.keys(result.metafile.outputs).find((file) => result.metafile.outputs[file]?.entryPoint !== undefined);
+  // Dynamically imported modules are entry points of their own chunks too: find the one asked for.
+  const entryOut = Object.keys(result.metafile.outputs).find((file) => result.metafile.outputs[file]?.entryPoint === entry);
   return { atStart: staticInputs(result.metafile, entryOut ?? ''), all: Object.keys(result.metafile.inputs) };
 }
 
