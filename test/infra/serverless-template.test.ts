@@ -92,19 +92,20 @@ function evaluate(value: unknown): unknown {
 const fn = (name: string): Obj => objAt(sls, 'functions', name);
 const num = (value: unknown): number => Number(evaluate(value));
 
-interface Statement { role: string; sid: string; actions: string[]; resource: unknown; condition: unknown }
+interface Statement { role: string; sid: string; actions: string[]; resource: unknown; condition: unknown; when?: string }
 
-/** Every statement of every role, with both branches of an `Fn::If` statement. */
+/** Every statement of every role, with both branches of an `Fn::If` statement (`when` names its condition). */
 function statements(): Statement[] {
   const out: Statement[] = [];
   for (const [logicalId, resource] of Object.entries(resources)) {
     if (!isObj(resource) || resource.Type !== 'AWS::IAM::Role') continue;
     for (const policy of listAt(resource, 'Properties', 'Policies')) {
-      const pending = [...listAt(policy, 'PolicyDocument', 'Statement')];
+      const pending: { statement: unknown; when?: string }[] = listAt(policy, 'PolicyDocument', 'Statement').map((statement) => ({ statement }));
       while (pending.length > 0) {
-        const statement = pending.shift();
+        const { statement, when } = pending.shift() ?? {};
         if (isObj(statement) && 'Fn::If' in statement) {
-          pending.push(...listAt(statement, 'Fn::If').slice(1).filter((branch) => !(isObj(branch) && 'Ref' in branch)));
+          const [condition, ...branches] = listAt(statement, 'Fn::If');
+          pending.push(...branches.filter((branch) => !(isObj(branch) && 'Ref' in branch)).map((branch) => ({ statement: branch, when: String(condition) })));
           continue;
         }
         if (!isObj(statement)) throw new Error(`${logicalId}: a statement is not a mapping`);
@@ -114,7 +115,7 @@ function statements(): Statement[] {
         const rawAction = statement.Action;
         const actions = (isObj(rawAction) && 'Fn::If' in rawAction ? listAt(rawAction, 'Fn::If').slice(1).flat() : [rawAction].flat())
           .map((action) => String(action));
-        out.push({ role: logicalId, sid: String(statement.Sid ?? '?'), actions, resource: statement.Resource, condition: statement.Condition });
+        out.push({ role: logicalId, sid: String(statement.Sid ?? '?'), actions, resource: statement.Resource, condition: statement.Condition, ...(when === undefined ? {} : { when }) });
       }
     }
   }
@@ -318,6 +319,67 @@ describe('serverless.yml: least-privilege IAM', () => {
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
+  });
+
+  /** One statement as one line: `[if <condition>: ]<Sid> <actions> on <resource>[ when <condition file>]`. */
+  const render = ({ sid, actions, resource, condition, when }: Statement): string => {
+    const shortResource = (value: unknown): string => {
+      if (typeof value === 'string') return value;
+      if (isObj(value) && 'Fn::GetAtt' in value) return String(listAt(value, 'Fn::GetAtt')[0]);
+      if (isObj(value) && 'Ref' in value) return `Ref ${String(value.Ref)}`;
+      if (isObj(value) && typeof value['Fn::Sub'] === 'string') {
+        return value['Fn::Sub'].replace('arn:${AWS::Partition}:', '').replace(':${AWS::Region}:${AWS::AccountId}:', ':');
+      }
+      if (isObj(value) && 'Fn::If' in value) {
+        const [test, yes, no] = listAt(value, 'Fn::If');
+        return `(${String(test)} ? ${shortResource(yes)} : ${shortResource(no)})`;
+      }
+      return JSON.stringify(value);
+    };
+    const file = typeof condition === 'string' ? /^\$\{file\(\.\/infra\/serverless\/([\w-]+)\.cjs\)\}$/.exec(condition)?.[1] : undefined;
+    const shortCondition = condition === undefined ? '' : ` when ${file ?? JSON.stringify(condition)}`;
+    return `${when === undefined ? '' : `if ${when}: `}${sid} ${[...actions].sort().join(' ')} on ${shortResource(resource)}${shortCondition}`;
+  };
+
+  // Exactly what each role may do: adding or removing an action, a resource or a condition in
+  // serverless.yml fails here until the line below says so too (one line per statement).
+  it.each([
+    ['ReconcileRole', [
+      'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'Enqueue sqs:GetQueueAttributes sqs:SendMessage on WorkQueue',
+      'Logs logs:CreateLogStream logs:PutLogEvents on ReconcileLogGroup',
+      'RouteTableFullMark ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
+      'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
+      'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
+    ]],
+    ['RouteWorkerRole', [
+      'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:Query on CidrTable',
+      'Consume sqs:ChangeMessageVisibility sqs:DeleteMessage sqs:GetQueueAttributes sqs:ReceiveMessage on WorkQueue',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'Logs logs:CreateLogStream logs:PutLogEvents on RouteWorkerLogGroup',
+      'RouteTableFullMark ec2:CreateTags ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
+      'RouteWrites ec2:CreateRoute ec2:DeleteRoute ec2:ReplaceRoute on ec2:route-table/* when cluster-tag-condition',
+      'SourceDestCheck ec2:ModifyNetworkInterfaceAttribute on ec2:network-interface/* when cluster-tag-condition',
+      'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
+      'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
+    ]],
+    ['NodeWebhookRole', [
+      'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'Enqueue sqs:SendMessage on WorkQueue',
+      'Logs logs:CreateLogStream logs:PutLogEvents on NodeWebhookLogGroup',
+      'WebhookToken secretsmanager:GetSecretValue ssm:GetParameter on (CreateWebhookSecret ? Ref WebhookSecret : Ref WebhookSecretArn)',
+      'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
+      'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
+    ]],
+  ])('%s grants exactly these statements', (role, expected) => {
+    expect(all.filter((statement) => statement.role === role).map(render).sort()).toEqual([...expected].sort());
   });
 
   it('gives the worker exactly the DynamoDB calls its node-left check makes over the deployed claim protocol', async () => {
