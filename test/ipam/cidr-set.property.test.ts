@@ -8,7 +8,6 @@ import {
   type BlockLease,
   type CidrSet,
   type CidrStore,
-  type ClaimResult,
   CidrSetError,
   MemoryCidrStore,
   createCidrSet,
@@ -196,13 +195,9 @@ class YieldingStore implements CidrStore {
     await this.pause();
     return this.inner.findOwned(owner);
   }
-  async nextFree(from: number, total: number): Promise<number | null> {
+  async allocate(owner: string | null, total: number): Promise<number | null> {
     await this.pause();
-    return this.inner.nextFree(from, total);
-  }
-  async claim(index: number, owner: string | null): Promise<ClaimResult> {
-    await this.pause();
-    return this.inner.claim(index, owner);
+    return this.inner.allocate(owner, total);
   }
   async occupy(first: number, last: number, owner: string | null): Promise<void> {
     await this.pause();
@@ -211,14 +206,6 @@ class YieldingStore implements CidrStore {
   async release(first: number, last: number, owner?: string): Promise<void> {
     await this.pause();
     return this.inner.release(first, last, owner);
-  }
-  async readCursor(): Promise<number> {
-    await this.pause();
-    return this.inner.readCursor();
-  }
-  async writeCursor(next: number): Promise<void> {
-    await this.pause();
-    return this.inner.writeCursor(next);
   }
   async usedCount(): Promise<number> {
     await this.pause();
