@@ -134,7 +134,8 @@ export class ClaimProtocolStore implements CidrStore {
       let target: number | null;
       if (record === null) {
         target = await this.ticket(total);
-        if (target === null) return null;
+        // Full as listed; a concurrent call for this owner may have claimed meanwhile: answer that.
+        if (target === null) return (await this.findOwned(owner)) ?? null;
         if (!(await this.store.putIfAbsent(ownerKey(owner), this.recordAttrs(target)))) continue;
       } else {
         const named = recordIndex(record);
@@ -148,7 +149,7 @@ export class ClaimProtocolStore implements CidrStore {
           continue;
         }
         target = block === null && named < total ? named : await this.ticket(total);
-        if (target === null) return null;
+        if (target === null) return (await this.findOwned(owner)) ?? null;
         if (!(await this.store.putIfVersion(ownerKey(owner), this.recordAttrs(target), record.version))) continue;
       }
       if (await this.store.putIfAbsent(blockKey(target), this.blockAttrs(owner))) return this.settle(owner, target);
@@ -175,14 +176,19 @@ export class ClaimProtocolStore implements CidrStore {
   private async ticket(total: number): Promise<number | null> {
     let drawn = 1;
     let candidate = ((await this.store.increment(CURSOR_KEY, CURSOR_ATTR, 1)) - 1) % total;
+    let gap: number | null = null;
     for (let jumps = 0; jumps < total; jumps++) {
       if ((await this.store.get(blockKey(candidate))) === null) return candidate;
-      const gap = await this.firstGap(candidate, total);
+      gap = await this.firstGap(candidate, total);
       if (gap === null) break;
       const distance = (gap - candidate + total) % total;
       drawn += distance;
       candidate = ((await this.store.increment(CURSOR_KEY, CURSOR_ATTR, distance)) - 1) % total;
     }
+    // Concurrent draws kept moving the cursor under this one, so every jump landed on a used block
+    // while a free one was seen: take that one (the conditional claim still decides). Only a listing
+    // that found no free block at all makes the set full.
+    if (gap !== null) return gap;
     // Full: give the tickets back, so the cursor stays where upstream's would (it moves only on
     // an allocation). A crash before this only costs order.
     await this.store.increment(CURSOR_KEY, CURSOR_ATTR, -drawn);
