@@ -104,8 +104,7 @@ export function shellQuote(text: string): string {
 function podShareFlag(text: string | undefined): number {
   if (text === undefined) return DEFAULT_POD_SHARE;
   const value = Number(text);
-  const problem = text.trim() === '' ? `must be a number above 0 and below 1, not ${JSON.stringify(text)}` : podShareProblem(value);
-  if (problem !== null) throw new UsageError(`--pod-share ${problem}`);
+  if (text.trim() === '' || podShareProblem(value) !== null) throw new UsageError(`--pod-share must be a number above 0 and below 1, not ${JSON.stringify(text)}`);
   return value;
 }
 
