@@ -4,8 +4,11 @@ import { parseSubnets } from '../prefixes/describe-subnets.ts';
 import {
   DEFAULT_POD_SHARE,
   DELEGATED_PREFIX,
+  type NodeSyncMode,
   PODROUTE_RESERVATION_DESCRIPTION,
+  RESERVATION_TYPE,
   type ReservationPlan,
+  type ReservationType,
   planReservations,
   podShareProblem,
 } from '../prefixes/reservation-plan.ts';
@@ -32,10 +35,15 @@ Flags:
                            subnets ('-' = stdin), e.g. with
                            --filters Name=vpc-id,Values=<vpc> or Name=subnet-id,Values=<a>,<b>
   --pod-share <0..1>       the most of each subnet's addresses to reserve for pods (default ${DEFAULT_POD_SHARE})
-  --description <text>     the reservation's description (default "${PODROUTE_RESERVATION_DESCRIPTION}", which marks it as
-                           podroute's: keep it unless podroute is configured otherwise)
+  --node-sync-mode <mode>  the NODE_SYNC_MODE podroute runs with, which decides the reservation type:
+                           SyncFromCluster (default): explicit (podroute names each prefix; EC2's own
+                           automatic picks, the VPC CNI's among them, stay out of the range);
+                           SyncFromCloud: prefix (EC2 picks each node's prefix from the reservation)
+  --description <text>     the reservations' description (default "${PODROUTE_RESERVATION_DESCRIPTION}"), a label for people:
+                           podroute takes any reservation in a node's subnet that overlaps a cluster
+                           CIDR as its own, whatever its description
   --format sh|json         sh (default): the commands, with a comment line before each;
-                           json: {"reservations": [...], "warnings": [...]}
+                           json: {"reservations": [...], "warnings": [...], "reservationType", "description"}
   -h, --help               this help
 
 Exit status: 0 with the commands; 2 with one line on stderr when a subnet cannot hold a
@@ -48,6 +56,7 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
     'cluster-cidrs': { type: 'string' },
     subnets: { type: 'string' },
     'pod-share': { type: 'string' },
+    'node-sync-mode': { type: 'string', default: 'SyncFromCluster' },
     description: { type: 'string' },
     format: { type: 'string', default: 'sh' },
     help: { type: 'boolean', short: 'h' },
@@ -66,18 +75,23 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
   const format = flags.string('format');
   if (format !== 'sh' && format !== 'json') throw new UsageError(`--format must be sh or json, not ${JSON.stringify(format)}`);
   const podShare = podShareFlag(flags.string('pod-share'));
+  const nodeSyncMode = flags.string('node-sync-mode');
+  if (nodeSyncMode !== 'SyncFromCluster' && nodeSyncMode !== 'SyncFromCloud') {
+    throw new UsageError(`--node-sync-mode must be SyncFromCluster or SyncFromCloud, not ${JSON.stringify(nodeSyncMode)}`);
+  }
+  const reservationType = RESERVATION_TYPE[nodeSyncMode satisfies NodeSyncMode];
   const description = flags.string('description') ?? PODROUTE_RESERVATION_DESCRIPTION;
   if (description.trim() === '') throw new UsageError('--description must not be empty');
   const subnets = parseSubnets(await readJson(io, requireFlag(flags.string('subnets'), 'subnets'), '--subnets'));
 
   const plan = planReservations({ subnets, clusterCidrs: clusterCidrText.map((text) => parseCidr(text)), podShare });
   for (const warning of plan.warnings) io.stderr(`podroute: warning: ${warning}\n`);
-  io.stdout(format === 'json' ? `${JSON.stringify({ ...plan, description })}\n` : formatCommands(plan, description));
+  io.stdout(format === 'json' ? `${JSON.stringify({ ...plan, reservationType, description })}\n` : formatCommands(plan, reservationType, description));
   return 0;
 }
 
 /** The plan as a shell script: a comment naming what each command reserves, then the command. */
-export function formatCommands(plan: ReservationPlan, description: string): string {
+export function formatCommands(plan: ReservationPlan, reservationType: ReservationType, description: string): string {
   const lines: string[] = [];
   for (const r of plan.reservations) {
     const where = r.availabilityZone === null ? '' : ` (${r.availabilityZone})`;
@@ -87,7 +101,7 @@ export function formatCommands(plan: ReservationPlan, description: string): stri
         'aws ec2 create-subnet-cidr-reservation',
         `--subnet-id ${shellQuote(r.subnetId)}`,
         `--cidr ${shellQuote(r.cidr)}`,
-        '--reservation-type prefix',
+        `--reservation-type ${reservationType}`,
         `--description ${shellQuote(description)}`,
       ].join(' '),
     );

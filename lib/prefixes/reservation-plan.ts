@@ -1,6 +1,6 @@
 /**
- * Which subnet CIDR reservations a cluster needs before prefixes mode can work: one `prefix`
- * reservation per subnet and IP family, inside subnet ∩ cluster CIDR. A pure function of the
+ * Which subnet CIDR reservations a cluster needs before prefixes mode can work: one reservation
+ * per subnet and IP family (its type follows the node-sync mode: RESERVATION_TYPE), inside subnet ∩ cluster CIDR. A pure function of the
  * subnets (as DescribeSubnets shows them), the cluster CIDRs and the share of each subnet that may
  * go to pods.
  *
@@ -31,8 +31,24 @@ import type { Subnet } from './describe-subnets.ts';
 /** The prefix sizes EC2 delegates to an interface (EC2 User Guide, "Prefix delegation ...", Basics). */
 export const DELEGATED_PREFIX: Record<Family, number> = { 4: 28, 6: 80 };
 
-/** The description that marks a reservation as podroute's. */
+/**
+ * The description the printed commands give a reservation: a label for people. podroute itself
+ * takes every reservation of a node's subnet that overlaps a cluster CIDR as its own (the prefixes
+ * mode use case, lib/usecases/prefix-mode.ts), whatever its description.
+ */
 export const PODROUTE_RESERVATION_DESCRIPTION = 'podroute';
+
+export type ReservationType = 'explicit' | 'prefix';
+export type NodeSyncMode = 'SyncFromCluster' | 'SyncFromCloud';
+
+/**
+ * The reservation type a node-sync mode needs (Amazon VPC User Guide, "Subnet CIDR reservations";
+ * EC2 User Guide, "Manage prefixes for your network interfaces"): SyncFromCloud lets EC2 pick the
+ * prefix (Ipv4PrefixCount/Ipv6PrefixCount), and EC2 picks from a `prefix` reservation only;
+ * SyncFromCluster names the exact prefix, and an `explicit` reservation keeps EC2's own automatic
+ * picks (the VPC CNI's prefix delegation among them) out of podroute's range.
+ */
+export const RESERVATION_TYPE: Record<NodeSyncMode, ReservationType> = { SyncFromCluster: 'explicit', SyncFromCloud: 'prefix' };
 
 /** Default share of a subnet's addresses that may be reserved for pods. */
 export const DEFAULT_POD_SHARE = 0.5;

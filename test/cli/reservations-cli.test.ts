@@ -39,18 +39,18 @@ describe('podroute reservations on the shipped example', () => {
     expect(code).toBe(0);
     expect(stdout.split('\n')).toEqual([
       '# subnet-0a1b2c3d4e5f60011 (us-east-1a) 10.0.0.0/19: 10.0.16.0/21 for pods (25% of the subnet, 128 /28 prefixes)',
-      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60011 --cidr 10.0.16.0/21 --reservation-type prefix --description podroute',
+      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60011 --cidr 10.0.16.0/21 --reservation-type explicit --description podroute',
       '# subnet-0a1b2c3d4e5f60011 (us-east-1a) 2600:1f18:4a3:6b00::/64: 2600:1f18:4a3:6b00:8000::/66 for pods (25% of the subnet, 16384 /80 prefixes)',
-      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60011 --cidr 2600:1f18:4a3:6b00:8000::/66 --reservation-type prefix --description podroute',
+      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60011 --cidr 2600:1f18:4a3:6b00:8000::/66 --reservation-type explicit --description podroute',
       '# subnet-0a1b2c3d4e5f60012 (us-east-1b) 10.0.32.0/19: 10.0.48.0/21 for pods (25% of the subnet, 128 /28 prefixes)',
-      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60012 --cidr 10.0.48.0/21 --reservation-type prefix --description podroute',
+      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60012 --cidr 10.0.48.0/21 --reservation-type explicit --description podroute',
       '# subnet-0a1b2c3d4e5f60012 (us-east-1b) 2600:1f18:4a3:6b01::/64: 2600:1f18:4a3:6b01:8000::/66 for pods (25% of the subnet, 16384 /80 prefixes)',
-      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60012 --cidr 2600:1f18:4a3:6b01:8000::/66 --reservation-type prefix --description podroute',
+      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60012 --cidr 2600:1f18:4a3:6b01:8000::/66 --reservation-type explicit --description podroute',
       // The example's third subnet also lists a disassociated IPv6 block: it is not used.
       '# subnet-0a1b2c3d4e5f60013 (us-east-1c) 10.0.64.0/19: 10.0.80.0/21 for pods (25% of the subnet, 128 /28 prefixes)',
-      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60013 --cidr 10.0.80.0/21 --reservation-type prefix --description podroute',
+      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60013 --cidr 10.0.80.0/21 --reservation-type explicit --description podroute',
       '# subnet-0a1b2c3d4e5f60013 (us-east-1c) 2600:1f18:4a3:6b02::/64: 2600:1f18:4a3:6b02:8000::/66 for pods (25% of the subnet, 16384 /80 prefixes)',
-      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60013 --cidr 2600:1f18:4a3:6b02:8000::/66 --reservation-type prefix --description podroute',
+      'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60013 --cidr 2600:1f18:4a3:6b02:8000::/66 --reservation-type explicit --description podroute',
       '',
     ]);
   });
@@ -60,6 +60,7 @@ describe('podroute reservations on the shipped example', () => {
     expect(code).toBe(0);
     const plan = JSON.parse(stdout) as { reservations: Array<{ subnetId: string; cidr: string; family: number }>; warnings: string[]; description: string };
     expect(plan.description).toBe('podroute');
+    expect((plan as unknown as { reservationType: string }).reservationType).toBe('explicit');
     expect(plan.warnings).toEqual([]);
     expect(plan.reservations.map((r) => [r.subnetId, r.family, r.cidr])).toEqual([
       ['subnet-0a1b2c3d4e5f60011', 4, '10.0.16.0/21'],
@@ -71,7 +72,15 @@ describe('podroute reservations on the shipped example', () => {
   it('--pod-share changes the size, --description is quoted for the shell', async () => {
     const { code, stdout } = await cli(['reservations', '--cluster-cidrs', V4, '--subnets', example, '--pod-share', '0.2', '--description', "podroute's pods"]);
     expect(code).toBe(0);
-    expect(stdout).toContain("--cidr 10.0.24.0/22 --reservation-type prefix --description 'podroute'\\''s pods'\n");
+    expect(stdout).toContain("--cidr 10.0.24.0/22 --reservation-type explicit --description 'podroute'\\''s pods'\n");
+  });
+
+  it('--node-sync-mode SyncFromCloud asks for prefix-type reservations, EC2 picking from them', async () => {
+    const { code, stdout } = await cli(['reservations', '--cluster-cidrs', V4, '--subnets', example, '--node-sync-mode', 'SyncFromCloud']);
+    expect(code).toBe(0);
+    expect(stdout.match(/--reservation-type \S+/g)).toEqual(Array(3).fill('--reservation-type prefix'));
+    const json = await cli(['reservations', '--cluster-cidrs', V4, '--subnets', example, '--node-sync-mode', 'SyncFromCloud', '--format', 'json']);
+    expect((JSON.parse(json.stdout) as { reservationType: string }).reservationType).toBe('prefix');
   });
 
   it('reads stdin as "-"', async () => {
@@ -119,6 +128,7 @@ describe('podroute reservations: exit 2 with one line on stderr, nothing on stdo
     ['a pod share that is no number', ['--cluster-cidrs', V4, '--subnets', 'f', '--pod-share', 'half'], cannotHold, 'podroute: --pod-share must be a number above 0 and below 1, not "half"\n'],
     ['an empty pod share', ['--cluster-cidrs', V4, '--subnets', 'f', '--pod-share', ' '], cannotHold, 'podroute: --pod-share must be a number above 0 and below 1, not " "\n'],
     ['an empty description', ['--cluster-cidrs', V4, '--subnets', 'f', '--description', ' '], cannotHold, 'podroute: --description must not be empty\n'],
+    ['an unknown node-sync mode', ['--cluster-cidrs', V4, '--subnets', 'f', '--node-sync-mode', 'cloud'], cannotHold, 'podroute: --node-sync-mode must be SyncFromCluster or SyncFromCloud, not "cloud"\n'],
     ['an unknown format', ['--cluster-cidrs', V4, '--subnets', 'f', '--format', 'yaml'], cannotHold, 'podroute: --format must be sh or json, not "yaml"\n'],
     ['an unknown flag', ['--cluster-cidrs', V4, '--subnets', 'f', '--vpc', 'x'], cannotHold, /^podroute: Unknown option '--vpc'.*\n$/],
     ['a file that is not JSON', ['--cluster-cidrs', V4, '--subnets', 'f'], '{"Subnets": [', /^podroute: --subnets: "f" is not JSON \(.*\)\n$/],
