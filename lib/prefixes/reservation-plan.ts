@@ -89,8 +89,9 @@ export class ReservationPlanError extends InvalidInputError {
   constructor(
     readonly subnetId: string,
     message: string,
+    options: { cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -125,7 +126,7 @@ export function planReservations(input: PlanReservationsInput): ReservationPlan 
   const first = failures[0];
   if (first !== undefined) {
     const more = failures.length > 1 ? ` (and ${failures.length - 1} more problem${failures.length > 2 ? 's' : ''})` : '';
-    throw new ReservationPlanError(first.subnetId, `${first.message}${more}`);
+    throw new ReservationPlanError(first.subnetId, `${first.message}${more}`, { cause: failures.length > 1 ? new AggregateError(failures) : first });
   }
   return { reservations, warnings };
 }
