@@ -206,7 +206,9 @@ export const configSchema = z
       const mask = masks[cluster.family];
       if (mask <= cluster.prefix) {
         ctx.addIssue({ code: 'custom', path: [variable], message: `${variable}=${mask} must be longer than the cluster CIDR ${formatCidr(cluster)} (/${cluster.prefix}), so it holds more than one node` });
-      } else if (cluster.family === 6 && mask - cluster.prefix > MAX_IPV6_SUBNET_BITS) {
+      } else if (cluster.family === 6 && mask - cluster.prefix > MAX_IPV6_SUBNET_BITS && env.MODE !== 'prefixes') {
+        // Not in prefixes mode: its sets are pod ranges (reservations inside a subnet, and an IPv6
+        // subnet is a /64, Amazon VPC User Guide "IPv6 subnet sizing"), so /80 blocks stay within 16 bits.
         // Upstream cidrset's limit (ARCHITECTURE.md, the CIDR set): at most 2^16 IPv6 node blocks.
         ctx.addIssue({
           code: 'custom',
