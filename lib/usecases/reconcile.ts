@@ -36,7 +36,9 @@ import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
-import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
+import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
+import { prefixCidrSets, prefixModePlan, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
+import type { PrefixWorld } from './prefix-mode.ts';
 
 export type ReconcileConfig = Pick<
   Config,
@@ -54,8 +56,10 @@ export interface ReconcileDeps {
   queue: WorkQueue;
   /** One CIDR set per cluster CIDR, in the order of `config.clusterCidrs`. */
   cidrSets: CidrSet[];
-  /** Prefixes mode only: the ENI prefix port. */
+  /** Prefixes mode only: the ENI prefix, subnet and pod-range set ports (see ./prefix-mode.ts). */
   prefixes?: EniPrefixes;
+  subnets?: Subnets;
+  reservationSets?: ReservationSets;
   log: Logger;
   now: () => number;
   /** Kubernetes writes in flight at once. */
@@ -92,10 +96,14 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // during the table listing could be missing from the node list while its route is in the tables,
   // and that route would be planned as a `no-owner` deletion.
   const rawTables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
-  const [nodes, leaseLists] = await Promise.all([
+  const [nodes, clusterLeases] = await Promise.all([
     deps.nodes.listNodes(),
-    Promise.all(deps.cidrSets.map((set) => set.leases())),
+    config.mode === 'routes' ? Promise.all(deps.cidrSets.map((set) => set.leases())) : null,
   ]);
+  // Prefixes mode: the sets are the pod ranges of the nodes' subnets, read from EC2 once per run.
+  const prefixRead = config.mode === 'prefixes' ? await readPrefixes(nodes, deps) : null;
+  const run: ReconcileDeps = prefixRead ? { ...deps, cidrSets: prefixRead.sets } : deps;
+  const leaseLists = clusterLeases ?? (await Promise.all(run.cidrSets.map((set) => set.leases())));
   const tables = parseRouteTables({ RouteTables: rawTables });
   const plan =
     config.mode === 'routes'
@@ -124,14 +132,14 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     reclaimed: [],
     reclaimWithheld: 0,
     leasesRepaired: [],
-    errors: [],
+    errors: prefixRead?.error ? [{ step: 'prefix-read', message: prefixRead.error }] : [],
   };
   if (plan.unsafe !== undefined) {
     log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: plan.delete.length });
   }
   for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
   // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
-  const mismatches = nodes.flatMap((node) => maskMismatches(node, deps.cidrSets));
+  const mismatches = nodes.flatMap((node) => maskMismatches(node, run.cidrSets));
   for (const m of mismatches) {
     const detail = maskMismatchMessage(m);
     plan.warnings = [...(plan.warnings ?? []), { reason: 'pod-cidr-mask-mismatch', node: m.node, destinationCidr: m.cidr, detail }];
@@ -165,23 +173,22 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // Leases first: a pod CIDR a node already holds must be taken before any new node is allocated,
   // and a block left without its owner record must be linked to it, or its owner's next
   // allocation would take a second block.
-  await repairLeases(leaseLists, deps, report);
-  await occupyUnleased(nodes, leaseLists, mismatches, deps, report);
+  await repairLeases(leaseLists, run, report);
+  await occupyUnleased(nodes, leaseLists, mismatches, run, report);
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const wantedFamilies = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
   // Nodes that are not podroute's (unmanagedReason) are never allocated, like the planner never routes them.
   const needSync = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null && needsNodeSync(node, wantedFamilies, config.mode));
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
-    const syncDeps = nodeSyncDeps(deps, tables, node);
-    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps);
-    if (config.mode === 'prefixes') await markReachableWhenAliased(node, syncDeps.cloud, deps);
-    return node.metadata.name;
+    if (prefixRead) return syncPrefixNode(node, prefixRead.world, run, nodeSyncKube(deps));
+    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, nodeSyncDeps(deps, tables));
+    return 'synced';
   });
   sync.forEach((result, i) => {
     const name = needSync[i]?.metadata.name ?? '?';
     if (result.status === 'fulfilled') {
-      report.allocated.push(name);
+      if (result.value === 'synced') report.allocated.push(name);
       if (config.mode === 'routes') messages.push(syncNodeMessage(name));
     } else {
       report.errors.push({ node: name, step: 'node-sync', message: errorText(result.reason) });
@@ -226,7 +233,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   });
 
-  await reclaimOrphans(nodes, leaseLists, deps, report);
+  await reclaimOrphans(nodes, leaseLists, run, report);
   summarize(report, deps, started);
   return report;
 }
@@ -320,17 +327,6 @@ async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: Reconc
   }
 }
 
-/**
- * Prefixes mode: upstream's validate branch (pod CIDRs and prefixes both present) writes nothing, so
- * a node whose prefixes match its pod CIDRs is marked reachable here.
- */
-async function markReachableWhenAliased(node: Node, cloud: DualStackCloudAlias, deps: ReconcileDeps): Promise<void> {
-  const podCidrs = podCidrsOf(node).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
-  if (podCidrs.length < deps.config.clusterCidrs.length) return;
-  const aliases = new Set((await cloud.alias(node)).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr));
-  if (podCidrs.every((cidr) => aliases.has(cidr))) await deps.nodes.setNetworkUnavailable(node.metadata.name, false);
-}
-
 /** A node needs node sync when it lacks a pod CIDR of some cluster family (or, with prefixes, is not yet reachable). */
 function needsNodeSync(node: Node, wantedFamilies: ReadonlyArray<Family | undefined>, mode: ReconcileConfig['mode']): boolean {
   const families = new Set(podCidrsOf(node).map((text) => tryParseCidr(text)?.family));
@@ -338,9 +334,24 @@ function needsNodeSync(node: Node, wantedFamilies: ReadonlyArray<Family | undefi
   return mode === 'prefixes' && networkUnavailableOf(node) !== 'False';
 }
 
-/** Node-sync ports for one node, by mode. */
-function nodeSyncDeps(deps: ReconcileDeps, tables: RouteTable[], node: Node) {
-  return { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud: nodeSyncCloud(deps, tables, node), kube: nodeSyncKube(deps) };
+/** Routes mode's node-sync ports: the alias is the node's route in `tables`. */
+function nodeSyncDeps(deps: ReconcileDeps, tables: RouteTable[]) {
+  return { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud: routeAlias(tables, deps.config.clusterCidrs), kube: nodeSyncKube(deps) };
+}
+
+/**
+ * Prefixes mode's EC2 read of one run: the managed nodes' interfaces and subnets, and the sets of
+ * their pod ranges. A failed read is reported; the run then syncs and reclaims nothing.
+ */
+async function readPrefixes(nodes: Node[], deps: ReconcileDeps): Promise<{ world: PrefixWorld; sets: CidrSet[]; error?: string }> {
+  const managed = nodes.filter((node) => unmanagedReason(node, deps.config.nodeSelector) === null);
+  try {
+    const world = await readPrefixWorld(managed, deps);
+    return { world, sets: await prefixCidrSets(world, deps) };
+  } catch (error) {
+    deps.log.log('error', 'prefix.read-failed', { error });
+    return { world: { interfaces: new Map(), subnets: new Map() }, sets: [], error: errorText(error) };
+  }
 }
 
 /**
@@ -363,15 +374,6 @@ export function nodeSyncKube(deps: { config: Pick<ReconcileConfig, 'mode'>; node
   };
 }
 
-/** The node-sync cloud alias for the configured mode: routes in `tables`, or the node's ENI prefixes. */
-export function nodeSyncCloud(
-  deps: { config: Pick<ReconcileConfig, 'mode' | 'clusterCidrs'>; cidrSets: CidrSet[]; prefixes?: EniPrefixes },
-  tables: RouteTable[],
-  node: Node,
-): DualStackCloudAlias {
-  return deps.config.mode === 'routes' ? routeAlias(tables, deps.config.clusterCidrs) : prefixAlias(deps, node);
-}
-
 /** Routes mode: a node's alias is what the cluster's tables route to its instance. */
 export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[]): DualStackCloudAlias {
   const clusters = clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
@@ -392,40 +394,6 @@ export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[]
     },
     // The route itself is the worker's job (a sync-node message follows the allocation).
     addAlias: async () => undefined,
-  };
-}
-
-/** Prefixes mode: a node's alias is the prefix delegated to its primary ENI. */
-function prefixAlias(deps: { cidrSets: CidrSet[]; prefixes?: EniPrefixes }, node: Node): DualStackCloudAlias {
-  const prefixes = deps.prefixes;
-  const instanceId = instanceIdOf(node);
-  return {
-    alias: async () => {
-      if (!prefixes || !instanceId) return [];
-      const families = deps.cidrSets.map((set) => tryParseCidr(set.clusterCidr)?.family ?? 4);
-      const found = await Promise.all(families.map((family) => prefixes.alias(instanceId, family)));
-      return found.filter((cidr): cidr is string => cidr !== null);
-    },
-    addAlias: async (_node, cidrs) => {
-      if (!prefixes) throw new Error('prefixes mode needs the ENI prefix adapter');
-      if (!instanceId) throw new Error(`node ${node.metadata.name} has no EC2 instance id in spec.providerID yet`);
-      for (const cidr of cidrs) await prefixes.addAlias(instanceId, cidr);
-    },
-  };
-}
-
-/** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
-function prefixModePlan(nodes: Node[], config: ReconcileConfig): RoutePlan {
-  return {
-    create: [],
-    replace: [],
-    delete: [],
-    nodes: nodes.map((node) => {
-      const unmanaged = unmanagedReason(node, config.nodeSelector);
-      return unmanaged === null
-        ? { node: node.metadata.name, networkUnavailable: 'pending', patch: false }
-        : { node: node.metadata.name, networkUnavailable: networkUnavailableOf(node) === 'True', patch: false, unmanaged };
-    }),
   };
 }
 
