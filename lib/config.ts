@@ -147,6 +147,8 @@ export const configSchema = z
     NODE_MASK_SIZE_IPV6: numberFrom('NODE_MASK_SIZE_IPV6'),
     MODE: z.enum(['routes', 'prefixes']).default('routes'),
     NODE_SYNC_MODE: z.enum(['SyncFromCluster', 'SyncFromCloud']).default('SyncFromCluster'),
+    // EC2 API Reference, CreateSubnetCidrReservation: Description is a free string on the reservation.
+    PREFIX_RESERVATION_DESCRIPTION: z.string().trim().min(1).default('podroute'),
     ROUTE_TABLE_IDS: z
       .string()
       .optional()
@@ -244,6 +246,11 @@ export interface Config {
   maxReceiveCount: number;
   /** Only nodes whose labels match are podroute's (NODE_SELECTOR; empty = every node). */
   nodeSelector: LabelSelector;
+  /**
+   * Prefixes mode: the Description that marks a subnet CIDR reservation as podroute's
+   * (PREFIX_RESERVATION_DESCRIPTION, default `podroute`, what `podroute reservations` writes).
+   */
+  prefixReservationDescription?: string;
 }
 
 /** Reads the config from an environment (process.env in a handler); throws one clear error. */
@@ -274,5 +281,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     blockedNodeSeconds: e.BLOCKED_NODE_SECONDS ?? 600,
     maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,
     nodeSelector: e.NODE_SELECTOR,
+    prefixReservationDescription: e.PREFIX_RESERVATION_DESCRIPTION,
   };
 }

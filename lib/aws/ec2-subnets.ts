@@ -74,7 +74,7 @@ function toReservation(r: SubnetCidrReservation): SubnetReservation | null {
   const cidr = tryParseCidr(r.Cidr);
   if (!cidr || !r.SubnetCidrReservationId) return null;
   if (r.ReservationType !== 'prefix' && r.ReservationType !== 'explicit') return null;
-  return { reservationId: r.SubnetCidrReservationId, cidr: formatCidr(cidr), type: r.ReservationType };
+  return { reservationId: r.SubnetCidrReservationId, cidr: formatCidr(cidr), type: r.ReservationType, description: r.Description };
 }
 
 /** Runs `page` with each NextToken until there is none; a token seen twice is EC2 looping. */

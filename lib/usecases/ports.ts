@@ -82,6 +82,7 @@ export interface SubnetReservation {
   cidr: string;
   /** `prefix`: EC2 picks prefixes from it; `explicit`: only who names its addresses gets them. */
   type: 'prefix' | 'explicit';
+  description: string | undefined;
 }
 
 export interface Subnet {

@@ -5,9 +5,11 @@
  * to instances and interfaces: a subnet CIDR reservation (Amazon VPC User Guide, "Subnet CIDR
  * reservations"). No route table is touched.
  *
- * Which reservations are podroute's: every reservation of the node's subnet that overlaps a
- * cluster CIDR, cut to that cluster CIDR (a "pod range"). The cluster CIDRs are podroute's by
- * configuration, so nothing else has to be tagged or named. Each pod range is one CIDR set (one
+ * Which reservations are podroute's: those of the node's subnet whose Description is
+ * PREFIX_RESERVATION_DESCRIPTION (default `podroute`, as `podroute reservations` creates them; EC2
+ * API Reference, CreateSubnetCidrReservation: Description), cut to the cluster CIDR they overlap (a
+ * "pod range"). Overlap alone is not enough: cluster CIDRs are often the VPC's own, and the VPC
+ * CNI or an appliance may hold reservations there too. Each pod range is one CIDR set (one
  * partition of the CIDR table, same claim protocol as any set).
  *
  * One run (a reconcile tick, a webhook call) reads EC2 once: one DescribeInstances per 200 nodes,
@@ -43,8 +45,13 @@ export const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
 /** The metric counting such nodes, per subnet (dimension `SubnetId`). */
 export const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
 
+/** The Description of podroute's reservations when PREFIX_RESERVATION_DESCRIPTION is not set. */
+export const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
+
+type PrefixConfig = Pick<Config, 'clusterCidrs' | 'nodeSyncMode'> & Partial<Pick<Config, 'nodeSelector' | 'prefixReservationDescription'>>;
+
 export interface PrefixModeDeps {
-  config: Pick<Config, 'clusterCidrs' | 'nodeSyncMode'> & Partial<Pick<Config, 'nodeSelector'>>;
+  config: PrefixConfig;
   prefixes?: EniPrefixes;
   subnets?: Subnets;
   reservationSets?: ReservationSets;
@@ -83,13 +90,15 @@ export async function readPrefixWorld(nodes: readonly Node[], deps: PrefixModeDe
 }
 
 /** Pure: podroute's pod ranges in a subnet, in cluster CIDR order, then by range. */
-export function podRanges(subnet: Subnet, clusterCidrs: readonly string[]): PodRange[] {
+export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
   const found: PodRange[] = [];
-  for (const clusterText of clusterCidrs) {
+  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  for (const clusterText of config.clusterCidrs) {
     const cluster = tryParseCidr(clusterText);
     if (!cluster) continue;
     const inCluster: PodRange[] = [];
     for (const reservation of subnet.reservations) {
+      if (reservation.description !== mark) continue;
       const cidr = tryParseCidr(reservation.cidr);
       const cut = cidr ? intersection(cluster, cidr) : null;
       if (cut) inCluster.push({ range: formatCidr(cut), family: cut.family, clusterCidr: formatCidr(cluster), reservation });
@@ -100,13 +109,13 @@ export function podRanges(subnet: Subnet, clusterCidrs: readonly string[]): PodR
 }
 
 /** Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere. */
-export function placeNode(node: Node, world: PrefixWorld, config: PrefixModeDeps['config']): Placement {
+export function placeNode(node: Node, world: PrefixWorld, config: PrefixConfig): Placement {
   const instanceId = instanceIdOf(node);
   const eni = instanceId ? world.interfaces.get(instanceId) : undefined;
   if (!instanceId || !eni) return { kind: 'unlisted', message: `EC2 does not list instance ${instanceId ?? '(none)'} of node ${node.metadata.name} (yet)` };
   const subnet = world.subnets.get(eni.subnetId);
   if (!subnet) return { kind: 'unlisted', message: `EC2 does not list subnet ${eni.subnetId} of node ${node.metadata.name} (yet)` };
-  const all = podRanges(subnet, config.clusterCidrs);
+  const all = podRanges(subnet, config);
   const held = [...podCidrsOf(node), ...eni.prefixes].flatMap((text) => tryParseCidr(text) ?? []);
   const chosen: PodRange[] = [];
   const missing: string[] = [];
@@ -118,15 +127,16 @@ export function placeNode(node: Node, world: PrefixWorld, config: PrefixModeDeps
     if (pick) chosen.push(pick);
     else missing.push(clusterText);
   }
-  if (missing.length > 0) return { kind: 'no-reservation', subnet, message: noReservationMessage(subnet, missing, config.nodeSyncMode) };
+  if (missing.length > 0) return { kind: 'no-reservation', subnet, message: noReservationMessage(subnet, missing, config) };
   return { kind: 'placed', eni, subnet, ranges: chosen };
 }
 
 /** What to tell the operator about a subnet without a pod range (an Event message: one line). */
-export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly string[], mode: Config['nodeSyncMode']): string {
+export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly string[], config: Pick<PrefixConfig, 'nodeSyncMode' | 'prefixReservationDescription'>): string {
   // SyncFromCloud lets EC2 pick, which only a `prefix` reservation serves; SyncFromCluster names
   // its prefixes, and an `explicit` one keeps EC2's automatic picks (the VPC CNI's) out of it.
-  const type = mode === 'SyncFromCloud' ? 'prefix' : 'explicit';
+  const type = config.nodeSyncMode === 'SyncFromCloud' ? 'prefix' : 'explicit';
+  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
   const parts = clusterCidrs.map((clusterText) => {
     const cluster = tryParseCidr(clusterText);
     const room = subnet.cidrs.flatMap((text) => {
@@ -135,16 +145,16 @@ export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly stri
       return cut ? [formatCidr(cut)] : [];
     });
     return room.length > 0
-      ? `aws ec2 create-subnet-cidr-reservation --subnet-id ${subnet.subnetId} --reservation-type ${type} --cidr <a range inside ${room.join(' or ')}>`
+      ? `aws ec2 create-subnet-cidr-reservation --subnet-id ${subnet.subnetId} --reservation-type ${type} --description ${mark} --cidr <a range inside ${room.join(' or ')}>`
       : `none can be made for cluster CIDR ${clusterText}: the subnet's blocks (${subnet.cidrs.join(', ')}) do not overlap it`;
   });
-  return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no subnet CIDR reservation inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}`;
+  return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no podroute subnet CIDR reservation (Description ${mark}) inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}`;
 }
 
 /** The CIDR sets of every pod range of the subnets read, in a stable order (for leases). */
 export async function prefixCidrSets(world: PrefixWorld, deps: PrefixModeDeps): Promise<CidrSet[]> {
   const { reservationSets } = requirePorts(deps);
-  const ranges = new Set([...world.subnets.values()].flatMap((subnet) => podRanges(subnet, deps.config.clusterCidrs).map((r) => r.range)));
+  const ranges = new Set([...world.subnets.values()].flatMap((subnet) => podRanges(subnet, deps.config).map((r) => r.range)));
   return Promise.all([...ranges].sort().map((range) => reservationSets(range)));
 }
 

@@ -19,7 +19,7 @@ describe('Ec2Subnets against the emulator', () => {
     const a = ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.0.0/20', ipv6CidrBlock: '2600:1f18:1234:5600::/64', availabilityZone: 'us-east-1a' });
     const b = ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.16.0/20', availabilityZone: 'us-east-1b' });
     const other = ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.32.0/20', availabilityZone: 'us-east-1c' });
-    const r1 = ec2.state.createReservation({ subnetId: a.id, cidr: '10.0.8.0/22', type: 'explicit' });
+    const r1 = ec2.state.createReservation({ subnetId: a.id, cidr: '10.0.8.0/22', type: 'explicit', description: 'podroute' });
     const r2 = ec2.state.createReservation({ subnetId: a.id, cidr: '2600:1f18:1234:5600:8000::/65', type: 'prefix' });
     ec2.state.createReservation({ subnetId: other.id, cidr: '10.0.40.0/22', type: 'prefix' });
 
@@ -30,8 +30,8 @@ describe('Ec2Subnets against the emulator', () => {
       availabilityZone: 'us-east-1a',
       cidrs: ['10.0.0.0/20', '2600:1f18:1234:5600::/64'],
       reservations: [
-        { reservationId: r1.id, cidr: '10.0.8.0/22', type: 'explicit' },
-        { reservationId: r2.id, cidr: '2600:1f18:1234:5600:8000::/65', type: 'prefix' },
+        { reservationId: r1.id, cidr: '10.0.8.0/22', type: 'explicit', description: 'podroute' },
+        { reservationId: r2.id, cidr: '2600:1f18:1234:5600:8000::/65', type: 'prefix', description: undefined },
       ],
     });
     expect(found.get(b.id)?.reservations).toEqual([]);

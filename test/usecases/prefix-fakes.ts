@@ -24,12 +24,13 @@ export class FakeEc2 implements EniPrefixes, Subnets {
   readonly calls: string[] = [];
   private next = 0;
 
-  addSubnet(subnetId: string, cidrs: string[], reservations: Array<Omit<SubnetReservation, 'reservationId'>> = []): Subnet {
+  /** Reservations are podroute's (Description `podroute`) unless they say otherwise. */
+  addSubnet(subnetId: string, cidrs: string[], reservations: Array<Pick<SubnetReservation, 'cidr' | 'type'> & { description?: string | undefined }> = []): Subnet {
     const subnet: Subnet = {
       subnetId,
       availabilityZone: `us-east-1${String.fromCharCode(97 + this.subnetMap.size)}`,
       cidrs,
-      reservations: reservations.map((r, i) => ({ ...r, reservationId: `scr-${subnetId}-${i}` })),
+      reservations: reservations.map((r, i) => ({ description: 'podroute', ...r, reservationId: `scr-${subnetId}-${i}` })),
     };
     this.subnetMap.set(subnetId, subnet);
     return subnet;

@@ -22,8 +22,8 @@ function subnets(w: World) {
   const vpc = w.ec2.state.addVpc({ cidrBlock: '10.0.0.0/16', ipv6CidrBlock: '2600:1f18:1234:5600::/56' });
   return [0, 1, 2].map((i) => {
     const subnet = w.ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: `10.0.${i * 16}.0/20`, ipv6CidrBlock: `2600:1f18:1234:560${i}::/64`, availabilityZone: `us-east-1${'abc'[i]}` });
-    const v4 = w.ec2.state.createReservation({ subnetId: subnet.id, cidr: `10.0.${i * 16 + 8}.0/22`, type: 'explicit' }).cidr;
-    const v6 = w.ec2.state.createReservation({ subnetId: subnet.id, cidr: `2600:1f18:1234:560${i}:8000::/65`, type: 'explicit' }).cidr;
+    const v4 = w.ec2.state.createReservation({ subnetId: subnet.id, cidr: `10.0.${i * 16 + 8}.0/22`, type: 'explicit', description: 'podroute' }).cidr;
+    const v6 = w.ec2.state.createReservation({ subnetId: subnet.id, cidr: `2600:1f18:1234:560${i}:8000::/65`, type: 'explicit', description: 'podroute' }).cidr;
     return { id: subnet.id, v4, v6 };
   });
 }

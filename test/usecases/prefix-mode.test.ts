@@ -25,23 +25,27 @@ function threeSubnets(ec2: FakeEc2, type: 'prefix' | 'explicit' = 'explicit') {
 }
 
 describe('prefixes mode: pod ranges and placement (pure)', () => {
-  it('takes every reservation overlapping a cluster CIDR, cut to it, and no other', () => {
+  it('takes every podroute reservation overlapping a cluster CIDR, cut to it, and no other', () => {
     const ec2 = new FakeEc2();
     const subnet = ec2.addSubnet('subnet-a', ['10.1.0.0/16'], [
       { cidr: '10.1.128.0/17', type: 'explicit' }, // wider than the cluster CIDR: cut to it
-      { cidr: '10.1.4.0/24', type: 'prefix' }, // outside the cluster CIDR: someone else's
+      { cidr: '10.1.4.0/24', type: 'prefix' }, // outside the cluster CIDR
+      { cidr: '10.1.64.0/24', type: 'prefix', description: 'vpc-cni' }, // inside, but someone else's
+      { cidr: '10.1.65.0/24', type: 'prefix', description: undefined },
     ]);
-    expect(podRanges(subnet, ['10.1.192.0/18']).map((r) => [r.range, r.reservation.reservationId])).toEqual([['10.1.192.0/18', 'scr-subnet-a-0']]);
+    expect(podRanges(subnet, { clusterCidrs: ['10.1.0.0/16'] }).map((r) => r.range)).toEqual(['10.1.128.0/17', '10.1.4.0/24']);
+    expect(podRanges(subnet, { clusterCidrs: ['10.1.192.0/18'] }).map((r) => [r.range, r.reservation.reservationId])).toEqual([['10.1.192.0/18', 'scr-subnet-a-0']]);
+    expect(podRanges(subnet, { clusterCidrs: ['10.1.0.0/16'], prefixReservationDescription: 'vpc-cni' }).map((r) => r.range)).toEqual(['10.1.64.0/24']);
   });
 
   it('names the subnet and the reservation to create when there is none', () => {
     const ec2 = new FakeEc2();
     const subnet = ec2.addSubnet('subnet-b', ['10.2.0.0/20']);
-    const message = noReservationMessage(subnet, ['10.0.0.0/8'], 'SyncFromCluster');
+    const message = noReservationMessage(subnet, ['10.0.0.0/8'], { nodeSyncMode: 'SyncFromCluster' });
     expect(message).toContain('subnet-b');
-    expect(message).toContain('aws ec2 create-subnet-cidr-reservation --subnet-id subnet-b --reservation-type explicit --cidr <a range inside 10.2.0.0/20>');
-    expect(noReservationMessage(subnet, ['10.0.0.0/8'], 'SyncFromCloud')).toContain('--reservation-type prefix');
-    expect(noReservationMessage(subnet, ['100.64.0.0/16'], 'SyncFromCluster')).toContain('do not overlap');
+    expect(message).toContain('aws ec2 create-subnet-cidr-reservation --subnet-id subnet-b --reservation-type explicit --description podroute --cidr <a range inside 10.2.0.0/20>');
+    expect(noReservationMessage(subnet, ['10.0.0.0/8'], { nodeSyncMode: 'SyncFromCloud' })).toContain('--reservation-type prefix');
+    expect(noReservationMessage(subnet, ['100.64.0.0/16'], { nodeSyncMode: 'SyncFromCluster' })).toContain('do not overlap');
   });
 
   it('places a node in the range that already holds its pod CIDR', () => {
