@@ -37,8 +37,9 @@ import { createKubeConfig } from '../../../lib/kube/kube-config.ts';
 import { KubeNodes } from '../../../lib/kube/kube-nodes.ts';
 import { jsonLogger, memoryLogger } from '../../../lib/log.ts';
 import type { Logger } from '../../../lib/log.ts';
-import type { Lease } from '../../../lib/ipam/index.ts';
+import type { CidrSet, Lease } from '../../../lib/ipam/index.ts';
 import type { NodeSource } from '../../../lib/usecases/ports.ts';
+import { podRanges } from '../../../lib/usecases/prefix-mode.ts';
 import { startEc2Emulator } from '../ec2/index.ts';
 import type { Ec2Emulator, FaultKind, ThrottleOptions } from '../ec2/index.ts';
 import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../ec2/throttle.ts';
@@ -70,6 +71,8 @@ export interface SandboxOptions {
   routeTables?: number;
   /** `routes` (VPC routes) or `prefixes` (ENI prefix delegation, /28 and /80). Default `routes`. */
   mode?: SandboxMode;
+  /** Prefixes mode: subnets in as many zones (us-east-1a, b, ...), nodes joining round-robin. Default 3, at most 8. */
+  subnets?: number;
   /** Share (0..1) of EC2 calls that fail with a retryable error after passing throttling. Default 0. */
   faults?: number;
   /** Secondary network interfaces of every simulated instance (as VPC CNI, Multus or EFA add). Default 0. */
@@ -199,9 +202,9 @@ const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number
   // Pod CIDRs outside the VPC, routed to nodes by the VPC route tables.
   // 100.64.0.0/10 (as EKS custom networking uses): 16,384 node blocks, room for the benchmarks' clusters.
   routes: { v4: '100.64.0.0/10', v6: 'fd00:10:244::/56', mask4: 24, mask6: 64 },
-  // ENI prefixes must come from the node's subnet: the upper half of the one subnet (10.0.0.0/16), an
-  // explicit subnet CIDR reservation so that no instance address lands in it; IPv6 /80s from its /64.
-  prefixes: { v4: '10.0.128.0/17', v6: '2600:1f18:1234:5600::/64', mask4: 28, mask6: 80 },
+  // ENI prefixes must come from the node's subnet: the cluster CIDRs are the VPC's, and each subnet
+  // has a podroute reservation per family (lib/usecases/prefix-mode.ts) that pod prefixes come from.
+  prefixes: { v4: '10.0.0.0/16', v6: '2600:1f18:1234:5600::/56', mask4: 28, mask6: 80 },
 };
 /**
  * How long a new instance stays invisible to the EC2 API in the sandbox, before scaling: a pessimistic
@@ -273,16 +276,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     cleanups.push(() => ec2.close());
     const vpc = ec2.state.addVpc({ cidrBlock: VPC_V4, ...(dualStack ? { ipv6CidrBlock: VPC_V6 } : {}) });
-    const subnet = ec2.state.addSubnet({
-      vpcId: vpc.id,
-      cidrBlock: mode === 'prefixes' ? VPC_V4 : '10.0.0.0/18',
-      ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}),
+    // Prefixes mode: one /20 (and /64) per zone, its upper half (/21, /65) a podroute reservation
+    // (Description `podroute`, as `podroute reservations` creates them). EC2 hands instance addresses
+    // out anywhere in a subnet except inside a reservation (Amazon VPC User Guide, "Subnet CIDR
+    // reservations"). Routes mode: one subnet.
+    const subnetCount = mode === 'prefixes' ? Math.min(8, Math.max(1, options.subnets ?? 3)) : 1;
+    const subnets = Array.from({ length: subnetCount }, (_, i) => {
+      const made = ec2.state.addSubnet({
+        vpcId: vpc.id,
+        cidrBlock: mode === 'prefixes' ? `10.0.${i * 16}.0/20` : '10.0.0.0/18',
+        availabilityZone: `us-east-1${'abcdefgh'[i] ?? 'a'}`,
+        ...(dualStack ? { ipv6CidrBlock: `2600:1f18:1234:560${i}::/64` } : {}),
+      });
+      if (mode === 'prefixes') {
+        ec2.state.createReservation({ subnetId: made.id, cidr: `10.0.${i * 16 + 8}.0/21`, type: 'prefix', description: 'podroute' });
+        if (dualStack) ec2.state.createReservation({ subnetId: made.id, cidr: `2600:1f18:1234:560${i}:8000::/65`, type: 'prefix', description: 'podroute' });
+      }
+      return made;
     });
-    if (mode === 'prefixes') {
-      // EC2 hands instance addresses out anywhere in a subnet except inside a reservation (Amazon VPC
-      // User Guide, "Subnet CIDR reservations"): keep the pod prefixes' range for explicit assignment.
-      ec2.state.createReservation({ subnetId: subnet.id, cidr: CLUSTER_CIDRS.prefixes.v4, type: 'explicit' });
-    }
     const gateway = ec2.state.addGateway();
     const tagKey = clusterTagKey(clusterName);
     const routeTableIds: string[] = [];
@@ -467,7 +478,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const joinNode = async (name?: string, join: JoinOptions = {}): Promise<{ name: string; instanceId: string }> => {
       nodeCounter += 1;
       const nodeName = name ?? `node-${String(nodeCounter).padStart(3, '0')}`;
-      const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
+      const subnetId = subnets[nodeCounter % subnets.length]?.id ?? '';
+      const instance = ec2.state.addInstance({ subnetId, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
       // A node as the kubelet registers it on EC2: 10-15 KB of labels, managedFields, images and
       // nodeInfo, like a real cluster's (infra/local/kube/kubelet-node.ts).
@@ -511,7 +523,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     };
 
     // --- observation ----------------------------------------------------------------------------
-    const leases = async (): Promise<Lease[]> => (await Promise.all(wirings.reconcile.cidrSets.map((set) => set.leases()))).flat();
+    // Prefixes mode keeps one set per pod range (a podroute reservation), not per cluster CIDR.
+    const allSets = async (): Promise<CidrSet[]> => {
+      const reservationSets = wirings.reconcile.reservationSets;
+      if (mode !== 'prefixes' || !reservationSets) return wirings.reconcile.cidrSets;
+      const ranges = subnets.flatMap((s) =>
+        podRanges({ subnetId: s.id, availabilityZone: s.availabilityZone, cidrs: [], reservations: ec2.state.reservationsOf(s.id).map((r) => ({ reservationId: r.id, cidr: r.cidr, type: r.type, description: r.description })) }, config),
+      );
+      return Promise.all(ranges.map((r) => reservationSets(r.range)));
+    };
+    const leases = async (): Promise<Lease[]> => (await Promise.all((await allSets()).map((set) => set.leases()))).flat();
     const counts = (leaseList: readonly Lease[]): RouteCounts => {
       const instancePrefixes = new Map<string, string[]>();
       if (mode === 'prefixes') {
