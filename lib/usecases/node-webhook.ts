@@ -28,7 +28,7 @@ import { NodeNotFoundError } from '../kube/kube-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
-import { nodeSyncKube, routeAlias } from './reconcile.ts';
+import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
 /** The webhook runs over the same ports as reconcile. */

@@ -11,31 +11,32 @@
  *
  * Routes mode: the cloud "alias" of node sync is the node's route in the cluster's tables, and the
  * worker (not node sync) turns NetworkUnavailable false once every table has the route. Prefixes
- * mode: the alias is the prefix delegated to the node's primary ENI, no route table is touched, and
- * node sync marks the node reachable as soon as the prefix is assigned.
+ * mode (./prefix-mode.ts): the alias is the prefix delegated to the node's primary ENI, the sets
+ * are the pod ranges of the nodes' subnets, no route table is touched, and a node is marked
+ * reachable as soon as its prefixes are assigned.
  *
- * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables,
- * nodes and leases each.
+ * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables
+ * (routes mode) or of the nodes' interfaces and subnets (prefixes mode), nodes and leases each.
  */
-import { tryParseCidr, formatCidr, containsCidr } from '../cidr/cidr.ts';
+import { tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
-import type { CidrSet, Lease } from '../ipam/index.ts';
+import type { CidrSet } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
 import { syncNodeMessage, toMessages } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
 import type { WorkQueue } from '../messages/work-queue.ts';
-import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
+import { networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
-import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
 import { parseRouteTables, planRoutes } from '../routes/index.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
-import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
-import type { MaskMismatch } from './pod-cidr-mask.ts';
+import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
+import { occupyUnleased, reclaimOrphans, repairLeases } from './lease-upkeep.ts';
+import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
 import { prefixCidrSets, prefixModePlan, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
 import type { PrefixWorld } from './prefix-mode.ts';
@@ -238,95 +239,6 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   return report;
 }
 
-/**
- * Occupies the pod CIDRs nodes hold that the set has no lease for (adopted clusters, a restored
- * table). A CIDR of another size than the set's blocks is held as every block it overlaps, for its
- * node, and the node gets a `PodCidrMaskMismatch` event when that happens.
- */
-async function occupyUnleased(
-  nodes: Node[],
-  leaseLists: Lease[][],
-  mismatches: readonly MaskMismatch[],
-  deps: ReconcileDeps,
-  report: ReconcileReport,
-): Promise<void> {
-  for (const [i, set] of deps.cidrSets.entries()) {
-    const leases = leaseLists[i] ?? [];
-    const leased = new Set(leases.map((lease) => lease.cidr));
-    for (const node of nodes) {
-      for (const text of podCidrsOf(node)) {
-        const cidr = tryParseCidr(text);
-        if (!cidr || !holds(set, cidr)) continue;
-        const mismatch = mismatches.find((m) => m.set === set && m.node === node.metadata.name && m.cidr === formatCidr(cidr));
-        if (mismatch ? heldByLeases(set, cidr, leases) : leased.has(formatCidr(cidr))) continue;
-        try {
-          await set.occupy(formatCidr(cidr), node.metadata.name);
-          report.occupied += 1;
-          deps.log.log('info', 'action', { action: 'occupy-cidr', cidr: formatCidr(cidr), node: node.metadata.name });
-        } catch (error) {
-          report.errors.push({ node: node.metadata.name, step: 'occupy', message: errorText(error) });
-          continue;
-        }
-        if (mismatch) await deps.nodes.warn(node.metadata.name, MASK_MISMATCH_EVENT, maskMismatchMessage(mismatch)).catch(() => undefined);
-      }
-    }
-  }
-}
-
-/** Links blocks that lost their owner record (see lib/ipam/claim-protocol.ts) to their owners. */
-async function repairLeases(leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  for (const [i, set] of deps.cidrSets.entries()) {
-    try {
-      const { records } = await set.repair(leaseLists[i]);
-      report.leasesRepaired.push(...records);
-      for (const owner of records) deps.log.log('warn', 'action', { action: 'repair-lease', node: owner, set: set.clusterCidr });
-    } catch (error) {
-      report.errors.push({ step: 'repair', message: errorText(error) });
-    }
-  }
-}
-
-/**
- * Releases leases whose owner is no node any more, once they are older than the grace period (a
- * node being created is not listed yet). Withheld, like route deletions, when the node list is
- * empty or the share of orphans is implausibly large.
- */
-async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  const live = new Set(nodes.map((node) => node.metadata.name));
-  const now = deps.now();
-  const graceMs = deps.config.leaseGraceSeconds * 1000;
-  for (const [i, set] of deps.cidrSets.entries()) {
-    const leases = leaseLists[i] ?? [];
-    const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
-    // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
-    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes));
-    for (const lease of expired) {
-      if (!orphans.includes(lease)) deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: 'a live node holds a pod CIDR inside it' });
-    }
-    if (orphans.length === 0) continue;
-    const tooMany =
-      orphans.length > deps.config.maxDeleteShare * leases.length && orphans.length >= Math.max(1, deps.config.minDeletesForGuard);
-    if (nodes.length === 0 || tooMany) {
-      report.reclaimWithheld += orphans.length;
-      deps.log.log('warn', 'reclaim.withheld', { set: set.clusterCidr, orphans: orphans.length, leases: leases.length, nodes: nodes.length });
-      continue;
-    }
-    for (const lease of orphans) {
-      try {
-        // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
-        if (!(await set.releaseLease(lease))) {
-          deps.log.log('info', 'reclaim.skipped', { cidr: lease.cidr, node: lease.owner, reason: 'lease changed since listed' });
-          continue;
-        }
-        report.reclaimed.push({ cidr: lease.cidr, owner: lease.owner });
-        deps.log.log('info', 'action', { action: 'release-cidr', cidr: lease.cidr, node: lease.owner });
-      } catch (error) {
-        report.errors.push({ step: 'reclaim', message: errorText(error) });
-      }
-    }
-  }
-}
-
 /** A node needs node sync when it lacks a pod CIDR of some cluster family (or, with prefixes, is not yet reachable). */
 function needsNodeSync(node: Node, wantedFamilies: ReadonlyArray<Family | undefined>, mode: ReconcileConfig['mode']): boolean {
   const families = new Set(podCidrsOf(node).map((text) => tryParseCidr(text)?.family));
@@ -352,49 +264,6 @@ async function readPrefixes(nodes: Node[], deps: ReconcileDeps): Promise<{ world
     deps.log.log('error', 'prefix.read-failed', { error });
     return { world: { interfaces: new Map(), subnets: new Map() }, sets: [], error: errorText(error) };
   }
-}
-
-/**
- * The Kubernetes port of node sync. In routes mode a node is not reachable until its routes exist,
- * so node sync's "NetworkUnavailable=false" is left to the worker, which sees the routes.
- */
-export function nodeSyncKube(deps: { config: Pick<ReconcileConfig, 'mode'>; nodes: NodeSource }): DualStackKubeNodes {
-  return {
-    getNode: (name) => deps.nodes.getNode(name),
-    updatePodCidr: async (n, cidrs) => {
-      await deps.nodes.updatePodCidr(n, cidrs);
-    },
-    setNetworkUnavailable: async (name, unavailable) => {
-      if (deps.config.mode === 'routes' && !unavailable) return;
-      await deps.nodes.setNetworkUnavailable(name, unavailable);
-    },
-    warn: async (name, reason, message) => {
-      await deps.nodes.warn(name, reason, message);
-    },
-  };
-}
-
-/** Routes mode: a node's alias is what the cluster's tables route to its instance. */
-export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[]): DualStackCloudAlias {
-  const clusters = clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
-  return {
-    alias: async (node) => {
-      const instanceId = instanceIdOf(node);
-      if (!instanceId) return [];
-      const found = new Map<number, string>();
-      for (const table of tables) {
-        for (const route of table.routes) {
-          if (route.instanceId !== instanceId || route.blackhole) continue;
-          const cidr = tryParseCidr(route.destinationCidr);
-          if (!cidr || !clusters.some((cluster) => containsCidr(cluster, cidr))) continue;
-          if (!found.has(cidr.family)) found.set(cidr.family, formatCidr(cidr));
-        }
-      }
-      return [...found.values()];
-    },
-    // The route itself is the worker's job (a sync-node message follows the allocation).
-    addAlias: async () => undefined,
-  };
 }
 
 /** The static routes by (table, destination): the ones plans act on (a propagated route beside one is context). */
