@@ -57,9 +57,11 @@ import { startHttpApi } from './http-api.ts';
 import type { HttpApi } from './http-api.ts';
 import { lambdaContext } from '../lambda-context.ts';
 import { countState, leakedLeases, liveNodes, percentile } from './report.ts';
-import type { RouteCounts, SandboxReport } from './report.ts';
+import { buildWorld } from './world.ts';
+import type { SandboxMode } from './world.ts';
+import type { RouteCounts, SandboxReport, SubnetBlocks } from './report.ts';
 
-export type SandboxMode = 'routes' | 'prefixes';
+export type { SandboxMode } from './world.ts';
 
 export interface SandboxOptions {
   /** Nodes joined (through the webhook) before `startSandbox` resolves. Default 0. */
@@ -70,6 +72,11 @@ export interface SandboxOptions {
   routeTables?: number;
   /** `routes` (VPC routes) or `prefixes` (ENI prefix delegation, /28 and /80). Default `routes`. */
   mode?: SandboxMode;
+  /**
+   * Prefixes mode: subnets in as many zones, each with `prefix` reservations, nodes spread over
+   * them (world.ts). Unset: the one-subnet world of earlier versions. `npm start` defaults to 3.
+   */
+  subnets?: number;
   /** Share (0..1) of EC2 calls that fail with a retryable error after passing throttling. Default 0. */
   faults?: number;
   /** Secondary network interfaces of every simulated instance (as VPC CNI, Multus or EFA add). Default 0. */
@@ -195,22 +202,12 @@ export interface Sandbox {
   stop(): Promise<void>;
 }
 
-const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number; mask6: number }> = {
-  // Pod CIDRs outside the VPC, routed to nodes by the VPC route tables.
-  // 100.64.0.0/10 (as EKS custom networking uses): 16,384 node blocks, room for the benchmarks' clusters.
-  routes: { v4: '100.64.0.0/10', v6: 'fd00:10:244::/56', mask4: 24, mask6: 64 },
-  // ENI prefixes must come from the node's subnet: the upper half of the one subnet (10.0.0.0/16), an
-  // explicit subnet CIDR reservation so that no instance address lands in it; IPv6 /80s from its /64.
-  prefixes: { v4: '10.0.128.0/17', v6: '2600:1f18:1234:5600::/64', mask4: 28, mask6: 80 },
-};
 /**
  * How long a new instance stays invisible to the EC2 API in the sandbox, before scaling: a pessimistic
  * guess of the propagation delay (EC2 Developer Guide, "Eventual consistency in the Amazon EC2 API",
  * gives no figure, only "might not be immediately visible").
  */
 const LAUNCH_LAG_PRODUCTION_MS = 60_000;
-const VPC_V4 = '10.0.0.0/16';
-const VPC_V6 = '2600:1f18:1234:5600::/56';
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -272,27 +269,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ...(faults > 0 ? { faults: { share: faults, kinds: ['RequestLimitExceeded', 'InternalError', 'ServiceUnavailable'] satisfies FaultKind[] } } : {}),
     });
     cleanups.push(() => ec2.close());
-    const vpc = ec2.state.addVpc({ cidrBlock: VPC_V4, ...(dualStack ? { ipv6CidrBlock: VPC_V6 } : {}) });
-    const subnet = ec2.state.addSubnet({
-      vpcId: vpc.id,
-      cidrBlock: mode === 'prefixes' ? VPC_V4 : '10.0.0.0/18',
-      ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}),
-    });
-    if (mode === 'prefixes') {
-      // EC2 hands instance addresses out anywhere in a subnet except inside a reservation (Amazon VPC
-      // User Guide, "Subnet CIDR reservations"): keep the pod prefixes' range for explicit assignment.
-      ec2.state.createReservation({ subnetId: subnet.id, cidr: CLUSTER_CIDRS.prefixes.v4, type: 'explicit' });
-    }
-    const gateway = ec2.state.addGateway();
+    const world = buildWorld(ec2.state, { mode, dualStack, subnets: options.subnets, routeTables: tableCount, clusterName });
+    const { routeTableIds } = world;
     const tagKey = clusterTagKey(clusterName);
-    const routeTableIds: string[] = [];
-    for (let i = 0; i < tableCount; i++) {
-      const table = ec2.state.addRouteTable({ vpcId: vpc.id, tags: { [tagKey]: 'owned', Name: `${clusterName}-${i + 1}` } });
-      ec2.state.addRoute({ routeTableId: table.id, destinationCidr: '0.0.0.0/0', gatewayId: gateway });
-      routeTableIds.push(table.id);
-    }
-    // Someone else's table in the same VPC: podroute must never touch it.
-    ec2.state.addRouteTable({ vpcId: vpc.id, tags: { Name: 'not-the-cluster' } });
 
     // --- DynamoDB, SQS ------------------------------------------------------------------------
     const db = await startLocalDynamoDb({ region: REGION });
@@ -329,9 +308,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // loadConfig enforces (LEASE_GRACE_SECONDS >= 300): loaded at a production value, then set.
     const loaded = loadConfig({
       CLUSTER_NAME: clusterName,
-      CLUSTER_CIDRS: (dualStack ? [CLUSTER_CIDRS[mode].v4, CLUSTER_CIDRS[mode].v6] : [CLUSTER_CIDRS[mode].v4]).join(','),
-      NODE_MASK_SIZE_IPV4: String(CLUSTER_CIDRS[mode].mask4),
-      NODE_MASK_SIZE_IPV6: String(CLUSTER_CIDRS[mode].mask6),
+      CLUSTER_CIDRS: (dualStack ? [world.cluster.v4, world.cluster.v6] : [world.cluster.v4]).join(','),
+      NODE_MASK_SIZE_IPV4: String(world.cluster.mask4),
+      NODE_MASK_SIZE_IPV6: String(world.cluster.mask6),
       MODE: mode,
       NODE_SYNC_MODE: 'SyncFromCluster',
       QUEUE_URL: work.queueUrl,
@@ -467,6 +446,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const joinNode = async (name?: string, join: JoinOptions = {}): Promise<{ name: string; instanceId: string }> => {
       nodeCounter += 1;
       const nodeName = name ?? `node-${String(nodeCounter).padStart(3, '0')}`;
+      // Nodes spread over the subnets (and so the zones) in turn, as an Auto Scaling group balances them.
+      const subnet = world.subnets[(nodeCounter - 1) % world.subnets.length];
+      if (!subnet) throw new Error('the sandbox world has no subnet');
       const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
       // A node as the kubelet registers it on EC2: 10-15 KB of labels, managedFields, images and
@@ -514,11 +496,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const leases = async (): Promise<Lease[]> => (await Promise.all(wirings.reconcile.cidrSets.map((set) => set.leases()))).flat();
     const counts = (leaseList: readonly Lease[]): RouteCounts => {
       const instancePrefixes = new Map<string, string[]>();
+      const instanceSubnets = new Map<string, SubnetBlocks>();
       if (mode === 'prefixes') {
         for (const instance of ec2.state.instances.values()) {
           if (instance.state !== 'running') continue;
           const eni = ec2.state.primaryInterface(instance.id);
-          if (eni) instancePrefixes.set(instance.id, [...eni.ipv4Prefixes, ...eni.ipv6Prefixes]);
+          if (!eni) continue;
+          instancePrefixes.set(instance.id, [...eni.ipv4Prefixes, ...eni.ipv6Prefixes]);
+          const subnet = ec2.state.subnets.get(eni.subnetId);
+          if (subnet) instanceSubnets.set(instance.id, subnet);
         }
       }
       return countState({
@@ -527,6 +513,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         nodes: kube.state.nodes(),
         tables: routeTableIds.map((id) => ({ id, routes: ec2.state.routes(id) })),
         instancePrefixes,
+        instanceSubnets,
         leases: leaseList,
       });
     };
