@@ -18,7 +18,8 @@
  */
 import { formatCidr, parseCidr } from '../../../lib/cidr/cidr.ts';
 import { clusterTagKey } from '../../../lib/routes/index.ts';
-import type { Ec2State, SubnetRecord } from '../ec2/index.ts';
+import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../ec2/index.ts';
+import type { Ec2State, SubnetRecord, ThrottleOptions } from '../ec2/index.ts';
 
 export type SandboxMode = 'routes' | 'prefixes';
 
@@ -127,4 +128,12 @@ export function instanceCapacity(mode: SandboxMode, subnets: number | undefined)
   if (subnets === undefined) return 2 ** 15 - 5;
   const prefix = 16 + Math.ceil(Math.log2(subnets));
   return subnets * (2 ** (32 - prefix - 1) - 4);
+}
+
+/** EC2's default token buckets, refilled `timeScale` times faster (bursts unchanged). */
+export function scaledThrottle(timeScale: number): ThrottleOptions {
+  return {
+    mutating: { capacity: DEFAULT_MUTATING.capacity, refillPerSecond: DEFAULT_MUTATING.refillPerSecond * timeScale },
+    nonMutating: { capacity: DEFAULT_NON_MUTATING.capacity, refillPerSecond: DEFAULT_NON_MUTATING.refillPerSecond * timeScale },
+  };
 }
