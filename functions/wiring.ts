@@ -14,12 +14,13 @@ import type { CidrSet } from '../lib/ipam/index.ts';
 import { jsonLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
 import type { WorkQueue } from '../lib/messages/work-queue.ts';
-import type { EniPrefixes, NodeSource, RouteTables } from '../lib/usecases/ports.ts';
+import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from '../lib/usecases/ports.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
+import { Ec2Subnets } from '../lib/aws/ec2-subnets.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
 import { SqsWorkQueue } from '../lib/aws/sqs-work-queue.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
@@ -31,6 +32,9 @@ export interface Wiring {
   config: Config;
   routeTables: RouteTables;
   prefixes: EniPrefixes;
+  /** Prefixes mode: subnets and their CIDR reservations, and one CIDR set per pod range. */
+  subnets?: Subnets;
+  reservationSets?: ReservationSets;
   nodes: NodeSource;
   queue: WorkQueue;
   cidrSets: CidrSet[];
@@ -70,27 +74,40 @@ export async function buildWiring(
       assertPrefixMask(family, config.nodeMaskSize[family]);
     }
   }
-  const cidrSets = await Promise.all(
-    config.clusterCidrs.map((clusterCidr) => {
-      const family = tryParseCidr(clusterCidr)?.family ?? 4;
-      const nodeMaskSize = config.nodeMaskSize[family];
-      const store = new DynamoDbCidrStore({
-        client: clients.dynamodb,
-        tableName: config.cidrTableName,
-        setId: cidrSetId(clusterCidr, nodeMaskSize),
-        clock: now,
-        // A conditional write that lost a race with another allocator (dashboard: allocation conflicts).
-        onConditionalFailure: () => log.metric('AllocationConflicts', 1),
-      });
-      return createCidrSet({ clusterCidr, nodeMaskSize, store });
-    }),
-  );
+  // One CIDR set per range (a cluster CIDR, or in prefixes mode a pod range), one partition each.
+  const storedSet = (range: string): Promise<CidrSet> => {
+    const family = tryParseCidr(range)?.family ?? 4;
+    const nodeMaskSize = config.nodeMaskSize[family];
+    const store = new DynamoDbCidrStore({
+      client: clients.dynamodb,
+      tableName: config.cidrTableName,
+      setId: cidrSetId(range, nodeMaskSize),
+      clock: now,
+      // A conditional write that lost a race with another allocator (dashboard: allocation conflicts).
+      onConditionalFailure: () => log.metric('AllocationConflicts', 1),
+    });
+    return createCidrSet({ clusterCidr: range, nodeMaskSize, store });
+  };
+  // Prefixes mode allocates from pod ranges only (lib/usecases/prefix-mode.ts), never from a whole cluster CIDR.
+  const cidrSets = config.mode === 'prefixes' ? [] : await Promise.all(config.clusterCidrs.map(storedSet));
+  const rangeSets = new Map<string, Promise<CidrSet>>();
+  const reservationSets: ReservationSets = (range) => {
+    let set = rangeSets.get(range);
+    if (!set) {
+      set = storedSet(range);
+      rangeSets.set(range, set);
+      set.catch(() => rangeSets.delete(range));
+    }
+    return set;
+  };
   // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
   countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
   return {
     config,
     routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
     prefixes: new Ec2EniPrefixes(clients.ec2),
+    subnets: new Ec2Subnets(clients.ec2),
+    reservationSets,
     nodes,
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     cidrSets,
@@ -110,6 +127,8 @@ export function useCaseDeps(wiring: Wiring) {
     queue: wiring.queue,
     cidrSets: wiring.cidrSets,
     prefixes: wiring.prefixes,
+    ...(wiring.subnets ? { subnets: wiring.subnets } : {}),
+    ...(wiring.reservationSets ? { reservationSets: wiring.reservationSets } : {}),
     log: wiring.log,
     now: wiring.now,
   };

@@ -147,6 +147,8 @@ export const configSchema = z
     NODE_MASK_SIZE_IPV6: numberFrom('NODE_MASK_SIZE_IPV6'),
     MODE: z.enum(['routes', 'prefixes']).default('routes'),
     NODE_SYNC_MODE: z.enum(['SyncFromCluster', 'SyncFromCloud']).default('SyncFromCluster'),
+    // EC2 API Reference, CreateSubnetCidrReservation: Description is a free string on the reservation.
+    PREFIX_RESERVATION_DESCRIPTION: z.string().trim().min(1).default('podroute'),
     ROUTE_TABLE_IDS: z
       .string()
       .optional()
@@ -206,7 +208,9 @@ export const configSchema = z
       const mask = masks[cluster.family];
       if (mask <= cluster.prefix) {
         ctx.addIssue({ code: 'custom', path: [variable], message: `${variable}=${mask} must be longer than the cluster CIDR ${formatCidr(cluster)} (/${cluster.prefix}), so it holds more than one node` });
-      } else if (cluster.family === 6 && mask - cluster.prefix > MAX_IPV6_SUBNET_BITS) {
+      } else if (cluster.family === 6 && mask - cluster.prefix > MAX_IPV6_SUBNET_BITS && env.MODE !== 'prefixes') {
+        // Not in prefixes mode: its sets are pod ranges (reservations inside a subnet, and an IPv6
+        // subnet is a /64, Amazon VPC User Guide "IPv6 subnet sizing"), so /80 blocks stay within 16 bits.
         // Upstream cidrset's limit (ARCHITECTURE.md, the CIDR set): at most 2^16 IPv6 node blocks.
         ctx.addIssue({
           code: 'custom',
@@ -242,6 +246,11 @@ export interface Config {
   maxReceiveCount: number;
   /** Only nodes whose labels match are podroute's (NODE_SELECTOR; empty = every node). */
   nodeSelector: LabelSelector;
+  /**
+   * Prefixes mode: the Description that marks a subnet CIDR reservation as podroute's
+   * (PREFIX_RESERVATION_DESCRIPTION, default `podroute`, what `podroute reservations` writes).
+   */
+  prefixReservationDescription?: string;
 }
 
 /** Reads the config from an environment (process.env in a handler); throws one clear error. */
@@ -272,5 +281,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     blockedNodeSeconds: e.BLOCKED_NODE_SECONDS ?? 600,
     maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,
     nodeSelector: e.NODE_SELECTOR,
+    prefixReservationDescription: e.PREFIX_RESERVATION_DESCRIPTION,
   };
 }

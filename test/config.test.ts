@@ -14,6 +14,10 @@ describe('loadConfig: numeric variables and their bounds', () => {
   it.each<[string, Record<string, string>, (c: ReturnType<typeof loadConfig>) => unknown, unknown]>([
     ['defaults (routes mode)', {}, (c) => [c.nodeMaskSize, c.maxDeleteShare, c.minDeletesForGuard, c.leaseGraceSeconds, c.maxReceiveCount], [{ 4: 24, 6: 64 }, 0.5, 5, 600, 3]],
     ['defaults (prefixes mode): the ENI prefix sizes', { MODE: 'prefixes' }, (c) => c.nodeMaskSize, { 4: 28, 6: 80 }],
+    ['PREFIX_RESERVATION_DESCRIPTION defaults to podroute', {}, (c) => c.prefixReservationDescription, 'podroute'],
+    ['PREFIX_RESERVATION_DESCRIPTION', { PREFIX_RESERVATION_DESCRIPTION: 'pods-team-a' }, (c) => c.prefixReservationDescription, 'pods-team-a'],
+    // Prefixes mode allocates /80s from pod ranges inside /64 subnets, so a VPC-wide /56 is fine.
+    ['prefixes mode: an IPv6 cluster CIDR wider than /64', { MODE: 'prefixes', CLUSTER_CIDRS: '10.0.0.0/8,2600:1f18:1234:5600::/56' }, (c) => c.clusterCidrs, ['10.0.0.0/8', '2600:1f18:1234:5600::/56']],
     ['NODE_MASK_SIZE_IPV4=17 (one bit longer than the cluster)', { NODE_MASK_SIZE_IPV4: '17' }, (c) => c.nodeMaskSize[4], 17],
     ['NODE_MASK_SIZE_IPV4=32', { NODE_MASK_SIZE_IPV4: '32' }, (c) => c.nodeMaskSize[4], 32],
     ['NODE_MASK_SIZE_IPV6=64 for a /48', { CLUSTER_CIDRS: '10.244.0.0/16,fd00:10::/48', NODE_MASK_SIZE_IPV6: '64' }, (c) => c.nodeMaskSize[6], 64],

@@ -1,14 +1,15 @@
 /**
- * The node-sync "cloud alias" on AWS: the prefix delegated to a node's primary interface, a `/28`
- * for IPv4 or a `/80` for IPv6 (the only sizes EC2 delegates), read and assigned.
+ * The node-sync "cloud alias" on AWS: the prefixes delegated to nodes' primary interfaces, a `/28`
+ * for IPv4 or a `/80` for IPv6 (the only sizes EC2 delegates), read in batches and assigned.
  */
-import { AssignIpv6AddressesCommand, AssignPrivateIpAddressesCommand } from '@aws-sdk/client-ec2';
-import type { EC2Client } from '@aws-sdk/client-ec2';
-import { cidrEquals, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { AssignIpv6AddressesCommand, AssignPrivateIpAddressesCommand, DescribeInstancesCommand } from '@aws-sdk/client-ec2';
+import type { DescribeInstancesCommandOutput, EC2Client, InstanceNetworkInterface } from '@aws-sdk/client-ec2';
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
-import { InvalidInputError } from '../errors.ts';
+import { InvalidInputError, PodrouteError } from '../errors.ts';
+import type { EniPrefixes, NodeInterface } from '../usecases/ports.ts';
 import { toPodrouteError } from './ec2-errors.ts';
-import { primaryInterface } from './ec2-instances.ts';
+import { primaryInterfaceOf } from './ec2-instances.ts';
 
 /** EC2 delegates prefixes of exactly these sizes to a network interface. */
 export const DELEGATED_PREFIX_MASK: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
@@ -29,42 +30,92 @@ export function assertPrefixMask(family: Family, nodeMask: number): void {
   }
 }
 
-export class Ec2EniPrefixes {
+/** Instance ids per DescribeInstances call: one `instance-id` filter holds them all. */
+export const INSTANCE_IDS_PER_CALL = 200;
+
+export class Ec2EniPrefixes implements EniPrefixes {
   constructor(private readonly client: EC2Client) {}
 
-  /** The first delegated prefix of the family on the instance's primary interface, or null. */
-  async alias(instanceId: string, family: Family): Promise<string | null> {
-    const prefixes = await this.prefixes(instanceId, family);
-    return prefixes[0] ?? null;
+  /**
+   * One DescribeInstances per 200 ids (and per page of answers). The ids go in an `instance-id`
+   * filter, not in `InstanceIds`: EC2 API Reference, DescribeInstances: an unknown id in
+   * `InstanceIds` fails the whole call (InvalidInstanceID.NotFound, also for an instance still
+   * inside its launch window), while a filter just leaves it out, and only a filtered call may page
+   * with MaxResults (5..1000).
+   */
+  async describeInterfaces(instanceIds: readonly string[]): Promise<Map<string, NodeInterface>> {
+    const ids = [...new Set(instanceIds)];
+    const found = new Map<string, NodeInterface>();
+    for (let i = 0; i < ids.length; i += INSTANCE_IDS_PER_CALL) {
+      const chunk = ids.slice(i, i + INSTANCE_IDS_PER_CALL);
+      const seen = new Set<string>();
+      let nextToken: string | undefined;
+      do {
+        let out: DescribeInstancesCommandOutput;
+        try {
+          out = await this.client.send(
+            new DescribeInstancesCommand({ Filters: [{ Name: 'instance-id', Values: chunk }], MaxResults: 1000, ...(nextToken ? { NextToken: nextToken } : {}) }),
+          );
+        } catch (error) {
+          throw toPodrouteError(error, { operation: 'DescribeInstances', subject: `${chunk.length} instance(s)` });
+        }
+        for (const instance of (out.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {
+          const eni = primaryInterfaceOf(instance);
+          if (!instance.InstanceId || !eni?.NetworkInterfaceId || !eni.SubnetId) continue;
+          found.set(instance.InstanceId, { instanceId: instance.InstanceId, networkInterfaceId: eni.NetworkInterfaceId, subnetId: eni.SubnetId, prefixes: delegatedPrefixes(eni) });
+        }
+        nextToken = out.NextToken || undefined;
+        if (nextToken !== undefined && seen.has(nextToken)) throw new PodrouteError('EC2 DescribeInstances returned the same NextToken twice', { retryable: true });
+        if (nextToken !== undefined) seen.add(nextToken);
+      } while (nextToken !== undefined);
+    }
+    return found;
   }
 
-  /** Delegates `cidr` to the instance's primary interface; nothing to do when it already is. */
-  async addAlias(instanceId: string, cidrText: string): Promise<void> {
+  /** Delegates exactly `cidr` (an IPv4 /28 or IPv6 /80) to the interface. */
+  async assignPrefix(networkInterfaceId: string, cidrText: string): Promise<void> {
     const cidr = tryParseCidr(cidrText);
     if (!cidr) throw new InvalidInputError(`invalid prefix ${JSON.stringify(cidrText)}: want an IPv4 /28 or IPv6 /80 CIDR`);
     assertPrefixMask(cidr.family, cidr.prefix);
     const prefix = formatCidr(cidr);
-    const { eni } = await primaryInterface(this.client, instanceId, 'DescribeInstances');
-    const current = cidr.family === 4 ? (eni.Ipv4Prefixes ?? []).map((p) => p.Ipv4Prefix) : (eni.Ipv6Prefixes ?? []).map((p) => p.Ipv6Prefix);
-    if (current.some((p) => { const c = tryParseCidr(p); return c !== null && cidrEquals(c, cidr); })) return;
-    const operation = cidr.family === 4 ? 'AssignPrivateIpAddresses' : 'AssignIpv6Addresses';
-    try {
-      if (cidr.family === 4) {
-        await this.client.send(new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eni.NetworkInterfaceId, Ipv4Prefixes: [prefix] }));
-      } else {
-        await this.client.send(new AssignIpv6AddressesCommand({ NetworkInterfaceId: eni.NetworkInterfaceId, Ipv6Prefixes: [prefix] }));
-      }
-    } catch (error) {
-      throw toPodrouteError(error, { operation, subject: `${instanceId} ${prefix}` });
-    }
+    await this.assign(networkInterfaceId, cidr.family, { prefix }, prefix);
   }
 
-  private async prefixes(instanceId: string, family: Family): Promise<string[]> {
-    const { eni } = await primaryInterface(this.client, instanceId, 'DescribeInstances');
-    const raw = family === 4 ? (eni.Ipv4Prefixes ?? []).map((p) => p.Ipv4Prefix) : (eni.Ipv6Prefixes ?? []).map((p) => p.Ipv6Prefix);
-    return raw.flatMap((text) => {
-      const cidr = tryParseCidr(text);
-      return cidr && cidr.family === family && cidr.prefix === DELEGATED_PREFIX_MASK[family] ? [formatCidr(cidr)] : [];
-    });
+  /**
+   * Lets EC2 pick one prefix (Ipv4PrefixCount / Ipv6PrefixCount = 1). Amazon VPC User Guide, "Subnet
+   * CIDR reservations": automatic prefix assignment takes from the subnet's `prefix` reservations.
+   */
+  async assignAnyPrefix(networkInterfaceId: string, family: Family): Promise<string> {
+    const assigned = await this.assign(networkInterfaceId, family, { count: 1 }, 'one automatic prefix');
+    const first = assigned.map((text) => tryParseCidr(text)).find((c) => c !== null && c.family === family);
+    if (!first) throw new PodrouteError(`EC2 assigned no IPv${family} prefix to ${networkInterfaceId}`, { retryable: true });
+    return formatCidr(first);
   }
+
+  private async assign(eniId: string, family: Family, what: { prefix: string } | { count: number }, subject: string): Promise<string[]> {
+    const operation = family === 4 ? 'AssignPrivateIpAddresses' : 'AssignIpv6Addresses';
+    try {
+      if (family === 4) {
+        const out = await this.client.send(
+          new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eniId, ...('prefix' in what ? { Ipv4Prefixes: [what.prefix] } : { Ipv4PrefixCount: what.count }) }),
+        );
+        return (out.AssignedIpv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : []));
+      }
+      const out = await this.client.send(
+        new AssignIpv6AddressesCommand({ NetworkInterfaceId: eniId, ...('prefix' in what ? { Ipv6Prefixes: [what.prefix] } : { Ipv6PrefixCount: what.count }) }),
+      );
+      return out.AssignedIpv6Prefixes ?? [];
+    } catch (error) {
+      throw toPodrouteError(error, { operation, subject: `${eniId} ${subject}` });
+    }
+  }
+}
+
+/** The one reading of an interface's delegated prefixes: both families, delegated sizes only, canonical. */
+export function delegatedPrefixes(eni: Pick<InstanceNetworkInterface, 'Ipv4Prefixes' | 'Ipv6Prefixes'>): string[] {
+  const raw = [...(eni.Ipv4Prefixes ?? []).map((p) => p.Ipv4Prefix), ...(eni.Ipv6Prefixes ?? []).map((p) => p.Ipv6Prefix)];
+  return raw.flatMap((text) => {
+    const cidr = tryParseCidr(text);
+    return cidr && cidr.prefix === DELEGATED_PREFIX_MASK[cidr.family] ? [formatCidr(cidr)] : [];
+  });
 }

@@ -27,7 +27,8 @@ import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../web
 import { NodeNotFoundError } from './port-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
-import { nodeSyncCloud, nodeSyncKube } from './reconcile.ts';
+import { readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
+import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
 /** The webhook runs over the same ports as reconcile. */
@@ -81,7 +82,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     }
     const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
     if (unmanaged !== null) return { status: 202, message: `node ${event.nodeName} is not podroute's (${unmanaged}); nothing to do` };
-    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps(deps, node, nodeSyncKube(deps)));
+    await syncOne(node, deps, nodeSyncKube(deps));
     await warnMaskMismatches(node, deps);
     await queueNodeSync(node.metadata.name, deps, 0);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
@@ -103,7 +104,7 @@ async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string
     },
     setNetworkUnavailable: async () => undefined,
   };
-  await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps(deps, node, kube));
+  await syncOne(node, deps, kube);
   return captured;
 }
 
@@ -128,12 +129,13 @@ async function queueNodeSync(name: string, deps: WebhookDeps, delaySeconds = SYN
   await deps.queue.send([syncNodeMessage(name)], { delaySeconds });
 }
 
-function syncDeps(deps: WebhookDeps, node: Node, kube: DualStackKubeNodes) {
-  return {
-    mode: deps.config.nodeSyncMode,
-    cidrSets: deps.cidrSets,
-    // Routes mode: a brand-new node has no route yet, so its alias is empty and it is allocated.
-    cloud: nodeSyncCloud(deps, [], node),
-    kube,
-  };
+/** Node sync for one node: prefixes mode reads its interface and subnet once (./prefix-mode.ts). */
+async function syncOne(node: Node, deps: WebhookDeps, kube: DualStackKubeNodes): Promise<void> {
+  if (deps.config.mode === 'prefixes') {
+    await syncPrefixNode(node, await readPrefixWorld([node], deps), deps, kube);
+    return;
+  }
+  // Routes mode: a brand-new node has no route yet, so its alias is empty and it is allocated.
+  const cloud = routeAlias([], deps.config.clusterCidrs);
+  await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud, kube });
 }

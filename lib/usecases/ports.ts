@@ -2,6 +2,7 @@
  * The ports the use cases run over. The adapters in lib/aws and lib/kube implement them; tests and
  * the sandbox may pass anything of the same shape.
  */
+import type { CidrSet } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
 import type { Route, RouteTable } from '../routes/route-tables.ts';
 
@@ -42,8 +43,53 @@ export interface NodeSource {
   warn(nodeName: string, reason: string, message: string): Promise<unknown>;
 }
 
-/** The ENI-prefix cloud alias of prefix mode, per instance and family. */
-export interface EniPrefixes {
-  alias(instanceId: string, family: 4 | 6): Promise<string | null>;
-  addAlias(instanceId: string, cidr: string): Promise<void>;
+/** A node's primary interface (device index 0) as prefixes mode reads it. */
+export interface NodeInterface {
+  instanceId: string;
+  networkInterfaceId: string;
+  subnetId: string;
+  /** Every prefix delegated to the interface (IPv4 `/28`s and IPv6 `/80`s, canonical), whoever delegated it. */
+  prefixes: string[];
 }
+
+/** The interfaces of prefix mode: read in batches, prefixes delegated one at a time. */
+export interface EniPrefixes {
+  /**
+   * The primary interfaces of these instances, read in as few calls as EC2 allows (one call per
+   * page of ids, not one per instance). Instances EC2 does not list (yet) are absent from the map.
+   */
+  describeInterfaces(instanceIds: readonly string[]): Promise<Map<string, NodeInterface>>;
+  /** Delegates exactly `cidr` to the interface. */
+  assignPrefix(networkInterfaceId: string, cidr: string): Promise<void>;
+  /** Lets EC2 pick one prefix of the family (from a `prefix` reservation when there is one); answers it. */
+  assignAnyPrefix(networkInterfaceId: string, family: 4 | 6): Promise<string>;
+}
+
+/** A subnet CIDR reservation (EC2 `SubnetCidrReservation`). */
+export interface SubnetReservation {
+  reservationId: string;
+  cidr: string;
+  /** `prefix`: EC2 picks prefixes from it; `explicit`: only who names its addresses gets them. */
+  type: 'prefix' | 'explicit';
+  description: string | undefined;
+}
+
+export interface Subnet {
+  subnetId: string;
+  availabilityZone: string | undefined;
+  /** The subnet's IPv4 block and its associated IPv6 blocks. */
+  cidrs: string[];
+  reservations: SubnetReservation[];
+}
+
+/** Subnets and their CIDR reservations. */
+export interface Subnets {
+  /** These subnets with their reservations; unknown ids are absent. */
+  describeSubnets(subnetIds: readonly string[]): Promise<Map<string, Subnet>>;
+}
+
+/**
+ * The CIDR set of one pod range (a podroute reservation cut to a cluster CIDR), one partition of
+ * the CIDR table each; the same range answers the same set.
+ */
+export type ReservationSets = (range: string) => Promise<CidrSet>;

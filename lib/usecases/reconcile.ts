@@ -11,32 +11,35 @@
  *
  * Routes mode: the cloud "alias" of node sync is the node's route in the cluster's tables, and the
  * worker (not node sync) turns NetworkUnavailable false once every table has the route. Prefixes
- * mode: the alias is the prefix delegated to the node's primary ENI, no route table is touched, and
- * node sync marks the node reachable as soon as the prefix is assigned.
+ * mode (./prefix-mode.ts): the alias is the prefix delegated to the node's primary ENI, the sets
+ * are the pod ranges of the nodes' subnets, no route table is touched, and a node is marked
+ * reachable as soon as its prefixes are assigned.
  *
- * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables,
- * nodes and leases each.
+ * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables
+ * (routes mode) or of the nodes' interfaces and subnets (prefixes mode), nodes and leases each.
  */
-import { tryParseCidr, formatCidr, containsCidr } from '../cidr/cidr.ts';
+import { tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
-import type { CidrSet, Lease } from '../ipam/index.ts';
+import type { CidrSet } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
 import { syncNodeMessage, toMessages } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
 import type { WorkQueue } from '../messages/work-queue.ts';
-import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
+import { networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
-import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
 import { planRoutes } from '../routes/index.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
-import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
-import type { MaskMismatch } from './pod-cidr-mask.ts';
-import type { EniPrefixes, NodeSource, RouteTables } from './ports.ts';
+import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
+import { occupyUnleased, reclaimOrphans, repairLeases } from './lease-upkeep.ts';
+import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
+import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
+import { prefixCidrSets, prefixModePlan, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
+import type { PrefixWorld } from './prefix-mode.ts';
 
 export type ReconcileConfig = Pick<
   Config,
@@ -54,8 +57,10 @@ export interface ReconcileDeps {
   queue: WorkQueue;
   /** One CIDR set per cluster CIDR, in the order of `config.clusterCidrs`. */
   cidrSets: CidrSet[];
-  /** Prefixes mode only: the ENI prefix port. */
+  /** Prefixes mode only: the ENI prefix, subnet and pod-range set ports (see ./prefix-mode.ts). */
   prefixes?: EniPrefixes;
+  subnets?: Subnets;
+  reservationSets?: ReservationSets;
   log: Logger;
   now: () => number;
   /** Kubernetes writes in flight at once. */
@@ -92,10 +97,14 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // during the table listing could be missing from the node list while its route is in the tables,
   // and that route would be planned as a `no-owner` deletion.
   const tables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
-  const [nodes, leaseLists] = await Promise.all([
+  const [nodes, clusterLeases] = await Promise.all([
     deps.nodes.listNodes(),
-    Promise.all(deps.cidrSets.map((set) => set.leases())),
+    config.mode === 'routes' ? Promise.all(deps.cidrSets.map((set) => set.leases())) : null,
   ]);
+  // Prefixes mode: the sets are the pod ranges of the nodes' subnets, read from EC2 once per run.
+  const prefixRead = config.mode === 'prefixes' ? await readPrefixes(nodes, deps) : null;
+  const run: ReconcileDeps = prefixRead ? { ...deps, cidrSets: prefixRead.sets } : deps;
+  const leaseLists = clusterLeases ?? (await Promise.all(run.cidrSets.map((set) => set.leases())));
   const plan =
     config.mode === 'routes'
       ? planRoutes({
@@ -123,14 +132,14 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     reclaimed: [],
     reclaimWithheld: 0,
     leasesRepaired: [],
-    errors: [],
+    errors: prefixRead?.error ? [{ step: 'prefix-read', message: prefixRead.error }] : [],
   };
   if (plan.unsafe !== undefined) {
     log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: plan.delete.length });
   }
   for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
   // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
-  const mismatches = nodes.flatMap((node) => maskMismatches(node, deps.cidrSets));
+  const mismatches = nodes.flatMap((node) => maskMismatches(node, run.cidrSets));
   for (const m of mismatches) {
     const detail = maskMismatchMessage(m);
     plan.warnings = [...(plan.warnings ?? []), { reason: 'pod-cidr-mask-mismatch', node: m.node, destinationCidr: m.cidr, detail }];
@@ -164,23 +173,22 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // Leases first: a pod CIDR a node already holds must be taken before any new node is allocated,
   // and a block left without its owner record must be linked to it, or its owner's next
   // allocation would take a second block.
-  await repairLeases(leaseLists, deps, report);
-  await occupyUnleased(nodes, leaseLists, mismatches, deps, report);
+  await repairLeases(leaseLists, run, report);
+  await occupyUnleased(nodes, leaseLists, mismatches, run, report);
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const wantedFamilies = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
   // Nodes that are not podroute's (unmanagedReason) are never allocated, like the planner never routes them.
   const needSync = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null && needsNodeSync(node, wantedFamilies, config.mode));
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
-    const syncDeps = nodeSyncDeps(deps, tables, node);
-    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, syncDeps);
-    if (config.mode === 'prefixes') await markReachableWhenAliased(node, syncDeps.cloud, deps);
-    return node.metadata.name;
+    if (prefixRead) return syncPrefixNode(node, prefixRead.world, run, nodeSyncKube(deps));
+    await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, nodeSyncDeps(deps, tables));
+    return 'synced';
   });
   sync.forEach((result, i) => {
     const name = needSync[i]?.metadata.name ?? '?';
     if (result.status === 'fulfilled') {
-      report.allocated.push(name);
+      if (result.value === 'synced') report.allocated.push(name);
       if (config.mode === 'routes') messages.push(syncNodeMessage(name));
     } else {
       report.errors.push({ node: name, step: 'node-sync', message: errorText(result.reason) });
@@ -225,109 +233,9 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   });
 
-  await reclaimOrphans(nodes, leaseLists, deps, report);
+  await reclaimOrphans(nodes, leaseLists, run, report);
   summarize(report, deps, started);
   return report;
-}
-
-/**
- * Occupies the pod CIDRs nodes hold that the set has no lease for (adopted clusters, a restored
- * table). A CIDR of another size than the set's blocks is held as every block it overlaps, for its
- * node, and the node gets a `PodCidrMaskMismatch` event when that happens.
- */
-async function occupyUnleased(
-  nodes: Node[],
-  leaseLists: Lease[][],
-  mismatches: readonly MaskMismatch[],
-  deps: ReconcileDeps,
-  report: ReconcileReport,
-): Promise<void> {
-  for (const [i, set] of deps.cidrSets.entries()) {
-    const leases = leaseLists[i] ?? [];
-    const leased = new Set(leases.map((lease) => lease.cidr));
-    for (const node of nodes) {
-      for (const text of podCidrsOf(node)) {
-        const cidr = tryParseCidr(text);
-        if (!cidr || !holds(set, cidr)) continue;
-        const mismatch = mismatches.find((m) => m.set === set && m.node === node.metadata.name && m.cidr === formatCidr(cidr));
-        if (mismatch ? heldByLeases(set, cidr, leases) : leased.has(formatCidr(cidr))) continue;
-        try {
-          await set.occupy(formatCidr(cidr), node.metadata.name);
-          report.occupied += 1;
-          deps.log.log('info', 'action', { action: 'occupy-cidr', cidr: formatCidr(cidr), node: node.metadata.name });
-        } catch (error) {
-          report.errors.push({ node: node.metadata.name, step: 'occupy', message: errorText(error) });
-          continue;
-        }
-        if (mismatch) await deps.nodes.warn(node.metadata.name, MASK_MISMATCH_EVENT, maskMismatchMessage(mismatch)).catch(() => undefined);
-      }
-    }
-  }
-}
-
-/** Links blocks that lost their owner record (see lib/ipam/claim-protocol.ts) to their owners. */
-async function repairLeases(leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  for (const [i, set] of deps.cidrSets.entries()) {
-    try {
-      const { records } = await set.repair(leaseLists[i]);
-      report.leasesRepaired.push(...records);
-      for (const owner of records) deps.log.log('warn', 'action', { action: 'repair-lease', node: owner, set: set.clusterCidr });
-    } catch (error) {
-      report.errors.push({ step: 'repair', message: errorText(error) });
-    }
-  }
-}
-
-/**
- * Releases leases whose owner is no node any more, once they are older than the grace period (a
- * node being created is not listed yet). Withheld, like route deletions, when the node list is
- * empty or the share of orphans is implausibly large.
- */
-async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  const live = new Set(nodes.map((node) => node.metadata.name));
-  const now = deps.now();
-  const graceMs = deps.config.leaseGraceSeconds * 1000;
-  for (const [i, set] of deps.cidrSets.entries()) {
-    const leases = leaseLists[i] ?? [];
-    const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
-    // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
-    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes));
-    for (const lease of expired) {
-      if (!orphans.includes(lease)) deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: 'a live node holds a pod CIDR inside it' });
-    }
-    if (orphans.length === 0) continue;
-    const tooMany =
-      orphans.length > deps.config.maxDeleteShare * leases.length && orphans.length >= Math.max(1, deps.config.minDeletesForGuard);
-    if (nodes.length === 0 || tooMany) {
-      report.reclaimWithheld += orphans.length;
-      deps.log.log('warn', 'reclaim.withheld', { set: set.clusterCidr, orphans: orphans.length, leases: leases.length, nodes: nodes.length });
-      continue;
-    }
-    for (const lease of orphans) {
-      try {
-        // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
-        if (!(await set.releaseLease(lease))) {
-          deps.log.log('info', 'reclaim.skipped', { cidr: lease.cidr, node: lease.owner, reason: 'lease changed since listed' });
-          continue;
-        }
-        report.reclaimed.push({ cidr: lease.cidr, owner: lease.owner });
-        deps.log.log('info', 'action', { action: 'release-cidr', cidr: lease.cidr, node: lease.owner });
-      } catch (error) {
-        report.errors.push({ step: 'reclaim', message: errorText(error) });
-      }
-    }
-  }
-}
-
-/**
- * Prefixes mode: upstream's validate branch (pod CIDRs and prefixes both present) writes nothing, so
- * a node whose prefixes match its pod CIDRs is marked reachable here.
- */
-async function markReachableWhenAliased(node: Node, cloud: DualStackCloudAlias, deps: ReconcileDeps): Promise<void> {
-  const podCidrs = podCidrsOf(node).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
-  if (podCidrs.length < deps.config.clusterCidrs.length) return;
-  const aliases = new Set((await cloud.alias(node)).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr));
-  if (podCidrs.every((cidr) => aliases.has(cidr))) await deps.nodes.setNetworkUnavailable(node.metadata.name, false);
 }
 
 /** A node needs node sync when it lacks a pod CIDR of some cluster family (or, with prefixes, is not yet reachable). */
@@ -337,95 +245,24 @@ function needsNodeSync(node: Node, wantedFamilies: ReadonlyArray<Family | undefi
   return mode === 'prefixes' && networkUnavailableOf(node) !== 'False';
 }
 
-/** Node-sync ports for one node, by mode. */
-function nodeSyncDeps(deps: ReconcileDeps, tables: RouteTable[], node: Node) {
-  return { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud: nodeSyncCloud(deps, tables, node), kube: nodeSyncKube(deps) };
+/** Routes mode's node-sync ports: the alias is the node's route in `tables`. */
+function nodeSyncDeps(deps: ReconcileDeps, tables: RouteTable[]) {
+  return { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud: routeAlias(tables, deps.config.clusterCidrs), kube: nodeSyncKube(deps) };
 }
 
 /**
- * The Kubernetes port of node sync. In routes mode a node is not reachable until its routes exist,
- * so node sync's "NetworkUnavailable=false" is left to the worker, which sees the routes.
+ * Prefixes mode's EC2 read of one run: the managed nodes' interfaces and subnets, and the sets of
+ * their pod ranges. A failed read is reported; the run then syncs and reclaims nothing.
  */
-export function nodeSyncKube(deps: { config: Pick<ReconcileConfig, 'mode'>; nodes: NodeSource }): DualStackKubeNodes {
-  return {
-    getNode: (name) => deps.nodes.getNode(name),
-    updatePodCidr: async (n, cidrs) => {
-      await deps.nodes.updatePodCidr(n, cidrs);
-    },
-    setNetworkUnavailable: async (name, unavailable) => {
-      if (deps.config.mode === 'routes' && !unavailable) return;
-      await deps.nodes.setNetworkUnavailable(name, unavailable);
-    },
-    warn: async (name, reason, message) => {
-      await deps.nodes.warn(name, reason, message);
-    },
-  };
-}
-
-/** The node-sync cloud alias for the configured mode: routes in `tables`, or the node's ENI prefixes. */
-export function nodeSyncCloud(
-  deps: { config: Pick<ReconcileConfig, 'mode' | 'clusterCidrs'>; cidrSets: CidrSet[]; prefixes?: EniPrefixes },
-  tables: RouteTable[],
-  node: Node,
-): DualStackCloudAlias {
-  return deps.config.mode === 'routes' ? routeAlias(tables, deps.config.clusterCidrs) : prefixAlias(deps, node);
-}
-
-/** Routes mode: a node's alias is what the cluster's tables route to its instance. */
-export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[]): DualStackCloudAlias {
-  const clusters = clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
-  return {
-    alias: async (node) => {
-      const instanceId = instanceIdOf(node);
-      if (!instanceId) return [];
-      const found = new Map<number, string>();
-      for (const table of tables) {
-        for (const route of table.routes) {
-          if (route.instanceId !== instanceId || route.blackhole) continue;
-          const cidr = tryParseCidr(route.destinationCidr);
-          if (!cidr || !clusters.some((cluster) => containsCidr(cluster, cidr))) continue;
-          if (!found.has(cidr.family)) found.set(cidr.family, formatCidr(cidr));
-        }
-      }
-      return [...found.values()];
-    },
-    // The route itself is the worker's job (a sync-node message follows the allocation).
-    addAlias: async () => undefined,
-  };
-}
-
-/** Prefixes mode: a node's alias is the prefix delegated to its primary ENI. */
-function prefixAlias(deps: { cidrSets: CidrSet[]; prefixes?: EniPrefixes }, node: Node): DualStackCloudAlias {
-  const prefixes = deps.prefixes;
-  const instanceId = instanceIdOf(node);
-  return {
-    alias: async () => {
-      if (!prefixes || !instanceId) return [];
-      const families = deps.cidrSets.map((set) => tryParseCidr(set.clusterCidr)?.family ?? 4);
-      const found = await Promise.all(families.map((family) => prefixes.alias(instanceId, family)));
-      return found.filter((cidr): cidr is string => cidr !== null);
-    },
-    addAlias: async (_node, cidrs) => {
-      if (!prefixes) throw new Error('prefixes mode needs the ENI prefix adapter');
-      if (!instanceId) throw new Error(`node ${node.metadata.name} has no EC2 instance id in spec.providerID yet`);
-      for (const cidr of cidrs) await prefixes.addAlias(instanceId, cidr);
-    },
-  };
-}
-
-/** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
-function prefixModePlan(nodes: Node[], config: ReconcileConfig): RoutePlan {
-  return {
-    create: [],
-    replace: [],
-    delete: [],
-    nodes: nodes.map((node) => {
-      const unmanaged = unmanagedReason(node, config.nodeSelector);
-      return unmanaged === null
-        ? { node: node.metadata.name, networkUnavailable: 'pending', patch: false }
-        : { node: node.metadata.name, networkUnavailable: networkUnavailableOf(node) === 'True', patch: false, unmanaged };
-    }),
-  };
+async function readPrefixes(nodes: Node[], deps: ReconcileDeps): Promise<{ world: PrefixWorld; sets: CidrSet[]; error?: string }> {
+  const managed = nodes.filter((node) => unmanagedReason(node, deps.config.nodeSelector) === null);
+  try {
+    const world = await readPrefixWorld(managed, deps);
+    return { world, sets: await prefixCidrSets(world, deps) };
+  } catch (error) {
+    deps.log.log('error', 'prefix.read-failed', { error });
+    return { world: { interfaces: new Map(), subnets: new Map() }, sets: [], error: errorText(error) };
+  }
 }
 
 /** The static routes by (table, destination): the ones plans act on (a propagated route beside one is context). */

@@ -226,29 +226,45 @@ describe('Ec2RouteTables against the emulator', () => {
 });
 
 describe('Ec2EniPrefixes against the emulator', () => {
-  it('assigns and reads back IPv4 /28 and IPv6 /80 prefixes on the primary interface, idempotently', async () => {
+  it('assigns exact IPv4 /28 and IPv6 /80 prefixes to an interface and reads them back', async () => {
     const { ec2, client } = await world();
     const prefixes = new Ec2EniPrefixes(client);
     const node = ec2.state.addInstance();
-    const subnet = ec2.state.subnets.get(node.subnetId);
-    expect(await prefixes.alias(node.id, 4)).toBeNull();
-    expect(await prefixes.alias(node.id, 6)).toBeNull();
-    await prefixes.addAlias(node.id, '10.0.0.32/28');
-    await prefixes.addAlias(node.id, '2600:1f18:1234:5600:1::/80');
-    await prefixes.addAlias(node.id, '10.0.0.32/28');
-    expect(subnet?.cidrBlock).toBe('10.0.0.0/20');
-    expect(await prefixes.alias(node.id, 4)).toBe('10.0.0.32/28');
-    expect(await prefixes.alias(node.id, 6)).toBe('2600:1f18:1234:5600:1::/80');
+    const eni = eniOf(ec2, node.id);
+    const before = await prefixes.describeInterfaces([node.id]);
+    expect(before.get(node.id)).toEqual({ instanceId: node.id, networkInterfaceId: eni, subnetId: node.subnetId, prefixes: [] });
+    await prefixes.assignPrefix(eni, '10.0.0.32/28');
+    await prefixes.assignPrefix(eni, '2600:1f18:1234:5600:1::/80');
+    expect((await prefixes.describeInterfaces([node.id])).get(node.id)?.prefixes).toEqual(['10.0.0.32/28', '2600:1f18:1234:5600:1::/80']);
     expect(ec2.stats.count('AssignPrivateIpAddresses')).toBe(1);
     expect(ec2.stats.count('AssignIpv6Addresses')).toBe(1);
     expect(ec2.state.primaryInterface(node.id)?.ipv4Prefixes).toEqual(['10.0.0.32/28']);
   });
 
+  it('lets EC2 pick a prefix and answers the one it picked', async () => {
+    const { ec2, client } = await world();
+    const node = ec2.state.addInstance();
+    const picked = await new Ec2EniPrefixes(client).assignAnyPrefix(eniOf(ec2, node.id), 4);
+    expect(picked).toMatch(/\/28$/);
+    expect(ec2.state.primaryInterface(node.id)?.ipv4Prefixes).toEqual([picked]);
+  });
+
+  // Issue 9: one DescribeInstances per 200 instances (an `instance-id` filter), not one per node.
+  it('reads 450 instances in 3 DescribeInstances calls, leaving out unknown and terminated ones', async () => {
+    const { ec2, client } = await world();
+    const ids = Array.from({ length: 450 }, () => ec2.state.addInstance().id);
+    const gone = ec2.state.addInstance();
+    ec2.state.terminateInstance(gone.id);
+    const found = await new Ec2EniPrefixes(client).describeInterfaces([...ids, 'i-0000000000000dead', gone.id]);
+    expect([...found.keys()].sort()).toEqual([...ids].sort());
+    expect(ec2.stats.count('DescribeInstances')).toBe(3);
+  });
+
   it('rejects a prefix of the wrong size before calling EC2', async () => {
     const { ec2, client } = await world();
     const node = ec2.state.addInstance();
-    await expect(new Ec2EniPrefixes(client).addAlias(node.id, '10.0.0.0/24')).rejects.toBeInstanceOf(PrefixMaskError);
-    expect(ec2.stats.count('DescribeInstances')).toBe(0);
+    await expect(new Ec2EniPrefixes(client).assignPrefix(eniOf(ec2, node.id), '10.0.0.0/24')).rejects.toBeInstanceOf(PrefixMaskError);
+    expect(ec2.stats.count('AssignPrivateIpAddresses')).toBe(0);
   });
 
   it('maps a prefix taken by another interface to a non-retryable error', async () => {
@@ -256,8 +272,8 @@ describe('Ec2EniPrefixes against the emulator', () => {
     const a = ec2.state.addInstance();
     const b = ec2.state.addInstance();
     const prefixes = new Ec2EniPrefixes(client);
-    await prefixes.addAlias(a.id, '10.0.0.48/28');
-    await expect(prefixes.addAlias(b.id, '10.0.0.48/28')).rejects.toMatchObject({ code: 'InvalidParameterValue', retryable: false });
+    await prefixes.assignPrefix(eniOf(ec2, a.id), '10.0.0.48/28');
+    await expect(prefixes.assignPrefix(eniOf(ec2, b.id), '10.0.0.48/28')).rejects.toMatchObject({ code: 'InvalidParameterValue', retryable: false });
   });
 });
 

@@ -168,7 +168,9 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     });
     ec2Mock.on(AssignPrivateIpAddressesCommand).rejects(ec2Error('InsufficientCidrBlocks'));
     await expect(tables().nodeTarget('i-1')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
-    await expect(new Ec2EniPrefixes(client()).addAlias('i-1', '10.0.0.16/28')).rejects.toMatchObject({ code: 'InsufficientCidrBlocks', retryable: false });
+    await expect(new Ec2EniPrefixes(client()).assignPrefix('eni-1', '10.0.0.16/28')).rejects.toMatchObject({ code: 'InsufficientCidrBlocks', retryable: false });
+    ec2Mock.on(DescribeInstancesCommand).rejects(ec2Error('RequestLimitExceeded'));
+    await expect(new Ec2EniPrefixes(client()).describeInterfaces(['i-1'])).rejects.toMatchObject({ retryable: true });
   });
 });
 

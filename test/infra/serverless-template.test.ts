@@ -313,9 +313,9 @@ describe('serverless.yml: least-privilege IAM', () => {
 
   it.each([
     // each function's calls, from the code: lib/usecases and functions/
-    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:DeleteTags', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
+    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:DeleteTags', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
     ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:CreateTags', 'ec2:DeleteTags', 'sqs:ChangeMessageVisibility', 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:DeleteItem']],
-    ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:AssignPrivateIpAddresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
+    ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeInstances', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
@@ -346,8 +346,9 @@ describe('serverless.yml: least-privilege IAM', () => {
   it.each([
     ['ReconcileRole', [
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
-      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables ec2:DescribeSubnets on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'SubnetReservations ec2:GetSubnetCidrReservations on ec2:subnet/*',
       'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:GetQueueAttributes sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on ReconcileLogGroup',
@@ -369,8 +370,9 @@ describe('serverless.yml: least-privilege IAM', () => {
     ]],
     ['NodeWebhookRole', [
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
-      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables ec2:DescribeSubnets on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'SubnetReservations ec2:GetSubnetCidrReservations on ec2:subnet/*',
       'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on NodeWebhookLogGroup',

@@ -1,0 +1,89 @@
+/**
+ * Subnets and their CIDR reservations, for prefixes mode: where a node's pod CIDRs may come from.
+ * Read once per run for the subnets of the nodes at hand (one DescribeSubnets per page, one
+ * GetSubnetCidrReservations per subnet and page), never per node.
+ */
+import { DescribeSubnetsCommand, GetSubnetCidrReservationsCommand } from '@aws-sdk/client-ec2';
+import type { DescribeSubnetsCommandOutput, EC2Client, GetSubnetCidrReservationsCommandOutput, SubnetCidrReservation } from '@aws-sdk/client-ec2';
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { PodrouteError } from '../errors.ts';
+import type { Subnet, SubnetReservation, Subnets } from '../usecases/ports.ts';
+import { toPodrouteError } from './ec2-errors.ts';
+
+/** Subnet ids per DescribeSubnets call (one `subnet-id` filter). */
+const SUBNET_IDS_PER_CALL = 200;
+
+export class Ec2Subnets implements Subnets {
+  constructor(private readonly client: EC2Client) {}
+
+  /**
+   * EC2 API Reference, DescribeSubnets: the ids go in a `subnet-id` filter (an unknown id in
+   * `SubnetIds` fails the whole call); MaxResults 5..1000 pages a filtered call. The subnet's IPv6
+   * blocks are its `Ipv6CidrBlockAssociationSet` entries in state `associated`.
+   * GetSubnetCidrReservations takes one SubnetId (required) and answers the IPv4 and IPv6
+   * reservations apart, each with its ReservationType (`prefix` | `explicit`).
+   */
+  async describeSubnets(subnetIds: readonly string[]): Promise<Map<string, Subnet>> {
+    const ids = [...new Set(subnetIds)];
+    const found = new Map<string, Subnet>();
+    for (let i = 0; i < ids.length; i += SUBNET_IDS_PER_CALL) {
+      const chunk = ids.slice(i, i + SUBNET_IDS_PER_CALL);
+      await pages('DescribeSubnets', async (NextToken) => {
+        let out: DescribeSubnetsCommandOutput;
+        try {
+          out = await this.client.send(new DescribeSubnetsCommand({ Filters: [{ Name: 'subnet-id', Values: chunk }], MaxResults: 1000, ...(NextToken ? { NextToken } : {}) }));
+        } catch (error) {
+          throw toPodrouteError(error, { operation: 'DescribeSubnets', subject: `${chunk.length} subnet(s)` });
+        }
+        for (const subnet of out.Subnets ?? []) {
+          if (!subnet.SubnetId) continue;
+          const v6 = (subnet.Ipv6CidrBlockAssociationSet ?? []).filter((a) => a.Ipv6CidrBlockState?.State === 'associated').map((a) => a.Ipv6CidrBlock);
+          const cidrs = [subnet.CidrBlock, ...v6].flatMap((text) => {
+            const cidr = tryParseCidr(text);
+            return cidr ? [formatCidr(cidr)] : [];
+          });
+          found.set(subnet.SubnetId, { subnetId: subnet.SubnetId, availabilityZone: subnet.AvailabilityZone, cidrs, reservations: [] });
+        }
+        return out.NextToken;
+      });
+    }
+    for (const subnet of found.values()) subnet.reservations = await this.reservations(subnet.subnetId);
+    return found;
+  }
+
+  private async reservations(subnetId: string): Promise<SubnetReservation[]> {
+    const found: SubnetReservation[] = [];
+    await pages('GetSubnetCidrReservations', async (NextToken) => {
+      let out: GetSubnetCidrReservationsCommandOutput;
+      try {
+        out = await this.client.send(new GetSubnetCidrReservationsCommand({ SubnetId: subnetId, MaxResults: 1000, ...(NextToken ? { NextToken } : {}) }));
+      } catch (error) {
+        throw toPodrouteError(error, { operation: 'GetSubnetCidrReservations', subject: subnetId });
+      }
+      for (const r of [...(out.SubnetIpv4CidrReservations ?? []), ...(out.SubnetIpv6CidrReservations ?? [])]) {
+        const reservation = toReservation(r);
+        if (reservation) found.push(reservation);
+      }
+      return out.NextToken;
+    });
+    return found;
+  }
+}
+
+function toReservation(r: SubnetCidrReservation): SubnetReservation | null {
+  const cidr = tryParseCidr(r.Cidr);
+  if (!cidr || !r.SubnetCidrReservationId) return null;
+  if (r.ReservationType !== 'prefix' && r.ReservationType !== 'explicit') return null;
+  return { reservationId: r.SubnetCidrReservationId, cidr: formatCidr(cidr), type: r.ReservationType, description: r.Description };
+}
+
+/** Runs `page` with each NextToken until there is none; a token seen twice is EC2 looping. */
+async function pages(operation: string, page: (token: string | undefined) => Promise<string | undefined>): Promise<void> {
+  const seen = new Set<string>();
+  let token: string | undefined;
+  do {
+    token = (await page(token)) || undefined;
+    if (token !== undefined && seen.has(token)) throw new PodrouteError(`EC2 ${operation} returned the same NextToken twice`, { retryable: true });
+    if (token !== undefined) seen.add(token);
+  } while (token !== undefined);
+}

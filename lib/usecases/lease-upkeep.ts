@@ -1,0 +1,106 @@
+/**
+ * Reconcile's upkeep of the CIDR leases, run over the sets of the run (one per cluster CIDR in
+ * routes mode, one per pod range in prefixes mode): repair crash leftovers, occupy pod CIDRs nodes
+ * hold without a lease, release leases of nodes that are gone.
+ */
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import type { Lease } from '../ipam/index.ts';
+import { podCidrsOf } from '../nodes/node.ts';
+import type { Node } from '../nodes/node.ts';
+import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage } from './pod-cidr-mask.ts';
+import type { MaskMismatch } from './pod-cidr-mask.ts';
+import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
+
+type LeaseDeps = Pick<ReconcileDeps, 'cidrSets' | 'nodes' | 'log' | 'now'> & { config: Pick<ReconcileDeps['config'], 'leaseGraceSeconds' | 'maxDeleteShare' | 'minDeletesForGuard'> };
+type LeaseReport = Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'>;
+
+/**
+ * Occupies the pod CIDRs nodes hold that the set has no lease for (adopted clusters, a restored
+ * table). A CIDR of another size than the set's blocks is held as every block it overlaps, for its
+ * node, and the node gets a `PodCidrMaskMismatch` event when that happens.
+ */
+export async function occupyUnleased(
+  nodes: Node[],
+  leaseLists: Lease[][],
+  mismatches: readonly MaskMismatch[],
+  deps: LeaseDeps,
+  report: LeaseReport,
+): Promise<void> {
+  for (const [i, set] of deps.cidrSets.entries()) {
+    const leases = leaseLists[i] ?? [];
+    const leased = new Set(leases.map((lease) => lease.cidr));
+    for (const node of nodes) {
+      for (const text of podCidrsOf(node)) {
+        const cidr = tryParseCidr(text);
+        if (!cidr || !holds(set, cidr)) continue;
+        const mismatch = mismatches.find((m) => m.set === set && m.node === node.metadata.name && m.cidr === formatCidr(cidr));
+        if (mismatch ? heldByLeases(set, cidr, leases) : leased.has(formatCidr(cidr))) continue;
+        try {
+          await set.occupy(formatCidr(cidr), node.metadata.name);
+          report.occupied += 1;
+          deps.log.log('info', 'action', { action: 'occupy-cidr', cidr: formatCidr(cidr), node: node.metadata.name });
+        } catch (error) {
+          report.errors.push({ node: node.metadata.name, step: 'occupy', message: errorText(error) });
+          continue;
+        }
+        if (mismatch) await deps.nodes.warn(node.metadata.name, MASK_MISMATCH_EVENT, maskMismatchMessage(mismatch)).catch(() => undefined);
+      }
+    }
+  }
+}
+
+/** Links blocks that lost their owner record (see lib/ipam/claim-protocol.ts) to their owners. */
+export async function repairLeases(leaseLists: Lease[][], deps: LeaseDeps, report: LeaseReport): Promise<void> {
+  for (const [i, set] of deps.cidrSets.entries()) {
+    try {
+      const { records } = await set.repair(leaseLists[i]);
+      report.leasesRepaired.push(...records);
+      for (const owner of records) deps.log.log('warn', 'action', { action: 'repair-lease', node: owner, set: set.clusterCidr });
+    } catch (error) {
+      report.errors.push({ step: 'repair', message: errorText(error) });
+    }
+  }
+}
+
+/**
+ * Releases leases whose owner is no node any more, once they are older than the grace period (a
+ * node being created is not listed yet). Withheld, like route deletions, when the node list is
+ * empty or the share of orphans is implausibly large.
+ */
+export async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: LeaseDeps, report: LeaseReport): Promise<void> {
+  const live = new Set(nodes.map((node) => node.metadata.name));
+  const now = deps.now();
+  const graceMs = deps.config.leaseGraceSeconds * 1000;
+  for (const [i, set] of deps.cidrSets.entries()) {
+    const leases = leaseLists[i] ?? [];
+    const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
+    // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
+    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes));
+    for (const lease of expired) {
+      if (!orphans.includes(lease)) deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: 'a live node holds a pod CIDR inside it' });
+    }
+    if (orphans.length === 0) continue;
+    const tooMany =
+      orphans.length > deps.config.maxDeleteShare * leases.length && orphans.length >= Math.max(1, deps.config.minDeletesForGuard);
+    if (nodes.length === 0 || tooMany) {
+      report.reclaimWithheld += orphans.length;
+      deps.log.log('warn', 'reclaim.withheld', { set: set.clusterCidr, orphans: orphans.length, leases: leases.length, nodes: nodes.length });
+      continue;
+    }
+    for (const lease of orphans) {
+      try {
+        // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
+        if (!(await set.releaseLease(lease))) {
+          deps.log.log('info', 'reclaim.skipped', { cidr: lease.cidr, node: lease.owner, reason: 'lease changed since listed' });
+          continue;
+        }
+        report.reclaimed.push({ cidr: lease.cidr, owner: lease.owner });
+        deps.log.log('info', 'action', { action: 'release-cidr', cidr: lease.cidr, node: lease.owner });
+      } catch (error) {
+        report.errors.push({ step: 'reclaim', message: errorText(error) });
+      }
+    }
+  }
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,263 @@
+/**
+ * Prefixes mode: a node's pod CIDRs are prefixes delegated to its primary interface, so they must
+ * lie in that interface's subnet (EC2 User Guide, "Assign prefixes to Amazon EC2 network
+ * interfaces": a prefix comes from the interface's subnet CIDR), and in a range EC2 does not hand
+ * to instances and interfaces: a subnet CIDR reservation (Amazon VPC User Guide, "Subnet CIDR
+ * reservations"). No route table is touched.
+ *
+ * Which reservations are podroute's: those of the node's subnet whose Description is
+ * PREFIX_RESERVATION_DESCRIPTION (default `podroute`, as `podroute reservations` creates them; EC2
+ * API Reference, CreateSubnetCidrReservation: Description), cut to the cluster CIDR they overlap (a
+ * "pod range"). Overlap alone is not enough: cluster CIDRs are often the VPC's own, and the VPC
+ * CNI or an appliance may hold reservations there too. Each pod range is one CIDR set (one
+ * partition of the CIDR table, same claim protocol as any set).
+ *
+ * One run (a reconcile tick, a webhook call) reads EC2 once: one DescribeInstances per 200 nodes,
+ * one DescribeSubnets for their subnets, one GetSubnetCidrReservations per subnet. Then per node:
+ * - its subnet has no pod range for some cluster CIDR: it stays NetworkUnavailable=True, with an
+ *   Event and a metric naming the subnet and the reservation to create; it gets nothing elsewhere;
+ * - else node sync runs over the pod ranges' sets, with only the interface's prefixes inside the
+ *   node's pod ranges as its cloud alias: the VPC CNI's prefixes on the same interface are neither
+ *   adopted nor counted;
+ * - SyncFromCluster: podroute picks the block and assigns exactly it. A prefix of a pod range that
+ *   is on the interface while the node has no pod CIDR of its family (the webhook assigned it and
+ *   timed out before its patch) is taken for the node (occupy) and then given to it by node sync's
+ *   allocation, which answers the owner's block;
+ * - SyncFromCloud: EC2 picks (a prefix count of one, against a `prefix` reservation) and node sync
+ *   adopts what it picked.
+ */
+import { containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import type { Cidr, Family } from '../cidr/cidr.ts';
+import type { Config } from '../config.ts';
+import { PodrouteError } from '../errors.ts';
+import type { CidrSet } from '../ipam/index.ts';
+import type { Logger } from '../log.ts';
+import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
+import type { Node } from '../nodes/node.ts';
+import { unmanagedReason } from '../nodes/managed-node.ts';
+import { syncNodeDualStack } from '../nodesync/index.ts';
+import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
+import type { RoutePlan } from '../routes/index.ts';
+import type { EniPrefixes, NodeInterface, NodeSource, ReservationSets, Subnet, SubnetReservation, Subnets } from './ports.ts';
+
+/** The Warning event reason on a node whose subnet has no podroute reservation. */
+export const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
+/** The metric counting such nodes, per subnet (dimension `SubnetId`). */
+export const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
+
+/** The Description of podroute's reservations when PREFIX_RESERVATION_DESCRIPTION is not set. */
+export const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
+
+type PrefixConfig = Pick<Config, 'clusterCidrs' | 'nodeSyncMode'> & Partial<Pick<Config, 'nodeSelector' | 'prefixReservationDescription'>>;
+
+export interface PrefixModeDeps {
+  config: PrefixConfig;
+  prefixes?: EniPrefixes;
+  subnets?: Subnets;
+  reservationSets?: ReservationSets;
+  nodes: NodeSource;
+  log: Logger;
+}
+
+/** What one run read from EC2: the nodes' primary interfaces and their subnets. */
+export interface PrefixWorld {
+  interfaces: Map<string, NodeInterface>;
+  subnets: Map<string, Subnet>;
+}
+
+/** A podroute reservation cut to the cluster CIDR it overlaps. */
+export interface PodRange {
+  range: string;
+  family: Family;
+  clusterCidr: string;
+  reservation: SubnetReservation;
+}
+
+export type Placement =
+  | { kind: 'unlisted'; message: string }
+  | { kind: 'no-reservation'; subnet: Subnet; message: string }
+  | { kind: 'placed'; eni: NodeInterface; subnet: Subnet; ranges: PodRange[] };
+
+export type PrefixSyncResult = 'synced' | 'no-reservation';
+
+/** Reads the interfaces of these nodes' instances and their subnets: a few batched calls, not per node. */
+export async function readPrefixWorld(nodes: readonly Node[], deps: PrefixModeDeps): Promise<PrefixWorld> {
+  const { prefixes, subnets } = requirePorts(deps);
+  const ids = [...new Set(nodes.flatMap((node) => instanceIdOf(node) ?? []))];
+  const interfaces = ids.length > 0 ? await prefixes.describeInterfaces(ids) : new Map<string, NodeInterface>();
+  const subnetIds = [...new Set([...interfaces.values()].map((eni) => eni.subnetId))];
+  return { interfaces, subnets: subnetIds.length > 0 ? await subnets.describeSubnets(subnetIds) : new Map<string, Subnet>() };
+}
+
+/** Pure: podroute's pod ranges in a subnet, in cluster CIDR order, then by range. */
+export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
+  const found: PodRange[] = [];
+  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  for (const clusterText of config.clusterCidrs) {
+    const cluster = tryParseCidr(clusterText);
+    if (!cluster) continue;
+    const inCluster: PodRange[] = [];
+    for (const reservation of subnet.reservations) {
+      if (reservation.description !== mark) continue;
+      const cidr = tryParseCidr(reservation.cidr);
+      const cut = cidr ? intersection(cluster, cidr) : null;
+      if (cut) inCluster.push({ range: formatCidr(cut), family: cut.family, clusterCidr: formatCidr(cluster), reservation });
+    }
+    found.push(...inCluster.sort((a, b) => a.range.localeCompare(b.range)));
+  }
+  return found;
+}
+
+/** Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere. */
+export function placeNode(node: Node, world: PrefixWorld, config: PrefixConfig): Placement {
+  const instanceId = instanceIdOf(node);
+  const eni = instanceId ? world.interfaces.get(instanceId) : undefined;
+  if (!instanceId || !eni) return { kind: 'unlisted', message: `EC2 does not list instance ${instanceId ?? '(none)'} of node ${node.metadata.name} (yet)` };
+  const subnet = world.subnets.get(eni.subnetId);
+  if (!subnet) return { kind: 'unlisted', message: `EC2 does not list subnet ${eni.subnetId} of node ${node.metadata.name} (yet)` };
+  const all = podRanges(subnet, config);
+  const held = [...podCidrsOf(node), ...eni.prefixes].flatMap((text) => tryParseCidr(text) ?? []);
+  const chosen: PodRange[] = [];
+  const missing: string[] = [];
+  for (const clusterText of config.clusterCidrs) {
+    const cluster = tryParseCidr(clusterText);
+    const candidates = all.filter((r) => cluster !== null && r.clusterCidr === formatCidr(cluster));
+    // The range that already holds the node's pod CIDR (or a prefix of it) first; else the first.
+    const pick = candidates.find((r) => held.some((c) => inside(c, r.range))) ?? candidates[0];
+    if (pick) chosen.push(pick);
+    else missing.push(clusterText);
+  }
+  if (missing.length > 0) return { kind: 'no-reservation', subnet, message: noReservationMessage(subnet, missing, config) };
+  return { kind: 'placed', eni, subnet, ranges: chosen };
+}
+
+/** What to tell the operator about a subnet without a pod range (an Event message: one line). */
+export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly string[], config: Pick<PrefixConfig, 'nodeSyncMode' | 'prefixReservationDescription'>): string {
+  // SyncFromCloud lets EC2 pick, which only a `prefix` reservation serves; SyncFromCluster names
+  // its prefixes, and an `explicit` one keeps EC2's automatic picks (the VPC CNI's) out of it.
+  const type = config.nodeSyncMode === 'SyncFromCloud' ? 'prefix' : 'explicit';
+  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  const parts = clusterCidrs.map((clusterText) => {
+    const cluster = tryParseCidr(clusterText);
+    const room = subnet.cidrs.flatMap((text) => {
+      const cidr = tryParseCidr(text);
+      const cut = cidr && cluster ? intersection(cluster, cidr) : null;
+      return cut ? [formatCidr(cut)] : [];
+    });
+    return room.length > 0
+      ? `aws ec2 create-subnet-cidr-reservation --subnet-id ${subnet.subnetId} --reservation-type ${type} --description ${mark} --cidr <a range inside ${room.join(' or ')}>`
+      : `none can be made for cluster CIDR ${clusterText}: the subnet's blocks (${subnet.cidrs.join(', ')}) do not overlap it`;
+  });
+  return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no podroute subnet CIDR reservation (Description ${mark}) inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}`;
+}
+
+/** The CIDR sets of every pod range of the subnets read, in a stable order (for leases). */
+export async function prefixCidrSets(world: PrefixWorld, deps: PrefixModeDeps): Promise<CidrSet[]> {
+  const { reservationSets } = requirePorts(deps);
+  const ranges = new Set([...world.subnets.values()].flatMap((subnet) => podRanges(subnet, deps.config).map((r) => r.range)));
+  return Promise.all([...ranges].sort().map((range) => reservationSets(range)));
+}
+
+/**
+ * Syncs one node in prefixes mode over the run's EC2 reads; `kube` is node sync's Kubernetes side
+ * (the webhook captures the pod CIDRs for its patch instead of writing them).
+ */
+export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: PrefixModeDeps, kube: DualStackKubeNodes): Promise<PrefixSyncResult> {
+  const { prefixes, reservationSets } = requirePorts(deps);
+  const name = node.metadata.name;
+  const placement = placeNode(node, world, deps.config);
+  if (placement.kind === 'unlisted') throw new PodrouteError(placement.message, { retryable: true });
+  if (placement.kind === 'no-reservation') {
+    deps.log.log('warn', 'prefix.no-reservation', { node: name, subnetId: placement.subnet.subnetId, detail: placement.message });
+    deps.log.metric(NO_RESERVATION_METRIC, 1, 'Count', { SubnetId: placement.subnet.subnetId });
+    await deps.nodes.warn(name, NO_RESERVATION_EVENT, placement.message).catch((error: unknown) => deps.log.log('warn', 'event.failed', { node: name, error }));
+    if (networkUnavailableOf(node) !== 'True') await kube.setNetworkUnavailable(name, true);
+    return 'no-reservation';
+  }
+  const { eni, ranges } = placement;
+  const sets = await Promise.all(ranges.map((r) => reservationSets(r.range)));
+  // Only prefixes inside the node's pod ranges are podroute's; the VPC CNI's are left alone.
+  const onEni = eni.prefixes.filter((text) => ranges.some((r) => inside(tryParseCidr(text), r.range)));
+  const podCidrs = podCidrsOf(node).flatMap((text) => tryParseCidr(text) ?? []);
+  const lacking = ranges.filter((r) => !podCidrs.some((c) => c.family === r.family));
+  const hidden = new Set<Family>();
+  for (const [i, r] of ranges.entries()) {
+    if (!lacking.includes(r)) continue;
+    const present = onEni.find((text) => inside(tryParseCidr(text), r.range));
+    if (deps.config.nodeSyncMode === 'SyncFromCluster') {
+      if (present === undefined) continue;
+      // A timed-out admission: the prefix is on the interface, the node never got its patch.
+      await sets[i]?.occupy(present, name);
+      hidden.add(r.family);
+      deps.log.log('info', 'action', { action: 'adopt-prefix', cidr: present, node: name, networkInterfaceId: eni.networkInterfaceId });
+    } else if (present === undefined) {
+      onEni.push(await assignFromEc2(prefixes, eni, r, name, deps.log));
+    }
+  }
+  // Node sync reads one alias a family: the one matching the node's pod CIDR comes first.
+  const matches = (text: string) => podCidrs.some((c) => formatCidr(c) === text);
+  const cloud: DualStackCloudAlias = {
+    alias: async () => [...onEni.filter(matches), ...onEni.filter((t) => !matches(t))].filter((t) => !hidden.has(tryParseCidr(t)?.family ?? 4)),
+    addAlias: async (_node, cidrs) => {
+      for (const cidr of cidrs) {
+        if (onEni.includes(cidr)) continue;
+        await prefixes.assignPrefix(eni.networkInterfaceId, cidr);
+        onEni.push(cidr);
+        deps.log.log('info', 'action', { action: 'assign-prefix', cidr, node: name, networkInterfaceId: eni.networkInterfaceId });
+      }
+    },
+  };
+  await syncNodeDualStack({ kind: 'update', nodeName: name, node }, { mode: deps.config.nodeSyncMode, cidrSets: sets, cloud, kube });
+  // Upstream's validate branch writes nothing: a node whose pod CIDRs are all delegated is reachable.
+  if (lacking.length === 0 && networkUnavailableOf(node) !== 'False' && podCidrs.every((c) => onEni.includes(formatCidr(c)))) {
+    await kube.setNetworkUnavailable(name, false);
+  }
+  return 'synced';
+}
+
+/** SyncFromCloud: EC2 picks a prefix from the pod range's `prefix` reservation; anything else is refused. */
+async function assignFromEc2(prefixes: EniPrefixes, eni: NodeInterface, r: PodRange, node: string, log: Logger): Promise<string> {
+  if (r.reservation.type !== 'prefix') {
+    throw new PodrouteError(
+      `SyncFromCloud lets EC2 pick prefixes, which it takes only from a prefix-type reservation; reservation ${r.reservation.reservationId} (${r.reservation.cidr}) in subnet ${eni.subnetId} is ${r.reservation.type}`,
+    );
+  }
+  const picked = await prefixes.assignAnyPrefix(eni.networkInterfaceId, r.family);
+  if (!inside(tryParseCidr(picked), r.range)) {
+    throw new PodrouteError(`EC2 assigned ${picked} to ${eni.networkInterfaceId}, outside pod range ${r.range}: not adopted`);
+  }
+  log.log('info', 'action', { action: 'assign-prefix', cidr: picked, node, networkInterfaceId: eni.networkInterfaceId, pickedBy: 'ec2' });
+  return picked;
+}
+
+/** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
+export function prefixModePlan(nodes: Node[], config: Partial<Pick<Config, 'nodeSelector'>>): RoutePlan {
+  return {
+    create: [],
+    replace: [],
+    delete: [],
+    nodes: nodes.map((node) => {
+      const unmanaged = unmanagedReason(node, config.nodeSelector);
+      return unmanaged === null
+        ? { node: node.metadata.name, networkUnavailable: 'pending', patch: false }
+        : { node: node.metadata.name, networkUnavailable: networkUnavailableOf(node) === 'True', patch: false, unmanaged };
+    }),
+  };
+}
+
+function requirePorts(deps: PrefixModeDeps): Required<Pick<PrefixModeDeps, 'prefixes' | 'subnets' | 'reservationSets'>> {
+  const { prefixes, subnets, reservationSets } = deps;
+  if (!prefixes || !subnets || !reservationSets) throw new PodrouteError('prefixes mode needs the ENI prefix, subnet and reservation-set ports');
+  return { prefixes, subnets, reservationSets };
+}
+
+/** The overlap of two CIDRs: the narrower one when they overlap (CIDRs nest or are disjoint). */
+function intersection(a: Cidr, b: Cidr): Cidr | null {
+  if (a.family !== b.family || !overlaps(a, b)) return null;
+  return a.prefix >= b.prefix ? a : b;
+}
+
+function inside(cidr: Cidr | null, rangeText: string): boolean {
+  const range = tryParseCidr(rangeText);
+  return cidr !== null && range !== null && containsCidr(range, cidr);
+}

@@ -1,0 +1,204 @@
+/**
+ * In-memory ports for prefixes-mode use-case tests: an EC2 side (interfaces, subnets and their CIDR
+ * reservations, counted calls) and a Kubernetes node store (conditions, pod CIDRs, events).
+ */
+import { blockAt, blockCount, containsCidr, formatCidr, overlaps, tryParseCidr } from '../../lib/cidr/cidr.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { createCidrSet } from '../../lib/ipam/index.ts';
+import type { CidrSet } from '../../lib/ipam/index.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import type { Node } from '../../lib/nodes/node.ts';
+import type { EniPrefixes, NodeInterface, NodeSource, NodeWriteResult, Subnet, SubnetReservation, Subnets } from '../../lib/usecases/ports.ts';
+import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
+import { RecordingQueue, TimedMemoryCidrStore } from '../support/world.ts';
+
+const parse = (text: string) => {
+  const cidr = tryParseCidr(text);
+  if (!cidr) throw new Error(`bad CIDR ${text}`);
+  return cidr;
+};
+
+export class FakeEc2 implements EniPrefixes, Subnets {
+  readonly interfaces = new Map<string, NodeInterface>();
+  readonly subnetMap = new Map<string, Subnet>();
+  readonly calls: string[] = [];
+  private next = 0;
+
+  /** Reservations are podroute's (Description `podroute`) unless they say otherwise. */
+  addSubnet(subnetId: string, cidrs: string[], reservations: Array<Pick<SubnetReservation, 'cidr' | 'type'> & { description?: string | undefined }> = []): Subnet {
+    const subnet: Subnet = {
+      subnetId,
+      availabilityZone: `us-east-1${String.fromCharCode(97 + this.subnetMap.size)}`,
+      cidrs,
+      reservations: reservations.map((r, i) => ({ description: 'podroute', ...r, reservationId: `scr-${subnetId}-${i}` })),
+    };
+    this.subnetMap.set(subnetId, subnet);
+    return subnet;
+  }
+
+  addInstance(subnetId: string, prefixes: string[] = []): NodeInterface {
+    this.next += 1;
+    const hex = this.next.toString(16).padStart(17, '0');
+    const eni: NodeInterface = { instanceId: `i-${hex}`, networkInterfaceId: `eni-${hex}`, subnetId, prefixes: [...prefixes] };
+    this.interfaces.set(eni.instanceId, eni);
+    return eni;
+  }
+
+  count(prefix: string): number {
+    return this.calls.filter((call) => call.startsWith(prefix)).length;
+  }
+
+  async describeInterfaces(instanceIds: readonly string[]): Promise<Map<string, NodeInterface>> {
+    this.calls.push(`describeInterfaces ${instanceIds.length}`);
+    const found = new Map<string, NodeInterface>();
+    for (const id of instanceIds) {
+      const eni = this.interfaces.get(id);
+      if (eni) found.set(id, { ...eni, prefixes: [...eni.prefixes] });
+    }
+    return found;
+  }
+
+  async describeSubnets(subnetIds: readonly string[]): Promise<Map<string, Subnet>> {
+    this.calls.push(`describeSubnets ${subnetIds.length}`);
+    return new Map(subnetIds.flatMap((id) => {
+      const subnet = this.subnetMap.get(id);
+      return subnet ? [[id, structuredClone(subnet)] as const] : [];
+    }));
+  }
+
+  async assignPrefix(networkInterfaceId: string, cidr: string): Promise<void> {
+    this.calls.push(`assignPrefix ${networkInterfaceId} ${cidr}`);
+    const eni = this.eni(networkInterfaceId);
+    const subnet = this.subnetMap.get(eni.subnetId);
+    // EC2 User Guide, "Assign prefixes to network interfaces": a prefix lies in the interface's subnet.
+    if (!subnet?.cidrs.some((block) => containsCidr(parse(block), parse(cidr)))) throw new Error(`InvalidParameterValue: ${cidr} is not in subnet ${eni.subnetId}`);
+    if (this.taken().some((p) => overlaps(parse(p), parse(cidr)))) throw new Error(`InvalidParameterValue: ${cidr} is in use`);
+    eni.prefixes.push(cidr);
+  }
+
+  async assignAnyPrefix(networkInterfaceId: string, family: 4 | 6): Promise<string> {
+    this.calls.push(`assignAnyPrefix ${networkInterfaceId} ${family}`);
+    const eni = this.eni(networkInterfaceId);
+    const subnet = this.subnetMap.get(eni.subnetId);
+    const mask = family === 4 ? 28 : 80;
+    // Amazon VPC User Guide, "Subnet CIDR reservations": automatic assignment takes from `prefix` reservations.
+    for (const r of subnet?.reservations ?? []) {
+      const range = parse(r.cidr);
+      if (r.type !== 'prefix' || range.family !== family) continue;
+      for (let i = 0n; i < blockCount(range, mask); i++) {
+        const block = formatCidr(blockAt(range, mask, i));
+        if (!this.taken().some((p) => overlaps(parse(p), parse(block)))) {
+          eni.prefixes.push(block);
+          return block;
+        }
+      }
+    }
+    throw new Error('InsufficientCidrBlocks');
+  }
+
+  private taken(): string[] {
+    return [...this.interfaces.values()].flatMap((eni) => eni.prefixes);
+  }
+
+  private eni(id: string): NodeInterface {
+    const eni = [...this.interfaces.values()].find((e) => e.networkInterfaceId === id);
+    if (!eni) throw new Error(`InvalidNetworkInterfaceID.NotFound: ${id}`);
+    return eni;
+  }
+}
+
+export class MemoryNodes implements NodeSource {
+  readonly stored = new Map<string, Node>();
+  readonly events: Array<{ node: string; reason: string; message: string }> = [];
+  writes = 0;
+
+  add(name: string, instanceId: string, podCidrs: string[] = []): void {
+    this.stored.set(name, {
+      metadata: { name },
+      spec: { providerID: `aws:///us-east-1a/${instanceId}`, ...(podCidrs.length > 0 ? { podCIDR: podCidrs[0], podCIDRs: podCidrs } : {}) },
+      status: { conditions: [] },
+    } as Node);
+  }
+
+  podCidrs(name: string): string[] {
+    return [...(this.get(name).spec?.podCIDRs ?? [])];
+  }
+
+  networkUnavailable(name: string): string | undefined {
+    return this.get(name).status?.conditions?.find((c) => c.type === 'NetworkUnavailable')?.status;
+  }
+
+  async listNodes(): Promise<Node[]> {
+    return [...this.stored.values()].map((node) => structuredClone(node));
+  }
+
+  async getNode(name: string): Promise<Node> {
+    return structuredClone(this.get(name));
+  }
+
+  async setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<NodeWriteResult> {
+    const node = this.get(nodeName);
+    const status = unavailable ? 'True' : 'False';
+    const conditions = node.status?.conditions ?? [];
+    if (conditions.find((c) => c.type === 'NetworkUnavailable')?.status === status) return 'unchanged';
+    this.writes += 1;
+    this.stored.set(nodeName, { ...node, status: { ...node.status, conditions: [...conditions.filter((c) => c.type !== 'NetworkUnavailable'), { type: 'NetworkUnavailable', status, lastTransitionTime: '2026-12-01T00:00:00Z' }] } } as Node);
+    return 'patched';
+  }
+
+  async updatePodCidr(node: Node, cidrs: string | readonly string[]): Promise<NodeWriteResult> {
+    const list = typeof cidrs === 'string' ? [cidrs] : [...cidrs];
+    const current = this.get(node.metadata.name);
+    if ((current.spec?.podCIDRs ?? []).length > 0) throw new Error(`node ${node.metadata.name}: spec.podCIDRs may only change from empty`);
+    this.writes += 1;
+    this.stored.set(node.metadata.name, { ...current, spec: { ...current.spec, podCIDR: list[0], podCIDRs: list } } as Node);
+    return 'patched';
+  }
+
+  async warn(nodeName: string, reason: string, message: string): Promise<unknown> {
+    this.events.push({ node: nodeName, reason, message });
+    return undefined;
+  }
+
+  private get(name: string): Node {
+    const node = this.stored.get(name);
+    if (!node) throw new Error(`no node ${name}`);
+    return node;
+  }
+}
+
+/** Reconcile deps in prefixes mode over the fakes; one memory CIDR set per pod range. */
+export function prefixDeps(ec2: FakeEc2, nodes: MemoryNodes, env: Record<string, string> = {}) {
+  const config = loadConfig({ CLUSTER_NAME: 'alpha', MODE: 'prefixes', CLUSTER_CIDRS: '10.0.0.0/8,2600:1f18:1234::/48', ...env });
+  const sets = new Map<string, Promise<CidrSet>>();
+  const log = memoryLogger();
+  let clock = Date.parse('2026-12-01T12:00:00Z');
+  const now = () => clock;
+  const deps: ReconcileDeps = {
+    config,
+    routeTables: {
+      listRouteTables: () => Promise.reject(new Error('prefixes mode lists no route table')),
+      createRoute: () => Promise.reject(new Error('unused')),
+      replaceRoute: () => Promise.reject(new Error('unused')),
+      deleteRoute: () => Promise.reject(new Error('unused')),
+      describeRoute: () => Promise.reject(new Error('unused')),
+      prepareRouteTarget: () => Promise.reject(new Error('unused')),
+    },
+    nodes,
+    queue: new RecordingQueue(),
+    cidrSets: [],
+    prefixes: ec2,
+    subnets: ec2,
+    reservationSets: (range) => {
+      let set = sets.get(range);
+      if (!set) {
+        set = createCidrSet({ clusterCidr: range, nodeMaskSize: range.includes(':') ? 80 : 28, store: new TimedMemoryCidrStore(now) });
+        sets.set(range, set);
+      }
+      return set;
+    },
+    log,
+    now,
+  };
+  return { deps, log, setOf: (range: string) => deps.reservationSets?.(range) as Promise<CidrSet>, advance: (ms: number) => (clock += ms) };
+}

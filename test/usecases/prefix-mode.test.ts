@@ -1,0 +1,229 @@
+/**
+ * Prefixes mode (lib/usecases/prefix-mode.ts) through reconcile and the webhook, over in-memory
+ * ports: per-subnet allocation from podroute's subnet CIDR reservations (issue 8).
+ */
+import { describe, expect, it } from 'vitest';
+import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
+import { admit } from '../../lib/usecases/node-webhook.ts';
+import { NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
+import { reconcile } from '../../lib/usecases/reconcile.ts';
+import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
+
+const inside = (range: string, cidr: string): boolean => {
+  const [outer, inner] = [tryParseCidr(range), tryParseCidr(cidr)];
+  return outer !== null && inner !== null && containsCidr(outer, inner);
+};
+
+/** Three subnets in three zones, each with an IPv4 and an IPv6 reservation for pods. */
+function threeSubnets(ec2: FakeEc2, type: 'prefix' | 'explicit' = 'explicit') {
+  return [0, 1, 2].map((i) =>
+    ec2.addSubnet(`subnet-${i}`, [`10.0.${i * 16}.0/20`, `2600:1f18:1234:${i}::/64`], [
+      { cidr: `10.0.${i * 16 + 8}.0/22`, type },
+      { cidr: `2600:1f18:1234:${i}:8000::/65`, type },
+    ]),
+  );
+}
+
+describe('prefixes mode: pod ranges and placement (pure)', () => {
+  it('takes every podroute reservation overlapping a cluster CIDR, cut to it, and no other', () => {
+    const ec2 = new FakeEc2();
+    const subnet = ec2.addSubnet('subnet-a', ['10.1.0.0/16'], [
+      { cidr: '10.1.128.0/17', type: 'explicit' }, // wider than the cluster CIDR: cut to it
+      { cidr: '10.1.4.0/24', type: 'prefix' }, // outside the cluster CIDR
+      { cidr: '10.1.64.0/24', type: 'prefix', description: 'vpc-cni' }, // inside, but someone else's
+      { cidr: '10.1.65.0/24', type: 'prefix', description: undefined },
+    ]);
+    expect(podRanges(subnet, { clusterCidrs: ['10.1.0.0/16'] }).map((r) => r.range)).toEqual(['10.1.128.0/17', '10.1.4.0/24']);
+    expect(podRanges(subnet, { clusterCidrs: ['10.1.192.0/18'] }).map((r) => [r.range, r.reservation.reservationId])).toEqual([['10.1.192.0/18', 'scr-subnet-a-0']]);
+    expect(podRanges(subnet, { clusterCidrs: ['10.1.0.0/16'], prefixReservationDescription: 'vpc-cni' }).map((r) => r.range)).toEqual(['10.1.64.0/24']);
+  });
+
+  it('names the subnet and the reservation to create when there is none', () => {
+    const ec2 = new FakeEc2();
+    const subnet = ec2.addSubnet('subnet-b', ['10.2.0.0/20']);
+    const message = noReservationMessage(subnet, ['10.0.0.0/8'], { nodeSyncMode: 'SyncFromCluster' });
+    expect(message).toContain('subnet-b');
+    expect(message).toContain('aws ec2 create-subnet-cidr-reservation --subnet-id subnet-b --reservation-type explicit --description podroute --cidr <a range inside 10.2.0.0/20>');
+    expect(noReservationMessage(subnet, ['10.0.0.0/8'], { nodeSyncMode: 'SyncFromCloud' })).toContain('--reservation-type prefix');
+    expect(noReservationMessage(subnet, ['100.64.0.0/16'], { nodeSyncMode: 'SyncFromCluster' })).toContain('do not overlap');
+  });
+
+  it('places a node in the range that already holds its pod CIDR', () => {
+    const ec2 = new FakeEc2();
+    const subnet = ec2.addSubnet('subnet-c', ['10.3.0.0/16'], [
+      { cidr: '10.3.1.0/24', type: 'explicit' },
+      { cidr: '10.3.2.0/24', type: 'explicit' },
+    ]);
+    const eni = ec2.addInstance('subnet-c');
+    const nodes = new MemoryNodes();
+    nodes.add('n', eni.instanceId, ['10.3.2.16/28']);
+    const world = { interfaces: new Map([[eni.instanceId, eni]]), subnets: new Map([[subnet.subnetId, subnet]]) };
+    const placement = placeNode(nodes.stored.get('n') ?? (undefined as never), world, { clusterCidrs: ['10.0.0.0/8'], nodeSyncMode: 'SyncFromCluster' });
+    expect(placement.kind === 'placed' ? placement.ranges.map((r) => r.range) : placement.kind).toEqual(['10.3.2.0/24']);
+  });
+});
+
+describe('prefixes mode: reconcile', () => {
+  it('gives every node of three subnets a /28 and a /80 inside its own subnet’s reservations, reading EC2 once', async () => {
+    const ec2 = new FakeEc2();
+    const subnets = threeSubnets(ec2);
+    const nodes = new MemoryNodes();
+    for (let i = 0; i < 9; i++) nodes.add(`node-${i}`, ec2.addInstance(`subnet-${i % 3}`).instanceId);
+    const { deps } = prefixDeps(ec2, nodes);
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    expect(report.allocated).toHaveLength(9);
+    for (let i = 0; i < 9; i++) {
+      const [v4, v6] = nodes.podCidrs(`node-${i}`);
+      const [r4, r6] = subnets[i % 3]?.reservations ?? [];
+      expect(inside(r4?.cidr ?? '', v4 ?? '') && inside(r6?.cidr ?? '', v6 ?? '')).toBe(true);
+      const eni = [...ec2.interfaces.values()][i];
+      expect(eni?.prefixes).toEqual([v4, v6]);
+      expect(nodes.networkUnavailable(`node-${i}`)).toBe('False');
+    }
+    // Issue 9: one batched interface read and one subnet read per run, whatever the number of nodes.
+    expect(ec2.calls.filter((c) => c.startsWith('describe'))).toEqual(['describeInterfaces 9', 'describeSubnets 3']);
+
+    // Converged: the next run changes nothing and still reads EC2 once.
+    ec2.calls.length = 0;
+    const writes = nodes.writes;
+    const again = await reconcile(deps);
+    expect([again.allocated, again.errors, nodes.writes - writes]).toEqual([[], [], 0]);
+    expect(ec2.calls).toEqual(['describeInterfaces 9', 'describeSubnets 3']);
+  });
+
+  it('leaves a node in a subnet without a reservation NetworkUnavailable, with an Event and a metric naming the subnet', async () => {
+    const ec2 = new FakeEc2();
+    threeSubnets(ec2);
+    ec2.addSubnet('subnet-bare', ['10.0.64.0/20', '2600:1f18:1234:9::/64']);
+    const nodes = new MemoryNodes();
+    nodes.add('bare', ec2.addInstance('subnet-bare').instanceId);
+    nodes.add('fine', ec2.addInstance('subnet-1').instanceId);
+    const { deps, log } = prefixDeps(ec2, nodes);
+
+    const report = await reconcile(deps);
+    expect(report.allocated).toEqual(['fine']);
+    expect(nodes.podCidrs('bare')).toEqual([]);
+    expect(nodes.networkUnavailable('bare')).toBe('True');
+    expect(ec2.interfaces.get([...ec2.interfaces.keys()][0] ?? '')?.prefixes).toEqual([]);
+    const event = nodes.events.find((e) => e.node === 'bare');
+    expect(event?.reason).toBe(NO_RESERVATION_EVENT);
+    expect(event?.message).toContain('subnet-bare');
+    expect(event?.message).toContain('create-subnet-cidr-reservation --subnet-id subnet-bare');
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-bare', [NO_RESERVATION_METRIC]: 1 }));
+  });
+
+  it('ignores the VPC CNI’s prefixes on the same interface: neither adopted nor counted', async () => {
+    const ec2 = new FakeEc2();
+    threeSubnets(ec2);
+    const cni = ['10.0.16.32/28', '2600:1f18:1234:1::/80']; // in the subnet, outside podroute's reservations
+    const eni = ec2.addInstance('subnet-1', cni);
+    const nodes = new MemoryNodes();
+    nodes.add('node', eni.instanceId);
+    const { deps } = prefixDeps(ec2, nodes);
+
+    await reconcile(deps);
+    const [v4, v6] = nodes.podCidrs('node');
+    expect(inside('10.0.24.0/22', v4 ?? '')).toBe(true);
+    expect(inside('2600:1f18:1234:1:8000::/65', v6 ?? '')).toBe(true);
+    expect(ec2.interfaces.get(eni.instanceId)?.prefixes).toEqual([...cni, v4, v6]);
+  });
+
+  it('adopts the prefix a timed-out admission assigned (SyncFromCluster), without assigning another', async () => {
+    const ec2 = new FakeEc2();
+    threeSubnets(ec2);
+    // The webhook assigned these and timed out before its patch reached the node.
+    const eni = ec2.addInstance('subnet-2', ['10.0.40.48/28', '2600:1f18:1234:2:8000::/80']);
+    const nodes = new MemoryNodes();
+    nodes.add('late', eni.instanceId);
+    const { deps, setOf } = prefixDeps(ec2, nodes);
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    expect(nodes.podCidrs('late')).toEqual(['10.0.40.48/28', '2600:1f18:1234:2:8000::/80']);
+    expect(nodes.networkUnavailable('late')).toBe('False');
+    expect(ec2.count('assign')).toBe(0);
+    expect(nodes.events).toEqual([]);
+    expect((await (await setOf('10.0.40.0/22')).leases()).map((l) => [l.cidr, l.owner])).toEqual([['10.0.40.48/28', 'late']]);
+  });
+
+  it('lets EC2 pick from a prefix reservation and adopts what it picked (SyncFromCloud)', async () => {
+    const ec2 = new FakeEc2();
+    const subnets = threeSubnets(ec2, 'prefix');
+    const eni = ec2.addInstance('subnet-0', ['10.0.1.16/28']); // the CNI's
+    const nodes = new MemoryNodes();
+    nodes.add('cloud', eni.instanceId);
+    const { deps, setOf } = prefixDeps(ec2, nodes, { NODE_SYNC_MODE: 'SyncFromCloud' });
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    expect(ec2.count('assignAnyPrefix')).toBe(2);
+    expect(ec2.count('assignPrefix')).toBe(0);
+    const [v4, v6] = nodes.podCidrs('cloud');
+    expect(inside(subnets[0]?.reservations[0]?.cidr ?? '', v4 ?? '')).toBe(true);
+    expect(inside(subnets[0]?.reservations[1]?.cidr ?? '', v6 ?? '')).toBe(true);
+    expect(nodes.networkUnavailable('cloud')).toBe('False');
+    expect((await (await setOf('10.0.8.0/22')).leases()).map((l) => [l.cidr, l.owner])).toEqual([[v4, 'cloud']]);
+  });
+
+  it('refuses SyncFromCloud against an explicit reservation (EC2 would not pick from it), assigning nothing', async () => {
+    const ec2 = new FakeEc2();
+    threeSubnets(ec2, 'explicit');
+    const nodes = new MemoryNodes();
+    nodes.add('cloud', ec2.addInstance('subnet-0').instanceId);
+    const { deps } = prefixDeps(ec2, nodes, { NODE_SYNC_MODE: 'SyncFromCloud' });
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([expect.objectContaining({ node: 'cloud', step: 'node-sync', message: expect.stringContaining('prefix-type reservation') })]);
+    expect(ec2.count('assign')).toBe(0);
+    expect(nodes.podCidrs('cloud')).toEqual([]);
+  });
+
+  it('reports a node whose instance EC2 does not list yet, and syncs the others', async () => {
+    const ec2 = new FakeEc2();
+    threeSubnets(ec2);
+    const nodes = new MemoryNodes();
+    nodes.add('early', 'i-0000000000000beef');
+    nodes.add('fine', ec2.addInstance('subnet-0').instanceId);
+    const { deps } = prefixDeps(ec2, nodes);
+
+    const report = await reconcile(deps);
+    expect(report.allocated).toEqual(['fine']);
+    expect(report.errors).toEqual([expect.objectContaining({ node: 'early', step: 'node-sync', message: expect.stringContaining('does not list instance') })]);
+  });
+
+  it('reclaims the lease of a vanished node from its pod range’s set', async () => {
+    const ec2 = new FakeEc2();
+    threeSubnets(ec2);
+    const nodes = new MemoryNodes();
+    nodes.add('stay', ec2.addInstance('subnet-0').instanceId);
+    const { deps, setOf, advance } = prefixDeps(ec2, nodes, { LEASE_GRACE_SECONDS: '300' });
+    const set = await setOf('10.0.8.0/22');
+    await set.occupy('10.0.11.240/28', 'gone');
+    advance(301_000);
+
+    const report = await reconcile(deps);
+    expect(report.reclaimed).toEqual([{ cidr: '10.0.11.240/28', owner: 'gone' }]);
+    expect((await set.leases()).map((l) => l.owner)).toEqual(['stay']);
+  });
+});
+
+describe('prefixes mode: the webhook', () => {
+  it('patches a joining node with prefixes from its subnet’s reservations, reading EC2 once', async () => {
+    const ec2 = new FakeEc2();
+    const subnets = threeSubnets(ec2);
+    const eni = ec2.addInstance('subnet-2');
+    const nodes = new MemoryNodes();
+    const { deps } = prefixDeps(ec2, nodes);
+    const object = { metadata: { name: 'joiner' }, spec: { providerID: `aws:///us-east-1c/${eni.instanceId}` } };
+
+    const response = await admit({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', operation: 'CREATE', object } } as never, deps);
+    const patch = JSON.parse(Buffer.from(response.response.patch ?? '', 'base64').toString()) as Array<{ path: string; value: unknown }>;
+    const podCidrs = patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[];
+    expect(inside(subnets[2]?.reservations[0]?.cidr ?? '', podCidrs[0] ?? '')).toBe(true);
+    expect(inside(subnets[2]?.reservations[1]?.cidr ?? '', podCidrs[1] ?? '')).toBe(true);
+    expect(ec2.interfaces.get(eni.instanceId)?.prefixes).toEqual(podCidrs);
+    expect(ec2.calls.filter((c) => c.startsWith('describe'))).toEqual(['describeInterfaces 1', 'describeSubnets 1']);
+  });
+});
