@@ -23,7 +23,7 @@ import { containsCidr, tryParseCidr, formatCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { parseRouteMessage } from '../messages/route-message.ts';
-import type { DeleteRouteMessage, RouteMessage } from '../messages/route-message.ts';
+import type { Admitted, DeleteRouteMessage, RouteMessage, SyncNodeMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
@@ -136,7 +136,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'delete':
       return applyDelete(message, deps);
     case 'sync-node':
-      return syncNodeRoutes(message.node, deps, delivery);
+      return syncNodeRoutes(message, deps, delivery);
     case 'node-left':
       return checkNodeLeft(message.node, deps, delivery);
   }
@@ -354,24 +354,67 @@ async function applyDelete(message: DeleteRouteMessage, deps: RouteWorkerDeps): 
   return result;
 }
 
-/** Creates or fixes every route of one node, then settles its condition (the webhook path). */
-async function syncNodeRoutes(name: string, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
-  const node = await currentNode(name, deps);
+/**
+ * Creates or fixes every route of one node, then settles its condition (the webhook path).
+ *
+ * A message from a node's admission carries what the admission knew (`admitted`: instance and pod
+ * CIDRs), and on its first receive a node not stored yet is routed from that at once: the Node is
+ * stored only after admission answers (Kubernetes docs, "Dynamic Admission Control": admission
+ * runs before the object is persisted). Only the condition write needs the stored node: when a
+ * re-read after the routes still answers 404, or shows another instance or pod CIDRs, the message
+ * is retried shortly (retryable: visibility backoff) and its next receive takes the stored node's
+ * ordinary path, where the routes exist already. Retries are handed back before the dead-letter
+ * queue (`failureOutcome`). A node whose create is refused after admission never appears: its
+ * routes have no owner and its lease no node, which the next reconciles clean up as for any node
+ * that left.
+ */
+async function syncNodeRoutes(message: SyncNodeMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
+  const name = message.node;
+  const stored = await currentNode(name, deps);
+  const firstReceive = (delivery?.receiveCount ?? 1) === 1;
+  let node = stored;
   if (!node) {
-    // The webhook queues this while the API server is still storing the node: look once more.
-    if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
-    return 'stale:node-gone';
+    // The webhook queues this while the API server is still storing the node.
+    if (firstReceive && message.admitted) node = admittedNode(name, message.admitted, deps.now());
+    else if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
+    else return 'stale:node-gone';
   }
-  // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts).
-  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts);
+  // an admitted node passed the webhook's own check (same selector).
+  const unmanaged = stored ? unmanagedReason(stored, deps.nodeSelector) : null;
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const tables = await listTables(deps);
   const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   const results: string[] = [];
   for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps)));
-  await settleAfter(node, plan, ops, deps);
+  if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settleAfter(now, plan, ops, deps));
+  else await settleAfter(node, plan, ops, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
+}
+
+/** The node as its admission described it, for routing before it is stored (created now). */
+function admittedNode(name: string, admitted: Admitted, now: number): Node {
+  const cidrs = admitted.podCidrs;
+  return {
+    metadata: { name, creationTimestamp: new Date(now).toISOString() },
+    spec: { providerID: admitted.instanceId, podCIDR: cidrs[0], podCIDRs: [...cidrs] },
+  };
+}
+
+/**
+ * The condition write of a node routed from its admission: on the stored node, once it is stored
+ * and still what was admitted; otherwise retried shortly (see `syncNodeRoutes`).
+ */
+async function settleAdmitted(name: string, admitted: Admitted, deps: RouteWorkerDeps, settle: (node: Node) => Promise<void>): Promise<void> {
+  const now = await currentNode(name, deps);
+  if (!now) throw new PodrouteError(`node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`, { retryable: true });
+  const sameCidrs = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((cidr) => b.includes(cidr));
+  const cidrs = podCidrsOf(now).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
+  if (instanceIdOf(now) !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs)) {
+    throw new PodrouteError(`node ${name} was stored with another instance or pod CIDRs than admitted; syncing it again`, { retryable: true });
+  }
+  await settle(now);
 }
 
 /**
