@@ -31,7 +31,7 @@ import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../web
 import { NodeNotFoundError } from '../kube/kube-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
-import { nodeSyncCloud, nodeSyncKube } from './reconcile.ts';
+import { nodeSyncCloud, nodeSyncKube } from './node-sync-ports.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
 /** The webhook runs over the same ports as reconcile. */
