@@ -86,7 +86,7 @@ if (only.has('allocation')) {
 
 if (only.has('coldStart')) {
   say('cold start: bundles and import times ...');
-  results.coldStart = await benchColdStart();
+  results.coldStart = await benchColdStart(7, (previous as Record<string, unknown>).coldStart);
   await save();
 }
 
@@ -133,9 +133,9 @@ function printTable(r: Record<string, unknown>): void {
   }
   const alloc = r.allocation as Record<string, number> | undefined;
   if (alloc) rows.push(['allocation 50 allocators x 1,000', `${alloc.duplicates} duplicates, ${alloc.conditionalFailuresPerAllocation} failed conditions/alloc, ${alloc.throughputVsSingle}x one allocator`]);
-  const cold = r.coldStart as Record<string, { bundleBytes: number; importRatioToBareEc2?: number }> | undefined;
+  const cold = r.coldStart as { functions?: Record<string, { bundleBytes: number; importRatioToBareEc2?: number }> } | undefined;
   for (const name of ['reconcile', 'routeWorker', 'nodeWebhook']) {
-    const entry = cold?.[name];
+    const entry = cold?.functions?.[name];
     if (entry) rows.push([`cold start ${name}`, `${(entry.bundleBytes / 1e6).toFixed(2)} MB, import ${entry.importRatioToBareEc2}x a bare EC2 handler`]);
   }
   const scale = r.scale as { runs?: ScaleRun[] } | undefined;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Offline packaging check for podroute: `osls package` (no AWS credentials, no network needed),
-# cfn-lint over the generated CloudFormation template, then the size of every bundle.
+# cfn-lint over the generated CloudFormation template, then the size of every bundle and that each
+# zip holds every chunk its modules import (esbuild code splitting).
 #
 #   infra/scripts/package-check.sh [--stage ci] [--region us-east-1] [--param name=value ...]
 #
@@ -108,6 +109,21 @@ for zip in "${zips[@]}"; do
     echo "package-check: FAILED: $zip is over 50 MB" >&2
     status=1
   fi
+  # Code splitting (custom.esbuild.splitting): a handler imports chunks by relative path, statically
+  # or when used (import("./chunk-....mjs")); each one must be in the zip, or the function fails at
+  # init or on the path that needs it.
+  members="$(unzip -Z1 "$zip")"
+  for module in $(grep -E '\.mjs$' <<<"$members"); do
+    dir="$(dirname "$module")"
+    for chunk in $(unzip -p "$zip" "$module" | grep -oE '"\./[A-Za-z0-9_./-]+\.mjs"' | tr -d '"' | sort -u); do
+      wanted="${dir}/${chunk#./}"
+      wanted="${wanted#./}"
+      if ! grep -qxF "$wanted" <<<"$members"; then
+        echo "package-check: FAILED: $(basename "$zip"): $module imports $chunk, which the zip lacks" >&2
+        status=1
+      fi
+    done
+  done
 done
 
 if [ "$workdir" = "$repo" ] || [ "${PACKAGE_CHECK_KEEP:-0}" = 1 ]; then

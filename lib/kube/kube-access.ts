@@ -4,9 +4,20 @@
  * mutating admission webhooks are registered (MutatingWebhookConfiguration,
  * admissionregistration.k8s.io/v1). Errors are mapped by HTTP status, like the node adapter's.
  */
-import { AdmissionregistrationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, ApiException, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { PodrouteError } from '../errors.ts';
 import type { AccessQuestion, AccessAnswer, WebhookRegistration, ClusterAccess } from '../usecases/doctor.ts';
-import { mapError } from './kube-nodes.ts';
+import { KubeHttpStatusError, mapError as mapCallError } from './kube-nodes.ts';
+
+/** The generated client's ApiException carries the answer's status and body: map it as the node adapter maps an answer. */
+function mapError(error: unknown, target: { verb: string; resource: string }): PodrouteError {
+  if (error instanceof ApiException) {
+    const body: unknown = error.body;
+    const text = typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
+    return mapCallError(new KubeHttpStatusError(error.code, text), target);
+  }
+  return mapCallError(error, target);
+}
 
 export class KubeAccess implements ClusterAccess {
   private readonly authz: AuthorizationV1Api;

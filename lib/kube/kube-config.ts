@@ -1,13 +1,20 @@
 /**
- * Builds the KubeConfig podroute talks to the cluster with, from one of three sources:
- * an EKS cluster (endpoint and CA from `eks:DescribeCluster`, a short-lived IAM token), a secret
- * holding a kubeconfig YAML or `{server, caData, token}` JSON, or ready KubeConfig options (the
- * local emulator's `kubeConfig()`). TLS verification of the server is always on.
+ * Builds the endpoint (server, TLS, credentials) podroute talks to the cluster with, from one of
+ * three sources: an EKS cluster (endpoint and CA from `eks:DescribeCluster`, a short-lived IAM
+ * token), a secret holding a kubeconfig YAML or `{server, caData, token}` JSON, or ready KubeConfig
+ * options (the local emulator's `kubeConfig()`). TLS verification of the server is always on.
+ *
+ * A kubeconfig (YAML, or options) is loaded by @kubernetes/client-node's KubeConfig, which knows
+ * every way a kubeconfig authenticates; it is imported only then (cold start, issue 9: it weighs
+ * about 0.8 MB bundled). An EKS cluster and the JSON secret need only a server, a CA and a bearer
+ * token, which `BearerEndpoint` applies itself.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import type { RequestOptions } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { InvalidInputError } from '../errors.ts';
 import { describeIssue } from '../nodes/node.ts';
+import type { KubeEndpoint } from './kube-nodes.ts';
 
 /** The part of an EKS `DescribeCluster` answer used here (`cluster` of DescribeClusterCommandOutput). */
 export type EksClusterInfo = { endpoint?: string; certificateAuthority?: { data?: string } };
@@ -27,53 +34,65 @@ export type KubeConfigOptions = {
   currentContext: string;
 };
 
-type Authenticator = Parameters<KubeConfig['addAuthenticator']>[0];
-
-const CLUSTER = 'podroute-target';
-const USER = 'podroute';
-
 const secretJsonSchema = z.object({
   server: z.url({ protocol: /^https$/, error: 'server must be an https:// URL' }),
   caData: z.string().min(1, 'caData (base64 PEM of the cluster CA) is required'),
   token: z.string().min(1, 'token is required'),
 });
 
-export async function createKubeConfig(source: KubeConfigSource): Promise<KubeConfig> {
+export async function createKubeConfig(source: KubeConfigSource): Promise<KubeEndpoint> {
   switch (source.kind) {
     case 'eks':
       return eksKubeConfig(source.clusterName, await source.describeCluster(source.clusterName), source.tokens);
     case 'secret':
       return kubeConfigFromSecret(await source.fetchSecret());
     case 'options':
-      return checked(loadOptions(source.options));
+      return checked(await loadOptions(source.options));
   }
 }
 
-/** A KubeConfig for an EKS cluster whose bearer token is fetched (and refreshed) per request. */
-export function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: TokenSource): KubeConfig {
+/**
+ * A server with its CA and a bearer token (RFC 6750 `Authorization: Bearer`, as the API server's
+ * token authenticators read it: Kubernetes docs, "Authenticating"), asked of the token source per
+ * request so a refreshed one is used. The CA is the only trusted root: TLS verification stays on.
+ */
+export class BearerEndpoint implements KubeEndpoint {
+  private readonly cluster: { server: string };
+  private readonly ca: Buffer;
+  private readonly tokens: TokenSource;
+
+  constructor(server: string, caData: string, tokens: TokenSource) {
+    if (!server.startsWith('https://')) throw new InvalidInputError('the cluster server must be an https:// URL');
+    this.cluster = { server };
+    // caData: base64 of the PEM, as kubeconfig's certificate-authority-data and EKS's certificateAuthority.data.
+    this.ca = Buffer.from(caData, 'base64');
+    if (this.ca.length === 0) throw new InvalidInputError('the cluster CA (base64 PEM) is empty');
+    this.tokens = tokens;
+  }
+
+  getCurrentCluster(): { server: string } {
+    return this.cluster;
+  }
+
+  async applyToHTTPSOptions(opts: RequestOptions): Promise<void> {
+    const token = await this.tokens.token();
+    opts.ca = this.ca;
+    opts.rejectUnauthorized = true;
+    opts.headers = { ...(opts.headers ?? {}), Authorization: `Bearer ${token}` };
+  }
+}
+
+/** The endpoint of an EKS cluster whose bearer token is fetched (and refreshed) per request. */
+export function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: TokenSource): KubeEndpoint {
   const endpoint = cluster.endpoint;
   const caData = cluster.certificateAuthority?.data;
   if (!endpoint || !endpoint.startsWith('https://')) throw new InvalidInputError(`EKS cluster ${clusterName}: DescribeCluster gave no https endpoint`);
   if (!caData) throw new InvalidInputError(`EKS cluster ${clusterName}: DescribeCluster gave no certificateAuthority.data`);
-  const kc = loadOptions({
-    clusters: [{ name: CLUSTER, server: endpoint, caData, skipTLSVerify: false }],
-    users: [{ name: USER }],
-    contexts: [{ name: CLUSTER, cluster: CLUSTER, user: USER }],
-    currentContext: CLUSTER,
-  });
-  const authenticator: Authenticator = {
-    isAuthProvider: (user) => user.name === USER && !user.token,
-    applyAuthentication: async (_user, opts) => {
-      const token = await tokens.token();
-      opts.headers = { ...(opts.headers ?? {}), Authorization: `Bearer ${token}` };
-    },
-  };
-  kc.addAuthenticator(authenticator);
-  return kc;
+  return new BearerEndpoint(endpoint, caData, tokens);
 }
 
 /** A secret string: a kubeconfig YAML, or JSON `{server, caData, token}`. */
-export function kubeConfigFromSecret(text: string): KubeConfig {
+export async function kubeConfigFromSecret(text: string): Promise<KubeEndpoint> {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
     let value: unknown;
@@ -85,16 +104,9 @@ export function kubeConfigFromSecret(text: string): KubeConfig {
     const parsed = secretJsonSchema.safeParse(value);
     if (!parsed.success) throw new InvalidInputError(`the kube secret JSON is invalid: ${describeIssue(parsed.error)}`);
     const { server, caData, token } = parsed.data;
-    return checked(
-      loadOptions({
-        clusters: [{ name: CLUSTER, server, caData, skipTLSVerify: false }],
-        users: [{ name: USER, token }],
-        contexts: [{ name: CLUSTER, cluster: CLUSTER, user: USER }],
-        currentContext: CLUSTER,
-      }),
-    );
+    return new BearerEndpoint(server, caData, { token: () => Promise.resolve(token) });
   }
-  const kc = new KubeConfig();
+  const kc = new (await kubeConfigClass())();
   try {
     kc.loadFromString(trimmed);
   } catch (cause) {
@@ -103,8 +115,13 @@ export function kubeConfigFromSecret(text: string): KubeConfig {
   return checked(kc);
 }
 
-function loadOptions(options: KubeConfigOptions): KubeConfig {
-  const kc = new KubeConfig();
+/** @kubernetes/client-node's KubeConfig, loaded on first use (its module alone, not the generated API clients). */
+async function kubeConfigClass(): Promise<typeof KubeConfig> {
+  return (await import('@kubernetes/client-node/dist/config.js')).KubeConfig;
+}
+
+async function loadOptions(options: KubeConfigOptions): Promise<KubeConfig> {
+  const kc = new (await kubeConfigClass())();
   kc.loadFromOptions({
     ...options,
     clusters: options.clusters.map((c) => ({ ...c, skipTLSVerify: c.skipTLSVerify ?? false })),

@@ -1,11 +1,17 @@
 /**
  * Kubernetes Node adapter: the only reader and writer of Node objects and Node events. It pages
- * through the node list, validates every node with the core's schema, writes the
- * NetworkUnavailable condition and pod CIDRs with strategic merge patches (as upstream's route and
- * node-IPAM controllers do), and maps API failures by HTTP status to typed errors.
+ * through the node list keeping only the fields podroute reads of each node, validates every node
+ * with the core's schema, writes the NetworkUnavailable condition and pod CIDRs with strategic
+ * merge patches (as upstream's route and node-IPAM controllers do), and maps API failures by HTTP
+ * status to typed errors.
+ *
+ * The calls are plain HTTPS requests of the Kubernetes REST API (core/v1: `GET /api/v1/nodes`,
+ * `GET /api/v1/nodes/{name}`, `PATCH /api/v1/nodes/{name}` and `.../status`, `POST
+ * /api/v1/namespaces/{namespace}/events`), with TLS and credentials from the kubeconfig
+ * (`applyToHTTPSOptions`, @kubernetes/client-node's KubeConfig or podroute's own for EKS), so the
+ * generated API client and its models are not loaded (cold start: issue 9).
  */
-import { ApiException, CoreV1Api, KubeConfig, Observable, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { ConfigurationOptions, CoreV1Event, ObservableMiddleware } from '@kubernetes/client-node';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { z } from 'zod';
 import { tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
@@ -69,47 +75,85 @@ const nameProbeSchema = z.looseObject({ metadata: z.looseObject({ name: z.string
 
 type Target = { verb: string; resource: string; name?: string };
 
+/**
+ * What the adapter needs of a kubeconfig: the current cluster's server, and the TLS and
+ * credential options of a request to it. @kubernetes/client-node's KubeConfig has both
+ * (`getCurrentCluster`, `applyToHTTPSOptions`: CA, client certificate, bearer token or an
+ * authenticator's header, proxy agent); so does the EKS one of kube-config.ts.
+ */
+export interface KubeEndpoint {
+  getCurrentCluster(): { server: string } | null;
+  applyToHTTPSOptions(opts: RequestOptions): Promise<void>;
+}
+
+/** Content type of a strategic merge patch (Kubernetes docs, "Update API Objects in Place Using kubectl patch"). */
+const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+/**
+ * The fields of a Node that podroute reads (lib/nodes/node.ts `Node`, and their readers): name,
+ * uid (event involvedObject), resourceVersion, labels (node selector), creationTimestamp (the
+ * worker's node age), deletionTimestamp (node-left), spec.providerID / podCIDR / podCIDRs (planner,
+ * nodesync, unmanagedReason) and status.conditions (NetworkUnavailable and its transition time).
+ * Everything else a kubelet registers (managedFields, images, nodeInfo, addresses, capacity,
+ * annotations: 10 to 15 KB a node) is dropped right after a page is parsed, so a list of many
+ * nodes holds small objects. Values are copied as they are; the schema validates them afterwards.
+ */
+export function projectNode(item: unknown): unknown {
+  if (!isRecord(item)) return item;
+  const out: Record<string, unknown> = {};
+  if ('apiVersion' in item) out.apiVersion = item.apiVersion;
+  if ('kind' in item) out.kind = item.kind;
+  const metadata = item.metadata;
+  if (isRecord(metadata)) {
+    out.metadata = pick(metadata, ['name', 'uid', 'resourceVersion', 'labels', 'creationTimestamp', 'deletionTimestamp']);
+  } else if ('metadata' in item) {
+    out.metadata = metadata;
+  }
+  const spec = item.spec;
+  if (isRecord(spec)) out.spec = pick(spec, ['providerID', 'podCIDR', 'podCIDRs']);
+  else if ('spec' in item) out.spec = spec;
+  const status = item.status;
+  if (isRecord(status)) out.status = pick(status, ['conditions']);
+  else if ('status' in item) out.status = status;
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function pick(from: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (key in from) out[key] = from[key];
+  return out;
+}
+
 /** JSON.stringify-able RFC 3339 time with seconds precision, as metav1.Time marshals. */
 function rfc3339(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function statusMessage(body: unknown): string | undefined {
-  let value: unknown = body;
-  if (typeof body === 'string') {
-    try {
-      value = JSON.parse(body);
-    } catch {
-      return body.length > 0 ? body.slice(0, 300) : undefined;
-    }
+/** The `message` of a Status body (metav1.Status), or the start of a body that is not one. */
+function statusMessage(body: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return body.length > 0 ? body.slice(0, 300) : undefined;
   }
   const parsed = statusBodySchema.safeParse(value);
   return parsed.success ? parsed.data.message : undefined;
 }
 
-/**
- * Captures the raw JSON body of one call, so that nodes are validated by our schema as the server
- * sent them, not after the generated client's model conversion (which turns times into Dates and
- * throws on some malformed values).
- */
-function captureBody(base?: ConfigurationOptions): { options: ConfigurationOptions; result: () => Promise<{ status: number; text: string } | undefined> } {
-  let captured: Promise<{ status: number; text: string }> | undefined;
-  const middleware: ObservableMiddleware = {
-    pre: (context) => new Observable(Promise.resolve(context)),
-    post: (response) => {
-      // The fetch body can be read once: read it here and hand the client a re-readable copy.
-      captured = response.body.text().then((text) => ({ status: response.httpStatusCode, text }));
-      const replayed = captured.then(({ text }) => {
-        response.body = { text: () => Promise.resolve(text), binary: () => Promise.resolve(Buffer.from(text, 'utf8')) };
-        return response;
-      });
-      return new Observable(replayed);
-    },
-  };
-  return {
-    options: { ...base, middleware: [...(base?.middleware ?? []), middleware], middlewareMergeStrategy: 'append' },
-    result: () => captured ?? Promise.resolve(undefined),
-  };
+/** An answer outside 2xx: its status and body (a metav1.Status, as a rule). Mapped by `mapHttpFailure`. */
+export class KubeHttpStatusError extends Error {
+  override name = 'KubeHttpStatusError';
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${status}`);
+  }
 }
 
 /** Internal: a continue token expired after `pages` pages (`nodes` nodes) were read. */
@@ -124,15 +168,17 @@ class ContinueExpiredError extends Error {
   }
 }
 
+type Call = { method: 'GET' | 'PATCH' | 'POST'; path: string; query?: Record<string, string | number | undefined>; body?: unknown; contentType?: string };
+
 export class KubeNodes {
-  private readonly api: CoreV1Api;
+  private readonly endpoint: KubeEndpoint;
   private readonly clock: () => Date;
   private readonly options: KubeNodesOptions;
   /** uids of nodes seen by the last reads, for the involvedObject of events. */
   private readonly uids = new Map<string, string>();
 
-  constructor(client: CoreV1Api | KubeConfig, options: KubeNodesOptions = {}) {
-    this.api = client instanceof KubeConfig ? client.makeApiClient(CoreV1Api) : client;
+  constructor(endpoint: KubeEndpoint, options: KubeNodesOptions = {}) {
+    this.endpoint = endpoint;
     this.clock = options.clock ?? (() => new Date());
     this.options = options;
   }
@@ -170,7 +216,8 @@ export class KubeNodes {
     do {
       let body: unknown;
       try {
-        body = await this.call({ verb: 'list', resource: 'nodes' }, (opts) => this.api.listNode({ limit, _continue: next }, opts));
+        // GET /api/v1/nodes?limit=&continue= (Kubernetes docs, "API Concepts: Retrieving large results sets in chunks")
+        body = await this.call({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } });
       } catch (error) {
         if (next !== undefined && error instanceof KubeApiError && error.status === 410) {
           throw new ContinueExpiredError(error.message, pages, nodes.length, { cause: error });
@@ -200,12 +247,12 @@ export class KubeNodes {
   async getNode(name: string): Promise<Node> {
     let body: unknown;
     try {
-      body = await this.call({ verb: 'get', resource: 'nodes', name }, (opts) => this.api.readNode({ name }, opts));
+      body = await this.call({ verb: 'get', resource: 'nodes', name }, { method: 'GET', path: `/api/v1/nodes/${encodeURIComponent(name)}` });
     } catch (error) {
       if (error instanceof KubeApiError && error.status === 404) throw new NodeNotFoundError(name, { cause: error });
       throw error;
     }
-    const parsed = nodeSchema.safeParse(body);
+    const parsed = nodeSchema.safeParse(projectNode(body));
     if (!parsed.success) throw new InvalidInputError(`node ${JSON.stringify(name)} from the API is malformed: ${describeIssue(parsed.error)}`);
     this.remember(parsed.data);
     return parsed.data;
@@ -217,14 +264,14 @@ export class KubeNodes {
    */
   async setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<NodeWriteResult> {
     const wanted = unavailable ? NETWORK_CONDITION.noRouteCreated : NETWORK_CONDITION.routeCreated;
-    return this.patchWithRetry({ verb: 'patch', resource: 'nodes/status', name: nodeName }, async (opts) => {
+    return this.patchWithRetry({ verb: 'patch', resource: 'nodes/status', name: nodeName }, () => {
       const now = rfc3339(this.clock());
       const body = {
         status: {
           conditions: [{ type: 'NetworkUnavailable', ...wanted, lastTransitionTime: now, lastHeartbeatTime: now }],
         },
       };
-      await this.api.patchNodeStatus({ name: nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch, opts));
+      return { method: 'PATCH', path: `/api/v1/nodes/${encodeURIComponent(nodeName)}/status`, body, contentType: STRATEGIC_MERGE_PATCH };
     });
   }
 
@@ -247,10 +294,12 @@ export class KubeNodes {
     }
     const target = { verb: 'patch', resource: 'nodes', name: nodeName };
     try {
-      return await this.patchWithRetry(target, async (opts) => {
-        const body = { spec: { podCIDR: wanted[0], podCIDRs: wanted } };
-        await this.api.patchNode({ name: nodeName, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch, opts));
-      });
+      return await this.patchWithRetry(target, () => ({
+        method: 'PATCH',
+        path: `/api/v1/nodes/${encodeURIComponent(nodeName)}`,
+        body: { spec: { podCIDR: wanted[0], podCIDRs: wanted } },
+        contentType: STRATEGIC_MERGE_PATCH,
+      }));
     } catch (error) {
       // 422: the node got pod CIDRs since it was read. Same ones: done; others: a conflict.
       if (!(error instanceof KubeApiError) || error.status !== 422) throw error;
@@ -277,21 +326,27 @@ export class KubeNodes {
     const namespace = this.options.eventNamespace ?? 'default';
     const component = this.options.component ?? 'podroute';
     const nanos = BigInt(now.getTime()) * 1_000_000n;
-    const body: CoreV1Event = {
+    // core/v1 Event (Kubernetes API reference, "Event v1 core"); times as the generated client sent them.
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Event',
       metadata: { name: `${nodeName}.${nanos.toString(16)}`, namespace },
       involvedObject: { kind: 'Node', apiVersion: 'v1', name: nodeName, uid: this.uids.get(nodeName) ?? nodeName },
       reason,
       message,
       type: 'Warning',
       count: 1,
-      firstTimestamp: now,
-      lastTimestamp: now,
+      firstTimestamp: now.toISOString(),
+      lastTimestamp: now.toISOString(),
       source: { component },
       reportingComponent: component,
       reportingInstance: '',
     };
     try {
-      await this.call({ verb: 'create', resource: 'events', name: nodeName }, (opts) => this.api.createNamespacedEvent({ namespace, body }, opts));
+      await this.call(
+        { verb: 'create', resource: 'events', name: nodeName },
+        { method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body, contentType: 'application/json' },
+      );
       return true;
     } catch (error) {
       const reported = error instanceof PodrouteError ? error : new PodrouteError('create event failed', { retryable: true, cause: error });
@@ -301,12 +356,13 @@ export class KubeNodes {
   }
 
   private validNode(item: unknown): Node | null {
-    const parsed = nodeSchema.safeParse(item);
+    const small = projectNode(item);
+    const parsed = nodeSchema.safeParse(small);
     if (parsed.success) {
       this.remember(parsed.data);
       return parsed.data;
     }
-    const probe = nameProbeSchema.safeParse(item);
+    const probe = nameProbeSchema.safeParse(small);
     this.options.onMalformedNode?.({ name: probe.success ? probe.data.metadata.name : null, problem: describeIssue(parsed.error) });
     return null;
   }
@@ -316,12 +372,12 @@ export class KubeNodes {
   }
 
   /** A patch retried on 409 Conflict; 404 means the node is gone. */
-  private async patchWithRetry(target: Target, patch: (opts: ConfigurationOptions) => Promise<unknown>): Promise<NodeWriteResult> {
+  private async patchWithRetry(target: Target, patch: () => Call): Promise<NodeWriteResult> {
     const attempts = Math.max(1, this.options.conflictAttempts ?? 5);
     const backoff = this.options.conflictBackoffMs ?? 100;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.call(target, patch);
+        await this.call(target, patch());
         return 'patched';
       } catch (error) {
         if (!(error instanceof KubeApiError)) throw error;
@@ -341,36 +397,69 @@ export class KubeNodes {
     }
   }
 
-  /** Runs one API call, returns the raw JSON body of its answer, maps every failure. */
-  private async call(target: Target, run: (opts: ConfigurationOptions) => Promise<unknown>): Promise<unknown> {
-    const capture = captureBody();
+  /** Runs one API call, returns the parsed JSON body of its answer, maps every failure. */
+  private async call(target: Target, call: Call): Promise<unknown> {
+    let answer: { status: number; text: string };
     try {
-      await run(capture.options);
+      answer = await send(this.endpoint, call);
     } catch (error) {
-      // The generated client's model conversion can throw on data our schema then reports: a 2xx
-      // answer that was captured is still an answer.
-      const raw = error instanceof ApiException ? undefined : await capture.result();
-      if (!raw || raw.status < 200 || raw.status > 299) throw mapError(error, target);
+      throw mapError(error, target);
     }
-    const raw = await capture.result();
-    if (!raw) throw new KubeApiError(`${target.verb} ${target.resource}: no answer body`, { verb: target.verb, resource: target.resource, retryable: true });
+    if (answer.status < 200 || answer.status > 299) throw mapError(new KubeHttpStatusError(answer.status, answer.text), target);
     try {
-      return JSON.parse(raw.text) as unknown;
+      return JSON.parse(answer.text) as unknown;
     } catch (cause) {
       throw new KubeApiError(`${target.verb} ${target.resource}: the answer is not JSON`, { verb: target.verb, resource: target.resource, retryable: true, cause });
     }
   }
 }
 
-/** Maps a client failure to a typed error by HTTP status only. */
+/** One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. */
+async function send(endpoint: KubeEndpoint, call: Call): Promise<{ status: number; text: string }> {
+  const cluster = endpoint.getCurrentCluster();
+  if (!cluster) throw new InvalidInputError('the kubeconfig has no current cluster');
+  // The server URL may carry a path prefix (an API proxy); the API path goes after it.
+  const url = new URL(cluster.server);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${call.path}`;
+  for (const [key, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+  const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body), 'utf8');
+  const opts: RequestOptions = {
+    method: call.method,
+    headers: {
+      Accept: 'application/json',
+      ...(payload ? { 'Content-Type': call.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
+    },
+  };
+  await endpoint.applyToHTTPSOptions(opts);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/**
+ * Maps a failed call to a typed error by HTTP status only: an answer outside 2xx
+ * (`KubeHttpStatusError`), or anything else (no answer: network, TLS, credentials).
+ */
 export function mapError(error: unknown, target: Target): PodrouteError {
-  const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
-  const base = { verb: target.verb, resource: target.resource, cause: error };
-  if (!(error instanceof ApiException)) {
-    return new KubeApiError(`${what}: the Kubernetes API could not be reached`, { ...base, retryable: true });
+  if (!(error instanceof KubeHttpStatusError)) {
+    const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
+    return new KubeApiError(`${what}: the Kubernetes API could not be reached`, { verb: target.verb, resource: target.resource, cause: error, retryable: true });
   }
-  const status = error.code;
-  const detail = statusMessage(error.body);
+  return mapHttpFailure(error.status, error.body, target, error);
+}
+
+/** A typed error from an answer's HTTP status and its Status body. */
+export function mapHttpFailure(status: number, body: string, target: Target, cause: unknown): PodrouteError {
+  const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
+  const base = { verb: target.verb, resource: target.resource, cause };
+  const detail = statusMessage(body);
   const suffix = detail ? `: ${detail}` : '';
   if (status === 401) {
     return new KubeApiError(`${what}: 401 Unauthorized, the API server rejected podroute's credentials (check the token or the EKS access entry of the Lambda role)`, {

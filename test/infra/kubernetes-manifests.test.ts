@@ -11,7 +11,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { load, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
@@ -86,7 +86,7 @@ describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapte
     emulator = await startKubeEmulator({ nodes: [node('a', '10.244.1.0/24'), node('b'), node('c')] });
     const kc = new KubeConfig();
     kc.loadFromOptions(emulator.kubeConfig());
-    const kube = new KubeNodes(kc.makeApiClient(CoreV1Api), { pageSize: 2, conflictBackoffMs: 0 });
+    const kube = new KubeNodes(kc, { pageSize: 2, conflictBackoffMs: 0 });
     const run = async (method: string, call: () => Promise<unknown>) => { exercised.add(method); await call(); };
     await run('listNodes', () => kube.listNodes());
     const b = await kube.getNode('b');
@@ -133,7 +133,8 @@ describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapte
       }
     };
     walk('lib');
-    expect([...apis]).toEqual(['CoreV1Api']);
+    // The node adapter makes plain HTTPS calls (no generated client); their requests are recorded above.
+    expect([...apis]).toEqual([]);
   });
 
   it("keeps the doctor's clients (the operator's own credentials) out of the functions", () => {

@@ -144,7 +144,7 @@ describe('serverless.yml: runtime and functions', () => {
     expect(at(sls, 'package', 'individually')).toBe(true);
     expect(listAt(sls, 'plugins')).toContain('serverless-esbuild');
     const esbuild = objAt(sls, 'custom', 'esbuild');
-    expect(esbuild).toMatchObject({ bundle: true, minify: true, sourcemap: true, target: 'node22', platform: 'node', format: 'esm', outputFileExtension: '.mjs', exclude: [] });
+    expect(esbuild).toMatchObject({ bundle: true, minify: true, sourcemap: true, target: 'node22', platform: 'node', format: 'esm', splitting: true, outputFileExtension: '.mjs', exclude: [] });
     expect(at(esbuild, 'banner', 'js')).toBe("import{createRequire}from'module';const require=createRequire(import.meta.url);");
   });
 

@@ -1,8 +1,9 @@
+import { rootCertificates } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { createEksToken, EksTokenProvider } from '../../lib/aws/eks-token.ts';
 import { createKubeConfig, kubeConfigFromSecret } from '../../lib/kube/kube-config.ts';
-import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
+import { KubeApiError, KubeNodes } from '../../lib/kube/kube-nodes.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 
 const credentials = async () => ({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' });
@@ -96,6 +97,24 @@ describe('createKubeConfig', () => {
     expect(tokenCalls).toBe(2);
   });
 
+  it('verifies the server against the EKS CA: another CA is refused', async () => {
+    const otherCa = Buffer.from(rootCertificates[0] ?? '').toString('base64');
+    emulator.stats.reset();
+    const kc = await createKubeConfig({
+      kind: 'eks',
+      clusterName: 'prod-a',
+      describeCluster: async () => ({ endpoint: emulator.url, certificateAuthority: { data: otherCa } }),
+      tokens: { token: async () => emulator.token },
+    });
+    const error = await new KubeNodes(kc).listNodes().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as KubeApiError).status).toBeUndefined();
+    expect(emulator.stats.get('GET /api/v1/nodes')).toBe(0);
+  });
+
   it.each([
     ['JSON', () => JSON.stringify({ server: emulator.url, caData: Buffer.from(emulator.caPem).toString('base64'), token: emulator.token })],
     ['kubeconfig YAML', () => emulator.kubeConfigYaml()],
@@ -114,7 +133,7 @@ describe('createKubeConfig', () => {
     ['JSON without token', JSON.stringify({ server: 'https://x.example', caData: 'Zm9v' })],
     ['http server', JSON.stringify({ server: 'http://x.example', caData: 'Zm9v', token: 't' })],
     ['TLS verification off', 'apiVersion: v1\nclusters:\n- name: c\n  cluster:\n    server: https://x.example\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n'],
-  ])('rejects a secret that is %s', (_why, text) => {
-    expect(() => kubeConfigFromSecret(text)).toThrow(InvalidInputError);
+  ])('rejects a secret that is %s', async (_why, text) => {
+    await expect(kubeConfigFromSecret(text)).rejects.toThrow(InvalidInputError);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { kubeletNode } from '../../infra/local/kube/kubelet-node.ts';
 import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError, type ListRestart, type MalformedNode } from '../../lib/kube/kube-nodes.ts';
 import type { PodrouteError } from '../../lib/errors.ts';
 
@@ -53,7 +54,7 @@ describe('KubeNodes against the emulator with the real client', () => {
     malformed = [];
     eventErrors = [];
     restarts = [];
-    kube = new KubeNodes(kc.makeApiClient(CoreV1Api), {
+    kube = new KubeNodes(kc, {
       clock: () => NOW,
       onMalformedNode: (m) => malformed.push(m),
       onEventError: (e) => eventErrors.push(e),
@@ -70,6 +71,36 @@ describe('KubeNodes against the emulator with the real client', () => {
     expect(emulator.stats.get('GET /api/v1/nodes')).toBe(3);
     // timestamps stay as the server sent them (no Date conversion)
     expect(nodes[0]?.status?.conditions?.[0]?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+  });
+
+  it('keeps only the fields podroute reads of each listed node, also of a kubelet-sized one', async () => {
+    const raw = kubeletNode({ name: 'ip-10-0-1-10.ec2.internal', instanceId: 'i-0123456789abcdef0', zone: 'us-east-1a', privateIp: '10.0.1.10', podCidrs: ['10.244.1.0/24'], networkUnavailable: 'False' });
+    await emulator.state.addNode(raw);
+    const stored = emulator.state.getNode('ip-10-0-1-10.ec2.internal') as { metadata: Record<string, unknown>; spec: Record<string, unknown>; status: Record<string, unknown> };
+    expect(JSON.stringify(stored).length).toBeGreaterThan(10_000);
+    const expected = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: stored.metadata.name,
+        uid: stored.metadata.uid,
+        resourceVersion: stored.metadata.resourceVersion,
+        labels: stored.metadata.labels,
+        creationTimestamp: stored.metadata.creationTimestamp,
+      },
+      spec: { providerID: stored.spec.providerID, podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] },
+      status: { conditions: stored.status.conditions },
+    };
+    const [listed] = await kube.listNodes();
+    expect(listed).toEqual(expected);
+    expect(await kube.getNode('ip-10-0-1-10.ec2.internal')).toEqual(expected);
+    expect(JSON.stringify(listed).length).toBeLessThan(3_000);
+  });
+
+  it('keeps deletionTimestamp of a node being deleted', async () => {
+    emulator.state.putRawNode({ ...wireNode('leaving'), metadata: { name: 'leaving', uid: 'u-1', deletionTimestamp: '2026-01-02T00:00:00Z', finalizers: ['x'], managedFields: [{ manager: 'kubelet' }] } });
+    const [listed] = await kube.listNodes();
+    expect(listed?.metadata).toEqual({ name: 'leaving', uid: 'u-1', deletionTimestamp: '2026-01-02T00:00:00Z' });
   });
 
   it('starts the list over once when a continue token expires part-way (410), with no node twice', async () => {
