@@ -23,6 +23,7 @@ import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../infra/local/ec2/throt
 import { startSandbox } from '../infra/local/sandbox/index.ts';
 import type { Sandbox } from '../infra/local/sandbox/index.ts';
 import { silentLogger } from '../lib/log.ts';
+import type { Logger } from '../lib/log.ts';
 import { mapSettled } from '../lib/util/concurrency.ts';
 import { median } from './stats.ts';
 
@@ -56,7 +57,7 @@ export interface JoinToReadyResult {
 }
 
 export async function benchJoinToReady(
-  options: { clusterNodes?: number; webhookSamples?: number; scheduleSamples?: number; seed?: number } = {},
+  options: { clusterNodes?: number; webhookSamples?: number; scheduleSamples?: number; seed?: number; log?: Logger } = {},
 ): Promise<JoinToReadyResult> {
   const clusterNodes = options.clusterNodes ?? 200;
   const webhookSamples = options.webhookSamples ?? 15;
@@ -72,7 +73,7 @@ export async function benchJoinToReady(
     // A kubelet registers its Node once the instance has booted, by when EC2 shows the instance.
     notFoundAfterLaunchMs: 0,
     visibilityTimeoutSeconds: 180,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
   });
   try {
     const names = Array.from({ length: clusterNodes }, (_, i) => `ip-10-3-${Math.floor(i / 250)}-${i % 250}.ec2.internal`);

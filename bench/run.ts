@@ -26,7 +26,9 @@ import type { SteadyStateRun } from './steady-state.ts';
 const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'scale', 'cost'] as const;
 type Section = (typeof SECTIONS)[number];
 
-const { values } = parseArgs({ options: { only: { type: 'string' } } });
+// --scale-sizes 5000,20000: fewer scale sizes than the default three (100,000 takes a long while);
+// --join-cluster-nodes 40: a smaller busy cluster for join-to-ready than the default 200.
+const { values } = parseArgs({ options: { only: { type: 'string' }, 'scale-sizes': { type: 'string' }, 'join-cluster-nodes': { type: 'string' } } });
 const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()) as Section[]);
 for (const name of only) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 
@@ -62,7 +64,7 @@ if (only.has('convergence')) {
 
 if (only.has('joinToReady')) {
   say('join-to-ready: one node joining a busy cluster, webhook vs schedule at a random phase vs upstream (about 3 minutes) ...');
-  results.joinToReady = await benchJoinToReady();
+  results.joinToReady = await benchJoinToReady(values['join-cluster-nodes'] === undefined ? {} : { clusterNodes: Number(values['join-cluster-nodes']) });
   await save();
 }
 
@@ -92,7 +94,7 @@ if (only.has('coldStart')) {
 
 if (only.has('scale')) {
   say('scale: one reconcile in prefixes mode over 5,000, 20,000 and 100,000 kubelet-sized nodes, each in its own process ...');
-  results.scale = await benchScale();
+  results.scale = await benchScale(values['scale-sizes'] === undefined ? undefined : values['scale-sizes'].split(',').map(Number));
   await save();
 }
 
