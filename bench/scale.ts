@@ -35,16 +35,16 @@ export interface ScaleRun {
 
 const TLS_DIR = new URL('../infra/local/kube/tls/', import.meta.url);
 const TOKEN = 'scale-bench-token';
-const CLUSTER_CIDR = '100.64.0.0/10';
-const NODE_MASK = 26;
+// 131,072 /25 blocks: room for 100,000 nodes.
+const CLUSTER_CIDR = '10.0.0.0/8';
+const NODE_MASK = 25;
 
-/** Node `i`'s name and pod CIDR (the i-th /26 of the cluster CIDR). */
+/** Node `i`'s name and pod CIDR (the i-th /25 of the cluster CIDR). */
 export function nodeName(i: number): string {
   return `ip-10-${Math.floor(i / 65_536) % 256}-${Math.floor(i / 256) % 256}-${i % 256}.ec2.internal`;
 }
 export function podCidrOf(i: number): string {
-  const base = (100 << 24) | (64 << 16);
-  const address = (base + i * 64) >>> 0;
+  const address = ((10 << 24) + i * 128) >>> 0;
   return `${address >>> 24}.${(address >>> 16) & 255}.${(address >>> 8) & 255}.${address & 255}/${NODE_MASK}`;
 }
 export const instanceIdOf = (i: number): string => `i-${i.toString(16).padStart(17, '0')}`;
@@ -54,7 +54,7 @@ function node(i: number): object {
     name: nodeName(i),
     instanceId: instanceIdOf(i),
     zone: 'us-east-1a',
-    privateIp: `10.${Math.floor(i / 65_536) % 256}.${Math.floor(i / 256) % 256}.${i % 256}`,
+    privateIp: `172.${16 + (Math.floor(i / 65_536) % 16)}.${Math.floor(i / 256) % 256}.${i % 256}`,
     podCidrs: [podCidrOf(i)],
     networkUnavailable: 'False',
     index: i,
