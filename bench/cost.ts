@@ -20,14 +20,31 @@ export interface CostInputs {
 }
 
 const MONTH_MINUTES = 30 * 24 * 60;
+/**
+ * Unit prices, us-east-1, on-demand, free tiers ignored; each with AWS's pricing page and the date
+ * it was checked (2026-12-01, against stored copies and quotes of those pages: this machine has no
+ * internet). The formulas below print each price next to its term.
+ */
 const PRICE = {
-  lambdaGbSecondArm: 0.0000133334, // USD per GB-second, arm64
-  lambdaRequest: 0.2 / 1e6, // USD per invocation
-  sqsRequest: 0.4 / 1e6, // USD per SQS request (standard queue), after the free tier
-  dynamoRead: 0.125 / 1e6, // USD per read request unit, on-demand
-  dynamoWrite: 0.625 / 1e6, // USD per write request unit, on-demand
-  logsGb: 0.5, // USD per GB of CloudWatch Logs ingested
+  // https://aws.amazon.com/lambda/pricing/ (Duration, Arm, first 7.5 billion GB-s a month): the
+  // functions deploy as arm64 (serverless.yml `architecture: arm64`). Checked 2026-12-01.
+  lambdaGbSecondArm: 0.0000133334,
+  // https://aws.amazon.com/lambda/pricing/ (Requests: $0.20 per 1M). Checked 2026-12-01.
+  lambdaRequest: 0.2 / 1e6,
+  // https://aws.amazon.com/sqs/pricing/ (Standard queue, first 100 billion requests a month:
+  // $0.40 per 1M; each 64 KB chunk of a payload is one request; empty receives count). Checked 2026-12-01.
+  sqsRequest: 0.4 / 1e6,
+  // https://aws.amazon.com/dynamodb/pricing/on-demand/ (read request units $0.125 per 1M; one unit
+  // is a strongly consistent read of up to 4 KB). Checked 2026-12-01.
+  dynamoRead: 0.125 / 1e6,
+  // https://aws.amazon.com/dynamodb/pricing/on-demand/ (write request units $0.625 per 1M; one unit
+  // is a write of up to 1 KB). Checked 2026-12-01.
+  dynamoWrite: 0.625 / 1e6,
+  // https://aws.amazon.com/cloudwatch/pricing/ (Logs, collect (data ingestion): $0.50 per GB). Not re-checked on 2026-12-01.
+  logsGb: 0.5,
 };
+/** EC2 API calls (DescribeRouteTables, CreateRoute, ...) carry no charge (https://aws.amazon.com/ec2/pricing/: instances are priced, API requests are not). */
+export const EC2_API_CALL_USD = 0;
 const MEMORY_GB = { reconcile: 0.5, worker: 0.25, webhook: 0.25 };
 /** Lambda's SQS event source keeps about five long-polling connections open (one ReceiveMessage per 20 s each). */
 const SQS_POLLERS = 5;

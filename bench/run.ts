@@ -20,13 +20,17 @@ import { benchJoinToReady } from './join-to-ready.ts';
 import { benchPlan } from './plan.ts';
 import { benchPrefixes } from './prefixes.ts';
 import type { PrefixesBenchRow } from './prefixes.ts';
+import { benchScale } from './scale.ts';
+import type { ScaleRun } from './scale.ts';
 import { steadyStateOnce } from './steady-state.ts';
 import type { SteadyStateRun } from './steady-state.ts';
 
-const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'cost', 'prefixes'] as const;
+const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'scale', 'cost', 'prefixes'] as const;
 type Section = (typeof SECTIONS)[number];
 
-const { values } = parseArgs({ options: { only: { type: 'string' } } });
+// --scale-sizes 5000,20000: fewer scale sizes than the default three (100,000 takes a long while);
+// --join-cluster-nodes 40: a smaller busy cluster for join-to-ready than the default 200.
+const { values } = parseArgs({ options: { only: { type: 'string' }, 'scale-sizes': { type: 'string' }, 'join-cluster-nodes': { type: 'string' } } });
 const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()) as Section[]);
 for (const name of only) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 
@@ -61,8 +65,8 @@ if (only.has('convergence')) {
 }
 
 if (only.has('joinToReady')) {
-  say('join-to-ready: one node joining a busy cluster, webhook vs schedule (about 4 minutes) ...');
-  results.joinToReady = await benchJoinToReady();
+  say('join-to-ready: one node joining a busy cluster, webhook vs schedule at a random phase vs upstream (about 3 minutes) ...');
+  results.joinToReady = await benchJoinToReady(values['join-cluster-nodes'] === undefined ? {} : { clusterNodes: Number(values['join-cluster-nodes']) });
   await save();
 }
 
@@ -96,6 +100,12 @@ if (only.has('prefixes')) {
   await save();
 }
 
+if (only.has('scale')) {
+  say('scale: one reconcile in prefixes mode over kubelet-sized nodes, one process per size ...');
+  results.scale = await benchScale(values['scale-sizes'] === undefined ? undefined : values['scale-sizes'].split(',').map(Number));
+  await save();
+}
+
 if (only.has('cost') && steady1000) {
   results.cost = {
     assumptions: 'us-east-1 on-demand prices, free tiers ignored, 1,000 nodes, 1 route table, 50 joins and 50 leaves a day',
@@ -119,8 +129,12 @@ function printTable(r: Record<string, unknown>): void {
   if (plan?.ms !== undefined) rows.push(['plan 5,000 dual-stack nodes x 10,000 routes', `${plan.ms} ms`]);
   const conv = r.convergence as { runs?: ConvergenceRun[] } | undefined;
   for (const run of conv?.runs ?? []) rows.push([`convergence N=${run.nodes}`, `${(run.convergedMs / 1000).toFixed(1)} s = ${run.ratioToBound}x the bound (${(run.boundMs / 1000).toFixed(0)} s)`]);
-  const jtr = r.joinToReady as { webhookMedianMs?: number; scheduleMedianMs?: number; speedup?: number } | undefined;
-  if (jtr?.speedup !== undefined) rows.push(['join-to-ready webhook vs schedule', `${jtr.webhookMedianMs} ms vs ${jtr.scheduleMedianMs} ms (${jtr.speedup}x faster)`]);
+  const jtr = r.joinToReady as { webhookMedianMs?: number; scheduleMedianMs?: number; upstreamMedianMs?: number; webhookVsUpstream?: number; webhookVsSchedule?: number } | undefined;
+  if (jtr?.webhookVsUpstream !== undefined) {
+    rows.push(['join-to-ready webhook (median)', `${jtr.webhookMedianMs} ms`]);
+    rows.push(['  vs upstream 10 s resync, random phase', `${jtr.upstreamMedianMs} ms (${jtr.webhookVsUpstream}x)`]);
+    rows.push(['  vs podroute 1 min schedule, random phase', `${jtr.scheduleMedianMs} ms (${jtr.webhookVsSchedule}x)`]);
+  }
   const steady = r.steadyState as { runs?: SteadyStateRun[] } | undefined;
   for (const run of steady?.runs ?? []) {
     const ec2 = Object.values(run.ec2Calls).reduce((a, b) => a + b, 0);
@@ -140,6 +154,8 @@ function printTable(r: Record<string, unknown>): void {
     const timed = row.timed ? `; ${(row.timed.convergedMs / 1000).toFixed(1)} s = ${row.timed.ratioToBound}x the ${row.timed.limitingAction} bound (${(row.timed.boundMs / 1000).toFixed(0)} s)` : '';
     rows.push([`${row.mode} N=${row.nodes}, ${row.routeTables} table(s)`, `${perNode} per node${timed}`]);
   }
+  const scale = r.scale as { runs?: ScaleRun[] } | undefined;
+  for (const run of scale?.runs ?? []) rows.push([`scale N=${run.nodes} (${(run.nodeBytes / 1000).toFixed(1)} KB nodes)`, `reconcile ${run.reconcileMs} ms, peak RSS ${run.peakRssMb} MB`]);
   const cost = r.cost as { usdPerMonth?: number } | undefined;
   if (cost?.usdPerMonth !== undefined) rows.push(['cost, 1,000 nodes, steady state', `$${cost.usdPerMonth.toFixed(2)} a month`]);
   const width = Math.max(...rows.map(([k]) => k.length));

@@ -4,7 +4,7 @@
  */
 import { type Cidr, blockAt, blockCount, blockIndexOf, formatCidr, lastAddress, overlaps, tryParseCidr, addressBits } from '../cidr/cidr.ts';
 import { PodrouteError } from '../errors.ts';
-import type { CidrStore, RepairReport } from './cidr-store.ts';
+import type { BlockLease, CidrStore, RepairReport } from './cidr-store.ts';
 import { MemoryCidrStore } from './memory-cidr-store.ts';
 
 export type CidrSetErrorCode = 'INVALID_CIDR' | 'MASK_TOO_LARGE' | 'FULL' | 'OUT_OF_RANGE';
@@ -39,6 +39,11 @@ export interface CidrSet {
   usage(): Promise<{ used: number; total: number }>;
   /** Used blocks as CIDRs with their owners, for reclaiming leases of vanished nodes. */
   leases(): Promise<Lease[]>;
+  /**
+   * The lease `owner` holds, read by key (the store's owner record: no listing of the set); null
+   * when it holds none. For a node's departure: one owner, a few keyed reads.
+   */
+  ownedLease(owner: string): Promise<Lease | null>;
   /**
    * Frees exactly this lease (as `leases` listed it): not when its block has changed since, e.g.
    * renewed by its owner re-joining. Stores without versions fall back to an owner-scoped release.
@@ -130,12 +135,25 @@ class StoredCidrSet implements CidrSet {
 
   async leases(): Promise<Lease[]> {
     const leases = await this.store.leases();
-    return leases.map((lease) => ({
+    return leases.map((lease) => this.toLease(lease));
+  }
+
+  private toLease(lease: BlockLease): Lease {
+    return {
       cidr: this.blockText(lease.index),
       owner: lease.owner,
       ...(lease.since === undefined ? {} : { since: lease.since }),
       ...(lease.version === undefined ? {} : { version: lease.version }),
-    }));
+    };
+  }
+
+  async ownedLease(owner: string): Promise<Lease | null> {
+    if (this.store.ownedLease) {
+      const lease = await this.store.ownedLease(owner);
+      return lease === null ? null : this.toLease(lease);
+    }
+    const index = await this.store.findOwned(owner);
+    return index === null ? null : { cidr: this.blockText(index), owner };
   }
 
   async releaseLease(lease: Lease): Promise<boolean> {

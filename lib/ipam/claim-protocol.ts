@@ -117,6 +117,18 @@ export class ClaimProtocolStore implements CidrStore {
     return block !== null && ownerOf(block) === owner ? index : null;
   }
 
+  /**
+   * Two keyed reads: the owner's record, then the block it names (for its version and to check that
+   * the owner holds it). An owner holding more blocks than the record names (a larger pod CIDR held
+   * as several blocks, a crash leftover) has those found by a listing (`leases`), not here.
+   */
+  async ownedLease(owner: string): Promise<BlockLease | null> {
+    const record = await this.store.get(ownerKey(owner));
+    if (record === null) return null;
+    const block = await this.store.get(blockKey(recordIndex(record)));
+    return block !== null && ownerOf(block) === owner ? toLease(block) : null;
+  }
+
   async usedCount(): Promise<number> {
     return this.store.count(FIRST_BLOCK, LAST_BLOCK);
   }

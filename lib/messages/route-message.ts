@@ -71,7 +71,17 @@ export const deleteRouteMessageSchema = z.strictObject({
    */
   expect: z.strictObject({ instanceId: instanceIdSchema.nullable(), blackhole: z.boolean() }).optional(),
 });
-export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema });
+/**
+ * New in version 2 (a `sync-node` that carries it is written as version 2): what the admission of a
+ * node's CREATE knew, its instance and the pod CIDRs the webhook patched in. The Node is stored only
+ * after admission, so the worker routes these at once and leaves only the condition write waiting
+ * for the stored node (lib/usecases/route-worker.ts, `syncNodeRoutes`).
+ */
+export const admittedSchema = z.strictObject({
+  instanceId: instanceIdSchema,
+  podCidrs: z.array(destinationCidrSchema).min(1, 'want at least one pod CIDR').max(2, 'a node has at most two pod CIDRs (one per family)'),
+});
+export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: admittedSchema.optional() });
 /**
  * New in version 2. The node webhook admitted a DELETE of `node`: the worker checks, some seconds
  * later, whether the node is really gone (404) and only then releases its leases. Its routes are
@@ -118,6 +128,9 @@ export function toRouteMessage(value: unknown): RouteMessage {
   }
   if (record.v < ROUTE_MESSAGE_VERSION && V2_KINDS.includes(record.kind)) {
     throw new InvalidInputError(`invalid route message: kind ${record.kind} is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
+  }
+  if (record.v < ROUTE_MESSAGE_VERSION && record.kind === 'sync-node' && record.admitted !== undefined) {
+    throw new InvalidInputError(`invalid route message: a sync-node's admitted is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
   }
   const result = routeMessageSchema.safeParse(value);
   if (!result.success) {
@@ -220,9 +233,15 @@ export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): Rou
 const withExpect = (seen: { instanceId: string | null; blackhole: boolean } | undefined) =>
   seen === undefined ? {} : { expect: { instanceId: seen.instanceId, blackhole: seen.blackhole } };
 
-/** A validated `sync-node` message for one node. */
-export function syncNodeMessage(node: string): SyncNodeMessage {
-  const result = syncNodeMessageSchema.safeParse({ v: V1, kind: 'sync-node', node });
+export type Admitted = z.infer<typeof admittedSchema>;
+
+/**
+ * A validated `sync-node` message for one node: version 1, or version 2 when it carries what the
+ * node's admission knew (`admitted`).
+ */
+export function syncNodeMessage(node: string, admitted?: Admitted): SyncNodeMessage {
+  const message = admitted === undefined ? { v: V1, kind: 'sync-node', node } : { v: ROUTE_MESSAGE_VERSION, kind: 'sync-node', node, admitted };
+  const result = syncNodeMessageSchema.safeParse(message);
   if (!result.success) throw new InvalidInputError(`invalid sync-node message: ${describeIssue(result.error)}`);
   return result.data;
 }

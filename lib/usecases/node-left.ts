@@ -84,23 +84,26 @@ export async function checkNodeLeft(name: string, deps: NodeLeftDeps, delivery?:
 }
 
 /**
- * Releases every block `owner` holds that no listed node's pod CIDR lies in, each release
- * conditional on that lease as listed (or, for a store without versions, on its owner), and
+ * Releases the block `owner` holds in each set unless a listed node's pod CIDR lies in it, each
+ * release conditional on that lease as read (or, for a store without versions, on its owner), and
  * returns the CIDRs it released and those it kept.
  *
- * This reads the whole lease list of each set: the CidrSet contract offers no read by owner. A
- * store that keeps an owner record (the DynamoDB store's `findOwned`) could answer this with one
- * read per set; that is where such a read would plug in.
+ * Reads by key, not the lease table: each set answers the owner's lease from its owner record
+ * (`CidrSet.ownedLease`: with the DynamoDB store two GetItems, the record and the block it names).
+ * A block the record does not name (a larger pod CIDR held as several blocks, a crash leftover) is
+ * left to reconcile's reclaim of vanished nodes' leases, which lists the table every tick anyway.
  *
  * Cost: when `owner` holds a lease, one listing of every node (paged; `list nodes`, which the
- * functions' RBAC already grants) to see which blocks another node's pod CIDR still lies in. The
- * store cannot tell a block occupied for a smaller pod CIDR from one allocated whole, so every
- * release is checked; a node that holds nothing costs no listing.
+ * functions' RBAC already grants) to see whether another node's pod CIDR still lies in the block.
+ * The store cannot tell a block that also holds other nodes' smaller pod CIDRs from one allocated
+ * whole (a node whose pod CIDR lies in a block already held gets no write of its own), so every
+ * release is checked against the nodes; a node that holds nothing costs no listing.
  */
 async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'cidrSets'>): Promise<{ released: string[]; kept: string[] }> {
   const owned: Array<{ set: CidrSet; lease: Lease }> = [];
   for (const set of deps.cidrSets) {
-    for (const lease of await set.leases()) if (lease.owner === owner) owned.push({ set, lease });
+    const lease = await set.ownedLease(owner);
+    if (lease !== null) owned.push({ set, lease });
   }
   const released: string[] = [];
   const kept: string[] = [];
@@ -111,7 +114,7 @@ async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'c
       kept.push(lease.cidr);
       continue;
     }
-    // Conditional on the lease as listed: a node re-registered under the same name since this read
+    // Conditional on the lease as read: a node re-registered under the same name since this read
     // has renewed its lease (a new version), and keeps it.
     if (await set.releaseLease(lease)) released.push(lease.cidr);
   }

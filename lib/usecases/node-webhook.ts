@@ -4,7 +4,9 @@
  *
  * - Admission CREATE: allocate the node's pod CIDRs (node sync, configured mode) and answer with a
  *   JSON Patch that sets them; the node is not stored yet, so the patch is the only way to write them.
- *   Then queue a `sync-node` message (held back a moment) so the worker routes the new CIDRs.
+ *   Then queue a `sync-node` message at once, carrying the node's instance and pod CIDRs: the worker
+ *   routes them without waiting for the stored node, and only its condition write waits for it
+ *   (lib/usecases/route-worker.ts, `syncNodeRoutes`). No fixed delay.
  * - Admission DELETE: release nothing and unroute nothing. The delete is not stored yet and a later
  *   webhook or a failed precondition can still refuse it; queue a delayed `node-left` check, which
  *   the worker turns into a release only once the node is gone (404). See ./node-left.ts.
@@ -16,8 +18,10 @@
  * An admission review is never refused: whatever fails is logged and the node is admitted without a
  * patch (the schedule repairs it); a dry run changes nothing.
  */
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { nodeLeftMessage, syncNodeMessage } from '../messages/route-message.ts';
-import { parseNode } from '../nodes/node.ts';
+import type { Admitted } from '../messages/route-message.ts';
+import { instanceIdOf, parseNode, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
@@ -34,12 +38,6 @@ import type { ReconcileDeps } from './reconcile.ts';
 /** The webhook runs over the same ports as reconcile. */
 export type WebhookDeps = Omit<ReconcileDeps, 'concurrency'>;
 
-/**
- * Seconds a `sync-node` message waits, so the API server has (almost always) stored the node the
- * worker reads; if not, the worker looks once more shortly after.
- */
-export const SYNC_DELAY_SECONDS = 1;
-
 export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const request = review.request;
   if (request.dryRun === true) return admissionResponse(request.uid);
@@ -53,7 +51,7 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
         return admissionResponse(request.uid);
       }
       const cidrs = await allocateForNewNode(node, deps);
-      await queueNodeSync(node.metadata.name, deps);
+      await queueNodeSync(node.metadata.name, deps, admittedOf(node, cidrs));
       deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', podCidrs: cidrs });
       const warnings = await warnMaskMismatches(node, deps);
       return admissionResponse(request.uid, cidrs.length > 0 ? podCidrPatch(node, cidrs) : undefined, warnings);
@@ -84,7 +82,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     if (unmanaged !== null) return { status: 202, message: `node ${event.nodeName} is not podroute's (${unmanaged}); nothing to do` };
     await syncOne(node, deps, nodeSyncKube(deps));
     await warnMaskMismatches(node, deps);
-    await queueNodeSync(node.metadata.name, deps, 0);
+    await queueNodeSync(node.metadata.name, deps);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
   const result = await releaseIfGone(event.nodeName, deps);
@@ -124,9 +122,23 @@ async function warnMaskMismatches(node: Node, deps: WebhookDeps): Promise<string
   return messages;
 }
 
-async function queueNodeSync(name: string, deps: WebhookDeps, delaySeconds = SYNC_DELAY_SECONDS): Promise<void> {
+/** Queues the node's routes for the worker, at once; `admitted` when the node is not stored yet. */
+async function queueNodeSync(name: string, deps: WebhookDeps, admitted?: Admitted): Promise<void> {
   if (deps.config.mode !== 'routes') return;
-  await deps.queue.send([syncNodeMessage(name)], { delaySeconds });
+  await deps.queue.send([syncNodeMessage(name, admitted)], { delaySeconds: 0 });
+}
+
+/**
+ * What the admission knows of a node about to be stored: its instance and its pod CIDRs (those it
+ * came with and the ones just allocated for the patch); undefined when it has no instance id or
+ * no pod CIDR, and the worker then waits for the stored node.
+ */
+function admittedOf(node: Node, allocated: readonly string[]): Admitted | undefined {
+  const instanceId = instanceIdOf(node);
+  const parsed = [...podCidrsOf(node), ...allocated].map((text) => tryParseCidr(text)).filter((c) => c !== null);
+  const cidrs = [...new Set(parsed.map(formatCidr))];
+  // More than one per family is no pod CIDR list the API server stores: let the stored node decide.
+  return instanceId === null || cidrs.length === 0 || cidrs.length > 2 ? undefined : { instanceId, podCidrs: cidrs };
 }
 
 /** Node sync for one node: prefixes mode reads its interface and subnet once (./prefix-mode.ts). */

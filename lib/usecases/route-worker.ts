@@ -100,7 +100,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'delete':
       return applyDelete(message, writeDeps);
     case 'sync-node':
-      return syncNodeRoutes(message.node, writeDeps, delivery);
+      return syncNodeRoutes(message, writeDeps, delivery);
     case 'node-left':
       return checkNodeLeft(message.node, deps, delivery);
   }

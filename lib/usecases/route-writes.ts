@@ -9,7 +9,7 @@
  */
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
-import type { DeleteRouteMessage } from '../messages/route-message.ts';
+import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
@@ -42,24 +42,67 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
   return result;
 }
 
-/** Creates or fixes every route of one node, then settles its condition (the webhook path). */
-export async function syncNodeRoutes(name: string, deps: WriteDeps, delivery?: Delivery): Promise<string> {
-  const node = await currentNode(name, deps);
+/**
+ * Creates or fixes every route of one node, then settles its condition (the webhook path).
+ *
+ * A message from a node's admission carries what the admission knew (`admitted`: instance and pod
+ * CIDRs), and on its first receive a node not stored yet is routed from that at once: the Node is
+ * stored only after admission answers (Kubernetes docs, "Dynamic Admission Control": admission
+ * runs before the object is persisted). Only the condition write needs the stored node: when a
+ * re-read after the routes still answers 404, or shows another instance or pod CIDRs, the message
+ * is retried shortly (retryable: visibility backoff) and its next receive takes the stored node's
+ * ordinary path, where the routes exist already. A node whose create is refused after admission
+ * never appears: its routes have no owner and its lease no node, which the next reconciles clean
+ * up as for any node that left.
+ */
+export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string> {
+  const name = message.node;
+  const stored = await currentNode(name, deps);
+  let node = stored;
   if (!node) {
-    // The webhook queues this while the API server is still storing the node: look once more.
-    if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
-    return 'stale:node-gone';
+    // The webhook queues this while the API server is still storing the node.
+    const firstReceive = (delivery?.receiveCount ?? 1) === 1;
+    if (firstReceive && message.admitted) node = admittedNode(name, message.admitted, deps.now());
+    else if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
+    else return 'stale:node-gone';
   }
-  // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts).
-  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts);
+  // an admitted node passed the webhook's own check (same selector).
+  const unmanaged = stored ? unmanagedReason(stored, deps.nodeSelector) : null;
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
+  const routed = node;
   const tables = await deps.view.current();
-  const plan = planRoutes({ nodes: [node], routeTables: tables, clusterCidrs: deps.clusterCidrs });
+  const plan = planRoutes({ nodes: [routed], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   const results: string[] = [];
-  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps)));
-  await settle(node, deps);
+  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), routed, deps)));
+  if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, deps));
+  else await settle(routed, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
+}
+
+/** The node as its admission described it, for routing before it is stored (created now). */
+function admittedNode(name: string, admitted: Admitted, now: number): Node {
+  const cidrs = admitted.podCidrs;
+  return {
+    metadata: { name, creationTimestamp: new Date(now).toISOString() },
+    spec: { providerID: admitted.instanceId, podCIDR: cidrs[0], podCIDRs: [...cidrs] },
+  };
+}
+
+/**
+ * The condition write of a node routed from its admission: on the stored node, once it is stored
+ * and still what was admitted; otherwise retried shortly (see `syncNodeRoutes`).
+ */
+async function settleAdmitted(name: string, admitted: Admitted, deps: WriteDeps, settleNode: (node: Node) => Promise<void>): Promise<void> {
+  const now = await currentNode(name, deps);
+  if (!now) throw new PodrouteError(`node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`, { retryable: true });
+  const sameCidrs = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((cidr) => b.includes(cidr));
+  const cidrs = podCidrsOf(now).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
+  if (instanceIdOf(now) !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs)) {
+    throw new PodrouteError(`node ${name} was stored with another instance or pod CIDRs than admitted; syncing it again`, { retryable: true });
+  }
+  await settleNode(now);
 }
 
 /**

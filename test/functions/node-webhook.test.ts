@@ -6,7 +6,6 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createNodeWebhookHandler } from '../../functions/node-webhook.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS } from '../../lib/usecases/node-left.ts';
-import { SYNC_DELAY_SECONDS } from '../../lib/usecases/node-webhook.ts';
 import { signEvent } from '../../lib/webhook/index.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 import { WEBHOOK_SECRET, testWiring, type TestWiring } from '../support/wiring.ts';
@@ -111,7 +110,10 @@ describe('node-webhook handler', () => {
       { op: 'add', path: '/spec/podCIDRs', value: ['100.64.0.0/24'] },
     ]);
     expect(await leases()).toEqual(['100.64.0.0/24=node-a']);
-    expect(w.queue.sends).toEqual([{ messages: [{ v: 1, kind: 'sync-node', node: 'node-a' }], options: { delaySeconds: SYNC_DELAY_SECONDS } }]);
+    // At once, with what the admission knows: the worker routes the node before it is stored.
+    expect(w.queue.sends).toEqual([
+      { messages: [{ v: 2, kind: 'sync-node', node: 'node-a', admitted: { instanceId: instance.id, podCidrs: ['100.64.0.0/24'] } }], options: { delaySeconds: 0 } },
+    ]);
     // The node is not stored yet: nothing is written to it.
     expect(world.kubeWrites()).toBe(0);
   });

@@ -36,6 +36,7 @@ export function recordSet(set: CidrSet, calls: string[]): CidrSet {
     },
     usage: () => set.usage(),
     leases: () => set.leases(),
+    ownedLease: (owner) => set.ownedLease(owner),
     releaseLease: (lease) => set.releaseLease(lease),
     repair: (listed) => set.repair(listed),
   };

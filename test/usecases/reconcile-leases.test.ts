@@ -84,6 +84,7 @@ describe('reconcile and CIDR leases', () => {
       occupy: (cidr, owner) => set.occupy(cidr, owner),
       release: (cidr, owner) => set.release(cidr, owner),
       usage: () => set.usage(),
+      ownedLease: (owner) => set.ownedLease(owner),
       releaseLease: (lease) => set.releaseLease(lease),
       repair: (listed) => set.repair(listed),
       leases: async () => {

@@ -1,0 +1,100 @@
+/**
+ * A node's leave reads its owner record, not the lease table (issue 9 goal 5): against dynalite
+ * through the deployed DynamoDB store, counting the DynamoDB requests of one release.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbCidrStore } from '../../lib/aws/dynamodb-cidr-store.ts';
+import { createCidrSet } from '../../lib/ipam/index.ts';
+import type { CidrSet } from '../../lib/ipam/index.ts';
+import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import type { Node } from '../../lib/nodes/node.ts';
+import { releaseIfGone } from '../../lib/usecases/node-left.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { countCommands } from '../support/world.ts';
+
+let local: LocalDynamo;
+let client: DynamoDBClient;
+let counter: ReturnType<typeof countCommands>;
+let sets = 0;
+
+beforeAll(async () => {
+  local = await startDynalite();
+  client = local.client();
+  counter = countCommands(client);
+});
+afterAll(async () => {
+  await local.close();
+});
+
+const node = (name: string, podCIDR: string): Node => ({ metadata: { name }, spec: { podCIDR, providerID: 'aws:///z/i-0123456789abcdef0' } });
+
+function nodeSource(live: Node[]) {
+  const calls = { list: 0 };
+  return {
+    calls,
+    getNode: async (name: string): Promise<Node> => {
+      const found = live.find((n) => n.metadata.name === name);
+      if (!found) throw new NodeNotFoundError(name);
+      return found;
+    },
+    listNodes: async (): Promise<Node[]> => {
+      calls.list += 1;
+      return live;
+    },
+  };
+}
+
+async function dynamoSet(clusterCidr: string, nodeMaskSize: number): Promise<CidrSet> {
+  const store = new DynamoDbCidrStore({ client, tableName: local.tableName, setId: `node-left-${++sets}`, clock: () => 1 });
+  return createCidrSet({ clusterCidr, nodeMaskSize, store });
+}
+
+const count = (name: string): number => counter.counts.get(`${name}Command`) ?? 0;
+
+describe('node-left reads the owner record', () => {
+  it('releases a gone node’s block with keyed reads only: no Query or Scan of the lease table, whatever its size', async () => {
+    const set = await dynamoSet('10.8.0.0/16', 24);
+    const names = Array.from({ length: 60 }, (_, i) => `node-${i}`);
+    for (const name of names) await set.allocateNext(name);
+    const live = names.filter((name) => name !== 'node-7').map((name, i) => node(name, `10.8.${i >= 7 ? i + 1 : i}.0/24`));
+    counter.reset();
+
+    const result = await releaseIfGone('node-7', { nodes: nodeSource(live), cidrSets: [set], log: memoryLogger() });
+
+    expect(result).toEqual({ kind: 'released', cidrs: ['10.8.7.0/24'], kept: [] });
+    expect(count('Query')).toBe(0);
+    expect(count('Scan')).toBe(0);
+    // The record and the block it names, then the release's own read of the record before it deletes.
+    expect(count('GetItem')).toBe(3);
+    expect(count('DeleteItem')).toBe(2);
+    expect((await set.leases()).map((l) => l.owner)).not.toContain('node-7');
+    expect(await set.allocateNext('node-60')).toBe('10.8.60.0/24');
+  });
+
+  it('reads one record per set and lists nothing for a node that holds no lease', async () => {
+    const [v4, v6] = [await dynamoSet('10.9.0.0/16', 24), await dynamoSet('fd00:9::/48', 64)];
+    await v4.allocateNext('node-a');
+    await v6.allocateNext('node-a');
+    const nodes = nodeSource([node('node-a', '10.9.0.0/24')]);
+    counter.reset();
+
+    expect(await releaseIfGone('node-z', { nodes, cidrSets: [v4, v6], log: memoryLogger() })).toEqual({ kind: 'released', cidrs: [], kept: [] });
+    expect(count('GetItem')).toBe(2);
+    expect(count('Query') + count('Scan')).toBe(0);
+    expect(nodes.calls.list).toBe(0);
+  });
+
+  it('keeps a block another live node’s smaller pod CIDR lies in', async () => {
+    const set = await dynamoSet('10.10.0.0/23', 24);
+    await set.occupy('10.10.0.0/25', 'a');
+    await set.occupy('10.10.0.128/25', 'b');
+    const nodes = nodeSource([node('b', '10.10.0.128/25')]);
+
+    expect(await releaseIfGone('a', { nodes, cidrSets: [set], log: memoryLogger() })).toEqual({ kind: 'released', cidrs: [], kept: ['10.10.0.0/24'] });
+    expect((await set.leases()).map((l) => `${l.cidr} ${l.owner}`)).toEqual(['10.10.0.0/24 a']);
+    // b's own leave finds no block of its own (the record names a's block): nothing released.
+    expect(await releaseIfGone('b', { nodes: nodeSource([]), cidrSets: [set], log: memoryLogger() })).toEqual({ kind: 'released', cidrs: [], kept: [] });
+  });
+});
