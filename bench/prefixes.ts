@@ -87,6 +87,8 @@ async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) 
     nodes: 0,
     mode: setup.mode,
     dualStack: setup.dualStack,
+    // Prefixes mode in a real multi-AZ shape: three subnets in three zones, each with its reservation.
+    ...(setup.mode === 'prefixes' ? { subnets: 3 } : {}),
     routeTables: setup.routeTables,
     routeLimit: nodes * (setup.dualStack ? 2 : 1) + 10,
     throttle: throttled ? EC2_THROTTLE : false,

@@ -43,7 +43,29 @@ const previous = await readFile(resultsPath, 'utf8')
 const results: Record<string, unknown> = { ...previous, machine: { node: process.version, cpus: (await import('node:os')).cpus().length, date: new Date().toISOString().slice(0, 10) } };
 const say = (text: string) => process.stderr.write(`${text}\n`);
 /** Saves what is measured so far, so an interrupted run keeps its finished sections. */
-const save = () => writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+const measuredAt = await commitMeasured();
+/** The sections as they were before this run, to see which ones this run measured. */
+const before = new Map(SECTIONS.map((name) => [name, JSON.stringify(results[name])]));
+const save = () => {
+  // Each section says which commit (and day) its figures were measured on: a partial run leaves the
+  // others as they were, with their own stamps.
+  const stamps = { ...(results.measuredAt as Record<string, unknown> | undefined) };
+  for (const name of SECTIONS) if (JSON.stringify(results[name]) !== before.get(name)) stamps[name] = measuredAt;
+  results.measuredAt = stamps;
+  return writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+};
+
+/** The commit measured (`+dirty` with uncommitted changes to tracked files) and the day. */
+async function commitMeasured(): Promise<string> {
+  const { execFileSync } = await import('node:child_process');
+  const git = (...args: string[]) => execFileSync('git', ['-C', here, ...args], { encoding: 'utf8' }).trim();
+  try {
+    const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? '+dirty' : ''} ${new Date().toISOString().slice(0, 10)}`;
+  } catch {
+    return `unknown ${new Date().toISOString().slice(0, 10)}`;
+  }
+}
 
 if (only.has('plan')) {
   say('plan: 5,000 dual-stack nodes against 10,000 routes in 3 tables ...');
