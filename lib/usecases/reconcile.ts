@@ -18,10 +18,10 @@
  * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables
  * (routes mode) or of the nodes' interfaces and subnets (prefixes mode), nodes and leases each.
  */
-import { tryParseCidr } from '../cidr/cidr.ts';
+import { containsCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
-import type { CidrSet } from '../ipam/index.ts';
+import type { CidrSet, Lease } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
 import { syncNodeMessage, toMessages } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
@@ -92,10 +92,12 @@ export interface ReconcileReport {
 export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean } = {}): Promise<ReconcileReport> {
   const started = deps.now();
   const { config, log } = deps;
-  // The tables first, then nodes and leases: a node listed after the tables covers every route
-  // they hold (the worker routes a node only once it exists). Listed side by side, a node created
-  // during the table listing could be missing from the node list while its route is in the tables,
-  // and that route would be planned as a `no-owner` deletion.
+  // The tables first, then nodes and leases: a node listed after the tables covers every route the
+  // worker made for a stored node. Listed side by side, a node created during the table listing
+  // could be missing from the node list while its route is in the tables, and that route would be
+  // planned as a `no-owner` deletion. A node just admitted is routed before it is stored (the
+  // admission's `sync-node`), so such a route can still be listed before its node: its lease,
+  // taken at admission, keeps it (`youngLeaseDeletes`).
   const tables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
   const [nodes, clusterLeases] = await Promise.all([
     deps.nodes.listNodes(),
@@ -162,6 +164,11 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
       () => log.log('info', 'action', { action: 'clear-route-table-full', routeTableId }),
       (error: unknown) => log.log('warn', 'route-table-full.clear-failed', { routeTableId, error }),
     );
+  }
+  const deferred = youngLeaseDeletes(plan, nodes, leaseLists.flat(), deps.now(), config.leaseGraceSeconds * 1000);
+  if (deferred.size > 0) {
+    plan.delete = plan.delete.filter((op) => !deferred.has(op));
+    log.log('info', 'reconcile.deletes-deferred', { reason: 'lease of a node not stored yet', routes: [...deferred].map((op) => `${op.routeTableId} ${op.destinationCidr}`) });
   }
   const sendable = new Set(full.send);
   const routesByKey = indexRoutes(tables);
@@ -319,3 +326,25 @@ export function countBlocked(nodes: readonly Node[], now: number, thresholdMs: n
 }
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * `no-owner` deletions of routes inside a lease whose owner is not listed and whose lease is younger
+ * than the grace period: the owner is a node admitted but not stored yet (or stored after the node
+ * listing), whose routes the worker made from its admission. Its lease says it is coming; a lease
+ * that outlives the grace period without its node is reclaimed, and the route goes on a later run.
+ */
+function youngLeaseDeletes(plan: RoutePlan, nodes: readonly Node[], leases: readonly Lease[], now: number, graceMs: number): Set<RoutePlan['delete'][number]> {
+  const listed = new Set(nodes.map((node) => node.metadata.name));
+  const young = leases
+    .filter((lease) => lease.owner !== null && !listed.has(lease.owner) && lease.since !== undefined && now - lease.since <= graceMs)
+    .map((lease) => tryParseCidr(lease.cidr))
+    .filter((cidr) => cidr !== null);
+  const out = new Set<RoutePlan['delete'][number]>();
+  if (young.length === 0) return out;
+  for (const op of plan.delete) {
+    if (op.reason !== 'no-owner') continue;
+    const destination = tryParseCidr(op.destinationCidr);
+    if (destination && young.some((lease) => containsCidr(lease, destination))) out.add(op);
+  }
+  return out;
+}
