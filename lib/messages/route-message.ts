@@ -15,9 +15,12 @@ import { ROUTE_TABLE_ID } from '../routes/index.ts';
 import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../util/kube-names.ts';
 
 /**
- * The version this code introduces (`node-left` is new in it). Producers still write the kinds that
- * version 1 had as version 1, so a worker of the previous release, still draining the queue during
- * a rolling upgrade, acts on them; the worker accepts both versions (`ACCEPTED_VERSIONS`).
+ * Version 2 brought `node-left` and a sync-node's `admitted` (what a node's admission knew). Producers
+ * still write everything version 1 had as version 1, so a worker of an older release, still draining
+ * the queue during a rolling upgrade, acts on it; the worker accepts both versions
+ * (`ACCEPTED_VERSIONS`). `admitted` came after `node-left` within version 2: a worker of the release
+ * before it rejects such a sync-node (an unknown key) and acks it, and that node becomes ready at the
+ * next reconcile instead of at once (README, "Upgrade and rollback"); nothing is lost.
  */
 export const ROUTE_MESSAGE_VERSION = 2;
 /** The version of the kinds that version 1 already had, as producers write them. */
