@@ -39,9 +39,10 @@ Flags:
                            SyncFromCluster (default): explicit (podroute names each prefix; EC2's own
                            automatic picks, the VPC CNI's among them, stay out of the range);
                            SyncFromCloud: prefix (EC2 picks each node's prefix from the reservation)
-  --description <text>     the reservations' description (default "${PODROUTE_RESERVATION_DESCRIPTION}"), a label for people:
-                           podroute takes any reservation in a node's subnet that overlaps a cluster
-                           CIDR as its own, whatever its description
+  --description <text>     the reservations' description (default "${PODROUTE_RESERVATION_DESCRIPTION}"): podroute takes
+                           as its own only the reservations whose description is its
+                           PREFIX_RESERVATION_DESCRIPTION setting (default "${PODROUTE_RESERVATION_DESCRIPTION}"),
+                           so give the same text to both
   --format sh|json         sh (default): the commands, with a comment line before each;
                            json: {"reservations": [...], "warnings": [...], "reservationType", "description"}
   -h, --help               this help

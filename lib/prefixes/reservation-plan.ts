@@ -32,9 +32,10 @@ import type { Subnet } from './describe-subnets.ts';
 export const DELEGATED_PREFIX: Record<Family, number> = { 4: 28, 6: 80 };
 
 /**
- * The description the printed commands give a reservation: a label for people. podroute itself
- * takes every reservation of a node's subnet that overlaps a cluster CIDR as its own (the prefixes
- * mode use case, lib/usecases/prefix-mode.ts), whatever its description.
+ * The description the printed commands give a reservation. podroute takes as its own only the
+ * reservations of a node's subnet whose description is its PREFIX_RESERVATION_DESCRIPTION setting
+ * (default this same text; lib/usecases/prefix-mode.ts), so a VPC CNI reservation beside it is
+ * never taken.
  */
 export const PODROUTE_RESERVATION_DESCRIPTION = 'podroute';
 
