@@ -31,30 +31,44 @@ export interface ScaleRun {
   serverMs: number;
   peakRssMb: number;
   errors: number;
+  /** EC2 calls the run made (answered from memory): interfaces 200 ids a call, subnets once. */
+  ec2Calls: { DescribeInstances: number; DescribeSubnets: number };
 }
 
 const TLS_DIR = new URL('../infra/local/kube/tls/', import.meta.url);
 const TOKEN = 'scale-bench-token';
-// 131,072 /25 blocks: room for 100,000 nodes.
+// The cluster CIDR is the VPC's blocks (prefixes mode); the pods live in subnet reservations.
 const CLUSTER_CIDR = '10.0.0.0/8';
-const NODE_MASK = 25;
+// What EC2 delegates: an IPv4 /28 per node (EC2 User Guide, prefix delegation).
+const NODE_MASK = 28;
+// Subnets are at most /16 (Amazon VPC User Guide, "Subnet CIDR blocks"); each keeps its upper half
+// (a /17, 2,048 prefixes) as podroute's explicit reservation and hosts 2,000 nodes: 50 subnets for
+// 100,000 nodes, each its own CIDR set, as in a real multi-AZ VPC.
+const NODES_PER_SUBNET = 2_000;
 
-/** Node `i`'s name and pod CIDR (the i-th /25 of the cluster CIDR). */
+export const subnetOf = (i: number): number => Math.floor(i / NODES_PER_SUBNET);
+export const subnetId = (s: number): string => `subnet-0scale${String(s).padStart(4, '0')}`;
+export const reservationOf = (s: number): string => `10.${s}.128.0/17`;
+
+/** Node `i`'s name and pod CIDR (a /28 in its subnet's reservation). */
 export function nodeName(i: number): string {
   return `ip-10-${Math.floor(i / 65_536) % 256}-${Math.floor(i / 256) % 256}-${i % 256}.ec2.internal`;
 }
 export function podCidrOf(i: number): string {
-  const address = ((10 << 24) + i * 128) >>> 0;
-  return `${address >>> 24}.${(address >>> 16) & 255}.${(address >>> 8) & 255}.${address & 255}/${NODE_MASK}`;
+  const offset = (i % NODES_PER_SUBNET) * 16;
+  return `10.${subnetOf(i)}.${128 + Math.floor(offset / 256)}.${offset % 256}/${NODE_MASK}`;
 }
 export const instanceIdOf = (i: number): string => `i-${i.toString(16).padStart(17, '0')}`;
 
 function node(i: number): object {
+  const s = subnetOf(i);
+  const k = i % NODES_PER_SUBNET;
   return kubeletNode({
     name: nodeName(i),
     instanceId: instanceIdOf(i),
-    zone: 'us-east-1a',
-    privateIp: `172.${16 + (Math.floor(i / 65_536) % 16)}.${Math.floor(i / 256) % 256}.${i % 256}`,
+    zone: `us-east-1${'abc'[s % 3] ?? 'a'}`,
+    // In the lower half of its subnet, outside the reservation.
+    privateIp: `10.${s}.${Math.floor(k / 250)}.${(k % 250) + 4}`,
     podCidrs: [podCidrOf(i)],
     networkUnavailable: 'False',
     index: i,
@@ -106,7 +120,7 @@ export async function scaleOnce(count: number): Promise<ScaleRun> {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     if (code !== 0) throw new Error(`scale child for ${count} nodes exited with ${code}: ${out.slice(-500)}`);
     const line = out.trim().split('\n').pop() ?? '';
-    const measured = JSON.parse(line) as { nodes: number; reconcileMs: number; peakRssMb: number; errors: number };
+    const measured = JSON.parse(line) as { nodes: number; reconcileMs: number; peakRssMb: number; errors: number; ec2Calls: ScaleRun['ec2Calls'] };
     const serverMs = Math.round(server.busyMs());
     return {
       nodes: measured.nodes,
@@ -115,6 +129,7 @@ export async function scaleOnce(count: number): Promise<ScaleRun> {
       serverMs,
       peakRssMb: measured.peakRssMb,
       errors: measured.errors,
+      ec2Calls: measured.ec2Calls,
     };
   } finally {
     await server.close();
@@ -126,8 +141,6 @@ export async function benchScale(sizes: readonly number[] = [5_000, 20_000, 100_
   for (const size of sizes) runs.push(await scaleOnce(size));
   return { goal: '20,000 nodes within 512 MB peak RSS', runs };
 }
-
-const SUBNET_ID = 'subnet-0scale';
 
 /** The child: wiring as the reconcile handler's, with the stand-ins above; prints one JSON line. */
 async function child(count: number): Promise<void> {
@@ -148,13 +161,21 @@ async function child(count: number): Promise<void> {
     },
   });
   const nodes = new KubeNodes(kubeConfig);
-  const set = await createCidrSet({ clusterCidr: CLUSTER_CIDR, nodeMaskSize: NODE_MASK, store: new ClaimProtocolStore(new MemoryClaimStore(), { clock: () => 0 }) });
-  for (let i = 0; i < count; i++) await set.occupy(podCidrOf(i), nodeName(i));
-  const prefixOf = new Map<string, string>();
-  for (let i = 0; i < count; i++) prefixOf.set(instanceIdOf(i), podCidrOf(i));
+  // Every node's block leased in its subnet's set, and its prefix delegated: steady state.
+  const sets = new Map<string, Awaited<ReturnType<typeof createCidrSet>>>();
+  for (let s = 0; s <= subnetOf(count - 1); s++) {
+    sets.set(reservationOf(s), await createCidrSet({ clusterCidr: reservationOf(s), nodeMaskSize: NODE_MASK, store: new ClaimProtocolStore(new MemoryClaimStore(), { clock: () => 0 }) }));
+  }
+  const index = new Map<string, number>();
+  for (let i = 0; i < count; i++) {
+    index.set(instanceIdOf(i), i);
+    await sets.get(reservationOf(subnetOf(i)))?.occupy(podCidrOf(i), nodeName(i));
+  }
   const unused = async (): Promise<never> => {
-    throw new Error('prefixes mode touches no route table');
+    throw new Error('prefixes mode touches no route table, and a converged cluster assigns no prefix');
   };
+  // EC2 answers from memory (no latency): the figure is podroute's own work; the calls are counted.
+  const calls = { DescribeInstances: 0, DescribeSubnets: 0 };
   const started = performance.now();
   const report = await reconcile({
     config: {
@@ -168,24 +189,39 @@ async function child(count: number): Promise<void> {
     routeTables: { listRouteTables: unused, createRoute: unused, replaceRoute: unused, deleteRoute: unused, describeRoute: unused, prepareRouteTarget: unused },
     nodes,
     queue: { send: async (messages) => ({ sent: messages.length, duplicates: 0 }) },
-    cidrSets: [set],
-    // One subnet holds the cluster CIDR, all of it podroute's reservation: the run's EC2 reads are
-    // answered from memory, so the figure is podroute's own work over the nodes.
+    cidrSets: [],
     prefixes: {
-      describeInterfaces: async (ids) => new Map(ids.map((id) => [id, { instanceId: id, networkInterfaceId: `eni-${id.slice(2)}`, subnetId: SUBNET_ID, prefixes: [prefixOf.get(id) ?? ''] }])),
+      describeInterfaces: async (ids) => {
+        // The adapter asks EC2 for 200 ids a call (lib/aws/ec2-prefixes.ts).
+        calls.DescribeInstances += Math.ceil(ids.length / 200);
+        return new Map(ids.map((id) => {
+          const i = index.get(id) ?? 0;
+          return [id, { instanceId: id, networkInterfaceId: `eni-${id.slice(2)}`, subnetId: subnetId(subnetOf(i)), prefixes: [podCidrOf(i)] }];
+        }));
+      },
       assignPrefix: unused,
       assignAnyPrefix: unused,
     },
     subnets: {
-      describeSubnets: async () => new Map([[SUBNET_ID, { subnetId: SUBNET_ID, availabilityZone: 'us-east-1a', cidrs: [CLUSTER_CIDR], reservations: [{ reservationId: 'scr-scale', cidr: CLUSTER_CIDR, type: 'explicit', description: 'podroute' }] }]]),
+      describeSubnets: async (ids) => {
+        calls.DescribeSubnets += 1;
+        return new Map(ids.map((id) => {
+          const s = Number(id.slice('subnet-0scale'.length));
+          return [id, { subnetId: id, availabilityZone: `us-east-1${'abc'[s % 3] ?? 'a'}`, cidrs: [`10.${s}.0.0/16`], reservations: [{ reservationId: `scr-${s}`, cidr: reservationOf(s), type: 'explicit' as const, description: 'podroute' }] }];
+        }));
+      },
     },
-    reservationSets: async () => set,
+    reservationSets: async (range) => {
+      const set = sets.get(range);
+      if (!set) throw new Error(`no set for ${range}`);
+      return set;
+    },
     log: silentLogger,
     now: () => Date.UTC(2026, 11, 1),
   });
   const reconcileMs = Math.round(performance.now() - started);
   const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-  process.stdout.write(`${JSON.stringify({ nodes: report.nodes, reconcileMs, peakRssMb, errors: report.errors.length })}\n`);
+  process.stdout.write(`${JSON.stringify({ nodes: report.nodes, reconcileMs, peakRssMb, errors: report.errors.length, ec2Calls: calls })}\n`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
