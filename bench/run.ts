@@ -18,10 +18,12 @@ import type { ConvergenceRun } from './convergence.ts';
 import { estimateCost } from './cost.ts';
 import { benchJoinToReady } from './join-to-ready.ts';
 import { benchPlan } from './plan.ts';
+import { benchPrefixes } from './prefixes.ts';
+import type { PrefixesBenchRow } from './prefixes.ts';
 import { steadyStateOnce } from './steady-state.ts';
 import type { SteadyStateRun } from './steady-state.ts';
 
-const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'cost'] as const;
+const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'cost', 'prefixes'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
@@ -88,6 +90,12 @@ if (only.has('coldStart')) {
   await save();
 }
 
+if (only.has('prefixes')) {
+  // 1,000 nodes joining at once, prefixes mode next to routes mode with 1 and 3 route tables (about 20 minutes).
+  results.prefixes = { goal: 'one prefix call per node whatever the route tables; time within 1.15x of the bound', ...(await benchPrefixes(1000, say)) };
+  await save();
+}
+
 if (only.has('cost') && steady1000) {
   results.cost = {
     assumptions: 'us-east-1 on-demand prices, free tiers ignored, 1,000 nodes, 1 route table, 50 joins and 50 leaves a day',
@@ -125,6 +133,12 @@ function printTable(r: Record<string, unknown>): void {
   for (const name of ['reconcile', 'routeWorker', 'nodeWebhook']) {
     const entry = cold?.functions?.[name];
     if (entry) rows.push([`cold start ${name}`, `${(entry.bundleBytes / 1e6).toFixed(2)} MB, import ${entry.importRatioToBareEc2}x a bare EC2 handler`]);
+  }
+  const prefixes = r.prefixes as { rows?: PrefixesBenchRow[] } | undefined;
+  for (const row of prefixes?.rows ?? []) {
+    const perNode = Object.entries(row.callCount.perNode).map(([action, n]) => `${n} ${action}`).join(' + ');
+    const timed = row.timed ? `; ${(row.timed.convergedMs / 1000).toFixed(1)} s = ${row.timed.ratioToBound}x the ${row.timed.limitingAction} bound (${(row.timed.boundMs / 1000).toFixed(0)} s)` : '';
+    rows.push([`${row.mode} N=${row.nodes}, ${row.routeTables} table(s)`, `${perNode} per node${timed}`]);
   }
   const cost = r.cost as { usdPerMonth?: number } | undefined;
   if (cost?.usdPerMonth !== undefined) rows.push(['cost, 1,000 nodes, steady state', `$${cost.usdPerMonth.toFixed(2)} a month`]);

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { InvalidInputError } from '../errors.ts';
 import { planCommand, PLAN_HELP } from './plan-command.ts';
+import { reservationsCommand, RESERVATIONS_HELP } from './reservations-command.ts';
 
 export interface CliIo {
   stdout(text: string): void;
@@ -32,6 +33,7 @@ Usage: podroute <command> [flags]
 
 Commands:
   plan         show what the route controller would change (reads kubectl and aws CLI JSON)
+  reservations print the subnet CIDR reservations prefixes mode needs (reads aws CLI JSON)
   reconcile    run the reconcile use case against a live cluster and AWS account (--dry-run)
   doctor       check, read-only, that an account and cluster are ready for podroute
 
@@ -46,6 +48,8 @@ export async function main(argv: string[], io: CliIo, commands: Record<string, C
     switch (command) {
       case 'plan':
         return await planCommand(rest, io);
+      case 'reservations':
+        return await reservationsCommand(rest, io);
       case undefined:
       case '-h':
       case '--help':
@@ -67,6 +71,7 @@ export async function main(argv: string[], io: CliIo, commands: Record<string, C
 
 function helpFor(command: string | undefined, commands: Record<string, Command>): string {
   if (command === 'plan') return PLAN_HELP;
+  if (command === 'reservations') return RESERVATIONS_HELP;
   return (command !== undefined ? commands[command]?.help : undefined) ?? MAIN_HELP;
 }
 

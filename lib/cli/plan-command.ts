@@ -98,7 +98,8 @@ function optionalNumber<K extends string>(text: string | undefined, flag: string
   return { [key]: value } as Partial<Record<K, number>>;
 }
 
-async function readJson(io: CliIo, path: string, flag: string): Promise<unknown> {
+/** Reads and parses a JSON input file ('-' = stdin through io.readFile); bad input is an InvalidInputError naming the flag. */
+export async function readJson(io: CliIo, path: string, flag: string): Promise<unknown> {
   let text: string;
   try {
     text = await io.readFile(path);

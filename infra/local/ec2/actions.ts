@@ -14,13 +14,13 @@ export type ActionHandler = (params: Params, state: Ec2State) => XmlContent;
 
 // ----- parameter helpers -----
 
-function required(params: Params, name: string): string {
+export function required(params: Params, name: string): string {
   const value = params.get(name);
   if (value === undefined || value === '') throw new Ec2ApiError('MissingParameter', `The request must contain the parameter ${name}`);
   return value;
 }
 
-function optional(params: Params, name: string): string | undefined {
+export function optional(params: Params, name: string): string | undefined {
   const value = params.get(name);
   return value === undefined || value === '' ? undefined : value;
 }
@@ -53,7 +53,7 @@ export function filters(params: Params): Filter[] {
     .map((i) => ({ name: required(params, `Filter.${i}.Name`), values: list(params, `Filter.${i}.Value`) }));
 }
 
-function optionalInt(params: Params, name: string): number | undefined {
+export function optionalInt(params: Params, name: string): number | undefined {
   const value = optional(params, name);
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new Ec2ApiError('InvalidParameterValue', `Value (${value}) for parameter ${name} is invalid.`);
@@ -75,7 +75,7 @@ function matches(pattern: string, value: string | undefined): boolean {
 }
 
 /** Keeps the resources that pass every filter (values of one filter are ORed). */
-function applyFilters<T>(items: T[], given: Filter[], fields: Record<string, (item: T) => (string | undefined)[]>, tags?: (item: T) => Tag[]): T[] {
+export function applyFilters<T>(items: T[], given: Filter[], fields: Record<string, (item: T) => (string | undefined)[]>, tags?: (item: T) => Tag[]): T[] {
   const tests = given.map((filter) => {
     if (tags && filter.name === 'tag-key') {
       return (item: T) => tags(item).some((t) => filter.values.some((v) => matches(v, t.key)));
@@ -95,7 +95,7 @@ function applyFilters<T>(items: T[], given: Filter[], fields: Record<string, (it
 }
 
 /** Offset pagination behind an opaque token, as EC2's MaxResults/NextToken. */
-function paginate<T>(action: string, items: T[], params: Params, limits: { min: number; max: number }): { page: T[]; nextToken?: string } {
+export function paginate<T>(action: string, items: T[], params: Params, limits: { min: number; max: number }): { page: T[]; nextToken?: string } {
   const maxResults = optionalInt(params, 'MaxResults');
   const token = optional(params, 'NextToken');
   if (maxResults !== undefined && (maxResults < limits.min || maxResults > limits.max)) {
@@ -113,7 +113,7 @@ function paginate<T>(action: string, items: T[], params: Params, limits: { min: 
   return next < items.length ? { page, nextToken: Buffer.from(`${action}:${next}`, 'utf8').toString('base64url') } : { page };
 }
 
-const tagSet = (tags: Tag[]): Xml => set('tagSet', tags, (t) => [el('key', t.key), el('value', t.value)]);
+export const tagSet = (tags: Tag[]): Xml => set('tagSet', tags, (t) => [el('key', t.key), el('value', t.value)]);
 
 // ----- route tables -----
 
@@ -281,7 +281,7 @@ function instanceXml(state: Ec2State, instance: InstanceRecord): XmlContent {
     el('reason', running ? '' : 'User initiated'),
     el('amiLaunchIndex', 0),
     set('productCodes', [], () => null),
-    el('instanceType', 'm5.large'),
+    el('instanceType', instance.instanceType),
     el('launchTime', instance.launchTime),
     el('placement', [el('availabilityZone', instance.availabilityZone), el('groupName', ''), el('tenancy', 'default')]),
     el('monitoring', el('state', 'disabled')),

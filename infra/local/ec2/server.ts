@@ -9,11 +9,14 @@
 import http from 'node:http';
 import { listenLocal } from '../listen.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ACTIONS } from './actions.ts';
+import { ACTIONS as CORE_ACTIONS } from './actions.ts';
+import { SUBNET_ACTIONS } from './subnet-actions.ts';
 import { Ec2ApiError, Ec2State } from './state.ts';
 import { render } from './xml.ts';
 import { TokenBuckets } from './throttle.ts';
 import type { ThrottleOptions } from './throttle.ts';
+
+const ACTIONS = { ...CORE_ACTIONS, ...SUBNET_ACTIONS };
 
 export const EC2_NAMESPACE = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 

@@ -6,25 +6,21 @@
  *
  * IDs come from counters, so a run is deterministic: `rtb-`, `i-`, `eni-`... + 17 hex digits.
  */
-import { addressBits, containsCidr, formatAddress, formatCidr, overlaps, tryParseCidr } from '../../../lib/cidr/cidr.ts';
+import { containsCidr, formatAddress, formatCidr, overlaps, tryParseCidr } from '../../../lib/cidr/cidr.ts';
 import type { Cidr, Family } from '../../../lib/cidr/cidr.ts';
+import { blockRange, blocksIn, isSubnetReserved, probe, seededRandom } from './addresses.ts';
+import { DEFAULT_INSTANCE_TYPE, limitsOf } from './instance-types.ts';
+import { checkReservationCidr } from './reservations.ts';
+import type { ReservationRecord, ReservationType } from './reservations.ts';
+import { Ec2ApiError } from './errors.ts';
 
 export const ACCOUNT_ID = '123456789012';
 export const DEFAULT_ZONE = 'us-east-1a';
 /** More interfaces than any instance type takes (the largest allow a few dozen across their cards). */
 export const MAX_SECONDARY_ENIS = 50;
 
-/** An EC2 API error as the Query protocol reports it. */
-export class Ec2ApiError extends Error {
-  override name = 'Ec2ApiError';
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
+export { Ec2ApiError } from './errors.ts';
+export type { ReservationRecord, ReservationType } from './reservations.ts';
 
 export interface Tag {
   key: string;
@@ -43,6 +39,7 @@ export interface SubnetRecord {
   cidrBlock: string;
   ipv6CidrBlock: string | undefined;
   availabilityZone: string;
+  tags?: Tag[];
 }
 
 export type RouteTarget =
@@ -107,6 +104,8 @@ export interface InstanceRecord {
   privateIpAddress: string;
   privateDnsName: string;
   launchTime: string;
+  /** Its type; decides the per-interface address limits (instance-types.ts). */
+  instanceType: string;
   /** The launch on the emulator's clock, for the eventual-consistency window. */
   launchedAtMs: number;
   state: 'running' | 'terminated';
@@ -145,6 +144,10 @@ export class Ec2State {
   readonly instances = new Map<string, InstanceRecord>();
   readonly networkInterfaces = new Map<string, NetworkInterfaceRecord>();
   readonly gateways = new Set<string>();
+  /** Subnet CIDR reservations by id (`scr-...`). */
+  readonly reservations = new Map<string, ReservationRecord>();
+  /** Where automatic addresses and prefixes land (addresses.ts); reseed for another repeatable run. */
+  random: () => number = seededRandom(1);
   private readonly counters = new Map<string, number>();
   private readonly usedIps = new Map<string, Set<bigint>>();
 
@@ -178,7 +181,14 @@ export class Ec2State {
     return vpc;
   }
 
-  addSubnet(input: { id?: string; vpcId: string; cidrBlock: string; ipv6CidrBlock?: string; availabilityZone?: string }): SubnetRecord {
+  addSubnet(input: {
+    id?: string;
+    vpcId: string;
+    cidrBlock: string;
+    ipv6CidrBlock?: string;
+    availabilityZone?: string;
+    tags?: Record<string, string> | Tag[];
+  }): SubnetRecord {
     const vpc = this.vpc(input.vpcId);
     const cidrBlock = canonical(input.cidrBlock, 4, 'cidrBlock');
     if (!within(vpc.cidrBlock, cidrBlock)) throw new Error(`subnet ${cidrBlock} is outside VPC ${vpc.cidrBlock}`);
@@ -195,7 +205,14 @@ export class Ec2State {
       cidrBlock,
       ipv6CidrBlock,
       availabilityZone: input.availabilityZone ?? DEFAULT_ZONE,
+      tags: toTags(input.tags),
     };
+    // Amazon VPC User Guide, "Subnet CIDR blocks": the CIDR blocks of a VPC's subnets cannot overlap.
+    for (const other of this.subnets.values()) {
+      if (other.vpcId === vpc.id && (within(other.cidrBlock, cidrBlock) || within(cidrBlock, other.cidrBlock))) {
+        throw new Error(`subnet ${cidrBlock} overlaps subnet ${other.id} (${other.cidrBlock})`);
+      }
+    }
     this.assertFree(this.subnets, subnet.id);
     this.subnets.set(subnet.id, subnet);
     return subnet;
@@ -240,6 +257,8 @@ export class Ec2State {
      */
     sourceDestCheck?: boolean;
     secondaryEnis?: number;
+    /** Default m5.large; an unknown type gets m5.large's limits (instance-types.ts). */
+    instanceType?: string;
     tags?: Record<string, string> | Tag[];
     /** Tags of the primary interface (none by default: instance tags do not reach interfaces). */
     primaryInterfaceTags?: Record<string, string> | Tag[];
@@ -284,6 +303,7 @@ export class Ec2State {
       privateIpAddress,
       privateDnsName,
       launchTime,
+      instanceType: input.instanceType ?? DEFAULT_INSTANCE_TYPE,
       launchedAtMs,
       state: 'running',
       tags: toTags(input.tags),
@@ -412,14 +432,25 @@ export class Ec2State {
     table.routes.splice(index, 1);
   }
 
-  /** Delegates `/28` (IPv4) or `/80` (IPv6) prefixes to an interface, given or picked from its subnet. */
+  /**
+   * Delegates `/28` (IPv4) or `/80` (IPv6) prefixes to an interface, given or picked by EC2. Amazon EC2
+   * User Guide, "Assign prefixes to network interfaces":
+   * - a prefix lies inside the CIDR block of the interface's subnet (else `InvalidParameterValue`) and
+   *   is free: no other interface's prefix, no address in use (the subnet's own five included);
+   * - with a count, EC2 chooses: from the subnet's `prefix` reservations when it has any (Amazon VPC
+   *   User Guide, "Subnet CIDR reservations": `prefix` means AWS assigns the range to interfaces),
+   *   else from the rest of the subnet, never inside an `explicit` reservation. No room is
+   *   `InsufficientCidrBlocks` (its text as reported in aws/amazon-vpc-cni-k8s#1836);
+   * - each prefix takes one of the interface's address slots (instance-types.ts): past the limit,
+   *   `PrivateIpAddressLimitExceeded`, and nothing is assigned.
+   */
   assignPrefixes(eniId: string, family: Family, input: { prefixes: string[]; count: number | undefined }): string[] {
     const eni = this.networkInterface(eniId);
     const subnet = this.subnet(eni.subnetId);
     const size = family === 4 ? 28 : 80;
-    const block = family === 4 ? subnet.cidrBlock : subnet.ipv6CidrBlock;
+    const blockText = family === 4 ? subnet.cidrBlock : subnet.ipv6CidrBlock;
     const param = family === 4 ? 'Ipv4Prefix' : 'Ipv6Prefix';
-    if (block === undefined) {
+    if (blockText === undefined) {
       throw new Ec2ApiError('InvalidParameterValue', `Subnet ${subnet.id} has no IPv6 CIDR block; IPv6 prefixes cannot be assigned.`);
     }
     if (input.prefixes.length > 0 && input.count !== undefined) {
@@ -428,42 +459,101 @@ export class Ec2State {
     if (input.prefixes.length === 0 && input.count === undefined) {
       throw new Ec2ApiError('MissingParameter', `The request must contain the parameter ${param} or ${param}Count.`);
     }
-    const taken = this.delegatedPrefixes(family);
-    const chosen: string[] = [];
+    const wanted = input.prefixes.length > 0 ? input.prefixes.length : (input.count ?? 0);
+    if (input.count !== undefined && input.count < 1) throw new Ec2ApiError('InvalidParameterValue', `Value (${input.count}) for parameter ${param}Count is invalid.`);
+    this.assertSlots(eni, family, wanted);
+    const block = tryParseCidr(blockText);
+    if (!block) throw new Error(`bad subnet block ${blockText}`);
+    const taken = this.subnetPrefixes(subnet.id, family);
+    const chosen: Cidr[] = [];
+    const isFree = (candidate: Cidr) =>
+      !taken.some((t) => overlaps(t, candidate)) && !chosen.some((c) => overlaps(c, candidate)) && !(family === 4 && this.addressInside(subnet.id, block, candidate));
     if (input.prefixes.length > 0) {
       for (const text of input.prefixes) {
         const cidr = tryParseCidr(text);
         if (!cidr || cidr.family !== family || cidr.prefix !== size || formatCidr(cidr) !== text) {
           throw new Ec2ApiError('InvalidParameterValue', `Value (${text}) for parameter ${param} is invalid. Expected a /${size} prefix.`);
         }
-        if (!within(block, text)) {
+        if (!containsCidr(block, cidr)) {
           throw new Ec2ApiError('InvalidParameterValue', `Prefix ${text} is not in the CIDR block of subnet ${subnet.id}.`);
         }
-        if (taken.some((t) => overlapping(t, text)) || (family === 4 && this.ipInside(subnet.id, text))) {
+        if (!isFree(cidr)) {
           throw new Ec2ApiError('InvalidParameterValue', `Prefix ${text} is already assigned or in use in subnet ${subnet.id}.`);
         }
-        chosen.push(text);
-        taken.push(text);
+        chosen.push(cidr);
       }
     } else {
-      const count = input.count ?? 0;
-      if (count < 1) throw new Ec2ApiError('InvalidParameterValue', `Value (${count}) for parameter ${param}Count is invalid.`);
-      const outer = tryParseCidr(block);
-      if (!outer) throw new Error(`bad subnet block ${block}`);
-      const step = 1n << BigInt(addressBits(family) - size);
-      for (let network = outer.network; chosen.length < count && network + step - 1n <= lastOf(outer); network += step) {
-        const text = formatCidr({ family, prefix: size, network });
-        if (family === 4 && (network === outer.network || this.ipInside(subnet.id, text))) continue;
-        if (taken.some((t) => overlapping(t, text))) continue;
-        chosen.push(text);
-        taken.push(text);
-      }
-      if (chosen.length < count) {
-        throw new Ec2ApiError('InsufficientCidrBlocks', `There are not enough free contiguous blocks in subnet ${subnet.id} to satisfy the request.`);
+      const reservations = this.reservationsOf(subnet.id, family);
+      const fromReservations = reservations.filter((r) => r.type === 'prefix').map((r) => parsed(r.cidr));
+      const pools = fromReservations.length > 0 ? fromReservations : [block];
+      // Outside `prefix` reservations EC2 keeps off every reservation (only `explicit` ones remain then).
+      const kept = fromReservations.length > 0 ? [] : reservations.map((r) => parsed(r.cidr));
+      for (let n = 0; n < wanted; n++) {
+        const pick = this.pickBlock(pools, size, (c) => isFree(c) && !kept.some((k) => overlaps(k, c)));
+        if (!pick) {
+          throw new Ec2ApiError('InsufficientCidrBlocks', 'The specified subnet does not have enough free cidr blocks to satisfy the request.');
+        }
+        chosen.push(pick);
       }
     }
-    (family === 4 ? eni.ipv4Prefixes : eni.ipv6Prefixes).push(...chosen);
-    return chosen;
+    const texts = chosen.map(formatCidr);
+    (family === 4 ? eni.ipv4Prefixes : eni.ipv6Prefixes).push(...texts);
+    return texts;
+  }
+
+  /** A free /`size` block of one of the pools (a pool picked at random, as EC2 does), or null. */
+  private pickBlock(pools: Cidr[], size: number, free: (candidate: Cidr) => boolean): Cidr | null {
+    const order = pools.map((pool) => ({ pool, key: this.random() })).sort((a, b) => a.key - b.key);
+    for (const { pool } of order) {
+      const index = probe(this.random, blocksIn(pool, size), (i) => free({ family: pool.family, prefix: size, network: blockRange(pool, size, i)[0] }));
+      if (index !== null) return { family: pool.family, prefix: size, network: blockRange(pool, size, index)[0] };
+    }
+    return null;
+  }
+
+  /** Refuses `adding` more prefixes past the interface's address limit of its instance's type. */
+  private assertSlots(eni: NetworkInterfaceRecord, family: Family, adding: number): void {
+    const instanceId = eni.attachment?.instanceId;
+    const instance = instanceId === undefined ? undefined : this.instances.get(instanceId);
+    const limits = limitsOf(instance?.instanceType ?? DEFAULT_INSTANCE_TYPE);
+    // IPv4: the primary address takes a slot; IPv6: the emulator's interfaces hold no IPv6 address.
+    const used = family === 4 ? 1 + eni.ipv4Prefixes.length : eni.ipv6Prefixes.length;
+    const limit = family === 4 ? limits.ipv4PerInterface : limits.ipv6PerInterface;
+    if (used + adding > limit) throw new Ec2ApiError('PrivateIpAddressLimitExceeded', 'Number of private addresses will exceed limit.');
+  }
+
+  // ----- subnet CIDR reservations (reservations.ts) -----
+
+  createReservation(input: { subnetId: string; cidr: string; type: ReservationType; description?: string }): ReservationRecord {
+    const subnet = this.subnet(input.subnetId);
+    const inVpc = [...this.reservations.values()].filter((r) => this.subnets.get(r.subnetId)?.vpcId === subnet.vpcId);
+    const cidr = checkReservationCidr(input.cidr, subnet, inVpc);
+    const reservation: ReservationRecord = {
+      id: this.nextId('scr'),
+      subnetId: subnet.id,
+      cidr: formatCidr(cidr),
+      family: cidr.family,
+      type: input.type,
+      description: input.description,
+      tags: [],
+    };
+    this.reservations.set(reservation.id, reservation);
+    return reservation;
+  }
+
+  /** Removes a reservation; what was assigned from it stays assigned. */
+  deleteReservation(id: string): ReservationRecord {
+    const reservation = this.reservations.get(id);
+    if (!reservation) {
+      throw new Ec2ApiError('InvalidSubnetCidrReservationID.NotFound', `The subnet CIDR reservation ID '${id}' does not exist`);
+    }
+    this.reservations.delete(id);
+    return reservation;
+  }
+
+  /** Reservations of a subnet (of one family when given), in creation order. */
+  reservationsOf(subnetId: string, family?: Family): ReservationRecord[] {
+    return [...this.reservations.values()].filter((r) => r.subnetId === subnetId && (family === undefined || r.family === family));
   }
 
   /** Whether the API still hides the instance: launched inside the eventual-consistency window. */
@@ -522,7 +612,7 @@ export class Ec2State {
     return vpc;
   }
 
-  private subnet(id: string): SubnetRecord {
+  subnet(id: string): SubnetRecord {
     const subnet = this.subnets.get(id);
     if (!subnet) throw new Ec2ApiError('InvalidSubnetID.NotFound', `The subnet ID '${id}' does not exist`);
     return subnet;
@@ -550,24 +640,44 @@ export class Ec2State {
     return { kind: 'interface', networkInterfaceId: this.networkInterface(input.networkInterfaceId ?? '').id };
   }
 
-  private delegatedPrefixes(family: Family): string[] {
-    return [...this.networkInterfaces.values()].flatMap((e) => (family === 4 ? e.ipv4Prefixes : e.ipv6Prefixes));
+  /**
+   * AvailableIpAddressCount of DescribeSubnets: the subnet's IPv4 addresses less its five, those in
+   * use and those inside delegated prefixes (Amazon VPC User Guide, "Subnet CIDR blocks").
+   */
+  availableIpv4Count(subnetId: string): number {
+    const block = parsed(this.subnet(subnetId).cidrBlock);
+    const prefixed = this.subnetPrefixes(subnetId, 4).reduce((sum, p) => sum + 2 ** (32 - p.prefix), 0);
+    return Math.max(0, 2 ** (32 - block.prefix) - 5 - (this.usedIps.get(subnetId)?.size ?? 0) - prefixed);
   }
 
-  private ipInside(subnetId: string, cidrText: string): boolean {
-    const cidr = tryParseCidr(cidrText);
-    if (!cidr) return false;
+  /** Prefixes delegated to the subnet's interfaces. */
+  private subnetPrefixes(subnetId: string, family: Family): Cidr[] {
+    const out: Cidr[] = [];
+    for (const eni of this.networkInterfaces.values()) {
+      if (eni.subnetId !== subnetId) continue;
+      for (const p of family === 4 ? eni.ipv4Prefixes : eni.ipv6Prefixes) out.push(parsed(p));
+    }
+    return out;
+  }
+
+  /** Whether an IPv4 range holds an address in use or one of the subnet's five. */
+  private addressInside(subnetId: string, subnetBlock: Cidr, range: Cidr): boolean {
+    const last = range.network | ((1n << BigInt(32 - range.prefix)) - 1n);
+    if (isSubnetReserved(subnetBlock, range.network) || isSubnetReserved(subnetBlock, last) || range.network - subnetBlock.network < 4n) return true;
     for (const ip of this.usedIps.get(subnetId) ?? []) {
-      if ((ip & ~((1n << BigInt(32 - cidr.prefix)) - 1n)) === cidr.network) return true;
+      if (ip >= range.network && ip <= last) return true;
     }
     return false;
   }
 
+  /**
+   * An address of the subnet: the one asked for, or one EC2 would pick (addresses.ts): anywhere in the
+   * subnet, never one of its five, one in use, one inside a reservation or a delegated prefix.
+   */
   private takeIp(subnet: SubnetRecord, wanted: string | undefined): string {
     const used = this.usedIps.get(subnet.id) ?? new Set<bigint>();
     this.usedIps.set(subnet.id, used);
-    const block = tryParseCidr(subnet.cidrBlock);
-    if (!block) throw new Error(`bad subnet block ${subnet.cidrBlock}`);
+    const block = parsed(subnet.cidrBlock);
     if (wanted !== undefined) {
       const value = ipValue(wanted);
       if (!within(subnet.cidrBlock, `${wanted}/32`)) throw new Error(`${wanted} is outside subnet ${subnet.cidrBlock}`);
@@ -575,20 +685,16 @@ export class Ec2State {
       used.add(value);
       return wanted;
     }
-    // AWS reserves the first four addresses and the last one of every subnet.
-    for (let value = block.network + 4n; value < lastOf(block); value++) {
-      if (used.has(value) || this.insidePrefix(subnet.id, value)) continue;
-      used.add(value);
-      return formatAddress(4, value);
-    }
-    throw new Error(`subnet ${subnet.id} is full`);
-  }
-
-  private insidePrefix(subnetId: string, value: bigint): boolean {
-    return [...this.networkInterfaces.values()]
-      .filter((e) => e.subnetId === subnetId)
-      .flatMap((e) => e.ipv4Prefixes)
-      .some((p) => within(p, `${formatAddress(4, value)}/32`));
+    const kept = [...this.reservationsOf(subnet.id, 4).map((r) => parsed(r.cidr)), ...this.subnetPrefixes(subnet.id, 4)];
+    const size = 1n << BigInt(32 - block.prefix);
+    const index = probe(this.random, size, (i) => {
+      const value = block.network + i;
+      if (isSubnetReserved(block, value) || used.has(value)) return false;
+      return !kept.some((k) => value >= k.network && value <= (k.network | ((1n << BigInt(32 - k.prefix)) - 1n)));
+    });
+    if (index === null) throw new Error(`subnet ${subnet.id} is full`);
+    used.add(block.network + index);
+    return formatAddress(4, block.network + index);
   }
 
   private defaultVpc(): VpcRecord {
@@ -633,14 +739,11 @@ function within(outerText: string, innerText: string): boolean {
   return outer !== null && inner !== null && containsCidr(outer, inner);
 }
 
-function overlapping(aText: string, bText: string): boolean {
-  const a = tryParseCidr(aText);
-  const b = tryParseCidr(bText);
-  return a !== null && b !== null && overlaps(a, b);
-}
 
-function lastOf(cidr: Cidr): bigint {
-  return cidr.network | ((1n << BigInt(addressBits(cidr.family) - cidr.prefix)) - 1n);
+function parsed(text: string): Cidr {
+  const cidr = tryParseCidr(text);
+  if (!cidr) throw new Error(`bad CIDR ${text}`);
+  return cidr;
 }
 
 function ipValue(address: string): bigint {

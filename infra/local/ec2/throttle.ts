@@ -3,25 +3,23 @@
  * (mutating or not). Tokens are counted in thousandths so refills over an injected clock are exact.
  */
 
-export interface BucketSpec {
-  /** Most tokens the bucket holds (the burst). */
-  capacity: number;
-  /** Tokens added per second. */
-  refillPerSecond: number;
-}
+import { ACTION_BUCKETS, DEFAULT_MUTATING, DEFAULT_NON_MUTATING, isMutating } from './buckets.ts';
+import type { BucketSpec } from './buckets.ts';
+
+export type { BucketSpec } from './buckets.ts';
+export { DEFAULT_MUTATING, DEFAULT_NON_MUTATING, isMutating } from './buckets.ts';
 
 export interface ThrottleOptions {
   mutating?: BucketSpec;
   nonMutating?: BucketSpec;
-  /** Per-action overrides, e.g. `{ CreateRoute: { capacity: 3, refillPerSecond: 1 } }`. */
+  /**
+   * Per-action buckets, e.g. `{ CreateRoute: { capacity: 3, refillPerSecond: 1 } }`. Without one, an
+   * action in `ACTION_BUCKETS` (buckets.ts) uses that spec, scaled like its category when `mutating`
+   * is given; any other action uses its category.
+   */
   actions?: Record<string, BucketSpec>;
 }
 
-export const DEFAULT_MUTATING: BucketSpec = { capacity: 50, refillPerSecond: 5 };
-export const DEFAULT_NON_MUTATING: BucketSpec = { capacity: 100, refillPerSecond: 20 };
-
-/** Describe* and Get* calls are non-mutating in EC2's throttling categories; the rest mutate. */
-export const isMutating = (action: string): boolean => !/^(Describe|Get|List)/.test(action);
 
 interface Bucket {
   spec: BucketSpec;
@@ -56,12 +54,21 @@ export class TokenBuckets {
     return true;
   }
 
+  /** The action's own bucket (ACTION_BUCKETS) or its category's, each as the options scale them. */
+  private defaultSpec(action: string): BucketSpec {
+    const category = isMutating(action) ? DEFAULT_MUTATING : DEFAULT_NON_MUTATING;
+    const given = isMutating(action) ? this.options.mutating : this.options.nonMutating;
+    const own = ACTION_BUCKETS[action];
+    if (!own) return given ?? category;
+    if (!given) return own;
+    // The category was rescaled (the sandbox speeds time up): scale the action's own bucket alike.
+    return { capacity: own.capacity * (given.capacity / category.capacity), refillPerSecond: own.refillPerSecond * (given.refillPerSecond / category.refillPerSecond) };
+  }
+
   private bucket(action: string): Bucket {
     let bucket = this.buckets.get(action);
     if (!bucket) {
-      const spec =
-        this.options.actions?.[action] ??
-        (isMutating(action) ? (this.options.mutating ?? DEFAULT_MUTATING) : (this.options.nonMutating ?? DEFAULT_NON_MUTATING));
+      const spec = this.options.actions?.[action] ?? this.defaultSpec(action);
       bucket = { spec, milliTokens: spec.capacity * 1000, at: this.now() };
       this.buckets.set(action, bucket);
     }

@@ -199,8 +199,8 @@ const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number
   // Pod CIDRs outside the VPC, routed to nodes by the VPC route tables.
   // 100.64.0.0/10 (as EKS custom networking uses): 16,384 node blocks, room for the benchmarks' clusters.
   routes: { v4: '100.64.0.0/10', v6: 'fd00:10:244::/56', mask4: 24, mask6: 64 },
-  // ENI prefixes must come from the node's subnet: the upper half of the one subnet (10.0.0.0/16),
-  // so they never collide with instance addresses handed out from its bottom; IPv6 /80s from its /64.
+  // ENI prefixes must come from the node's subnet: the upper half of the one subnet (10.0.0.0/16), an
+  // explicit subnet CIDR reservation so that no instance address lands in it; IPv6 /80s from its /64.
   prefixes: { v4: '10.0.128.0/17', v6: '2600:1f18:1234:5600::/64', mask4: 28, mask6: 80 },
 };
 /**
@@ -278,6 +278,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       cidrBlock: mode === 'prefixes' ? VPC_V4 : '10.0.0.0/18',
       ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}),
     });
+    if (mode === 'prefixes') {
+      // EC2 hands instance addresses out anywhere in a subnet except inside a reservation (Amazon VPC
+      // User Guide, "Subnet CIDR reservations"): keep the pod prefixes' range for explicit assignment.
+      ec2.state.createReservation({ subnetId: subnet.id, cidr: CLUSTER_CIDRS.prefixes.v4, type: 'explicit' });
+    }
     const gateway = ec2.state.addGateway();
     const tagKey = clusterTagKey(clusterName);
     const routeTableIds: string[] = [];

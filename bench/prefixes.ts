@@ -1,0 +1,173 @@
+/**
+ * Prefixes mode against routes mode: N nodes join at once, in the sandbox, against the EC2
+ * emulator's token buckets at EC2's own sizes and refill rates (real time, production schedule).
+ *
+ * Two measurements per configuration:
+ * - calls: a run with throttling off, so the emulator's per-action counts are the calls podroute
+ *   needs (a throttled run also counts every retry of a refused call). Prefixes mode should need one
+ *   prefix call per node (AssignPrivateIpAddresses; also AssignIpv6Addresses when dual-stack)
+ *   whatever the number of route tables; routes mode one CreateRoute per node and table.
+ * - time: a throttled run, timed until every node is ready and every route or prefix right, next to
+ *   the lower bound of the bucket that limits it: (calls - burst) / refill of the mutating action
+ *   the mode needs most of (EC2 Developer Guide, "Request throttling for the Amazon EC2 API").
+ *
+ *   node --import tsx bench/prefixes.ts [nodes]      (develop with 100; `npm run bench -- --only prefixes` runs 1,000)
+ */
+import { performance } from 'node:perf_hooks';
+import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING, bucketFor, minimumSeconds } from '../infra/local/ec2/buckets.ts';
+import type { BucketSpec } from '../infra/local/ec2/buckets.ts';
+import type { ThrottleOptions } from '../infra/local/ec2/throttle.ts';
+import { startSandbox } from '../infra/local/sandbox/index.ts';
+import type { SandboxMode } from '../infra/local/sandbox/index.ts';
+import { silentLogger } from '../lib/log.ts';
+import { mapSettled } from '../lib/util/concurrency.ts';
+import { round } from './stats.ts';
+
+/**
+ * EC2's buckets at their real sizes and rates: the category defaults, and the emulator adds the
+ * per-action buckets of infra/local/ec2/buckets.ts (AssignPrivateIpAddresses, AssignIpv6Addresses).
+ */
+export const EC2_THROTTLE: ThrottleOptions = { mutating: DEFAULT_MUTATING, nonMutating: DEFAULT_NON_MUTATING };
+
+export interface Setup {
+  mode: SandboxMode;
+  routeTables: number;
+  dualStack: boolean;
+}
+
+export interface CallCount {
+  /** Calls per action with throttling off: what podroute asks for. */
+  calls: Record<string, number>;
+  /** The mode's mutating calls per node: prefix assignments (prefixes) or CreateRoute (routes). */
+  perNode: Record<string, number>;
+}
+
+export interface TimedRun {
+  convergedMs: number;
+  /** The action whose bucket gives the highest bound, and that bound. */
+  limitingAction: string;
+  bucket: BucketSpec;
+  boundMs: number;
+  ratioToBound: number;
+  /** Requests per action as EC2 saw them, retries of throttled ones included. */
+  attempts: Record<string, number>;
+  throttled: number;
+  dlqMessages: number;
+}
+
+export interface PrefixesBenchRow extends Setup {
+  nodes: number;
+  callCount: CallCount;
+  timed?: TimedRun;
+}
+
+/** The mutating actions a mode needs per node, and how many of each. */
+export function callsNeeded(setup: Setup): Record<string, number> {
+  if (setup.mode === 'routes') return { CreateRoute: setup.routeTables * (setup.dualStack ? 2 : 1) };
+  return setup.dualStack ? { AssignPrivateIpAddresses: 1, AssignIpv6Addresses: 1 } : { AssignPrivateIpAddresses: 1 };
+}
+
+/**
+ * Lower bound on the time for N nodes: each needed action's bucket (buckets.ts, the numbers the
+ * emulator enforces) must serve its calls; buckets are per action and drain in parallel, so the
+ * slowest one bounds the run.
+ */
+export function lowerBound(setup: Setup, nodes: number): { action: string; bucket: BucketSpec; ms: number } {
+  let worst = { action: '', bucket: DEFAULT_MUTATING, ms: -1 };
+  for (const [action, perNode] of Object.entries(callsNeeded(setup))) {
+    const bucket = bucketFor(action);
+    const ms = minimumSeconds(bucket, nodes * perNode) * 1000;
+    if (ms > worst.ms) worst = { action, bucket, ms };
+  }
+  return worst;
+}
+
+async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) {
+  const sandbox = await startSandbox({
+    nodes: 0,
+    mode: setup.mode,
+    dualStack: setup.dualStack,
+    routeTables: setup.routeTables,
+    routeLimit: nodes * (setup.dualStack ? 2 : 1) + 10,
+    throttle: throttled ? EC2_THROTTLE : false,
+    // The count runs take EC2's eventual consistency out: a NotFound retry is not a call podroute needs.
+    ...(throttled ? {} : { notFoundAfterLaunchMs: 0 }),
+    tickMs: 60_000,
+    visibilityTimeoutSeconds: 180,
+    log: silentLogger,
+  });
+  try {
+    const started = performance.now();
+    const names = Array.from({ length: nodes }, (_, i) => `ip-10-1-${Math.floor(i / 250)}-${i % 250}.ec2.internal`);
+    const joins = await mapSettled(names, 25, (name) => sandbox.joinNode(name));
+    const failed = joins.filter((r) => r.status === 'rejected');
+    if (failed.length > 0) throw new Error(`${failed.length} joins failed: ${String((failed[0] as PromiseRejectedResult).reason)}`);
+    const bound = lowerBound(setup, nodes);
+    // Generous: on a shared machine the sandbox itself can be slower than EC2's buckets.
+    const deadline = started + Math.max(600_000, bound.ms * 6);
+    let lastReport = started;
+    for (;;) {
+      const status = await sandbox.status();
+      if (process.env.BENCH_VERBOSE && performance.now() - lastReport > 10_000) {
+        lastReport = performance.now();
+        process.stderr.write(`  ${Math.round((lastReport - started) / 1000)} s: ${JSON.stringify(status)}\n`);
+      }
+      if (status.nodes === nodes && status.nodesReady === nodes && status.routesProgrammed === status.routesExpected && status.wrongRoutes === 0) break;
+      if (performance.now() > deadline) throw new Error(`no convergence for ${nodes} nodes (${JSON.stringify(setup)}): ${JSON.stringify(status)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const convergedMs = performance.now() - started;
+    const report = await sandbox.snapshot();
+    return { convergedMs, bound, report };
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+export async function countCalls(setup: Setup, nodes: number): Promise<CallCount> {
+  const { report } = await joinAndConverge(setup, nodes, false);
+  const perNode: Record<string, number> = {};
+  for (const action of Object.keys(callsNeeded(setup))) perNode[action] = round((report.ec2Calls[action] ?? 0) / nodes, 3);
+  return { calls: report.ec2Calls, perNode };
+}
+
+export async function timeConvergence(setup: Setup, nodes: number): Promise<TimedRun> {
+  const { convergedMs, bound, report } = await joinAndConverge(setup, nodes, true);
+  return {
+    convergedMs: Math.round(convergedMs),
+    limitingAction: bound.action,
+    bucket: bound.bucket,
+    boundMs: Math.round(bound.ms),
+    ratioToBound: bound.ms > 0 ? round(convergedMs / bound.ms, 3) : 0,
+    attempts: report.ec2Calls,
+    throttled: report.throttled,
+    dlqMessages: report.dlqMessages,
+  };
+}
+
+const SETUPS: Array<Setup & { timed: boolean }> = [
+  { mode: 'prefixes', routeTables: 1, dualStack: false, timed: true },
+  { mode: 'prefixes', routeTables: 3, dualStack: false, timed: false },
+  { mode: 'routes', routeTables: 1, dualStack: false, timed: true },
+  { mode: 'routes', routeTables: 3, dualStack: false, timed: true },
+];
+
+/** Every setup's call counts; the timed ones also timed against their bound. */
+export async function benchPrefixes(nodes = 1000, say: (text: string) => void = () => {}): Promise<{ nodes: number; rows: PrefixesBenchRow[] }> {
+  const rows: PrefixesBenchRow[] = [];
+  for (const { timed, ...setup } of SETUPS) {
+    say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: counting calls (throttling off) ...`);
+    const row: PrefixesBenchRow = { ...setup, nodes, callCount: await countCalls(setup, nodes) };
+    if (timed) {
+      say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: timing against EC2's buckets ...`);
+      row.timed = await timeConvergence(setup, nodes);
+    }
+    rows.push(row);
+  }
+  return { nodes, rows };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const n = Number(process.argv[2] ?? 100);
+  console.log(JSON.stringify(await benchPrefixes(n, (text) => process.stderr.write(`${text}\n`)), null, 2));
+}
