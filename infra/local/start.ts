@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Sandbox, SandboxReport, SandboxStatus } from './sandbox/index.ts';
+import { MAX_SUBNETS, instanceCapacity } from './sandbox/world.ts';
 
 const HELP = `Usage: npm start -- [options]
 
@@ -26,6 +27,10 @@ Options:
   --dual-stack         IPv4 and IPv6 pod CIDRs
   --route-tables K     route tables tagged for the cluster (default 2)
   --mode MODE          routes (VPC routes, default) or prefixes (ENI prefix delegation, /28 and /80)
+  --subnets K          prefixes mode: K subnets in K zones, 1..16 (default 3); each keeps the upper half
+                       of its IPv4 block (and of its IPv6 /64 with --dual-stack) in a \`prefix\` subnet
+                       CIDR reservation, nodes are spread over the subnets, instance addresses land
+                       anywhere else in them
   --faults SHARE       share of EC2 calls failing with a retryable error, 0 <= SHARE < 1 (default 0)
   --secondary-enis N   secondary network interfaces on every instance, 0..15 (default 0); the worker
                        still routes to the primary one and turns its source/dest check off
@@ -39,7 +44,9 @@ Options:
 
 Converged means: every live node has NetworkUnavailable=False, every pod CIDR is routed to its
 node in every cluster table (or delegated to its ENI in prefixes mode), no wrong routes, no
-duplicate CIDRs, no leaked CIDR leases after a final reconcile, and an empty dead-letter queue.
+duplicate CIDRs, no leaked CIDR leases after a final reconcile, an empty dead-letter queue, and (prefixes
+mode) no node whose pod CIDR lies outside the subnet of its primary interface (podCidrsOutsideSubnet in
+the report, computed from the EC2 emulator's state; null in routes mode).
 Time scaling: the schedule runs 60000/--tick-ms times faster than production's one minute (30x by
 default), and every other clock podroute depends on is scaled alike, so what the sandbox shows is
 what production would do:
@@ -63,6 +70,8 @@ interface Flags {
   dualStack: boolean;
   routeTables: number;
   mode: 'routes' | 'prefixes';
+  /** Prefixes mode only. */
+  subnets: number | undefined;
   faults: number;
   secondaryEnis: number;
   denyDeletes: number;
@@ -87,6 +96,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
         'dual-stack': { type: 'boolean' },
         'route-tables': { type: 'string' },
         mode: { type: 'string' },
+        subnets: { type: 'string' },
         faults: { type: 'string' },
         'secondary-enis': { type: 'string' },
         'deny-deletes': { type: 'string' },
@@ -111,13 +121,17 @@ function parseFlags(argv: string[]): Flags | 'help' {
   const nodes = number('nodes', values.nodes, 50, whole(1, 10_000), 'a whole number from 1 to 10000');
   const leave = number('leave', values.leave, Math.min(5, nodes - 1), whole(0, nodes), `a whole number from 0 to --nodes (${nodes})`);
   const secondaryEnis = number('secondary-enis', values['secondary-enis'], 0, whole(0, 15), 'a whole number from 0 to 15');
-  // Every interface takes an address of the sandbox's one /18 node subnet (16,379 usable).
-  if (nodes * (1 + secondaryEnis) > 16_000) {
-    throw new FlagError(`--nodes ${nodes} with --secondary-enis ${secondaryEnis}: ${nodes * (1 + secondaryEnis)} interfaces do not fit the sandbox subnet (at most 16000)`);
-  }
   const mode = values.mode ?? 'routes';
   if (mode !== 'routes' && mode !== 'prefixes') throw new FlagError(`--mode ${JSON.stringify(mode)}: want routes or prefixes`);
+  if (mode !== 'prefixes' && values.subnets !== undefined) throw new FlagError('--subnets: only with --mode prefixes (routes mode has one node subnet)');
+  const subnets = mode === 'prefixes' ? number('subnets', values.subnets, 3, whole(1, MAX_SUBNETS), `a whole number from 1 to ${MAX_SUBNETS}`) : undefined;
+  // Every interface takes an instance address of the node subnets (routes mode: one /18, 16,379 usable).
+  const capacity = Math.min(16_000, instanceCapacity(mode, subnets));
+  if (nodes * (1 + secondaryEnis) > capacity) {
+    throw new FlagError(`--nodes ${nodes} with --secondary-enis ${secondaryEnis}: ${nodes * (1 + secondaryEnis)} interfaces do not fit the sandbox subnets (at most ${capacity})`);
+  }
   return {
+    subnets,
     nodes,
     leave,
     dualStack: values['dual-stack'] ?? false,
@@ -152,7 +166,7 @@ function summary(report: SandboxReport, converged: boolean, flags: Flags, elapse
   const ms = (value: number | null) => (value === null ? '-' : `${value} ms`);
   const rows: Array<[string, string, boolean?]> = [
     ['result', converged ? 'converged' : 'NOT converged', converged],
-    ['mode', `${flags.mode}${flags.dualStack ? ', dual-stack' : ''}, ${flags.routeTables} route table(s)`],
+    ['mode', `${flags.mode}${flags.dualStack ? ', dual-stack' : ''}${flags.subnets === undefined ? '' : `, ${flags.subnets} subnet(s)`}, ${flags.routeTables} route table(s)`],
     ['live nodes', String(report.nodes)],
     ['nodes ready', `${report.nodesReady}/${report.nodes}`, report.nodesReady === report.nodes],
     [flags.mode === 'routes' ? 'routes programmed' : 'prefixes delegated', `${report.routesProgrammed}/${report.routesExpected}`, report.routesProgrammed === report.routesExpected],
@@ -160,6 +174,7 @@ function summary(report: SandboxReport, converged: boolean, flags: Flags, elapse
     ['duplicate CIDRs', String(report.duplicateCidrs), report.duplicateCidrs === 0],
     ['leaked CIDRs', String(report.leakedCidrs), report.leakedCidrs === 0],
     ['DLQ messages', String(report.dlqMessages), report.dlqMessages === 0],
+    ...(report.podCidrsOutsideSubnet === null ? [] : [['pod CIDRs outside subnet', String(report.podCidrsOutsideSubnet), report.podCidrsOutsideSubnet === 0] as [string, string, boolean]]),
     ['deletes refused', `${report.deletesRefused} (nodes broken ${report.refusedNodesBroken}, departed leftovers ${report.departedLeftovers})`, report.refusedNodesBroken === 0 && report.departedLeftovers === 0],
     ['EC2 calls', Object.entries(report.ec2Calls).map(([action, n]) => `${action} ${n}`).join(', ') || '-'],
     ['throttled', String(report.throttled)],
@@ -189,6 +204,7 @@ function reportFile(r: SandboxReport): Record<string, unknown> {
     convergedMs: r.convergedMs,
     joinToReadyMs: { p50: r.joinToReadyMs.p50, p99: r.joinToReadyMs.p99 },
     deletesRefused: r.deletesRefused,
+    podCidrsOutsideSubnet: r.podCidrsOutsideSubnet,
   };
 }
 
@@ -202,13 +218,14 @@ async function run(flags: Flags): Promise<number> {
   const families = flags.dualStack ? 2 : 1;
 
   process.stdout.write(
-    `podroute sandbox: ${flags.nodes} nodes (${flags.leave} leave), ${flags.mode} mode${flags.dualStack ? ', dual-stack' : ''}, ` +
+    `podroute sandbox: ${flags.nodes} nodes (${flags.leave} leave), ${flags.mode} mode${flags.dualStack ? ', dual-stack' : ''}${flags.subnets === undefined ? '' : `, ${flags.subnets} subnet(s)`}, ` +
       `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s)${flags.denyDeletes > 0 ? `, deny-deletes ${flags.denyDeletes}` : ''}, tick ${flags.tickMs} ms\n`,
   );
   const sandbox: Sandbox = await startSandbox({
     dualStack: flags.dualStack,
     routeTables: flags.routeTables,
     mode: flags.mode,
+    ...(flags.subnets === undefined ? {} : { subnets: flags.subnets }),
     faults: flags.faults,
     secondaryEnis: flags.secondaryEnis,
     denyDeletes: flags.denyDeletes,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countState, percentile } from '../../infra/local/sandbox/report.ts';
+import { countState, isConverged, percentile, podCidrsOutsideSubnet, liveNodes } from '../../infra/local/sandbox/report.ts';
 import type { ObservedState } from '../../infra/local/sandbox/report.ts';
 
 const node = (name: string, instance: string, cidrs: string[], networkUnavailable?: 'True' | 'False') => ({
@@ -44,6 +44,8 @@ describe('sandbox report numbers', () => {
       wrongRoutes: 2,
       duplicateCidrs: 0,
       leakedCidrs: 2,
+      // Routes mode: pod CIDRs lie outside the VPC by design.
+      podCidrsOutsideSubnet: null,
     });
   });
 
@@ -63,6 +65,50 @@ describe('sandbox report numbers', () => {
       ]),
     };
     expect(countState(state)).toMatchObject({ routesExpected: 2, routesProgrammed: 1, wrongRoutes: 1 });
+  });
+
+  describe('podCidrsOutsideSubnet', () => {
+    const subnets = new Map([
+      ['i-0000000000000000a', { cidrBlock: '10.244.0.0/20', ipv6CidrBlock: '2600:1f18:1234:5600::/64' }],
+      ['i-0000000000000000b', { cidrBlock: '10.244.16.0/20', ipv6CidrBlock: '2600:1f18:1234:5601::/64' }],
+      ['i-0000000000000000c', { cidrBlock: '10.244.32.0/20' }],
+    ]);
+    const dual = ['10.244.0.0/16', '2600:1f18:1234:5600::/56'];
+    it.each([
+      ['inside their subnets', [['a', 'i-0000000000000000a', ['10.244.8.0/28', '2600:1f18:1234:5600:8000::/80']], ['b', 'i-0000000000000000b', ['10.244.24.16/28']]], 0],
+      ['an IPv4 prefix of the sibling subnet', [['a', 'i-0000000000000000a', ['10.244.24.0/28']]], 1],
+      ['an IPv6 prefix of the sibling subnet', [['b', 'i-0000000000000000b', ['10.244.24.0/28', '2600:1f18:1234:5600:1::/80']]], 1],
+      ['an IPv6 prefix in a subnet without IPv6', [['c', 'i-0000000000000000c', ['10.244.40.0/28', '2600:1f18:1234:5600:1::/80']]], 1],
+      ['one node counted once for two CIDRs outside', [['a', 'i-0000000000000000a', ['10.244.24.0/28', '2600:1f18:1234:5601::/80']]], 1],
+      ['a node without a pod CIDR', [['a', 'i-0000000000000000a', []]], 0],
+      ['a node whose instance is not running', [['d', 'i-0000000000000000d', ['10.244.24.0/28']]], 0],
+    ])('%s', (_what, specs, want) => {
+      const nodes = liveNodes(
+        (specs as Array<[string, string, string[]]>).map(([name, instance, cidrs]) => node(name, instance, cidrs, 'False')),
+        dual,
+      );
+      expect(podCidrsOutsideSubnet(nodes, subnets)).toBe(want);
+    });
+
+    it('is counted in prefixes mode from the instances subnets, and a converged report needs it 0', () => {
+      const state: ObservedState = {
+        ...base,
+        mode: 'prefixes',
+        clusterCidrs: dual,
+        tables: [],
+        nodes: [node('a', 'i-0000000000000000a', ['10.244.0.16/28'], 'False'), node('b', 'i-0000000000000000b', ['10.244.0.32/28'], 'False')],
+        instancePrefixes: new Map([
+          ['i-0000000000000000a', ['10.244.0.16/28']],
+          ['i-0000000000000000b', ['10.244.0.32/28']],
+        ]),
+        instanceSubnets: subnets,
+        leases: [],
+      };
+      const counts = countState(state);
+      expect(counts).toMatchObject({ routesExpected: 2, routesProgrammed: 2, wrongRoutes: 0, podCidrsOutsideSubnet: 1 });
+      expect(isConverged({ ...counts, dlqMessages: 0 })).toBe(false);
+      expect(isConverged({ ...counts, podCidrsOutsideSubnet: 0, dlqMessages: 0 })).toBe(true);
+    });
   });
 
   it.each([

@@ -40,6 +40,7 @@ const reportSchema = z.strictObject({
   convergedMs: ms,
   joinToReadyMs: z.strictObject({ p50: ms, p99: ms }),
   deletesRefused: ms,
+  podCidrsOutsideSubnet: ms.nullable(),
 });
 
 describe('npm start', () => {
@@ -52,7 +53,7 @@ describe('npm start', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('converged');
     const report = reportSchema.parse(JSON.parse(readFileSync(reportFile, 'utf8')));
-    expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0, deletesRefused: 0 });
+    expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0, deletesRefused: 0, podCidrsOutsideSubnet: null });
     expect(report.ec2Calls.CreateRoute).toBeGreaterThanOrEqual(12);
     expect(report.ec2Calls.DescribeRouteTables).toBeGreaterThan(0);
     expect(report.joinToReadyMs.p99).toBeGreaterThanOrEqual(report.joinToReadyMs.p50);
@@ -72,6 +73,10 @@ describe('npm start', () => {
     [['--route-tables', '1.5']],
     [['--secondary-enis', '16']],
     [['--secondary-enis', '15', '--nodes', '1001']],
+    [['--subnets', '3']],
+    [['--mode', 'prefixes', '--subnets', '0']],
+    [['--mode', 'prefixes', '--subnets', '17']],
+    [['--mode', 'prefixes', '--subnets', 'two']],
     [['--no-such-flag']],
     [['positional']],
   ])('exits 2 with one line on stderr for %j', async (args) => {
@@ -84,7 +89,7 @@ describe('npm start', () => {
   it('documents every flag in --help', async () => {
     const run = await start(['--help']);
     expect(run.code).toBe(0);
-    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--faults', '--secondary-enis', '--deny-deletes', '--tick-ms', '--report', '--timeout-s']) {
+    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--subnets', '--faults', '--secondary-enis', '--deny-deletes', '--tick-ms', '--report', '--timeout-s']) {
       expect(run.stdout).toContain(flag);
     }
   });

@@ -13,6 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { containsCidr, parseCidr, tryParseAddress } from '../../lib/cidr/cidr.ts';
 import { ASSIGN_PREFIX_BUCKETS, INSTANCE_TYPE_LIMITS, minimumSeconds, startEc2Emulator } from '../../infra/local/ec2/index.ts';
 import type { Ec2Emulator, Ec2EmulatorOptions } from '../../infra/local/ec2/index.ts';
+import { TokenBuckets } from '../../infra/local/ec2/throttle.ts';
+import { scaledThrottle } from '../../infra/local/sandbox/world.ts';
 
 const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' };
 const started: Ec2Emulator[] = [];
@@ -288,5 +290,15 @@ describe('EC2 emulator: the prefix calls buckets', () => {
     await client.send(new AssignIpv6AddressesCommand({ NetworkInterfaceId: eni, Ipv6PrefixCount: 1 }));
     clock += 1000; // 5 tokens back
     expect((await failure(assign4())).name).toBe('PrivateIpAddressLimitExceeded');
+  });
+
+  it('refills the prefix calls buckets as fast as the sandbox speeds the mutating category up', () => {
+    let clock = 0;
+    const buckets = new TokenBuckets(scaledThrottle(30), () => clock);
+    for (let i = 0; i < 50; i++) expect(buckets.take('AssignPrivateIpAddresses')).toBe(true);
+    expect(buckets.take('AssignPrivateIpAddresses')).toBe(false);
+    clock += 100; // 5 x 30 tokens a second: 15 in 100 ms
+    for (let i = 0; i < 15; i++) expect(buckets.take('AssignPrivateIpAddresses')).toBe(true);
+    expect(buckets.take('AssignPrivateIpAddresses')).toBe(false);
   });
 });

@@ -5,7 +5,7 @@
  * from the state alone. The field names of `SandboxReport` are a contract: `npm start --report`
  * writes them and other tools read them.
  */
-import { formatCidr, overlaps, tryParseCidr } from '../../../lib/cidr/cidr.ts';
+import { containsCidr, formatCidr, overlaps, tryParseCidr } from '../../../lib/cidr/cidr.ts';
 import type { Cidr } from '../../../lib/cidr/cidr.ts';
 import type { Lease } from '../../../lib/ipam/index.ts';
 import { instanceIdOf, networkUnavailableOf, nodeSchema, podCidrsOf } from '../../../lib/nodes/node.ts';
@@ -42,6 +42,12 @@ export interface SandboxReport {
   refusedNodesBroken: number;
   /** Nodes really deleted that still exist, hold a lease or have a route to their instance (must be 0). */
   departedLeftovers: number;
+  /**
+   * Prefixes mode: live nodes with a pod CIDR outside the subnet of their instance's primary
+   * interface, from the EC2 emulator's state (must be 0: EC2 delegates no prefix outside the
+   * interface's subnet). null in routes mode, where pod CIDRs lie outside the VPC by design.
+   */
+  podCidrsOutsideSubnet: number | null;
 }
 
 /** A route as the EC2 emulator describes it. */
@@ -63,10 +69,19 @@ export interface ObservedState {
   tables: ReadonlyArray<{ id: string; routes: readonly ObservedRoute[] }>;
   /** Prefixes mode: prefixes delegated to each running instance's primary interface. */
   instancePrefixes: ReadonlyMap<string, readonly string[]>;
+  /** Prefixes mode: the subnet of each running instance's primary interface. */
+  instanceSubnets?: ReadonlyMap<string, SubnetBlocks>;
   leases: readonly Lease[];
 }
 
+/** A subnet's CIDR blocks, as the EC2 emulator holds them. */
+export interface SubnetBlocks {
+  cidrBlock: string;
+  ipv6CidrBlock?: string | undefined;
+}
+
 export interface RouteCounts {
+  podCidrsOutsideSubnet: number | null;
   nodes: number;
   nodesReady: number;
   routesExpected: number;
@@ -168,6 +183,7 @@ export function countState(state: ObservedState): RouteCounts {
   const leakedCidrs = leakedLeases(nodes, state.leases).length;
 
   return {
+    podCidrsOutsideSubnet: state.mode === 'prefixes' ? podCidrsOutsideSubnet(nodes, state.instanceSubnets ?? new Map()) : null,
     nodes: nodes.length,
     nodesReady: nodes.filter((node) => node.ready).length,
     routesExpected,
@@ -176,6 +192,22 @@ export function countState(state: ObservedState): RouteCounts {
     wrongRoutes,
     leakedCidrs,
   };
+}
+
+/**
+ * Nodes with a pod CIDR (inside the cluster CIDRs) that the subnet of their instance's primary
+ * interface does not contain, of the family's block. A node whose instance is unknown (not running,
+ * no interface) has no subnet to be outside of and is not counted.
+ */
+export function podCidrsOutsideSubnet(nodes: readonly LiveNode[], subnets: ReadonlyMap<string, SubnetBlocks>): number {
+  let outside = 0;
+  for (const node of nodes) {
+    const subnet = node.instanceId === null ? undefined : subnets.get(node.instanceId);
+    if (!subnet) continue;
+    const blocks = [tryParseCidr(subnet.cidrBlock), tryParseCidr(subnet.ipv6CidrBlock)].filter((c): c is Cidr => c !== null);
+    if (node.cidrs.some((cidr) => !blocks.some((block) => containsCidr(block, cidr)))) outside += 1;
+  }
+  return outside;
 }
 
 /** Leases that no live node holds: an owner that is no live node, or no owner and no node with the CIDR. */
@@ -200,9 +232,10 @@ export function percentile(values: readonly number[], p: number): number | null 
 /** True when the cluster is where podroute should have brought it (the exit criterion of `npm start`). */
 export function isConverged(
   report: Pick<SandboxReport, 'nodes' | 'nodesReady' | 'routesExpected' | 'routesProgrammed' | 'wrongRoutes' | 'duplicateCidrs' | 'leakedCidrs' | 'dlqMessages'> &
-    Partial<Pick<SandboxReport, 'refusedNodesBroken' | 'departedLeftovers'>>,
+    Partial<Pick<SandboxReport, 'refusedNodesBroken' | 'departedLeftovers' | 'podCidrsOutsideSubnet'>>,
 ): boolean {
   return (
+    (report.podCidrsOutsideSubnet ?? 0) === 0 &&
     (report.refusedNodesBroken ?? 0) === 0 &&
     (report.departedLeftovers ?? 0) === 0 &&
     report.nodesReady === report.nodes &&

@@ -20,197 +20,57 @@ import { createWriteStream } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1Node } from '@kubernetes/client-node';
-import type { APIGatewayProxyEventV2, Context, ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createNodeWebhookHandler } from '../../../functions/node-webhook.ts';
 import { createReconcileHandler } from '../../../functions/reconcile.ts';
-import type { ReconcileResult } from '../../../functions/reconcile.ts';
 import { createRouteWorkerHandler } from '../../../functions/route-worker.ts';
 import { buildWiring } from '../../../functions/wiring.ts';
 import type { Wiring } from '../../../functions/wiring.ts';
 import { loadConfig } from '../../../lib/config.ts';
-import type { Config } from '../../../lib/config.ts';
 import { createKubeConfig } from '../../../lib/kube/kube-config.ts';
 import { KubeNodes } from '../../../lib/kube/kube-nodes.ts';
 import { jsonLogger, memoryLogger } from '../../../lib/log.ts';
 import type { Logger } from '../../../lib/log.ts';
 import type { Lease } from '../../../lib/ipam/index.ts';
-import type { NodeSource } from '../../../lib/usecases/ports.ts';
 import { startEc2Emulator } from '../ec2/index.ts';
-import type { Ec2Emulator, FaultKind, ThrottleOptions } from '../ec2/index.ts';
-import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../ec2/throttle.ts';
+import type { FaultKind } from '../ec2/index.ts';
 import { ec2ClientConfig } from '../../../lib/aws/ec2-client.ts';
 import { clusterTagKey } from '../../../lib/routes/index.ts';
 import { startKubeEmulator } from '../kube/index.ts';
 import { kubeletNode } from '../kube/kubelet-node.ts';
-import type { KubeEmulator } from '../kube/index.ts';
 import { startLocalSqs } from '../queue/local-sqs.ts';
-import type { LocalSqs } from '../queue/local-sqs.ts';
-import { startSqsEventSource } from '../queue/sqs-event-source.ts';
-import type { SqsEventSource } from '../queue/sqs-event-source.ts';
 import { startLocalDynamoDb } from '../dynamodb.ts';
-import type { LocalDynamoDb } from '../dynamodb.ts';
 import { startHttpApi } from './http-api.ts';
-import type { HttpApi } from './http-api.ts';
-import { lambdaContext } from '../lambda-context.ts';
 import { countState, leakedLeases, liveNodes, percentile } from './report.ts';
+import { buildWorld, scaledThrottle } from './world.ts';
+import { Readiness } from './readiness.ts';
+import { checkLeaves, instanceView, podCidrsOfStored } from './observe.ts';
+import { startWorkerSource } from './worker-source.ts';
+import { createSchedule } from './schedule.ts';
+import type { JoinOptions, LeaveOptions, QueueDepth, Sandbox, SandboxOptions, SettleOptions } from './types.ts';
+
+export type {
+  JoinOptions,
+  LeaveOptions,
+  QueueDepth,
+  Sandbox,
+  SandboxMode,
+  SandboxOptions,
+  SandboxQueue,
+  SandboxStatus,
+  SettleOptions,
+} from './types.ts';
+
 import type { RouteCounts, SandboxReport } from './report.ts';
 
-export type SandboxMode = 'routes' | 'prefixes';
-
-export interface SandboxOptions {
-  /** Nodes joined (through the webhook) before `startSandbox` resolves. Default 0. */
-  nodes?: number;
-  /** IPv4 and IPv6 cluster CIDRs, dual-stack VPC and subnet. Default false. */
-  dualStack?: boolean;
-  /** Route tables tagged `kubernetes.io/cluster/<clusterName>=owned`. Default 2. */
-  routeTables?: number;
-  /** `routes` (VPC routes) or `prefixes` (ENI prefix delegation, /28 and /80). Default `routes`. */
-  mode?: SandboxMode;
-  /** Share (0..1) of EC2 calls that fail with a retryable error after passing throttling. Default 0. */
-  faults?: number;
-  /** Secondary network interfaces of every simulated instance (as VPC CNI, Multus or EFA add). Default 0. */
-  secondaryEnis?: number;
-  /**
-   * EC2's eventual consistency: ms after a launch during which the instance and its interfaces
-   * answer NotFound. Default: LAUNCH_LAG_PRODUCTION_MS scaled like the schedule in routes mode (the
-   * worker retries it for a new node); 0 in prefixes mode and without a schedule (`tickMs` 0, where
-   * tests drive time by hand).
-   */
-  notFoundAfterLaunchMs?: number;
-  /**
-   * EC2 request-rate throttling: true (default) = EC2's default buckets with refill rates sped up
-   * by the schedule's fast-forward factor (60000 / tickMs), false = off, or custom buckets as given.
-   */
-  throttle?: boolean | ThrottleOptions;
-  /** Routes per table (EC2 quota). Default: 50, raised (as one would ask AWS) to fit the cluster. */
-  routeLimit?: number;
-  /** Schedule period in ms (EventBridge's one minute, fast-forwarded). 0 = no schedule: call `tick()`. Default 2000. */
-  tickMs?: number;
-  /** Let a tick start while the previous one still runs (EventBridge can deliver so). Default false. */
-  overlapTicks?: boolean;
-  /** The worker's event-source `maximumConcurrency` (2..1000). Default 5. */
-  maximumConcurrency?: number;
-  /** The work queue's visibility timeout. Default 6 (180 s fast-forwarded like the schedule). */
-  visibilityTimeoutSeconds?: number;
-  /** LEASE_GRACE_SECONDS of the handlers. Default 1. */
-  leaseGraceSeconds?: number;
-  /** Attempts per EC2 call in the SDK client (adaptive retry backs off on throttling). Default: production's. */
-  ec2MaxAttempts?: number;
-  /** Where the handlers' JSON logs go: a logger, a file, or (default) memory (`sandbox.logLines`). */
-  log?: Logger | { file: string };
-  clusterName?: string;
-  /**
-   * Share (0..1) of node DELETEs that a later validating webhook refuses after podroute's webhook
-   * admitted them (the Kubernetes emulator's `denyDeletes`, seeded). Default 0.
-   */
-  denyDeletes?: number;
-}
-
-export interface JoinOptions {
-  /** false: create the Node without admission (as if the webhook were not installed). Default true. */
-  webhook?: boolean;
-}
-
-export interface LeaveOptions {
-  /** false: delete the Node without admission. Default true. */
-  webhook?: boolean;
-  /** Also terminate the node's instance. Default true. */
-  terminate?: boolean;
-}
-
-export interface SettleOptions {
-  timeoutMs?: number;
-  /** Pause between checks. Default 100 ms. */
-  pollMs?: number;
-}
-
-export interface QueueDepth {
-  visible: number;
-  inFlight: number;
-  delayed: number;
-  /** Worker invocations running right now. */
-  running: number;
-}
-
-export interface SandboxStatus extends Omit<RouteCounts, 'leakedCidrs'> {
-  queue: QueueDepth;
-  throttled: number;
-  ec2Calls: number;
-}
-
-export interface SandboxQueue {
-  readonly sqs: LocalSqs;
-  /** A client of the local SQS (dummy credentials). */
-  readonly client: SQSClient;
-  readonly queueUrl: string;
-  readonly dlqUrl: string;
-  readonly eventSource: SqsEventSource;
-  depth(): Promise<QueueDepth>;
-  dlqDepth(): Promise<number>;
-}
-
-export interface Sandbox {
-  readonly config: Config;
-  /** The wiring each handler got (one per function, as separate Lambdas have). */
-  readonly wirings: { reconcile: Wiring; worker: Wiring; webhook: Wiring };
-  readonly ec2: Ec2Emulator;
-  readonly kube: KubeEmulator;
-  readonly queue: SandboxQueue;
-  readonly db: LocalDynamoDb;
-  /** The node webhook's local HTTP API and its shared secret. */
-  readonly webhook: { readonly url: string; readonly secret: string; readonly api: HttpApi };
-  /** The cluster's route table ids. */
-  readonly routeTableIds: readonly string[];
-  /** In-memory log lines (when no logger or file was given). */
-  readonly logLines: ReadonlyArray<Record<string, unknown>>;
-  /** Reconcile runs that threw (the schedule goes on). */
-  readonly tickErrors: readonly unknown[];
-  /** Launches an instance, then creates its Node through the Kubernetes API (admission runs). */
-  joinNode(name?: string, options?: JoinOptions): Promise<{ name: string; instanceId: string }>;
-  /**
-   * Deletes the Node through the Kubernetes API (admission runs), then terminates its instance;
-   * `refused` when a later validating webhook refused the delete (`denyDeletes`): the node stays.
-   */
-  leaveNode(name: string, options?: LeaveOptions): Promise<'deleted' | 'refused'>;
-  /** The instance a node was launched on. */
-  instanceOf(name: string): string | undefined;
-  /** Runs the reconcile handler once now, as one schedule delivery. */
-  tick(): Promise<ReconcileResult>;
-  /** Resolves once every node is ready, every route right and the queue drained; rejects after timeoutMs. */
-  settle(options?: SettleOptions): Promise<SandboxReport>;
-  /** The report numbers, from the stand-ins' state now. */
-  snapshot(): Promise<SandboxReport>;
-  /** A cheap look at progress (no lease scan): node and route counts, queue depth, throttles. */
-  status(): Promise<SandboxStatus>;
-  /** Leases that no live node holds (what `leakedCidrs` counts). */
-  leakedLeases(): Promise<Lease[]>;
-  /** Current CIDR leases of every set. */
-  leases(): Promise<Lease[]>;
-  /** Starts or stops the schedule (ticks already running finish). */
-  setSchedule(running: boolean): void;
-  stop(): Promise<void>;
-}
-
-const CLUSTER_CIDRS: Record<SandboxMode, { v4: string; v6: string; mask4: number; mask6: number }> = {
-  // Pod CIDRs outside the VPC, routed to nodes by the VPC route tables.
-  // 100.64.0.0/10 (as EKS custom networking uses): 16,384 node blocks, room for the benchmarks' clusters.
-  routes: { v4: '100.64.0.0/10', v6: 'fd00:10:244::/56', mask4: 24, mask6: 64 },
-  // ENI prefixes must come from the node's subnet: the upper half of the one subnet (10.0.0.0/16), an
-  // explicit subnet CIDR reservation so that no instance address lands in it; IPv6 /80s from its /64.
-  prefixes: { v4: '10.0.128.0/17', v6: '2600:1f18:1234:5600::/64', mask4: 28, mask6: 80 },
-};
 /**
  * How long a new instance stays invisible to the EC2 API in the sandbox, before scaling: a pessimistic
  * guess of the propagation delay (EC2 Developer Guide, "Eventual consistency in the Amazon EC2 API",
  * gives no figure, only "might not be immediately visible").
  */
 const LAUNCH_LAG_PRODUCTION_MS = 60_000;
-const VPC_V4 = '10.0.0.0/16';
-const VPC_V6 = '2600:1f18:1234:5600::/56';
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -272,27 +132,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ...(faults > 0 ? { faults: { share: faults, kinds: ['RequestLimitExceeded', 'InternalError', 'ServiceUnavailable'] satisfies FaultKind[] } } : {}),
     });
     cleanups.push(() => ec2.close());
-    const vpc = ec2.state.addVpc({ cidrBlock: VPC_V4, ...(dualStack ? { ipv6CidrBlock: VPC_V6 } : {}) });
-    const subnet = ec2.state.addSubnet({
-      vpcId: vpc.id,
-      cidrBlock: mode === 'prefixes' ? VPC_V4 : '10.0.0.0/18',
-      ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}),
-    });
-    if (mode === 'prefixes') {
-      // EC2 hands instance addresses out anywhere in a subnet except inside a reservation (Amazon VPC
-      // User Guide, "Subnet CIDR reservations"): keep the pod prefixes' range for explicit assignment.
-      ec2.state.createReservation({ subnetId: subnet.id, cidr: CLUSTER_CIDRS.prefixes.v4, type: 'explicit' });
-    }
-    const gateway = ec2.state.addGateway();
+    const world = buildWorld(ec2.state, { mode, dualStack, subnets: options.subnets, routeTables: tableCount, clusterName });
+    const { routeTableIds } = world;
     const tagKey = clusterTagKey(clusterName);
-    const routeTableIds: string[] = [];
-    for (let i = 0; i < tableCount; i++) {
-      const table = ec2.state.addRouteTable({ vpcId: vpc.id, tags: { [tagKey]: 'owned', Name: `${clusterName}-${i + 1}` } });
-      ec2.state.addRoute({ routeTableId: table.id, destinationCidr: '0.0.0.0/0', gatewayId: gateway });
-      routeTableIds.push(table.id);
-    }
-    // Someone else's table in the same VPC: podroute must never touch it.
-    ec2.state.addRouteTable({ vpcId: vpc.id, tags: { Name: 'not-the-cluster' } });
 
     // --- DynamoDB, SQS ------------------------------------------------------------------------
     const db = await startLocalDynamoDb({ region: REGION });
@@ -329,9 +171,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // loadConfig enforces (LEASE_GRACE_SECONDS >= 300): loaded at a production value, then set.
     const loaded = loadConfig({
       CLUSTER_NAME: clusterName,
-      CLUSTER_CIDRS: (dualStack ? [CLUSTER_CIDRS[mode].v4, CLUSTER_CIDRS[mode].v6] : [CLUSTER_CIDRS[mode].v4]).join(','),
-      NODE_MASK_SIZE_IPV4: String(CLUSTER_CIDRS[mode].mask4),
-      NODE_MASK_SIZE_IPV6: String(CLUSTER_CIDRS[mode].mask6),
+      CLUSTER_CIDRS: (dualStack ? [world.cluster.v4, world.cluster.v6] : [world.cluster.v4]).join(','),
+      NODE_MASK_SIZE_IPV4: String(world.cluster.mask4),
+      NODE_MASK_SIZE_IPV6: String(world.cluster.mask6),
       MODE: mode,
       NODE_SYNC_MODE: 'SyncFromCluster',
       QUEUE_URL: work.queueUrl,
@@ -378,84 +220,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const workerHandler = createRouteWorkerHandler(async () => wirings.worker);
 
     // --- the worker's event source -------------------------------------------------------------
-    let running = 0;
-    const eventSource = await startSqsEventSource({
-      client: sqsClient,
+    const { eventSource, depth, dlqDepth } = await startWorkerSource({
+      sqsClient,
       queueUrl: work.queueUrl,
       dlqUrl: dlq.queueUrl,
-      batchSize: 10,
       maximumConcurrency: options.maximumConcurrency ?? 5,
       maxReceiveCount: config.maxReceiveCount,
-      waitTimeSeconds: 1,
-      functionName: 'podroute-route-worker',
-      // Production: 30 s, a sixth of the 180 s visibility timeout; scaled alike.
-      functionTimeoutSeconds: Math.max(1, Math.round(visibility / 6)),
-      handler: async (event: SQSEvent, context: Context) => {
-        running += 1;
-        try {
-          const result: unknown = await workerHandler(event, context);
-          return isBatchResponse(result) ? result : undefined;
-        } finally {
-          running -= 1;
-        }
-      },
-      onError: (error) => log.log('warn', 'sandbox.event-source-error', { error }),
-      // A whole batch that failed (a crash or a timeout, as Lambda reports in the function's log).
-      onBatch: (report) => {
-        if (report.outcome === 'failed') log.log('error', 'sandbox.batch-failed', { error: report.error, messageIds: report.messageIds });
-      },
+      visibilityTimeoutSeconds: visibility,
+      handler: workerHandler,
+      log,
     });
     cleanups.push(() => eventSource.stop());
 
-    const depth = async (): Promise<QueueDepth> => {
-      const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
-      const out = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: work.queueUrl, AttributeNames: [...names] }));
-      const attr = (name: (typeof names)[number]) => Number(out.Attributes?.[name] ?? '0');
-      return { visible: attr(names[0]), inFlight: attr(names[1]), delayed: attr(names[2]), running };
-    };
-    const dlqDepth = async (): Promise<number> => {
-      const out = await sqsClient.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: dlq.queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-        }),
-      );
-      return Object.values(out.Attributes ?? {}).reduce((sum, value) => sum + Number(value), 0);
-    };
-
     // --- the schedule ---------------------------------------------------------------------------
-    const tickErrors: unknown[] = [];
-    let ticksRunning = 0;
-    let tickCounter = 0;
-    const tick = async (): Promise<ReconcileResult> => {
-      ticksRunning += 1;
-      tickCounter += 1;
-      try {
-        return await reconcileHandler(scheduledEvent(tickCounter), lambdaContext('podroute-reconcile', { timeoutSeconds: 60 }));
-      } finally {
-        ticksRunning -= 1;
-      }
-    };
-    let scheduleOn = tickMs > 0;
-    let timer: NodeJS.Timeout | undefined;
-    const scheduleTick = () => {
-      if (!scheduleOn || (ticksRunning > 0 && !options.overlapTicks)) return;
-      tick().catch((error: unknown) => {
-        tickErrors.push(error);
-        log.log('error', 'sandbox.tick-failed', { error });
-      });
-    };
-    const setSchedule = (on: boolean) => {
-      scheduleOn = on && tickMs > 0;
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      if (scheduleOn) timer = setInterval(scheduleTick, tickMs);
-    };
-    cleanups.push(async () => {
-      setSchedule(false);
-      // A tick in flight still talks to the stand-ins: let it finish before they stop.
-      while (ticksRunning > 0) await sleep(20);
-    });
+    const schedule = createSchedule({ tickMs, overlapTicks: options.overlapTicks ?? false, handler: reconcileHandler, log });
+    const { tick, setSchedule } = schedule;
+    const tickErrors = schedule.errors;
+    cleanups.push(() => schedule.stop());
 
     // --- nodes ----------------------------------------------------------------------------------
     const kc = new KubeConfig();
@@ -467,6 +248,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const joinNode = async (name?: string, join: JoinOptions = {}): Promise<{ name: string; instanceId: string }> => {
       nodeCounter += 1;
       const nodeName = name ?? `node-${String(nodeCounter).padStart(3, '0')}`;
+      // Nodes spread over the subnets (and so the zones) in turn, as an Auto Scaling group balances them.
+      const subnet = world.subnets[(nodeCounter - 1) % world.subnets.length];
+      if (!subnet) throw new Error('the sandbox world has no subnet');
       const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
       // A node as the kubelet registers it on EC2: 10-15 KB of labels, managedFields, images and
@@ -497,7 +281,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         } catch (error) {
           // A validating webhook's refusal is 403 (apiserver webhook errors `ToStatusErr`); the node stays.
           if (!(error instanceof ApiException) || error.code !== 403 || kube.state.getNode(name) === undefined) throw error;
-          refused.set(name, podCidrsOfRaw(before));
+          refused.set(name, podCidrsOfStored(before));
           return 'refused';
         }
       }
@@ -512,52 +296,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
     // --- observation ----------------------------------------------------------------------------
     const leases = async (): Promise<Lease[]> => (await Promise.all(wirings.reconcile.cidrSets.map((set) => set.leases()))).flat();
-    const counts = (leaseList: readonly Lease[]): RouteCounts => {
-      const instancePrefixes = new Map<string, string[]>();
-      if (mode === 'prefixes') {
-        for (const instance of ec2.state.instances.values()) {
-          if (instance.state !== 'running') continue;
-          const eni = ec2.state.primaryInterface(instance.id);
-          if (eni) instancePrefixes.set(instance.id, [...eni.ipv4Prefixes, ...eni.ipv6Prefixes]);
-        }
-      }
-      return countState({
+    const counts = (leaseList: readonly Lease[]): RouteCounts =>
+      countState({
         mode,
         clusterCidrs: config.clusterCidrs,
         nodes: kube.state.nodes(),
         tables: routeTableIds.map((id) => ({ id, routes: ec2.state.routes(id) })),
-        instancePrefixes,
+        ...instanceView(ec2.state, mode),
         leases: leaseList,
       });
-    };
     const startedAt = performance.now();
     let convergedMs: number | null = null;
-    /**
-     * Refused deletes: the node is still there with the pod CIDRs it had, Ready, and routed in every
-     * cluster table (routes mode). Real deletes: no lease of the node and no route to its instance.
-     */
-    const leaveChecks = (leaseList: readonly Lease[]) => {
-      let refusedNodesBroken = 0;
-      for (const [name, cidrs] of refused) {
-        const node = kube.state.getNode(name);
-        const live = node ? liveNodes([node], config.clusterCidrs)[0] : undefined;
-        const same = node !== undefined && JSON.stringify(podCidrsOfRaw(node)) === JSON.stringify(cidrs) && cidrs.length > 0;
-        const routed =
-          mode !== 'routes' ||
-          (live !== undefined &&
-            routeTableIds.every((id) =>
-              cidrs.every((cidr) => ec2.state.routes(id).some((r) => (r.destinationCidrBlock ?? r.destinationIpv6CidrBlock) === cidr && r.state === 'active' && r.instanceId === live.instanceId)),
-            ));
-        if (!same || !live?.ready || !routed) refusedNodesBroken += 1;
-      }
-      let departedLeftovers = 0;
-      for (const [name, instanceId] of departed) {
-        const leased = leaseList.some((lease) => lease.owner === name);
-        const routed = instanceId !== undefined && routeTableIds.some((id) => ec2.state.routes(id).some((r) => r.instanceId === instanceId));
-        if (kube.state.getNode(name) !== undefined || leased || routed) departedLeftovers += 1;
-      }
-      return { deletesRefused: refused.size, refusedNodesBroken, departedLeftovers };
-    };
+    const leaveChecks = (leaseList: readonly Lease[]) =>
+      checkLeaves({ mode, clusterCidrs: config.clusterCidrs, routeTableIds, ec2: ec2.state, getNode: (name) => kube.state.getNode(name), refused, departed, leases: leaseList });
     const snapshot = async (): Promise<SandboxReport> => {
       const leaseList = await leases();
       const state = counts(leaseList);
@@ -583,7 +334,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         const state = counts([]);
         const queueNow = await depth();
         last = { state, depth: queueNow };
-        const quiet = queueNow.visible + queueNow.inFlight + queueNow.delayed + queueNow.running === 0 && ticksRunning === 0;
+        const quiet = queueNow.visible + queueNow.inFlight + queueNow.delayed + queueNow.running === 0 && schedule.running() === 0;
         if (
           quiet &&
           state.nodesReady === state.nodes &&
@@ -598,7 +349,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           throw new Error(`sandbox did not settle within ${timeoutMs} ms: ${JSON.stringify(last)}`);
         }
         // Without a schedule, settling drives the reconciles itself, at the schedule's pace.
-        if (!scheduleOn && ticksRunning === 0 && performance.now() - lastOwnTick >= (tickMs || 2000)) {
+        if (!schedule.isOn() && schedule.running() === 0 && performance.now() - lastOwnTick >= (tickMs || 2000)) {
           lastOwnTick = performance.now();
           await tick().catch((error: unknown) => tickErrors.push(error));
         }
@@ -608,7 +359,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
     // --- go -------------------------------------------------------------------------------------
     for (let i = 0; i < initialNodes; i++) await joinNode();
-    setSchedule(scheduleOn);
+    setSchedule(tickMs > 0);
 
     return {
       config,
@@ -641,81 +392,4 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     await cleanup();
     throw error;
   }
-}
-
-/**
- * When each node's NetworkUnavailable condition turned False, from the writes podroute makes:
- * the node source every handler uses is wrapped, and a `false` write that reached the node
- * marks it ready (the first one after its join).
- */
-class Readiness {
-  private readonly joinedAt = new Map<string, number>();
-  private readonly readyAfter = new Map<string, number>();
-
-  joined(name: string): void {
-    this.joinedAt.set(name, performance.now());
-    this.readyAfter.delete(name);
-  }
-
-  left(name: string): void {
-    this.joinedAt.delete(name);
-  }
-
-  /** Milliseconds from join to ready, for every node that got there. */
-  joinToReady(): number[] {
-    return [...this.readyAfter.values()];
-  }
-
-  observe(inner: KubeNodes): NodeSource {
-    return {
-      listNodes: () => inner.listNodes(),
-      getNode: (name) => inner.getNode(name),
-      updatePodCidr: (node, cidrs) => inner.updatePodCidr(node, cidrs),
-      warn: (nodeName, reason, message) => inner.warn(nodeName, reason, message),
-      setNetworkUnavailable: async (nodeName, unavailable) => {
-        const result = await inner.setNetworkUnavailable(nodeName, unavailable);
-        const joined = this.joinedAt.get(nodeName);
-        if (!unavailable && result !== 'gone' && joined !== undefined && !this.readyAfter.has(nodeName)) {
-          this.readyAfter.set(nodeName, Math.round(performance.now() - joined));
-        }
-        return result;
-      },
-    };
-  }
-}
-
-/** EC2's default token buckets, refilled `timeScale` times faster (bursts unchanged). */
-export function scaledThrottle(timeScale: number): ThrottleOptions {
-  return {
-    mutating: { capacity: DEFAULT_MUTATING.capacity, refillPerSecond: DEFAULT_MUTATING.refillPerSecond * timeScale },
-    nonMutating: { capacity: DEFAULT_NON_MUTATING.capacity, refillPerSecond: DEFAULT_NON_MUTATING.refillPerSecond * timeScale },
-  };
-}
-
-function scheduledEvent(n: number): ScheduledEvent {
-  return {
-    version: '0',
-    id: `local-tick-${n}`,
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    account: '000000000000',
-    time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    region: REGION,
-    resources: [`arn:aws:events:${REGION}:000000000000:rule/podroute-reconcile`],
-    detail: {},
-  };
-}
-
-function isBatchResponse(value: unknown): value is SQSBatchResponse {
-  return typeof value === 'object' && value !== null && 'batchItemFailures' in value;
-}
-
-/** `spec.podCIDRs` (or `spec.podCIDR`) of a node as the emulator stores it. */
-function podCidrsOfRaw(node: Record<string, unknown> | undefined): string[] {
-  const spec = node?.spec;
-  if (typeof spec !== 'object' || spec === null) return [];
-  const list = (spec as Record<string, unknown>).podCIDRs;
-  if (Array.isArray(list)) return list.filter((c): c is string => typeof c === 'string');
-  const one = (spec as Record<string, unknown>).podCIDR;
-  return typeof one === 'string' && one !== '' ? [one] : [];
 }
