@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,6 +9,10 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Two cores on our machines and CI: forks keep native modules (dynalite's LevelDB) isolated.
     pool: 'forks',
+    // One test file per core. Vitest's default leaves one core to its main process (cores - 1:
+    // a single worker here), but the slow files mostly wait on child processes (osls, the CLIs,
+    // `npm start`) and local servers, so the second core sat idle; no test uses a fixed port.
+    maxWorkers: availableParallelism(),
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
 });

@@ -102,34 +102,9 @@ class StoredCidrSet implements CidrSet {
   }
 
   async allocateNext(owner?: string): Promise<string> {
-    if (this.store.allocate) {
-      const index = await this.store.allocate(owner ?? null, this.total);
-      if (index === null) throw this.full();
-      return this.blockText(index);
-    }
-    const { nextFree, claim, readCursor, writeCursor } = this.store;
-    if (!nextFree || !claim || !readCursor || !writeCursor) {
-      throw new TypeError('a CidrStore offers allocate, or nextFree, claim, readCursor and writeCursor');
-    }
-    if (owner !== undefined) {
-      const held = await this.store.findOwned(owner);
-      if (held !== null) return this.blockText(held);
-    }
-    let from = await readCursor.call(this.store);
-    // Each failed claim proves one more block used, so the search ends after at most `total` claims.
-    for (let attempt = 0; attempt < this.total; attempt++) {
-      const candidate = await nextFree.call(this.store, from, this.total);
-      if (candidate === null) break;
-      const result = await claim.call(this.store, candidate, owner ?? null);
-      if (result.kind === 'owner-has') return this.blockText(result.index);
-      const next = (candidate + 1) % this.total;
-      if (result.kind === 'claimed') {
-        await writeCursor.call(this.store, next);
-        return this.blockText(candidate);
-      }
-      from = next;
-    }
-    throw this.full();
+    const index = await this.store.allocate(owner ?? null, this.total);
+    if (index === null) throw this.full();
+    return this.blockText(index);
   }
 
   private full(): CidrSetError {

@@ -2,24 +2,18 @@
  * The storage port under a CIDR set: where block allocations live (memory, DynamoDB, …).
  *
  * A set of `total` blocks is addressed by block index 0..total-1 (a number: IPv6 sets hold at most
- * 2^16 blocks, IPv4 sets at most 2^32). The CIDR set decides *which* block to take; the store only
- * has to offer these atomic steps. What every store must guarantee, with many writers at once and
- * without a process-wide lock:
+ * 2^16 blocks, IPv4 sets at most 2^32). Every store is the claim protocol (claim-protocol.ts) over
+ * some conditional-write store (memory, DynamoDB). What every store must guarantee, with many
+ * writers at once and without a process-wide lock:
  *
- * - `claim` is the single arbiter of allocation: it takes a free block atomically (a conditional
- *   write) and never hands one block to two callers. When the owner already holds a block of this
- *   set it takes nothing and answers `owner-has` with that block, so a retried or concurrent
- *   allocation for one owner yields one block.
- * - `findOwned` and `claim` read their own writes (strong consistency), so an owner's block is found
- *   by the next call anywhere.
- * - `nextFree` may be stale under concurrency (a block it names may be gone by the time it is
- *   claimed); the set then asks again from the next index. It must not skip free blocks for a
- *   single writer, which keeps upstream's round-robin order.
+ * - `allocate` never hands one block to two callers, and when the owner already holds a block of
+ *   this set it takes nothing and answers that block, so a retried or concurrent allocation for one
+ *   owner yields one block. A single allocator walks blocks in upstream's round-robin order.
+ * - `findOwned` reads its own writes (strong consistency), so an owner's block is found by the next
+ *   call anywhere.
  * - `occupy` and `release` are idempotent over an inclusive index range. `occupy` keeps the owner of
  *   a block already held and gives an ownerless block to `owner`; `release` with an owner frees only
  *   blocks held by that owner or by nobody.
- * - The cursor is a hint for where the next search starts; a lost or reordered cursor write costs
- *   order, never correctness.
  */
 export interface BlockLease {
   readonly index: number;
@@ -36,15 +30,6 @@ export interface RepairReport {
   readonly records: string[];
 }
 
-export type ClaimResult =
-  | { readonly kind: 'claimed' }
-  | { readonly kind: 'taken' }
-  | { readonly kind: 'owner-has'; readonly index: number };
-
-/**
- * A store either offers `allocate` (the claim protocol: a whole allocation, see claim-protocol.ts)
- * or the steps `nextFree` / `claim` / `readCursor` / `writeCursor` that the set runs itself.
- */
 export interface CidrStore {
   /** Lowest block index held by `owner`, or null. */
   findOwned(owner: string): Promise<number | null>;
@@ -52,11 +37,7 @@ export interface CidrStore {
    * The next block in round-robin order for `owner` (null: no owner), or the owner's block when it
    * holds one; null when every block is used.
    */
-  allocate?(owner: string | null, total: number): Promise<number | null>;
-  /** First free block at or after `from`, wrapping past `total - 1` to 0; null when all are used. */
-  nextFree?(from: number, total: number): Promise<number | null>;
-  /** Takes block `index` for `owner` (null: no owner) if it is free. */
-  claim?(index: number, owner: string | null): Promise<ClaimResult>;
+  allocate(owner: string | null, total: number): Promise<number | null>;
   /** Marks blocks `first..last` used. */
   occupy(first: number, last: number, owner: string | null): Promise<void>;
   /** Frees blocks `first..last`; with an owner, blocks of other owners stay. */
@@ -71,9 +52,6 @@ export interface CidrStore {
    * `listed`: the blocks as just listed by `leases`, so that they need not be listed again.
    */
   repair?(listed?: readonly BlockLease[]): Promise<RepairReport>;
-  /** Where the next round-robin search starts. */
-  readCursor?(): Promise<number>;
-  writeCursor?(next: number): Promise<void>;
   /** Number of used blocks. */
   usedCount(): Promise<number>;
   /** Every used block with its owner, ordered by index. */

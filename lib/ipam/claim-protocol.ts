@@ -71,7 +71,9 @@ import { forEachLimit } from '../util/concurrency.ts';
 
 const BLOCK_PREFIX = 'b#';
 const OWNER_PREFIX = 'o#';
-const CURSOR_KEY = 'cursor';
+/** The cursor item and its attribute: tickets handed out so far. */
+export const CURSOR_KEY = 'cursor';
+export const CURSOR_ATTR = 'pos';
 const INDEX_DIGITS = 10;
 const MAX_INDEX = 2 ** 32 - 1;
 /** Blocks listed at once when looking for the end of a used run (doubling up to MAX_PAGE). */
@@ -172,18 +174,18 @@ export class ClaimProtocolStore implements CidrStore {
    */
   private async ticket(total: number): Promise<number | null> {
     let drawn = 1;
-    let candidate = ((await this.store.increment(CURSOR_KEY, 'pos', 1)) - 1) % total;
+    let candidate = ((await this.store.increment(CURSOR_KEY, CURSOR_ATTR, 1)) - 1) % total;
     for (let jumps = 0; jumps < total; jumps++) {
       if ((await this.store.get(blockKey(candidate))) === null) return candidate;
       const gap = await this.firstGap(candidate, total);
       if (gap === null) break;
       const distance = (gap - candidate + total) % total;
       drawn += distance;
-      candidate = ((await this.store.increment(CURSOR_KEY, 'pos', distance)) - 1) % total;
+      candidate = ((await this.store.increment(CURSOR_KEY, CURSOR_ATTR, distance)) - 1) % total;
     }
     // Full: give the tickets back, so the cursor stays where upstream's would (it moves only on
     // an allocation). A crash before this only costs order.
-    await this.store.increment(CURSOR_KEY, 'pos', -drawn);
+    await this.store.increment(CURSOR_KEY, CURSOR_ATTR, -drawn);
     return null;
   }
 

@@ -1,6 +1,6 @@
 export { createCidrSet, CidrSetError, MAX_IPV6_SUBNET_BITS } from './cidr-set.ts';
 export type { CidrSet, CidrSetErrorCode, CidrSetOptions, Lease } from './cidr-set.ts';
-export type { BlockLease, CidrStore, ClaimResult, RepairReport } from './cidr-store.ts';
+export type { BlockLease, CidrStore, RepairReport } from './cidr-store.ts';
 export { ClaimProtocolStore, blockKey, ownerKey } from './claim-protocol.ts';
 export type { ClaimProtocolOptions } from './claim-protocol.ts';
 export { MemoryClaimStore } from './claim-store.ts';

@@ -1,67 +1,36 @@
-import type { BlockLease, CidrStore, ClaimResult } from './cidr-store.ts';
+import type { BlockLease } from './cidr-store.ts';
+import { CURSOR_KEY, CURSOR_ATTR, ClaimProtocolStore } from './claim-protocol.ts';
+import { MemoryClaimStore } from './claim-store.ts';
 
-/** The in-memory CIDR store: one process, one set. Each method is atomic (no await inside). */
-export class MemoryCidrStore implements CidrStore {
-  /** Used block index -> owner (null when occupied without one). */
-  private readonly used = new Map<number, string | null>();
-  private cursor = 0;
+/**
+ * The in-memory CIDR store: the claim protocol (claim-protocol.ts) over the in-memory claim store,
+ * so memory and DynamoDB allocate by one path. One process, one set.
+ *
+ * Its leases are blocks and owners only, without the protocol's `since` and `version`: in memory
+ * nothing stamps a time, and a lease's release is scoped by its owner (CidrSet.releaseLease).
+ */
+export class MemoryCidrStore extends ClaimProtocolStore {
+  private readonly claims: MemoryClaimStore;
 
-  async findOwned(owner: string): Promise<number | null> {
-    let found: number | null = null;
-    for (const [index, holder] of this.used) {
-      if (holder === owner && (found === null || index < found)) found = index;
-    }
-    return found;
+  constructor() {
+    const claims = new MemoryClaimStore();
+    super(claims);
+    this.claims = claims;
   }
 
-  async nextFree(from: number, total: number): Promise<number | null> {
-    if (this.used.size >= total) return null;
-    for (let step = 0; step < total; step++) {
-      const index = (from + step) % total;
-      if (!this.used.has(index)) return index;
-    }
-    return null;
+  override async leases(): Promise<BlockLease[]> {
+    return (await super.leases()).map(({ index, owner }) => ({ index, owner }));
   }
 
-  async claim(index: number, owner: string | null): Promise<ClaimResult> {
-    if (owner !== null) {
-      const held = await this.findOwned(owner);
-      if (held !== null) return { kind: 'owner-has', index: held };
-    }
-    if (this.used.has(index)) return { kind: 'taken' };
-    this.used.set(index, owner);
-    return { kind: 'claimed' };
-  }
-
-  async occupy(first: number, last: number, owner: string | null): Promise<void> {
-    for (let index = first; index <= last; index++) {
-      if (!this.used.has(index) || (this.used.get(index) === null && owner !== null)) this.used.set(index, owner);
-    }
-  }
-
-  async release(first: number, last: number, owner?: string): Promise<void> {
-    for (let index = first; index <= last; index++) {
-      if (!this.used.has(index)) continue;
-      const holder = this.used.get(index);
-      if (owner === undefined || holder === null || holder === owner) this.used.delete(index);
-    }
-  }
-
+  /** Where the next round-robin search starts (the tickets drawn so far), as upstream's `nextCandidate`. */
   async readCursor(): Promise<number> {
-    return this.cursor;
+    const cursor = await this.claims.get(CURSOR_KEY);
+    const pos = cursor?.attrs[CURSOR_ATTR];
+    return typeof pos === 'number' ? pos : 0;
   }
 
+  /** Moves the cursor, as upstream's tests set `nextCandidate`. */
   async writeCursor(next: number): Promise<void> {
-    this.cursor = next;
-  }
-
-  async usedCount(): Promise<number> {
-    return this.used.size;
-  }
-
-  async leases(): Promise<BlockLease[]> {
-    return [...this.used]
-      .map(([index, owner]) => ({ index, owner }))
-      .sort((a, b) => a.index - b.index);
+    await this.claims.increment(CURSOR_KEY, CURSOR_ATTR, next - (await this.readCursor()));
   }
 }

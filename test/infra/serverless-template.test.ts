@@ -92,19 +92,20 @@ function evaluate(value: unknown): unknown {
 const fn = (name: string): Obj => objAt(sls, 'functions', name);
 const num = (value: unknown): number => Number(evaluate(value));
 
-interface Statement { role: string; sid: string; actions: string[]; resource: unknown; condition: unknown }
+interface Statement { role: string; sid: string; actions: string[]; resource: unknown; condition: unknown; when?: string }
 
-/** Every statement of every role, with both branches of an `Fn::If` statement. */
+/** Every statement of every role, with both branches of an `Fn::If` statement (`when` names its condition). */
 function statements(): Statement[] {
   const out: Statement[] = [];
   for (const [logicalId, resource] of Object.entries(resources)) {
     if (!isObj(resource) || resource.Type !== 'AWS::IAM::Role') continue;
     for (const policy of listAt(resource, 'Properties', 'Policies')) {
-      const pending = [...listAt(policy, 'PolicyDocument', 'Statement')];
+      const pending: { statement: unknown; when?: string }[] = listAt(policy, 'PolicyDocument', 'Statement').map((statement) => ({ statement }));
       while (pending.length > 0) {
-        const statement = pending.shift();
+        const { statement, when } = pending.shift() ?? {};
         if (isObj(statement) && 'Fn::If' in statement) {
-          pending.push(...listAt(statement, 'Fn::If').slice(1).filter((branch) => !(isObj(branch) && 'Ref' in branch)));
+          const [condition, ...branches] = listAt(statement, 'Fn::If');
+          pending.push(...branches.filter((branch) => !(isObj(branch) && 'Ref' in branch)).map((branch) => ({ statement: branch, when: String(condition) })));
           continue;
         }
         if (!isObj(statement)) throw new Error(`${logicalId}: a statement is not a mapping`);
@@ -114,7 +115,7 @@ function statements(): Statement[] {
         const rawAction = statement.Action;
         const actions = (isObj(rawAction) && 'Fn::If' in rawAction ? listAt(rawAction, 'Fn::If').slice(1).flat() : [rawAction].flat())
           .map((action) => String(action));
-        out.push({ role: logicalId, sid: String(statement.Sid ?? '?'), actions, resource: statement.Resource, condition: statement.Condition });
+        out.push({ role: logicalId, sid: String(statement.Sid ?? '?'), actions, resource: statement.Resource, condition: statement.Condition, ...(when === undefined ? {} : { when }) });
       }
     }
   }
@@ -318,6 +319,67 @@ describe('serverless.yml: least-privilege IAM', () => {
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
+  });
+
+  /** One statement as one line: `[if <condition>: ]<Sid> <actions> on <resource>[ when <condition file>]`. */
+  const render = ({ sid, actions, resource, condition, when }: Statement): string => {
+    const shortResource = (value: unknown): string => {
+      if (typeof value === 'string') return value;
+      if (isObj(value) && 'Fn::GetAtt' in value) return String(listAt(value, 'Fn::GetAtt')[0]);
+      if (isObj(value) && 'Ref' in value) return `Ref ${String(value.Ref)}`;
+      if (isObj(value) && typeof value['Fn::Sub'] === 'string') {
+        return value['Fn::Sub'].replace('arn:${AWS::Partition}:', '').replace(':${AWS::Region}:${AWS::AccountId}:', ':');
+      }
+      if (isObj(value) && 'Fn::If' in value) {
+        const [test, yes, no] = listAt(value, 'Fn::If');
+        return `(${String(test)} ? ${shortResource(yes)} : ${shortResource(no)})`;
+      }
+      return JSON.stringify(value);
+    };
+    const file = typeof condition === 'string' ? /^\$\{file\(\.\/infra\/serverless\/([\w-]+)\.cjs\)\}$/.exec(condition)?.[1] : undefined;
+    const shortCondition = condition === undefined ? '' : ` when ${file ?? JSON.stringify(condition)}`;
+    return `${when === undefined ? '' : `if ${when}: `}${sid} ${[...actions].sort().join(' ')} on ${shortResource(resource)}${shortCondition}`;
+  };
+
+  // Exactly what each role may do: adding or removing an action, a resource or a condition in
+  // serverless.yml fails here until the line below says so too (one line per statement).
+  it.each([
+    ['ReconcileRole', [
+      'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'Enqueue sqs:GetQueueAttributes sqs:SendMessage on WorkQueue',
+      'Logs logs:CreateLogStream logs:PutLogEvents on ReconcileLogGroup',
+      'RouteTableFullMark ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
+      'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
+      'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
+    ]],
+    ['RouteWorkerRole', [
+      'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:Query on CidrTable',
+      'Consume sqs:ChangeMessageVisibility sqs:DeleteMessage sqs:GetQueueAttributes sqs:ReceiveMessage on WorkQueue',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'Logs logs:CreateLogStream logs:PutLogEvents on RouteWorkerLogGroup',
+      'RouteTableFullMark ec2:CreateTags ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
+      'RouteWrites ec2:CreateRoute ec2:DeleteRoute ec2:ReplaceRoute on ec2:route-table/* when cluster-tag-condition',
+      'SourceDestCheck ec2:ModifyNetworkInterfaceAttribute on ec2:network-interface/* when cluster-tag-condition',
+      'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
+      'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
+    ]],
+    ['NodeWebhookRole', [
+      'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'Enqueue sqs:SendMessage on WorkQueue',
+      'Logs logs:CreateLogStream logs:PutLogEvents on NodeWebhookLogGroup',
+      'WebhookToken secretsmanager:GetSecretValue ssm:GetParameter on (CreateWebhookSecret ? Ref WebhookSecret : Ref WebhookSecretArn)',
+      'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
+      'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
+    ]],
+  ])('%s grants exactly these statements', (role, expected) => {
+    expect(all.filter((statement) => statement.role === role).map(render).sort()).toEqual([...expected].sort());
   });
 
   it('gives the worker exactly the DynamoDB calls its node-left check makes over the deployed claim protocol', async () => {
@@ -578,8 +640,11 @@ const NAME_PROPERTY: Record<string, string> = {
   'AWS::ApiGatewayV2::Api': 'Name',
 };
 
-/** Evaluates a packaged template's conditions and intrinsics with every parameter at its default. */
-function evaluateIn(template: Obj, value: unknown): unknown {
+/**
+ * Evaluates a packaged template's conditions and intrinsics with every parameter at its default,
+ * or at the value `given` names, as a deployment that passes that stack parameter would.
+ */
+function evaluateIn(template: Obj, value: unknown, given: Record<string, string> = {}): unknown {
   const parameters = objAt(template, 'Parameters');
   const conditions = objAt(template, 'Conditions');
   const ev = (v: unknown): unknown => {
@@ -589,6 +654,7 @@ function evaluateIn(template: Obj, value: unknown): unknown {
       const name = String(v.Ref);
       if (name === 'AWS::NoValue') return undefined;
       if (name === 'AWS::Partition') return 'aws';
+      if (name in given) return given[name];
       if (name in parameters) return at(parameters, name, 'Default');
       return `<${name}>`;
     }
@@ -615,15 +681,16 @@ const resourcesOf = (template: Obj, type: string): [string, Obj][] =>
   Object.entries(objAt(template, 'Resources')).flatMap(([id, resource]) => (isObj(resource) && resource.Type === type ? [[id, resource]] : []));
 
 describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; dashboard', () => {
-  // Two packagings (about 10-60 s each on a busy machine), shared by every test below.
-  const packaged: { alpha?: { template: Obj; stackName: string }; beta?: { template: Obj; stackName: string } } = {};
+  // One packaging (about 10-70 s on a busy machine), shared by every test below. `.ci/run` packages
+  // and lints both VPC branches in full (infra/scripts/package-check.sh); here the VPC choice is
+  // checked through the stack parameters that carry it.
+  const CLUSTER = 'alpha.prod_1';
   const VPC = { subnetIds: 'subnet-0aaa1111,subnet-0bbb2222', securityGroupIds: 'sg-0ccc3333' };
+  const packaged: { value?: { template: Obj; stackName: string } } = {};
   beforeAll(() => {
-    packaged.alpha = packageWith({ clusterName: 'alpha.prod_1' });
-    packaged.beta = packageWith({ clusterName: 'beta', ...VPC });
+    packaged.value = packageWith({ clusterName: CLUSTER, ...VPC });
   }, 300_000);
-  const alpha = () => { if (!packaged.alpha) throw new Error('not packaged'); return packaged.alpha; };
-  const beta = () => { if (!packaged.beta) throw new Error('not packaged'); return packaged.beta; };
+  const stack = () => { if (!packaged.value) throw new Error('not packaged'); return packaged.value; };
 
   const physical = ({ template, stackName }: { template: Obj; stackName: string }): string[] => {
     const found = [stackName];
@@ -638,37 +705,48 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
   };
 
   it('names the stack and every named resource after the cluster, so two clusters share no name', () => {
-    const a = physical(alpha());
-    const b = physical(beta());
-    expect(a.length).toBeGreaterThan(20);
-    expect(a.filter((name) => b.includes(name))).toEqual([]);
-    expect(alpha().stackName).toBe(names('alpha.prod_1', 'ci').stack);
-    expect(beta().stackName).toBe('podroute-beta-ci');
-    for (const name of b) expect(name).toContain('podroute-beta-ci');
-    for (const name of a) expect(name).toContain(names('alpha.prod_1', 'ci').base);
+    const own = names(CLUSTER, 'ci');
+    const found = physical(stack());
+    expect(found.length).toBeGreaterThan(20);
+    expect(stack().stackName).toBe(own.stack);
+    for (const name of found) expect(name).toContain(own.base);
+    // Another cluster's names (names.cjs, whose tests keep two clusters' bases apart) are not here.
+    const other = Object.values(names('beta', 'ci', 'us-east-1')).map(String);
+    expect(found.filter((name) => other.includes(name) || name.includes(String(names('beta', 'ci').base)))).toEqual([]);
     // The account-wide names carry the packaging region (--region us-east-1).
-    for (const { template } of [alpha(), beta()]) {
-      for (const type of ['AWS::IAM::Role', 'AWS::CloudWatch::Dashboard']) {
-        const found = resourcesOf(template, type).map(([, resource]) => String(at(resource, 'Properties', NAME_PROPERTY[type] ?? '')));
-        expect(found.length, type).toBeGreaterThan(0);
-        for (const name of found) expect(name).toContain('-us-east-1');
-      }
+    for (const type of ['AWS::IAM::Role', 'AWS::CloudWatch::Dashboard']) {
+      const named = resourcesOf(stack().template, type).map(([, resource]) => String(at(resource, 'Properties', NAME_PROPERTY[type] ?? '')));
+      expect(named.length, type).toBeGreaterThan(0);
+      for (const name of named) expect(name).toContain('-us-east-1');
     }
-    expect(resourcesOf(beta().template, 'AWS::IAM::Role').map(([, r]) => at(r, 'Properties', 'RoleName')).sort()).toEqual(
-      ['nodeWebhookRole', 'reconcileRole', 'routeWorkerRole'].map((key) => names('beta', 'ci', 'us-east-1')[key]).sort(),
+    expect(resourcesOf(stack().template, 'AWS::IAM::Role').map(([, r]) => at(r, 'Properties', 'RoleName')).sort()).toEqual(
+      ['nodeWebhookRole', 'reconcileRole', 'routeWorkerRole'].map((key) => names(CLUSTER, 'ci', 'us-east-1')[key]).sort(),
     );
   });
 
+  it('takes the VPC params only as the defaults of the SubnetIds and SecurityGroupIds stack parameters', () => {
+    // So the packaged template is one for both branches, and the parameter values decide (below).
+    const parameters = objAt(stack().template, 'Parameters');
+    expect(at(parameters, 'SubnetIds', 'Default')).toBe(VPC.subnetIds);
+    expect(at(parameters, 'SecurityGroupIds', 'Default')).toBe(VPC.securityGroupIds);
+    const text = readFileSync(`${root}serverless.yml`, 'utf8');
+    expect(text.match(/param:(subnetIds|securityGroupIds)/g) ?? []).toEqual([]);
+    expect(text.match(/vpc\.cjs/g)).toHaveLength(2);
+    expect(at(cfnParameters, 'SubnetIds', 'Default')).toBe('${file(./infra/serverless/vpc.cjs):subnetIds}');
+    expect(at(cfnParameters, 'SecurityGroupIds', 'Default')).toBe('${file(./infra/serverless/vpc.cjs):securityGroupIds}');
+  });
+
   it('puts every function in the VPC, with the ENI policy on its role, only when the params are given', () => {
-    for (const [{ template }, inVpc] of [[beta(), true], [alpha(), false]] as const) {
+    const { template } = stack();
+    for (const [given, inVpc] of [[{}, true], [{ SubnetIds: '', SecurityGroupIds: '' }, false]] as const) {
       const functions = resourcesOf(template, 'AWS::Lambda::Function');
       expect(functions).toHaveLength(3);
       for (const [id, fnResource] of functions) {
-        const vpcConfig = evaluateIn(template, at(fnResource, 'Properties')) as Obj;
+        const vpcConfig = evaluateIn(template, at(fnResource, 'Properties'), given) as Obj;
         if (inVpc) expect(vpcConfig.VpcConfig, id).toEqual({ SubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'], SecurityGroupIds: ['sg-0ccc3333'] });
         else expect(vpcConfig, id).not.toHaveProperty('VpcConfig');
         const role = String(at(fnResource, 'Properties', 'Role', 'Fn::GetAtt', 0));
-        const managed = (evaluateIn(template, at(template, 'Resources', role, 'Properties')) as Obj).ManagedPolicyArns;
+        const managed = (evaluateIn(template, at(template, 'Resources', role, 'Properties'), given) as Obj).ManagedPolicyArns;
         if (inVpc) expect(managed, role).toEqual(['arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole']);
         else expect(managed, role).toBeUndefined();
       }
@@ -676,7 +754,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
   });
 
   it('publishes versions and points an alias `live` at each', () => {
-    const { template } = alpha();
+    const { template } = stack();
     const aliases = resourcesOf(template, 'AWS::Lambda::Alias');
     expect(aliases.map(([, alias]) => at(alias, 'Properties', 'FunctionName', 'Ref')).sort()).toEqual(['NodeWebhookLambdaFunction', 'ReconcileLambdaFunction', 'RouteWorkerLambdaFunction']);
     for (const [, alias] of aliases) {
@@ -688,7 +766,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
   });
 
   it('makes every trigger (schedule, SQS mapping, HTTP API, invoke permissions, async config) target the alias', () => {
-    const { template } = alpha();
+    const { template } = stack();
     const functionIds = resourcesOf(template, 'AWS::Lambda::Function').map(([id]) => id);
     const seen: string[] = [];
     const isAliasArn = (value: Obj): boolean => {
@@ -719,7 +797,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
   });
 
   it('alarms on the DLQ, each function\'s errors and podroute\'s own metrics with their cluster and function', () => {
-    const { template } = beta();
+    const { template } = stack();
     const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => objAt(alarm, 'Properties'));
     const key = (alarm: Obj) => `${String(alarm.Namespace)}/${String(alarm.MetricName)}`;
     expect(alarms.map(key).sort()).toEqual([
@@ -730,7 +808,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
       DeletionsWithheld: 'reconcile', MessagesRejected: 'route-worker', NodesBlocked: 'reconcile', RouteTableFull: 'route-worker', WebhookFailures: 'node-webhook',
     };
     for (const alarm of alarms.filter((a) => a.Namespace === 'podroute')) {
-      expect(alarm.Dimensions, key(alarm)).toEqual([{ Name: 'cluster', Value: 'beta' }, { Name: 'function', Value: expectedFunction[String(alarm.MetricName)] }]);
+      expect(alarm.Dimensions, key(alarm)).toEqual([{ Name: 'cluster', Value: CLUSTER }, { Name: 'function', Value: expectedFunction[String(alarm.MetricName)] }]);
       expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
     }
     const errorsOf = alarms.filter((a) => a.MetricName === 'Errors').map((a) => at(a, 'Dimensions', 0, 'Value'));
@@ -739,7 +817,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
   });
 
   it('has a dashboard: nodes ready vs total, routes pending, queue depth and age, throttles, conflicts, webhook latency', () => {
-    const { template } = beta();
+    const { template } = stack();
     const [[, dashboard] = ['', {}]] = resourcesOf(template, 'AWS::CloudWatch::Dashboard');
     const body: unknown = JSON.parse(String(at(dashboard, 'Properties', 'DashboardBody')));
     const metrics = listAt(body, 'widgets').flatMap((widget) => listAt(widget, 'properties', 'metrics'));
@@ -749,8 +827,8 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
       const parts = line.slice(0, -1).map(String);
       return `${parts.join(' ')}${isObj(options) && options.stat !== undefined ? ` ${String(options.stat)}` : ''}`;
     });
-    const n = names('beta', 'ci');
-    const own = (metric: string, fn: string) => `podroute ${metric} cluster beta function ${fn}`;
+    const n = names(CLUSTER, 'ci');
+    const own = (metric: string, fn: string) => `podroute ${metric} cluster ${CLUSTER} function ${fn}`;
     expect(lines).toEqual(expect.arrayContaining([
       `${own('NodesReady', 'reconcile')} Minimum`, `${own('NodesTotal', 'reconcile')} Maximum`, `${own('RoutesPending', 'reconcile')} Maximum`,
       `AWS/SQS ApproximateNumberOfMessagesVisible QueueName ${n.queue} Maximum`, `AWS/SQS ApproximateAgeOfOldestMessage QueueName ${n.queue} Maximum`,

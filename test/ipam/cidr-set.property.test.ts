@@ -5,12 +5,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Cidr, containsCidr, formatAddress, formatCidr, overlaps, parseCidr } from '../../lib/cidr/cidr.ts';
 import {
-  type BlockLease,
   type CidrSet,
   type CidrStore,
-  type ClaimResult,
+  type ClaimStore,
+  type ItemAttrs,
+  type StoredItem,
   CidrSetError,
-  MemoryCidrStore,
+  ClaimProtocolStore,
+  MemoryClaimStore,
   createCidrSet,
 } from '../../lib/ipam/index.ts';
 
@@ -182,9 +184,12 @@ describe('CIDR set properties', () => {
   });
 });
 
-/** Delegates to a MemoryCidrStore, yielding to the event loop a varying number of times per step. */
-class YieldingStore implements CidrStore {
-  private readonly inner = new MemoryCidrStore();
+/**
+ * The claim protocol over a memory claim store that yields to the event loop a varying number of
+ * times before each step, so concurrent callers interleave between any two of its writes.
+ */
+class YieldingClaimStore implements ClaimStore {
+  private readonly inner = new MemoryClaimStore();
   private call = 0;
   constructor(private readonly delays: readonly number[]) {}
 
@@ -192,43 +197,37 @@ class YieldingStore implements CidrStore {
     const n = this.delays[this.call++ % this.delays.length] ?? 0;
     for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
   }
-  async findOwned(owner: string): Promise<number | null> {
+  async get(key: string): Promise<StoredItem | null> {
     await this.pause();
-    return this.inner.findOwned(owner);
+    return this.inner.get(key);
   }
-  async nextFree(from: number, total: number): Promise<number | null> {
+  async putIfAbsent(key: string, attrs: ItemAttrs): Promise<boolean> {
     await this.pause();
-    return this.inner.nextFree(from, total);
+    return this.inner.putIfAbsent(key, attrs);
   }
-  async claim(index: number, owner: string | null): Promise<ClaimResult> {
+  async putIfVersion(key: string, attrs: ItemAttrs, version: number): Promise<boolean> {
     await this.pause();
-    return this.inner.claim(index, owner);
+    return this.inner.putIfVersion(key, attrs, version);
   }
-  async occupy(first: number, last: number, owner: string | null): Promise<void> {
+  async deleteIf(key: string, version: number): Promise<boolean> {
     await this.pause();
-    return this.inner.occupy(first, last, owner);
+    return this.inner.deleteIf(key, version);
   }
-  async release(first: number, last: number, owner?: string): Promise<void> {
+  async increment(key: string, attr: string, by: number): Promise<number> {
     await this.pause();
-    return this.inner.release(first, last, owner);
+    return this.inner.increment(key, attr, by);
   }
-  async readCursor(): Promise<number> {
+  async list(from: string, to: string, limit?: number): Promise<StoredItem[]> {
     await this.pause();
-    return this.inner.readCursor();
+    return this.inner.list(from, to, limit);
   }
-  async writeCursor(next: number): Promise<void> {
+  async count(from: string, to: string): Promise<number> {
     await this.pause();
-    return this.inner.writeCursor(next);
-  }
-  async usedCount(): Promise<number> {
-    await this.pause();
-    return this.inner.usedCount();
-  }
-  async leases(): Promise<BlockLease[]> {
-    await this.pause();
-    return this.inner.leases();
+    return this.inner.count(from, to);
   }
 }
+
+const yieldingStore = (delays: readonly number[]): CidrStore => new ClaimProtocolStore(new YieldingClaimStore(delays));
 
 describe('CIDR set over a store shared by concurrent callers', () => {
   it('concurrent allocateNext calls never return one block twice', async () => {
@@ -238,7 +237,7 @@ describe('CIDR set over a store shared by concurrent callers', () => {
         fc.array(owners, { minLength: 1, maxLength: 40 }),
         fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 16 }),
         async ({ cluster, mask }, callers, delays) => {
-          const set = await createCidrSet({ clusterCidr: cluster, nodeMaskSize: mask, store: new YieldingStore(delays) });
+          const set = await createCidrSet({ clusterCidr: cluster, nodeMaskSize: mask, store: yieldingStore(delays) });
           const results = await Promise.all(
             callers.map(async (owner) => ({ owner, result: await set.allocateNext(owner).catch((e: unknown) => e) })),
           );

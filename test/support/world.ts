@@ -20,7 +20,7 @@ import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { createKubeConfig } from '../../lib/kube/kube-config.ts';
 import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
-import { MemoryCidrStore, type BlockLease, type CidrStore, type ClaimResult } from '../../lib/ipam/index.ts';
+import { ClaimProtocolStore, MemoryClaimStore } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../../lib/messages/work-queue.ts';
@@ -326,43 +326,12 @@ export async function drainQueue(
 }
 
 /**
- * The memory CIDR store plus the time each block was taken (`since`, from the given clock), as the
- * DynamoDB store records it: for the lease-reclaim logic without DynamoDB.
+ * The memory CIDR store as the deployed one keeps it: the claim protocol over the in-memory claim
+ * store, stamping each block with the time it was taken or renewed (`since`, from the given clock)
+ * and a version, as the DynamoDB store does: for the lease-reclaim logic without DynamoDB.
  */
-export class TimedMemoryCidrStore implements CidrStore {
-  private readonly inner = new MemoryCidrStore();
-  private readonly since = new Map<number, number>();
-  constructor(private readonly now: () => number) {}
-  findOwned(owner: string): Promise<number | null> {
-    return this.inner.findOwned(owner);
-  }
-  nextFree(from: number, total: number): Promise<number | null> {
-    return this.inner.nextFree(from, total);
-  }
-  async claim(index: number, owner: string | null): Promise<ClaimResult> {
-    const result = await this.inner.claim(index, owner);
-    if (result.kind === 'claimed') this.since.set(index, this.now());
-    return result;
-  }
-  async occupy(first: number, last: number, owner: string | null): Promise<void> {
-    await this.inner.occupy(first, last, owner);
-    for (let i = first; i <= last; i++) if (!this.since.has(i)) this.since.set(i, this.now());
-  }
-  async release(first: number, last: number, owner?: string): Promise<void> {
-    await this.inner.release(first, last, owner);
-    const used = new Set((await this.inner.leases()).map((l) => l.index));
-    for (let i = first; i <= last; i++) if (!used.has(i)) this.since.delete(i);
-  }
-  readCursor(): Promise<number> {
-    return this.inner.readCursor();
-  }
-  writeCursor(next: number): Promise<void> {
-    return this.inner.writeCursor(next);
-  }
-  usedCount(): Promise<number> {
-    return this.inner.usedCount();
-  }
-  async leases(): Promise<BlockLease[]> {
-    return (await this.inner.leases()).map((l) => ({ ...l, ...(this.since.has(l.index) ? { since: this.since.get(l.index) } : {}) }));
+export class TimedMemoryCidrStore extends ClaimProtocolStore {
+  constructor(now: () => number) {
+    super(new MemoryClaimStore(), { clock: now });
   }
 }

@@ -1,0 +1,140 @@
+/**
+ * Admission for Node CREATE and DELETE: the podroute mutating webhook over HTTP(S) with an
+ * AdmissionReview v1, failurePolicy Ignore, and the optional later validating webhook that refuses
+ * a share of the deletes podroute admitted.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { ApiError, webhookDenied } from './api-error.ts';
+import { parseJson } from './objects.ts';
+import { applyJsonPatch, isObject, type JsonObject } from './patch.ts';
+import type { ServerState } from './state.ts';
+import type { KubeEmulatorOptions, WebhookTarget } from './types.ts';
+
+/** mulberry32: a small seeded generator, so a `denyDeletes` share refuses the same deletes every run. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function postJson(target: WebhookTarget, payload: unknown): Promise<{ status: number; body: string }> {
+  const url = new URL(target.url);
+  const data = Buffer.from(JSON.stringify(payload));
+  const requestOptions: https.RequestOptions = {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': data.length },
+    timeout: target.timeoutMs ?? 10_000,
+  };
+  if (target.caPem) requestOptions.ca = target.caPem;
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = transport.request(url, requestOptions, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('webhook timed out')));
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+export class Admission {
+  private readonly denyShare: number;
+  private readonly denyDraw: () => number;
+
+  constructor(
+    private readonly state: ServerState,
+    private readonly targets: Pick<KubeEmulatorOptions, 'onNodeCreate' | 'onNodeDelete' | 'denyDeletes' | 'seed'>,
+  ) {
+    this.denyShare = targets.denyDeletes ?? 0;
+    if (!(this.denyShare >= 0 && this.denyShare <= 1)) throw new Error(`denyDeletes must be a share from 0 to 1, not ${String(targets.denyDeletes)}`);
+    this.denyDraw = seededRandom(targets.seed ?? 1);
+  }
+
+  /**
+   * Calls the webhook; returns the patched object (CREATE) or the original, or throws the
+   * webhook's rejection. Any failure of the call itself is ignored (failurePolicy: Ignore).
+   */
+  async admit(operation: 'CREATE' | 'DELETE', name: string, object: JsonObject | null, oldObject: JsonObject | null): Promise<JsonObject | null> {
+    const target = operation === 'CREATE' ? this.targets.onNodeCreate : this.targets.onNodeDelete;
+    if (!target) return object;
+    const uid = randomUUID();
+    const gvk = { group: '', version: 'v1', kind: 'Node' };
+    const gvr = { group: '', version: 'v1', resource: 'nodes' };
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid,
+        kind: gvk,
+        resource: gvr,
+        requestKind: gvk,
+        requestResource: gvr,
+        name,
+        operation,
+        userInfo: { username: 'system:node:' + name, groups: ['system:nodes', 'system:authenticated'] },
+        object,
+        oldObject,
+        dryRun: false,
+        options:
+          operation === 'CREATE'
+            ? { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' }
+            : { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions' },
+      },
+    };
+    this.state.inc(`WEBHOOK ${operation}`);
+    let response: JsonObject;
+    try {
+      const { status, body } = await postJson(target, review);
+      if (status !== 200) throw new Error(`webhook answered HTTP ${status}`);
+      const parsed = parseJson(body);
+      if (!isObject(parsed) || !isObject(parsed.response)) throw new Error('webhook answer has no "response"');
+      if (parsed.response.uid !== uid) throw new Error('webhook answer has the wrong uid');
+      response = parsed.response;
+    } catch (error) {
+      this.state.webhookCalls.push({ operation, name, ok: false, error: (error as Error).message });
+      return object;
+    }
+    if (response.allowed !== true) {
+      this.state.webhookCalls.push({ operation, name, ok: true, allowed: false });
+      const status = isObject(response.status) ? response.status : {};
+      throw webhookDenied(name, 'podroute', {
+        ...(typeof status.code === 'number' ? { code: status.code } : {}),
+        ...(typeof status.reason === 'string' && status.reason !== '' ? { reason: status.reason } : {}),
+        ...(typeof status.message === 'string' && status.message !== '' ? { message: status.message } : {}),
+      });
+    }
+    this.state.webhookCalls.push({ operation, name, ok: true, allowed: true });
+    if (operation !== 'CREATE' || object === null || response.patch === undefined) return object;
+    if (response.patchType !== 'JSONPatch' || typeof response.patch !== 'string') return object;
+    try {
+      const patched = applyJsonPatch(object, parseJson(Buffer.from(response.patch, 'base64').toString('utf8')));
+      if (!isObject(patched)) throw new Error('the patch did not leave an object');
+      return patched;
+    } catch (cause) {
+      throw new ApiError(500, 'InternalError', `Internal error occurred: admission webhook "podroute" returned an invalid patch: ${(cause as Error).message}`);
+    }
+  }
+
+  /**
+   * After podroute admitted a DELETE: a validating webhook runs after the mutating ones ("Dynamic
+   * Admission Control": validating webhooks are invoked after all object modifications) and may
+   * still refuse what podroute admitted (the `denyDeletes` share); the node then stays, as it is.
+   */
+  refuseDelete(name: string): void {
+    if (this.denyShare > 0 && this.denyDraw() < this.denyShare) {
+      this.state.refused.push(name);
+      this.state.inc('REFUSED DELETE');
+      throw webhookDenied(name, 'deny-deletes.podroute.test', { message: 'node deletion refused by policy (emulator denyDeletes)' });
+    }
+  }
+}
