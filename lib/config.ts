@@ -2,7 +2,8 @@
  * podroute's configuration: one schema over the environment, validated once at cold start.
  * Every variable, its default and its meaning is listed in README.md ("Configuration").
  */
-import { reject, z } from './util/zod-mini.ts';
+import * as z from './util/zod-mini.ts';
+import { reject } from './util/zod-mini.ts';
 import { addressBits, formatCidr, lastAddress, tryParseCidr } from './cidr/cidr.ts';
 import { MAX_IPV6_SUBNET_BITS } from './ipam/index.ts';
 import { InvalidInputError } from './errors.ts';

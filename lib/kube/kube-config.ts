@@ -11,7 +11,7 @@
  */
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { z } from '../util/zod-mini.ts';
+import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 import { describeIssue } from '../nodes/node.ts';
 import type { KubeEndpoint } from './kube-nodes.ts';

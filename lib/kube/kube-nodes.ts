@@ -12,7 +12,7 @@
  * generated API client and its models are not loaded (cold start: issue 9).
  */
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { z } from '../util/zod-mini.ts';
+import * as z from '../util/zod-mini.ts';
 import { tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';

@@ -7,7 +7,7 @@
  * the worker never acts on a destination it had to guess (a non-canonical CIDR is rejected, not
  * rewritten, so a delete can never be silently retargeted).
  */
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { INSTANCE_ID, describeIssue } from '../nodes/node.ts';
@@ -25,13 +25,15 @@ export const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
 export const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
 
-const routeTableIdSchema = z.string().regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0');
-const instanceIdSchema = z.string().regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0');
+const routeTableIdSchema = z.string().check(z.regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0'));
+const instanceIdSchema = z.string().check(z.regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0'));
 const nodeNameSchema = z
   .string()
-  .max(DNS1123_SUBDOMAIN_MAX_LENGTH, 'a node name has at most 253 characters')
-  .regex(DNS1123_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)');
-const destinationCidrSchema = z.string().superRefine((text, ctx) => {
+  .check(
+    z.maxLength(DNS1123_SUBDOMAIN_MAX_LENGTH, 'a node name has at most 253 characters'),
+    z.regex(DNS1123_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)'),
+  );
+const destinationCidrSchema = z.string().check(z.superRefine((text: string, ctx) => {
   const cidr = tryParseCidr(text);
   if (!cidr) {
     ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a CIDR such as 10.0.1.0/24 or fd00:1::/80` });
@@ -41,7 +43,7 @@ const destinationCidrSchema = z.string().superRefine((text, ctx) => {
   if (canonical !== text) {
     ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not canonical (want ${canonical})` });
   }
-});
+}));
 
 const routeReasonSchema = z.enum(['blackhole', 'moved']);
 const deleteReasonSchema = z.enum(['blackhole', 'no-owner']);
@@ -54,7 +56,7 @@ const routeFields = {
   destinationCidr: destinationCidrSchema,
   node: nodeNameSchema,
   instanceId: instanceIdSchema,
-  reason: routeReasonSchema.optional(),
+  reason: z.optional(routeReasonSchema),
 };
 
 export const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
@@ -69,7 +71,7 @@ export const deleteRouteMessageSchema = z.strictObject({
    * The route as the planner saw it. The worker deletes only while the route still looks like
    * this, so a destination re-pointed at a new node since the plan is never deleted.
    */
-  expect: z.strictObject({ instanceId: instanceIdSchema.nullable(), blackhole: z.boolean() }).optional(),
+  expect: z.optional(z.strictObject({ instanceId: z.nullable(instanceIdSchema), blackhole: z.boolean() })),
 });
 export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema });
 /**
@@ -95,7 +97,7 @@ export type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
 export type RouteMessage = z.infer<typeof routeMessageSchema>;
 export type RouteMessageKind = RouteMessage['kind'];
 
-const KINDS: readonly string[] = routeMessageSchema.options.map((option) => option.shape.kind.value);
+const KINDS: readonly string[] = routeMessageSchema.def.options.flatMap((option) => option.shape.kind.def.values);
 /** Kinds that version 1 did not have. */
 const V2_KINDS: readonly string[] = ['node-left'];
 

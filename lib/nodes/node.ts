@@ -2,7 +2,7 @@
  * The slice of a Kubernetes v1 Node that podroute reads, with a schema for outside data and small
  * pure accessors. Objects are never mutated: a change is described, then patched by an adapter.
  */
-import { z } from '../util/zod-mini.ts';
+import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 
 export const conditionSchema = z.looseObject({

@@ -9,7 +9,7 @@
  * the other family), is not a route the planner may ever touch: it is left out of `routes` and only
  * counted in `skippedRoutes`.
  */
-import { z } from '../util/zod-mini.ts';
+import * as z from '../util/zod-mini.ts';
 import { type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { formatPath } from '../util/issue-path.ts';

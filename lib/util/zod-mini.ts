@@ -1,19 +1,21 @@
 /**
  * The zod that shipped code writes its schemas with: `zod/mini` (tree-shakable functions instead of
- * methods, ~16 KB bundled against ~450 KB of classic zod), with English messages.
+ * methods), with English messages. Import it as a namespace, `import * as z from '…/zod-mini.ts'`:
+ * esbuild then keeps only the functions a bundle calls. A named `z` object (`import { z } from
+ * 'zod/mini'`, or re-exporting one) is a value holding every export, `z.locales` with its 60-odd
+ * locales included, so nothing could be dropped.
  *
  * zod/mini loads no locale by itself: without one every default message reads "Invalid input"
  * (zod.dev/packages/mini, "Error messages"; zod.dev/error-customization, "Internationalization").
  * Classic zod registers English on first use; here it is registered once, when the first schema
- * module imports `z` from this file, so both APIs give the same messages. Only `en` is imported,
- * so no other locale is bundled.
+ * module imports this file, so both APIs give the same messages. Only `en` is imported.
  */
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 
 z.config(en());
 
-export { z };
+export * from 'zod/mini';
 
 /**
  * What classic zod's `ctx.addIssue({ code: 'custom', path, message })` does inside a transform, for

@@ -5,7 +5,8 @@
  *
  * podroute never blocks a node: every answer is `allowed: true`, with or without a patch.
  */
-import { reject, z } from '../util/zod-mini.ts';
+import * as z from '../util/zod-mini.ts';
+import { reject } from '../util/zod-mini.ts';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';

@@ -8,7 +8,7 @@
  * The timestamp must be within MAX_CLOCK_SKEW_SECONDS of the receiver's clock (replay window).
  */
 import { createHmac } from 'node:crypto';
-import { z } from '../util/zod-mini.ts';
+import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 import { NODE_NAME_MESSAGE, isNodeName, orRequired } from './validation.ts';
 

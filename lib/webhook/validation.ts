@@ -2,7 +2,7 @@
  * Shared validation pieces of the webhook: the Kubernetes node-name rule and the one-line message
  * a 400 answer carries (`request.operation must be CREATE or DELETE`).
  */
-import type { z } from '../util/zod-mini.ts';
+import type * as z from '../util/zod-mini.ts';
 import { formatPath } from '../util/issue-path.ts';
 
 export { isNodeName } from '../util/kube-names.ts';

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseNode } from '../../lib/nodes/node.ts';
-import { reject, z } from '../../lib/util/zod-mini.ts';
+import * as z from '../../lib/util/zod-mini.ts';
+import { reject } from '../../lib/util/zod-mini.ts';
 
 describe('zod/mini as shipped code uses it', () => {
   it.each([
