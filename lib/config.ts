@@ -2,7 +2,8 @@
  * podroute's configuration: one schema over the environment, validated once at cold start.
  * Every variable, its default and its meaning is listed in README.md ("Configuration").
  */
-import { z } from 'zod';
+import * as z from './util/zod-mini.ts';
+import { reject } from './util/zod-mini.ts';
 import { addressBits, formatCidr, lastAddress, tryParseCidr } from './cidr/cidr.ts';
 import { MAX_IPV6_SUBNET_BITS } from './ipam/index.ts';
 import { InvalidInputError } from './errors.ts';
@@ -70,19 +71,16 @@ export function numberProblem(name: NumericVariable, value: number): string | nu
 const DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
 
 const numberFrom = (name: NumericVariable) =>
-  z.string().optional().transform((text, ctx): number | undefined => {
+  z.pipe(z.optional(z.string()), z.transform((text: string | undefined, ctx): number | undefined => {
     if (text === undefined || text.trim() === '') return undefined;
     const trimmed = text.trim();
     const bounds: NumberBounds = NUMBER_BOUNDS[name];
     const notation = `${name} must be written in plain decimal digits${bounds.integer ? '' : ' (a fraction as 0.5)'}, got ${JSON.stringify(text)}`;
     const value = DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
     const problem = Number.isFinite(value) ? numberProblem(name, value) : notation;
-    if (problem !== null) {
-      ctx.addIssue({ code: 'custom', message: problem });
-      return z.NEVER;
-    }
+    if (problem !== null) return reject(ctx, problem);
     return value;
-  });
+  }));
 
 /** Node masks when NODE_MASK_SIZE_IPV4/IPV6 are unset: upstream's defaults, and ENI prefix sizes in prefixes mode. */
 const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 } } as const;
@@ -133,60 +131,55 @@ export function clusterCidrsProblem(cidrs: readonly string[]): string | null {
 
 export const configSchema = z
   .object({
-    CLUSTER_NAME: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'CLUSTER_NAME must be a cluster name (letters, digits, - _ .)'),
-    CLUSTER_CIDRS: z.string().transform((text, ctx) => {
+    CLUSTER_NAME: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'CLUSTER_NAME must be a cluster name (letters, digits, - _ .)')),
+    CLUSTER_CIDRS: z.pipe(z.string(), z.transform((text: string, ctx) => {
       const cidrs = list(text);
       const problem = clusterCidrsProblem(cidrs);
-      if (problem !== null) {
-        ctx.addIssue({ code: 'custom', message: `CLUSTER_CIDRS ${problem}` });
-        return z.NEVER;
-      }
+      if (problem !== null) return reject(ctx, `CLUSTER_CIDRS ${problem}`);
       return cidrs;
-    }),
+    })),
     NODE_MASK_SIZE_IPV4: numberFrom('NODE_MASK_SIZE_IPV4'),
     NODE_MASK_SIZE_IPV6: numberFrom('NODE_MASK_SIZE_IPV6'),
-    MODE: z.enum(['routes', 'prefixes']).default('routes'),
-    NODE_SYNC_MODE: z.enum(['SyncFromCluster', 'SyncFromCloud']).default('SyncFromCluster'),
+    MODE: z._default(z.enum(['routes', 'prefixes']), 'routes'),
+    NODE_SYNC_MODE: z._default(z.enum(['SyncFromCluster', 'SyncFromCloud']), 'SyncFromCluster'),
     // EC2 API Reference, CreateSubnetCidrReservation: Description is a free string on the reservation.
-    PREFIX_RESERVATION_DESCRIPTION: z.string().trim().min(1).default('podroute'),
-    ROUTE_TABLE_IDS: z
-      .string()
-      .optional()
-      .transform((text, ctx) => {
+    PREFIX_RESERVATION_DESCRIPTION: z._default(z.string().check(z.trim(), z.minLength(1)), 'podroute'),
+    ROUTE_TABLE_IDS: z.pipe(
+      z.optional(z.string()),
+      z.transform((text: string | undefined, ctx) => {
         const ids = list(text);
         const bad = ids.filter((id) => !ROUTE_TABLE_ID.test(id));
         if (bad.length > 0) {
-          ctx.addIssue({ code: 'custom', message: `ROUTE_TABLE_IDS must be EC2 route table ids (rtb- and 8 or 17 hex characters), got ${bad.map((id) => JSON.stringify(id)).join(', ')}` });
-          return z.NEVER;
+          return reject(ctx, `ROUTE_TABLE_IDS must be EC2 route table ids (rtb- and 8 or 17 hex characters), got ${bad.map((id) => JSON.stringify(id)).join(', ')}`);
         }
         return ids;
       }),
-    QUEUE_URL: z.string().default(''),
-    CIDR_TABLE_NAME: z.string().default(''),
-    KUBE_AUTH: z.enum(['eks', 'secret']).default('eks'),
-    EKS_CLUSTER_NAME: z.string().optional(),
-    KUBE_SECRET_ID: z.string().optional(),
-    WEBHOOK_SECRET_SOURCE: z.enum(['secretsmanager', 'ssm']).default('secretsmanager'),
-    WEBHOOK_SECRET_ID: z.string().default(''),
+    ),
+    QUEUE_URL: z._default(z.string(), ''),
+    CIDR_TABLE_NAME: z._default(z.string(), ''),
+    KUBE_AUTH: z._default(z.enum(['eks', 'secret']), 'eks'),
+    EKS_CLUSTER_NAME: z.optional(z.string()),
+    KUBE_SECRET_ID: z.optional(z.string()),
+    WEBHOOK_SECRET_SOURCE: z._default(z.enum(['secretsmanager', 'ssm']), 'secretsmanager'),
+    WEBHOOK_SECRET_ID: z._default(z.string(), ''),
     MAX_DELETE_SHARE: numberFrom('MAX_DELETE_SHARE'),
     MIN_DELETES_FOR_GUARD: numberFrom('MIN_DELETES_FOR_GUARD'),
     LEASE_GRACE_SECONDS: numberFrom('LEASE_GRACE_SECONDS'),
     BLOCKED_NODE_SECONDS: numberFrom('BLOCKED_NODE_SECONDS'),
     MAX_RECEIVE_COUNT: numberFrom('MAX_RECEIVE_COUNT'),
     // A Kubernetes label selector (kubectl -l syntax); empty = every node is podroute's.
-    NODE_SELECTOR: z
-      .string()
-      .optional()
-      .transform((text, ctx) => {
+    NODE_SELECTOR: z.pipe(
+      z.optional(z.string()),
+      z.transform((text: string | undefined, ctx) => {
         try {
           return parseLabelSelector(text ?? '');
         } catch (error) {
-          ctx.addIssue({ code: 'custom', message: `NODE_SELECTOR: ${error instanceof Error ? error.message : String(error)}` });
-          return z.NEVER;
+          return reject(ctx, `NODE_SELECTOR: ${error instanceof Error ? error.message : String(error)}`);
         }
       }),
+    ),
   })
-  .superRefine((env, ctx) => {
+  .check(z.superRefine((env, ctx) => {
     if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
       ctx.addIssue({ code: 'custom', path: ['KUBE_SECRET_ID'], message: 'KUBE_SECRET_ID is required when KUBE_AUTH=secret' });
     }
@@ -219,7 +212,7 @@ export const configSchema = z
         });
       }
     }
-  });
+  }));
 
 function nodeMasks(env: { MODE: 'routes' | 'prefixes'; NODE_MASK_SIZE_IPV4: number | undefined; NODE_MASK_SIZE_IPV6: number | undefined }): { 4: number; 6: number } {
   const defaults = DEFAULT_NODE_MASKS[env.MODE];

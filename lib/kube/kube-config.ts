@@ -11,7 +11,7 @@
  */
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 import { describeIssue } from '../nodes/node.ts';
 import type { KubeEndpoint } from './kube-nodes.ts';
@@ -36,8 +36,8 @@ export type KubeConfigOptions = {
 
 const secretJsonSchema = z.object({
   server: z.url({ protocol: /^https$/, error: 'server must be an https:// URL' }),
-  caData: z.string().min(1, 'caData (base64 PEM of the cluster CA) is required'),
-  token: z.string().min(1, 'token is required'),
+  caData: z.string().check(z.minLength(1, 'caData (base64 PEM of the cluster CA) is required')),
+  token: z.string().check(z.minLength(1, 'token is required')),
 });
 
 export async function createKubeConfig(source: KubeConfigSource): Promise<KubeEndpoint> {

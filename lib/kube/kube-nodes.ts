@@ -12,7 +12,7 @@
  * generated API client and its models are not loaded (cold start: issue 9).
  */
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
@@ -65,11 +65,11 @@ export const NETWORK_CONDITION = {
 } as const;
 
 const listEnvelopeSchema = z.looseObject({
-  items: z.array(z.unknown()).nullish(),
-  metadata: z.looseObject({ continue: z.string().optional(), resourceVersion: z.string().optional() }).optional(),
+  items: z.nullish(z.array(z.unknown())),
+  metadata: z.optional(z.looseObject({ continue: z.optional(z.string()), resourceVersion: z.optional(z.string()) })),
 });
 
-const statusBodySchema = z.looseObject({ message: z.string().optional(), reason: z.string().optional() });
+const statusBodySchema = z.looseObject({ message: z.optional(z.string()), reason: z.optional(z.string()) });
 
 const nameProbeSchema = z.looseObject({ metadata: z.looseObject({ name: z.string() }) });
 

@@ -7,7 +7,7 @@
  * the worker never acts on a destination it had to guess (a non-canonical CIDR is rejected, not
  * rewritten, so a delete can never be silently retargeted).
  */
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { INSTANCE_ID, describeIssue } from '../nodes/node.ts';
@@ -28,13 +28,15 @@ export const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
 export const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
 
-const routeTableIdSchema = z.string().regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0');
-const instanceIdSchema = z.string().regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0');
+const routeTableIdSchema = z.string().check(z.regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0'));
+const instanceIdSchema = z.string().check(z.regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0'));
 const nodeNameSchema = z
   .string()
-  .max(DNS1123_SUBDOMAIN_MAX_LENGTH, 'a node name has at most 253 characters')
-  .regex(DNS1123_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)');
-const destinationCidrSchema = z.string().superRefine((text, ctx) => {
+  .check(
+    z.maxLength(DNS1123_SUBDOMAIN_MAX_LENGTH, 'a node name has at most 253 characters'),
+    z.regex(DNS1123_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)'),
+  );
+const destinationCidrSchema = z.string().check(z.superRefine((text: string, ctx) => {
   const cidr = tryParseCidr(text);
   if (!cidr) {
     ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a CIDR such as 10.0.1.0/24 or fd00:1::/80` });
@@ -44,7 +46,7 @@ const destinationCidrSchema = z.string().superRefine((text, ctx) => {
   if (canonical !== text) {
     ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not canonical (want ${canonical})` });
   }
-});
+}));
 
 const routeReasonSchema = z.enum(['blackhole', 'moved']);
 const deleteReasonSchema = z.enum(['blackhole', 'no-owner']);
@@ -57,7 +59,7 @@ const routeFields = {
   destinationCidr: destinationCidrSchema,
   node: nodeNameSchema,
   instanceId: instanceIdSchema,
-  reason: routeReasonSchema.optional(),
+  reason: z.optional(routeReasonSchema),
 };
 
 export const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
@@ -72,7 +74,7 @@ export const deleteRouteMessageSchema = z.strictObject({
    * The route as the planner saw it. The worker deletes only while the route still looks like
    * this, so a destination re-pointed at a new node since the plan is never deleted.
    */
-  expect: z.strictObject({ instanceId: instanceIdSchema.nullable(), blackhole: z.boolean() }).optional(),
+  expect: z.optional(z.strictObject({ instanceId: z.nullable(instanceIdSchema), blackhole: z.boolean() })),
 });
 /**
  * New in version 2 (a `sync-node` that carries it is written as version 2): what the admission of a
@@ -82,9 +84,9 @@ export const deleteRouteMessageSchema = z.strictObject({
  */
 export const admittedSchema = z.strictObject({
   instanceId: instanceIdSchema,
-  podCidrs: z.array(destinationCidrSchema).min(1, 'want at least one pod CIDR').max(2, 'a node has at most two pod CIDRs (one per family)'),
+  podCidrs: z.array(destinationCidrSchema).check(z.minLength(1, 'want at least one pod CIDR'), z.maxLength(2, 'a node has at most two pod CIDRs (one per family)')),
 });
-export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: admittedSchema.optional() });
+export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: z.optional(admittedSchema) });
 /**
  * New in version 2. The node webhook admitted a DELETE of `node`: the worker checks, some seconds
  * later, whether the node is really gone (404) and only then releases its leases. Its routes are
@@ -108,7 +110,7 @@ export type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
 export type RouteMessage = z.infer<typeof routeMessageSchema>;
 export type RouteMessageKind = RouteMessage['kind'];
 
-const KINDS: readonly string[] = routeMessageSchema.options.map((option) => option.shape.kind.value);
+const KINDS: readonly string[] = routeMessageSchema.def.options.flatMap((option) => option.shape.kind.def.values);
 /** Kinds that version 1 did not have. */
 const V2_KINDS: readonly string[] = ['node-left'];
 

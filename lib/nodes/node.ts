@@ -2,35 +2,35 @@
  * The slice of a Kubernetes v1 Node that podroute reads, with a schema for outside data and small
  * pure accessors. Objects are never mutated: a change is described, then patched by an adapter.
  */
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 
 export const conditionSchema = z.looseObject({
   type: z.string(),
   status: z.string(),
-  reason: z.string().optional(),
-  message: z.string().optional(),
-  lastTransitionTime: z.string().nullish(),
-  lastHeartbeatTime: z.string().nullish(),
+  reason: z.optional(z.string()),
+  message: z.optional(z.string()),
+  lastTransitionTime: z.nullish(z.string()),
+  lastHeartbeatTime: z.nullish(z.string()),
 });
 
 export const nodeSchema = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
+  apiVersion: z.optional(z.string()),
+  kind: z.optional(z.string()),
   metadata: z.looseObject({
-    name: z.string().min(1, 'metadata.name must not be empty'),
-    uid: z.string().optional(),
-    resourceVersion: z.string().optional(),
-    labels: z.record(z.string(), z.string()).nullish(),
+    name: z.string().check(z.minLength(1, 'metadata.name must not be empty')),
+    uid: z.optional(z.string()),
+    resourceVersion: z.optional(z.string()),
+    labels: z.nullish(z.record(z.string(), z.string())),
   }),
-  spec: z
-    .looseObject({
-      podCIDR: z.string().optional(),
-      podCIDRs: z.array(z.string()).nullish(),
-      providerID: z.string().optional(),
-    })
-    .optional(),
-  status: z.looseObject({ conditions: z.array(conditionSchema).nullish() }).optional(),
+  spec: z.optional(
+    z.looseObject({
+      podCIDR: z.optional(z.string()),
+      podCIDRs: z.nullish(z.array(z.string())),
+      providerID: z.optional(z.string()),
+    }),
+  ),
+  status: z.optional(z.looseObject({ conditions: z.nullish(z.array(conditionSchema)) })),
 });
 
 export type Node = z.infer<typeof nodeSchema>;
@@ -44,9 +44,9 @@ export type NodeCondition = z.infer<typeof conditionSchema>;
  * item must be a Node (a `List` can hold any kind, e.g. `kubectl get nodes,pods -o json`).
  */
 export const nodeListSchema = z.looseObject({
-  kind: z.enum(['NodeList', 'List'], { error: 'kind must be "List" or "NodeList" (the output of `kubectl get nodes -o json`)' }).optional(),
+  kind: z.optional(z.enum(['NodeList', 'List'], { error: 'kind must be "List" or "NodeList" (the output of `kubectl get nodes -o json`)' })),
   items: z.array(
-    nodeSchema.extend({ kind: z.literal('Node', { error: 'every item must be a Node (kind "Node")' }).optional() }),
+    z.extend(nodeSchema, { kind: z.optional(z.literal('Node', { error: 'every item must be a Node (kind "Node")' })) }),
     { error: 'items must be an array of Nodes' },
   ),
 });
@@ -65,7 +65,7 @@ export function parseNodeList(value: unknown): Node[] {
   return result.data.items;
 }
 
-export function describeIssue(error: z.ZodError): string {
+export function describeIssue(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid value';
   const path = issue.path.length > 0 ? issue.path.join('.') : '(top level)';

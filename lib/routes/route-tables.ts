@@ -9,12 +9,12 @@
  * the other family), is not a route the planner may ever touch: it is left out of `routes` and only
  * counted in `skippedRoutes`.
  */
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { formatPath } from '../util/issue-path.ts';
 
-const optionalText = z.string().nullish();
+const optionalText = z.nullish(z.string());
 
 export const ec2RouteSchema = z.looseObject({
   DestinationCidrBlock: optionalText,
@@ -41,10 +41,10 @@ export const ec2RouteSchema = z.looseObject({
 export const ec2TagSchema = z.looseObject({ Key: optionalText, Value: optionalText });
 
 export const ec2RouteTableSchema = z.looseObject({
-  RouteTableId: z.string({ error: 'RouteTableId must be a string' }).min(1, 'RouteTableId must not be empty'),
+  RouteTableId: z.string({ error: 'RouteTableId must be a string' }).check(z.minLength(1, 'RouteTableId must not be empty')),
   VpcId: optionalText,
-  Tags: z.array(ec2TagSchema).nullish(),
-  Routes: z.array(ec2RouteSchema).nullish(),
+  Tags: z.nullish(z.array(ec2TagSchema)),
+  Routes: z.nullish(z.array(ec2RouteSchema)),
 });
 
 export const describeRouteTablesSchema = z.looseObject(

@@ -13,7 +13,7 @@
  * the configured mask share the block that holds them: lib/usecases/pod-cidr-mask.ts), by the same
  * rule reconcile's reclaim uses (`blockInUse`); reconcile reclaims it once that node is gone too.
  */
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { PodrouteError } from '../errors.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
@@ -40,7 +40,7 @@ export type NodeLeftResult =
   | { kind: 'released'; cidrs: string[]; kept: string[] }
   | { kind: 'exists'; deleting: boolean };
 
-const deletionSchema = z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.string().min(1).optional() }) });
+const deletionSchema = z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.optional(z.string().check(z.minLength(1))) }) });
 
 /** The node is being deleted (finalizers still pending): `metadata.deletionTimestamp` is set. */
 export function isBeingDeleted(node: Node): boolean {

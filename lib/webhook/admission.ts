@@ -5,7 +5,8 @@
  *
  * podroute never blocks a node: every answer is `allowed: true`, with or without a patch.
  */
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
+import { reject } from '../util/zod-mini.ts';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
@@ -15,53 +16,46 @@ export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
 const groupVersionKind = z
   .looseObject({ group: z.string(), version: z.string(), kind: z.string() }, { error: orRequired('must be a {group, version, kind} object') })
-  .refine((gvk) => gvk.group === '' && gvk.version === 'v1' && gvk.kind === 'Node', 'must be core/v1 Node');
+  .check(z.refine((gvk) => gvk.group === '' && gvk.version === 'v1' && gvk.kind === 'Node', 'must be core/v1 Node'));
 
 const groupVersionResource = z
   .looseObject({ group: z.string(), version: z.string(), resource: z.string() }, { error: orRequired('must be a {group, version, resource} object') })
-  .refine((gvr) => gvr.group === '' && gvr.version === 'v1' && gvr.resource === 'nodes', 'must be core/v1 nodes');
+  .check(z.refine((gvr) => gvr.group === '' && gvr.version === 'v1' && gvr.resource === 'nodes', 'must be core/v1 nodes'));
 
 /**
  * The fields of an AdmissionRequest that podroute reads, in the order they are checked (the first
  * problem is the one reported): what the review is about comes before the node inside it.
  */
-const admissionRequestSchema = z
-  .looseObject(
-    {
-      uid: z.string({ error: orRequired('must be a string') }).min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
-      resource: groupVersionResource,
-      kind: groupVersionKind,
-      subResource: z.literal('', { error: orRequired('must be empty (podroute admits nodes, not a subresource)') }).optional(),
-      operation: z.enum(['CREATE', 'DELETE'], { error: orRequired('must be CREATE or DELETE') }),
-      name: z.string({ error: orRequired('must be a string') }).optional(),
-      namespace: z.literal('', { error: orRequired('must be empty (nodes are cluster-scoped)') }).optional(),
-      object: nodeSchema.nullish(),
-      oldObject: nodeSchema.nullish(),
-      dryRun: z.boolean({ error: orRequired('must be true or false') }).optional(),
-    },
-    { error: orRequired('must be an AdmissionRequest object') },
-  )
-  .transform((request, ctx) => {
+const admissionRequestFields = z.looseObject(
+  {
+    uid: z.string({ error: orRequired('must be a string') }).check(z.minLength(1, 'must not be empty'), z.maxLength(256, 'must be at most 256 characters')),
+    resource: groupVersionResource,
+    kind: groupVersionKind,
+    subResource: z.optional(z.literal('', { error: orRequired('must be empty (podroute admits nodes, not a subresource)') })),
+    operation: z.enum(['CREATE', 'DELETE'], { error: orRequired('must be CREATE or DELETE') }),
+    name: z.optional(z.string({ error: orRequired('must be a string') })),
+    namespace: z.optional(z.literal('', { error: orRequired('must be empty (nodes are cluster-scoped)') })),
+    object: z.nullish(nodeSchema),
+    oldObject: z.nullish(nodeSchema),
+    dryRun: z.optional(z.boolean({ error: orRequired('must be true or false') })),
+  },
+  { error: orRequired('must be an AdmissionRequest object') },
+);
+
+const admissionRequestSchema = z.pipe(
+  admissionRequestFields,
+  z.transform((request: z.output<typeof admissionRequestFields>, payload) => {
     const field = request.operation === 'CREATE' ? 'object' : 'oldObject';
     const node = request[field];
-    if (!node) {
-      ctx.addIssue({ code: 'custom', path: [field], message: `must be the Node being ${request.operation === 'CREATE' ? 'created' : 'deleted'}` });
-      return z.NEVER;
-    }
-    if (node.kind !== undefined && node.kind !== 'Node') {
-      ctx.addIssue({ code: 'custom', path: [field, 'kind'], message: 'must be Node' });
-      return z.NEVER;
-    }
-    if (!isNodeName(node.metadata.name)) {
-      ctx.addIssue({ code: 'custom', path: [field, 'metadata', 'name'], message: NODE_NAME_MESSAGE });
-      return z.NEVER;
-    }
+    if (!node) return reject(payload, `must be the Node being ${request.operation === 'CREATE' ? 'created' : 'deleted'}`, [field]);
+    if (node.kind !== undefined && node.kind !== 'Node') return reject(payload, 'must be Node', [field, 'kind']);
+    if (!isNodeName(node.metadata.name)) return reject(payload, NODE_NAME_MESSAGE, [field, 'metadata', 'name']);
     if (request.name !== undefined && request.name !== '' && request.name !== node.metadata.name) {
-      ctx.addIssue({ code: 'custom', path: ['name'], message: `must equal ${field}.metadata.name` });
-      return z.NEVER;
+      return reject(payload, `must equal ${field}.metadata.name`, ['name']);
     }
     return { ...request, name: node.metadata.name, dryRun: request.dryRun ?? false, node };
-  });
+  }),
+);
 
 /**
  * AdmissionReview v1 for a core/v1 Node CREATE or DELETE. The parsed value carries

@@ -8,7 +8,7 @@
  * The timestamp must be within MAX_CLOCK_SKEW_SECONDS of the receiver's clock (replay window).
  */
 import { createHmac } from 'node:crypto';
-import { z } from 'zod';
+import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 import { NODE_NAME_MESSAGE, isNodeName, orRequired } from './validation.ts';
 
@@ -20,7 +20,7 @@ export const MAX_CLOCK_SKEW_SECONDS = 300;
 export const nodeEventSchema = z.strictObject(
   {
     type: z.enum(['NodeJoined', 'NodeLeft'], { error: orRequired('must be NodeJoined or NodeLeft') }),
-    nodeName: z.string({ error: orRequired(NODE_NAME_MESSAGE) }).refine(isNodeName, NODE_NAME_MESSAGE),
+    nodeName: z.string({ error: orRequired(NODE_NAME_MESSAGE) }).check(z.refine(isNodeName, NODE_NAME_MESSAGE)),
   },
   { error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON object {"type", "nodeName"}' : undefined) },
 );

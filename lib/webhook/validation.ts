@@ -2,7 +2,7 @@
  * Shared validation pieces of the webhook: the Kubernetes node-name rule and the one-line message
  * a 400 answer carries (`request.operation must be CREATE or DELETE`).
  */
-import type { z } from 'zod';
+import type * as z from '../util/zod-mini.ts';
 import { formatPath } from '../util/issue-path.ts';
 
 export { isNodeName } from '../util/kube-names.ts';
@@ -45,7 +45,7 @@ function article(expected: string): string {
  * The first issue as one line: `<path> <message>` when the message reads as a predicate
  * ("must …", "is …", "has …"), `<path>: <message>` otherwise. The top level is called "body".
  */
-export function describeFirstIssue(error: z.ZodError): string {
+export function describeFirstIssue(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'body is invalid';
   const path = formatPath(issue.path, 'body');
