@@ -92,8 +92,9 @@ async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) 
     routeTables: setup.routeTables,
     routeLimit: nodes * (setup.dualStack ? 2 : 1) + 10,
     throttle: throttled ? EC2_THROTTLE : false,
-    // The count runs take EC2's eventual consistency out: a NotFound retry is not a call podroute needs.
-    ...(throttled ? {} : { notFoundAfterLaunchMs: 0 }),
+    // A kubelet registers its node once the instance has booted, by when EC2 lists it (and a NotFound
+    // retry is not a call podroute needs): the sandbox's launch lag, counted from the join, is out.
+    notFoundAfterLaunchMs: 0,
     tickMs: 60_000,
     visibilityTimeoutSeconds: 180,
     log: silentLogger,
