@@ -21,7 +21,7 @@ import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
-import { Ec2Subnets } from '../lib/aws/ec2-subnets.ts';
+import { CachedSubnets, Ec2Subnets, SUBNET_CACHE_TTL_MS } from '../lib/aws/ec2-subnets.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
 import { SqsWorkQueue } from '../lib/aws/sqs-work-queue.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
@@ -130,7 +130,7 @@ export async function buildWiring(
     config,
     routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
     prefixes: new Ec2EniPrefixes(clients.ec2),
-    subnets: new Ec2Subnets(clients.ec2),
+    subnets: new CachedSubnets(new Ec2Subnets(clients.ec2), SUBNET_CACHE_TTL_MS, now),
     reservationSets,
     ...(config.mode === 'prefixes' ? { usedReservationSets } : {}),
     nodes,
