@@ -64,6 +64,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
             nodes: wiring.nodes,
             nodeSelector: wiring.config.nodeSelector,
             cidrSets: wiring.cidrSets,
+            ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),
             log: wiring.log,
             now: wiring.now,
             targets,

@@ -14,13 +14,14 @@ import type { CidrSet } from '../lib/ipam/index.ts';
 import { jsonLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
 import type { WorkQueue } from '../lib/messages/work-queue.ts';
-import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from '../lib/usecases/ports.ts';
+import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets } from '../lib/usecases/ports.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
+import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
-import { Ec2Subnets } from '../lib/aws/ec2-subnets.ts';
+import { CachedSubnets, Ec2Subnets, SUBNET_CACHE_TTL_MS } from '../lib/aws/ec2-subnets.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
 import { SqsWorkQueue } from '../lib/aws/sqs-work-queue.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
@@ -35,6 +36,8 @@ export interface Wiring {
   /** Prefixes mode: subnets and their CIDR reservations, and one CIDR set per pod range. */
   subnets?: Subnets;
   reservationSets?: ReservationSets;
+  /** Prefixes mode: the sets of every registered pod range (a node's leave looks in them). */
+  usedReservationSets?: UsedReservationSets;
   nodes: NodeSource;
   queue: WorkQueue;
   cidrSets: CidrSet[];
@@ -91,7 +94,7 @@ export async function buildWiring(
   // Prefixes mode allocates from pod ranges only (lib/usecases/prefix-mode.ts), never from a whole cluster CIDR.
   const cidrSets = config.mode === 'prefixes' ? [] : await Promise.all(config.clusterCidrs.map(storedSet));
   const rangeSets = new Map<string, Promise<CidrSet>>();
-  const reservationSets: ReservationSets = (range) => {
+  const openSet = (range: string): Promise<CidrSet> => {
     let set = rangeSets.get(range);
     if (!set) {
       set = storedSet(range);
@@ -100,14 +103,36 @@ export async function buildWiring(
     }
     return set;
   };
+  // A pod range is registered (lib/ipam/set-registry.ts) before its set is first handed out, so
+  // every set that can hold a lease is listed where a node's leave finds it; once per range and
+  // container. Sets made before the registry existed are registered by reconcile's first tick,
+  // which opens the set of every pod range of the nodes' subnets.
+  const registry = new DynamoDbSetRegistry({ client: clients.dynamodb, tableName: config.cidrTableName });
+  const registered = new Map<string, Promise<void>>();
+  const register = (range: string): Promise<void> => {
+    let done = registered.get(range);
+    if (!done) {
+      done = registry.add([range]);
+      registered.set(range, done);
+      done.catch(() => registered.delete(range));
+    }
+    return done;
+  };
+  const reservationSets: ReservationSets = async (range) => {
+    await register(range);
+    return openSet(range);
+  };
+  // Reads the registry only: no EC2 call and no write (the worker's role may only read and delete).
+  const usedReservationSets: UsedReservationSets = async () => Promise.all((await registry.list()).map(openSet));
   // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
   countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
   return {
     config,
     routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
     prefixes: new Ec2EniPrefixes(clients.ec2),
-    subnets: new Ec2Subnets(clients.ec2),
+    subnets: new CachedSubnets(new Ec2Subnets(clients.ec2), SUBNET_CACHE_TTL_MS, now),
     reservationSets,
+    ...(config.mode === 'prefixes' ? { usedReservationSets } : {}),
     nodes,
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     cidrSets,
@@ -129,6 +154,7 @@ export function useCaseDeps(wiring: Wiring) {
     prefixes: wiring.prefixes,
     ...(wiring.subnets ? { subnets: wiring.subnets } : {}),
     ...(wiring.reservationSets ? { reservationSets: wiring.reservationSets } : {}),
+    ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),
     log: wiring.log,
     now: wiring.now,
   };

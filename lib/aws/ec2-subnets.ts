@@ -87,3 +87,63 @@ async function pages(operation: string, page: (token: string | undefined) => Pro
     if (token !== undefined) seen.add(token);
   } while (token !== undefined);
 }
+
+/**
+ * How long a container trusts a subnet and its reservations before reading them again. Issue 8
+ * wants them read once per run, not per node: a mass join sends one admission per node, so each
+ * webhook container would otherwise make a DescribeSubnets and a GetSubnetCidrReservations per
+ * node (82 and 102 for 60 nodes in the sandbox). Subnets rarely change and a reservation is
+ * created by an operator before nodes need it, so a minute is a short wait for a new one to be
+ * seen, while a join burst of any size costs a few calls per container.
+ */
+export const SUBNET_CACHE_TTL_MS = 60_000;
+
+/**
+ * Subnets read through `inner`, each remembered for `ttlMs` of `now`. Ids not fresh are read in one
+ * call; a read under way is shared with concurrent callers asking for the same id. A subnet EC2
+ * does not list is not remembered (it may appear), and a failed read is not either.
+ */
+export class CachedSubnets implements Subnets {
+  private readonly fresh = new Map<string, { subnet: Subnet; at: number }>();
+  private readonly reading = new Map<string, Promise<Map<string, Subnet>>>();
+
+  constructor(
+    private readonly inner: Subnets,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  async describeSubnets(subnetIds: readonly string[]): Promise<Map<string, Subnet>> {
+    const ids = [...new Set(subnetIds)];
+    const found = new Map<string, Subnet>();
+    const waits: Array<Promise<Map<string, Subnet>>> = [];
+    const missing: string[] = [];
+    for (const id of ids) {
+      const cached = this.fresh.get(id);
+      const pending = this.reading.get(id);
+      if (cached && this.now() - cached.at < this.ttlMs) found.set(id, cached.subnet);
+      else if (pending) waits.push(pending);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      const read = this.inner.describeSubnets(missing).then((subnets) => {
+        const at = this.now();
+        for (const [id, subnet] of subnets) this.fresh.set(id, { subnet, at });
+        return subnets;
+      });
+      for (const id of missing) this.reading.set(id, read);
+      const forget = () => {
+        for (const id of missing) if (this.reading.get(id) === read) this.reading.delete(id);
+      };
+      read.then(forget, forget);
+      waits.push(read);
+    }
+    for (const subnets of await Promise.all(waits)) {
+      for (const id of ids) {
+        const subnet = subnets.get(id);
+        if (subnet && !found.has(id)) found.set(id, subnet);
+      }
+    }
+    return found;
+  }
+}

@@ -6,3 +6,5 @@ export type { ClaimProtocolOptions } from './claim-protocol.ts';
 export { MemoryClaimStore } from './claim-store.ts';
 export type { ClaimStore, ItemAttrs, StoredItem } from './claim-store.ts';
 export { MemoryCidrStore } from './memory-cidr-store.ts';
+export { MemorySetRegistry } from './set-registry.ts';
+export type { SetRegistry } from './set-registry.ts';

@@ -12,6 +12,20 @@
  * A block of the gone node is kept while another node's pod CIDR lies in it (pod CIDRs smaller than
  * the configured mask share the block that holds them: lib/usecases/pod-cidr-mask.ts), by the same
  * rule reconcile's reclaim uses (`blockInUse`); reconcile reclaims it once that node is gone too.
+ *
+ * Prefixes mode: the sets are per pod range (a subnet reservation cut to a cluster CIDR), not the
+ * configured `cidrSets`. They are found through the set registry (`usedReservationSets`: one
+ * GetItem of the registry item, then each set's owner record by key). Chosen over carrying the pod
+ * CIDRs in the `node-left` message because a signed `NodeLeft` event names only the node, and the
+ * registry serves both; it also finds a block the node holds that its stored pod CIDRs no longer
+ * name. The cost is one owner-record GetItem per registered range (a few per subnet), never a
+ * listing. The prefix delegated to the gone instance's interface needs no EC2 call: the primary
+ * interface an instance is launched with is deleted when the instance terminates
+ * (`DeleteOnTermination`, EC2 API Reference, InstanceNetworkInterfaceSpecification), and deleting
+ * an interface releases its addresses and every other attribute (EC2 User Guide, "Delete a network
+ * interface"), its delegated prefixes with them. (An interface launched with DeleteOnTermination
+ * false outlives the instance with its prefixes; EC2 then refuses the block to another interface
+ * until it is unassigned, which is the operator's to do: podroute never unassigns a prefix.)
  */
 import * as z from '../util/zod-mini.ts';
 import { PodrouteError } from '../errors.ts';
@@ -20,7 +34,7 @@ import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Node } from '../nodes/node.ts';
 import { blockInUse } from './pod-cidr-mask.ts';
-import type { NodeSource } from './ports.ts';
+import type { NodeSource, UsedReservationSets } from './ports.ts';
 
 /**
  * Seconds the webhook's `node-left` check waits after a DELETE admission, so the API server has
@@ -32,6 +46,8 @@ export const NODE_LEFT_CHECK_DELAY_SECONDS = 10;
 export interface NodeLeftDeps {
   nodes: Pick<NodeSource, 'getNode' | 'listNodes'>;
   cidrSets: readonly CidrSet[];
+  /** Prefixes mode: the registered pod ranges' sets, read in addition to `cidrSets`. */
+  usedReservationSets?: UsedReservationSets;
   log: Logger;
 }
 
@@ -99,9 +115,10 @@ export async function checkNodeLeft(name: string, deps: NodeLeftDeps, delivery?:
  * whole (a node whose pod CIDR lies in a block already held gets no write of its own), so every
  * release is checked against the nodes; a node that holds nothing costs no listing.
  */
-async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'cidrSets'>): Promise<{ released: string[]; kept: string[] }> {
+async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'cidrSets' | 'usedReservationSets'>): Promise<{ released: string[]; kept: string[] }> {
   const owned: Array<{ set: CidrSet; lease: Lease }> = [];
-  for (const set of deps.cidrSets) {
+  const sets = [...deps.cidrSets, ...(deps.usedReservationSets ? await deps.usedReservationSets() : [])];
+  for (const set of sets) {
     const lease = await set.ownedLease(owner);
     if (lease !== null) owned.push({ set, lease });
   }

@@ -33,10 +33,14 @@ import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
+import type { UsedReservationSets } from './ports.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
-/** The webhook runs over the same ports as reconcile. */
-export type WebhookDeps = Omit<ReconcileDeps, 'concurrency'>;
+/**
+ * The webhook runs over the same ports as reconcile; in prefixes mode a `NodeLeft` event also
+ * looks in the registered pod ranges' sets (./node-left.ts).
+ */
+export type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: UsedReservationSets };
 
 export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const request = review.request;

@@ -93,3 +93,9 @@ export interface Subnets {
  * the CIDR table each; the same range answers the same set.
  */
 export type ReservationSets = (range: string) => Promise<CidrSet>;
+
+/**
+ * Prefixes mode: the CIDR sets of every pod range podroute has registered (lib/ipam/set-registry.ts),
+ * found by one keyed read of the registry, with no EC2 call and without registering anything.
+ */
+export type UsedReservationSets = () => Promise<CidrSet[]>;

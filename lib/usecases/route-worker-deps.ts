@@ -7,7 +7,7 @@ import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
-import type { NodeSource, RouteTables } from './ports.ts';
+import type { NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
@@ -22,6 +22,8 @@ export interface RouteWorkerDeps {
   now: () => number;
   /** The cluster's CIDR sets: a `node-left` check releases a deleted node's leases in them. */
   cidrSets: readonly CidrSet[];
+  /** Prefixes mode: the registered pod ranges' sets, where a `node-left` check also looks. */
+  usedReservationSets?: UsedReservationSets;
   /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
   nodeSelector?: LabelSelector;
   /** Instance -> primary interface, kept for the container's life (source/dest check already off). */

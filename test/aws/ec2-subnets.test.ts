@@ -2,7 +2,7 @@ import { EC2Client } from '@aws-sdk/client-ec2';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEc2Emulator } from '../../infra/local/ec2/index.ts';
 import type { Ec2Emulator } from '../../infra/local/ec2/index.ts';
-import { Ec2Subnets } from '../../lib/aws/ec2-subnets.ts';
+import { CachedSubnets, Ec2Subnets } from '../../lib/aws/ec2-subnets.ts';
 
 const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' };
 const started: Ec2Emulator[] = [];
@@ -36,5 +36,38 @@ describe('Ec2Subnets against the emulator', () => {
     });
     expect(found.get(b.id)?.reservations).toEqual([]);
     expect([ec2.stats.count('DescribeSubnets'), ec2.stats.count('GetSubnetCidrReservations')]).toEqual([1, 2]);
+  });
+});
+
+describe('CachedSubnets', () => {
+  it('reads each subnet once per TTL, shares a read under way, and forgets failures and unknown ids', async () => {
+    let clock = 0;
+    const calls: string[][] = [];
+    let fail = false;
+    const subnet = (id: string) => ({ subnetId: id, availabilityZone: undefined, cidrs: [], reservations: [] });
+    const inner = {
+      describeSubnets: async (ids: readonly string[]) => {
+        calls.push([...ids]);
+        await Promise.resolve();
+        if (fail) throw new Error('throttled');
+        return new Map(ids.filter((id) => id !== 'subnet-unknown').map((id) => [id, subnet(id)]));
+      },
+    };
+    const cached = new CachedSubnets(inner, 1000, () => clock);
+
+    const [a, b] = await Promise.all([cached.describeSubnets(['subnet-a', 'subnet-b']), cached.describeSubnets(['subnet-b', 'subnet-unknown'])]);
+    expect([[...a.keys()], [...b.keys()]]).toEqual([['subnet-a', 'subnet-b'], ['subnet-b']]);
+    expect(calls).toEqual([['subnet-a', 'subnet-b'], ['subnet-unknown']]);
+
+    clock = 999;
+    expect([...(await cached.describeSubnets(['subnet-a', 'subnet-unknown'])).keys()]).toEqual(['subnet-a']);
+    expect(calls.slice(2)).toEqual([['subnet-unknown']]);
+
+    clock = 1999;
+    fail = true;
+    await expect(cached.describeSubnets(['subnet-a'])).rejects.toThrow('throttled');
+    fail = false;
+    expect([...(await cached.describeSubnets(['subnet-a'])).keys()]).toEqual(['subnet-a']);
+    expect(calls.slice(3)).toEqual([['subnet-a'], ['subnet-a']]);
   });
 });

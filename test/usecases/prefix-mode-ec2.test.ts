@@ -3,6 +3,7 @@
  * several subnets in several zones, each with podroute's reservations; EC2 calls counted.
  */
 import { describe, expect, it } from 'vitest';
+import { SUBNET_CACHE_TTL_MS } from '../../lib/aws/ec2-subnets.ts';
 import { containsCidr, parseCidr } from '../../lib/cidr/cidr.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
@@ -54,6 +55,11 @@ describe('prefixes mode over the EC2 emulator', () => {
     world.resetStats();
     const again = await reconcile(w.reconcileDeps());
     expect([again.allocated, again.errors, world.ec2Writes(), world.kubeWrites()]).toEqual([[], [], 0, 0]);
+    // Subnets and reservations are remembered for SUBNET_CACHE_TTL_MS, instances are read every run.
+    expect(reads()).toEqual([1, 0, 0]);
+    world.clock.advance(SUBNET_CACHE_TTL_MS);
+    world.resetStats();
+    await reconcile(w.reconcileDeps());
     expect(reads()).toEqual([1, 1, 3]);
   });
 
