@@ -14,7 +14,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { InvalidInputError } from '../errors.ts';
 import { describeIssue } from '../nodes/node.ts';
-import type { KubeEndpoint } from './kube-nodes.ts';
+import type { KubeEndpoint } from './kube-http.ts';
 
 /** The part of an EKS `DescribeCluster` answer used here (`cluster` of DescribeClusterCommandOutput). */
 export type EksClusterInfo = { endpoint?: string; certificateAuthority?: { data?: string } };
