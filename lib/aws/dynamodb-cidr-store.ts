@@ -41,7 +41,7 @@ import { ClaimProtocolStore } from '../ipam/claim-protocol.ts';
 import type { ClaimStore, ItemAttrs, StoredItem } from '../ipam/claim-store.ts';
 import { dynamoDbError, isConditionalCheckFailed } from './dynamodb-errors.ts';
 
-export { blockKey, ownerKey } from '../ipam/claim-protocol.ts';
+export { blockKey, ownerKey } from '../ipam/claim-items.ts';
 
 /** Which kind of item a write with a false condition was for (for metrics and benchmarks). */
 export type ConditionalWrite = 'block' | 'owner' | 'cursor';
