@@ -38,7 +38,7 @@ export type ListRestart = { resource: 'nodes'; pagesDiscarded: number; nodesDisc
  */
 const LIST_RESTARTS = 1;
 
-export type KubeNodesOptions = {
+type KubeNodesOptions = {
   /** Clock for condition and event timestamps. */
   clock?: () => Date;
   /** Told about every node the API returned that does not fit the Node schema (it is skipped). */
@@ -59,7 +59,7 @@ export type KubeNodesOptions = {
 };
 
 /** Messages and reasons of upstream's route controller (`updateNetworkingCondition`). */
-export const NETWORK_CONDITION = {
+const NETWORK_CONDITION = {
   routeCreated: { status: 'False', reason: 'RouteCreated', message: 'RouteController created a route' },
   noRouteCreated: { status: 'True', reason: 'NoRouteCreated', message: 'RouteController failed to create a route' },
 } as const;
@@ -83,7 +83,7 @@ const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
  * annotations: 10 to 15 KB a node) is dropped right after a page is parsed, so a list of many
  * nodes holds small objects. Values are copied as they are; the schema validates them afterwards.
  */
-export function projectNode(item: unknown): unknown {
+function projectNode(item: unknown): unknown {
   if (!isRecord(item)) return item;
   const out: Record<string, unknown> = {};
   if ('apiVersion' in item) out.apiVersion = item.apiVersion;

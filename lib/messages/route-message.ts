@@ -19,11 +19,11 @@ import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../util/kube-na
  * version 1 had as version 1, so a worker of the previous release, still draining the queue during
  * a rolling upgrade, acts on them; the worker accepts both versions (`ACCEPTED_VERSIONS`).
  */
-export const ROUTE_MESSAGE_VERSION = 2;
+const ROUTE_MESSAGE_VERSION = 2;
 /** The version of the kinds that version 1 already had, as producers write them. */
-export const V1 = 1;
+const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
-export const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
+const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
 
 const routeTableIdSchema = z.string().regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0');
 const instanceIdSchema = z.string().regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0');
@@ -57,9 +57,9 @@ const routeFields = {
   reason: routeReasonSchema.optional(),
 };
 
-export const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
-export const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace') });
-export const deleteRouteMessageSchema = z.strictObject({
+const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
+const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace') });
+const deleteRouteMessageSchema = z.strictObject({
   v: version,
   kind: z.literal('delete'),
   routeTableId: routeTableIdSchema,
@@ -77,19 +77,19 @@ export const deleteRouteMessageSchema = z.strictObject({
  * after admission, so the worker routes these at once and leaves only the condition write waiting
  * for the stored node (lib/usecases/route-worker.ts, `syncNodeRoutes`).
  */
-export const admittedSchema = z.strictObject({
+const admittedSchema = z.strictObject({
   instanceId: instanceIdSchema,
   podCidrs: z.array(destinationCidrSchema).min(1, 'want at least one pod CIDR').max(2, 'a node has at most two pod CIDRs (one per family)'),
 });
-export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: admittedSchema.optional() });
+const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: admittedSchema.optional() });
 /**
  * New in version 2. The node webhook admitted a DELETE of `node`: the worker checks, some seconds
  * later, whether the node is really gone (404) and only then releases its leases. Its routes are
  * left to the planner (next reconcile, under the mass-deletion guard).
  */
-export const nodeLeftMessageSchema = z.strictObject({ v: z.literal(ROUTE_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
+const nodeLeftMessageSchema = z.strictObject({ v: z.literal(ROUTE_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
 
-export const routeMessageSchema = z.discriminatedUnion('kind', [
+const routeMessageSchema = z.discriminatedUnion('kind', [
   createRouteMessageSchema,
   replaceRouteMessageSchema,
   deleteRouteMessageSchema,
@@ -97,13 +97,10 @@ export const routeMessageSchema = z.discriminatedUnion('kind', [
   nodeLeftMessageSchema,
 ]);
 
-export type CreateRouteMessage = z.infer<typeof createRouteMessageSchema>;
-export type ReplaceRouteMessage = z.infer<typeof replaceRouteMessageSchema>;
 export type DeleteRouteMessage = z.infer<typeof deleteRouteMessageSchema>;
 export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
-export type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
+type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
 export type RouteMessage = z.infer<typeof routeMessageSchema>;
-export type RouteMessageKind = RouteMessage['kind'];
 
 const KINDS: readonly string[] = routeMessageSchema.options.map((option) => option.shape.kind.value);
 /** Kinds that version 1 did not have. */
@@ -172,10 +169,6 @@ export function messageKey(message: RouteMessage): string {
   }
 }
 
-/** The route table a message touches, or null for a message about a node (used to group work per table). */
-export const routeTableOf = (message: RouteMessage): string | null =>
-  message.kind === 'sync-node' || message.kind === 'node-left' ? null : message.routeTableId;
-
 /** The plan fields `toMessages` reads (structurally compatible with the route planner's output). */
 export interface RouteTarget {
   readonly routeTableId: string;
@@ -193,7 +186,7 @@ export interface PlannedRoutes {
   }>;
 }
 
-export interface ToMessagesOptions {
+interface ToMessagesOptions {
   /** Leave the plan's deletions out (the mass-deletion guard tripped). */
   readonly withholdDeletes: boolean;
   /** The route each deletion was planned from, recorded in the message as `expect`. */

@@ -29,13 +29,13 @@ import type { NodeSource } from './ports.ts';
  */
 export const NODE_LEFT_CHECK_DELAY_SECONDS = 10;
 
-export interface NodeLeftDeps {
+interface NodeLeftDeps {
   nodes: Pick<NodeSource, 'getNode' | 'listNodes'>;
   cidrSets: readonly CidrSet[];
   log: Logger;
 }
 
-export type NodeLeftResult =
+type NodeLeftResult =
   /** `kept`: blocks of the node left leased because another node's pod CIDR lies in them. */
   | { kind: 'released'; cidrs: string[]; kept: string[] }
   | { kind: 'exists'; deleting: boolean };
@@ -43,7 +43,7 @@ export type NodeLeftResult =
 const deletionSchema = z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.string().min(1).optional() }) });
 
 /** The node is being deleted (finalizers still pending): `metadata.deletionTimestamp` is set. */
-export function isBeingDeleted(node: Node): boolean {
+function isBeingDeleted(node: Node): boolean {
   const parsed = deletionSchema.safeParse(node);
   return parsed.success && parsed.data.metadata.deletionTimestamp !== undefined;
 }

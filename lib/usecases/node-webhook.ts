@@ -36,7 +36,7 @@ import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
 /** The webhook runs over the same ports as reconcile. */
-export type WebhookDeps = Omit<ReconcileDeps, 'concurrency'>;
+type WebhookDeps = Omit<ReconcileDeps, 'concurrency'>;
 
 export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const request = review.request;
@@ -67,7 +67,7 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
   }
 }
 
-export type EventResult = { status: 202 | 404 | 409; message: string };
+type EventResult = { status: 202 | 404 | 409; message: string };
 
 export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Promise<EventResult> {
   if (event.type === 'NodeJoined') {
