@@ -101,7 +101,7 @@ const MIN_CLUSTER_PREFIX = { 4: 8, 6: 8 } as const;
  *   (RFC 4193 locally assigned), so a broader cluster CIDR spans public space, where instance routes
  *   to VPN or firewall appliances live and would become deletable.
  */
-export function clusterCidrProblem(text: string): string | null {
+function clusterCidrProblem(text: string): string | null {
   const cidr = tryParseCidr(text);
   if (!cidr) return `invalid CIDR ${JSON.stringify(text)}`;
   const shown = formatCidr(cidr);

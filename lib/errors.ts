@@ -29,3 +29,18 @@ export class InvalidInputError extends PodrouteError {
     super(message, { retryable: false, ...options });
   }
 }
+
+/**
+ * A failure named by a sentinel code (upstream's cidrset and node-sync errors), for callers that
+ * branch on the code. Not retryable: the same input fails the same way.
+ */
+export class CodedError<Code extends string> extends PodrouteError {
+  override name = 'CodedError';
+  constructor(
+    readonly code: Code,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, { retryable: false, ...options });
+  }
+}

@@ -15,8 +15,8 @@
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type MetricUnitName = 'Count' | 'Milliseconds';
+type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+type MetricUnitName = 'Count' | 'Milliseconds';
 
 export interface Logger {
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void;
@@ -24,7 +24,7 @@ export interface Logger {
 }
 
 /** CloudWatch namespace of every podroute metric. */
-export const METRIC_NAMESPACE = 'podroute';
+const METRIC_NAMESPACE = 'podroute';
 
 /** Which handler a metric or line comes from (the `function` dimension). */
 export type FunctionName = 'reconcile' | 'route-worker' | 'node-webhook';
@@ -79,7 +79,7 @@ function plainFields(fields: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(fields, errorReplacer)) as Record<string, unknown>;
 }
 
-export interface JsonLoggerOptions {
+interface JsonLoggerOptions {
   sink?: (line: string) => void;
   now?: () => number;
   namespace?: string;

@@ -41,12 +41,12 @@ import { ClaimProtocolStore } from '../ipam/claim-protocol.ts';
 import type { ClaimStore, ItemAttrs, StoredItem } from '../ipam/claim-store.ts';
 import { dynamoDbError, isConditionalCheckFailed } from './dynamodb-errors.ts';
 
-export { blockKey, ownerKey } from '../ipam/claim-protocol.ts';
+export { blockKey, ownerKey } from '../ipam/claim-items.ts';
 
 /** Which kind of item a write with a false condition was for (for metrics and benchmarks). */
 export type ConditionalWrite = 'block' | 'owner' | 'cursor';
 
-export interface DynamoDbClaimStoreOptions {
+interface DynamoDbClaimStoreOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
   /** One CIDR set: see `cidrSetId`. */
@@ -55,7 +55,7 @@ export interface DynamoDbClaimStoreOptions {
   readonly onConditionalFailure?: (write: ConditionalWrite) => void;
 }
 
-export interface DynamoDbCidrStoreOptions extends DynamoDbClaimStoreOptions {
+interface DynamoDbCidrStoreOptions extends DynamoDbClaimStoreOptions {
   /** Milliseconds since the epoch (default Date.now); stamps leases and owner records. */
   readonly clock?: () => number;
 }

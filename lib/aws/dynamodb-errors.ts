@@ -12,7 +12,7 @@ const RETRYABLE_NAMES: ReadonlySet<string> = new Set([
   'RequestLimitExceeded',
 ]);
 
-export const errorName = (error: unknown): string =>
+const errorName = (error: unknown): string =>
   error instanceof Error ? error.name : typeof error === 'string' ? error : 'UnknownError';
 
 function httpStatusOf(error: unknown): number | undefined {
@@ -26,7 +26,7 @@ export const isConditionalCheckFailed = (error: unknown): boolean =>
   errorName(error) === 'ConditionalCheckFailedException';
 
 /** True for throttling and for server-side (5xx) failures. */
-export function isRetryableDynamoDbError(error: unknown): boolean {
+function isRetryableDynamoDbError(error: unknown): boolean {
   if (RETRYABLE_NAMES.has(errorName(error))) return true;
   const status = httpStatusOf(error);
   return status !== undefined && status >= 500;

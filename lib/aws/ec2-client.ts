@@ -32,7 +32,7 @@ export const EC2_MAX_ATTEMPTS = 8;
 const LIMITER_MIN_FILL_RATE = 0.5;
 const LIMITER_SCALE_CONSTANT = 0.4;
 
-export interface Ec2ClientOptions {
+interface Ec2ClientOptions {
   /** How much faster than production this client's world runs (1 = production: SDK defaults). */
   readonly timeScale?: number;
   /** Source of randomness in [0, 1) for the scaled backoff's jitter (default: node:crypto). */

@@ -9,7 +9,7 @@ import { ResourceNotFoundError, RouteTableFullError } from '../usecases/port-err
 export { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from '../usecases/port-errors.ts';
 
 /** What an EC2 failure means to podroute. */
-export type Ec2FailureKind =
+type Ec2FailureKind =
   | 'route-exists' // RouteAlreadyExists: the destination already has a route
   | 'route-missing' // InvalidRoute.NotFound: nothing to delete
   | 'throttled' // RequestLimitExceeded / Throttling: retry later
@@ -32,7 +32,7 @@ interface ErrorShape {
 const shapeOf = (error: unknown): ErrorShape => (typeof error === 'object' && error !== null ? (error as ErrorShape) : {});
 
 /** The EC2 error code of a failure (`RouteAlreadyExists`, ...), or undefined for a non-service error. */
-export function ec2ErrorCode(error: unknown): string | undefined {
+function ec2ErrorCode(error: unknown): string | undefined {
   const shape = shapeOf(error);
   return shape.$metadata !== undefined && typeof shape.name === 'string' ? shape.name : undefined;
 }

@@ -3,7 +3,7 @@ import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import type { EC2Client, Instance, InstanceNetworkInterface } from '@aws-sdk/client-ec2';
 import { Ec2NotFoundError, toPodrouteError } from './ec2-errors.ts';
 
-export async function describeInstance(client: EC2Client, instanceId: string, operation: string): Promise<Instance> {
+async function describeInstance(client: EC2Client, instanceId: string, operation: string): Promise<Instance> {
   let instance: Instance | undefined;
   try {
     const out = await client.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));

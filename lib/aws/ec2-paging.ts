@@ -6,7 +6,7 @@
 import { PodrouteError } from '../errors.ts';
 import { toPodrouteError } from './ec2-errors.ts';
 
-export interface Ec2Page<T> {
+interface Ec2Page<T> {
   items: readonly T[] | undefined;
   nextToken: string | undefined;
 }

@@ -12,7 +12,7 @@ import { toPodrouteError } from './ec2-errors.ts';
 import { primaryInterfaceOf } from './ec2-instances.ts';
 
 /** EC2 delegates prefixes of exactly these sizes to a network interface. */
-export const DELEGATED_PREFIX_MASK: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
+const DELEGATED_PREFIX_MASK: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
 
 /** The node mask is wrong for prefix delegation: a configuration error, not retryable. */
 export class PrefixMaskError extends InvalidInputError {
@@ -31,7 +31,7 @@ export function assertPrefixMask(family: Family, nodeMask: number): void {
 }
 
 /** Instance ids per DescribeInstances call: one `instance-id` filter holds them all. */
-export const INSTANCE_IDS_PER_CALL = 200;
+const INSTANCE_IDS_PER_CALL = 200;
 
 export class Ec2EniPrefixes implements EniPrefixes {
   constructor(private readonly client: EC2Client) {}
@@ -112,7 +112,7 @@ export class Ec2EniPrefixes implements EniPrefixes {
 }
 
 /** The one reading of an interface's delegated prefixes: both families, delegated sizes only, canonical. */
-export function delegatedPrefixes(eni: Pick<InstanceNetworkInterface, 'Ipv4Prefixes' | 'Ipv6Prefixes'>): string[] {
+function delegatedPrefixes(eni: Pick<InstanceNetworkInterface, 'Ipv4Prefixes' | 'Ipv6Prefixes'>): string[] {
   const raw = [...(eni.Ipv4Prefixes ?? []).map((p) => p.Ipv4Prefix), ...(eni.Ipv6Prefixes ?? []).map((p) => p.Ipv6Prefix)];
   return raw.flatMap((text) => {
     const cidr = tryParseCidr(text);

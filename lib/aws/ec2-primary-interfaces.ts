@@ -13,7 +13,7 @@ import type { EC2Client, NetworkInterface } from '@aws-sdk/client-ec2';
 import type { PrimaryInterfaces } from '../usecases/doctor.ts';
 import { allPages } from './ec2-paging.ts';
 
-export interface PrimaryInterface {
+interface PrimaryInterface {
   instanceId: string;
   networkInterfaceId: string;
   tags: Record<string, string>;

@@ -32,7 +32,7 @@ import { RouteConflictError, classifyEc2Error, toPodrouteError } from './ec2-err
 import { primaryInterface } from './ec2-instances.ts';
 import { allPages } from './ec2-paging.ts';
 
-export interface Ec2RouteTablesOptions {
+interface Ec2RouteTablesOptions {
   /** Tables tagged `kubernetes.io/cluster/<clusterName>` (any value) are the cluster's. */
   clusterName: string;
   /** Explicit tables from configuration; when given, these are used instead of the tag. */
@@ -41,7 +41,7 @@ export interface Ec2RouteTablesOptions {
   pageSize?: number;
 }
 
-export interface NodeTarget {
+interface NodeTarget {
   instanceId: string;
   primaryEniId: string;
   /** The primary interface's own source/destination check. */

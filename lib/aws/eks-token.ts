@@ -8,17 +8,17 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { SignatureV4 } from '@smithy/signature-v4';
 
-export type AwsCredentials = { accessKeyId: string; secretAccessKey: string; sessionToken?: string; expiration?: Date };
-export type CredentialsProvider = () => Promise<AwsCredentials>;
+type AwsCredentials = { accessKeyId: string; secretAccessKey: string; sessionToken?: string; expiration?: Date };
+type CredentialsProvider = () => Promise<AwsCredentials>;
 
-export const EKS_TOKEN_PREFIX = 'k8s-aws-v1.';
+const EKS_TOKEN_PREFIX = 'k8s-aws-v1.';
 /** How long EKS accepts a token after its X-Amz-Date. */
-export const EKS_TOKEN_LIFETIME_MS = 15 * 60_000;
+const EKS_TOKEN_LIFETIME_MS = 15 * 60_000;
 /** Presigned URL expiry, as aws-iam-authenticator sets it (the server applies its own 15 minutes). */
 const PRESIGN_EXPIRES_SECONDS = 60;
 const CLUSTER_ID_HEADER = 'x-k8s-aws-id';
 
-export type EksTokenRequest = {
+type EksTokenRequest = {
   clusterName: string;
   region: string;
   credentials: CredentialsProvider;
@@ -50,7 +50,7 @@ export async function createEksToken(request: EksTokenRequest): Promise<{ token:
   return { token, expiresAt: new Date(request.now.getTime() + EKS_TOKEN_LIFETIME_MS) };
 }
 
-export type EksTokenProviderOptions = {
+type EksTokenProviderOptions = {
   clusterName: string;
   region: string;
   /** Defaults to the SDK's node provider chain (the Lambda role's credentials). */

@@ -26,7 +26,7 @@ import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } fro
 const MAX_BATCH_ENTRIES = 10;
 const MAX_BATCH_BYTES = 256 * 1024;
 
-export interface SqsWorkQueueOptions {
+interface SqsWorkQueueOptions {
   /** Batches in flight at once (default 4). */
   readonly concurrency?: number;
   /** Tries per entry, the first send included, when SQS reports it in `Failed` (default 3). */

@@ -27,7 +27,7 @@ export interface Command {
   run(args: string[], io: CliIo): Promise<number>;
 }
 
-export const MAIN_HELP = `podroute: pod-CIDR allocation and VPC routing for Kubernetes on AWS
+const MAIN_HELP = `podroute: pod-CIDR allocation and VPC routing for Kubernetes on AWS
 
 Usage: podroute <command> [flags]
 

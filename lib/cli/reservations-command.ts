@@ -92,7 +92,7 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
 }
 
 /** The plan as a shell script: a comment naming what each command reserves, then the command. */
-export function formatCommands(plan: ReservationPlan, reservationType: ReservationType, description: string): string {
+function formatCommands(plan: ReservationPlan, reservationType: ReservationType, description: string): string {
   const lines: string[] = [];
   for (const r of plan.reservations) {
     const where = r.availabilityZone === null ? '' : ` (${r.availabilityZone})`;

@@ -3,22 +3,15 @@
  * and errors of Kubernetes' `cidrset`, over a storage port so that many Lambdas can share it.
  */
 import { type Cidr, blockAt, blockCount, blockIndexOf, formatCidr, lastAddress, overlaps, tryParseCidr, addressBits } from '../cidr/cidr.ts';
-import { PodrouteError } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 import type { BlockLease, CidrStore, RepairReport } from './cidr-store.ts';
 import { MemoryCidrStore } from './memory-cidr-store.ts';
 
 export type CidrSetErrorCode = 'INVALID_CIDR' | 'MASK_TOO_LARGE' | 'FULL' | 'OUT_OF_RANGE';
 
 /** Upstream cidrset's sentinel errors. None is retryable: a full set stays full until a node leaves. */
-export class CidrSetError extends PodrouteError {
+export class CidrSetError extends CodedError<CidrSetErrorCode> {
   override name = 'CidrSetError';
-  constructor(
-    readonly code: CidrSetErrorCode,
-    message: string,
-    options: { cause?: unknown } = {},
-  ) {
-    super(message, { retryable: false, ...options });
-  }
 }
 
 /** An IPv6 node mask may be at most this many bits longer than the cluster mask (upstream's limit). */

@@ -68,14 +68,8 @@ import { PodrouteError } from '../errors.ts';
 import type { ClaimStore, StoredItem } from './claim-store.ts';
 import type { BlockLease, CidrStore, RepairReport } from './cidr-store.ts';
 import { forEachLimit } from '../util/concurrency.ts';
+import { CURSOR_ATTR, CURSOR_KEY, FIRST_BLOCK, FIRST_OWNER, LAST_BLOCK, LAST_OWNER, OWNER_PREFIX, blockKey, indexOfKey, ownerKey, ownerOf, recordIndex, toLease } from './claim-items.ts';
 
-const BLOCK_PREFIX = 'b#';
-const OWNER_PREFIX = 'o#';
-/** The cursor item and its attribute: tickets handed out so far. */
-export const CURSOR_KEY = 'cursor';
-export const CURSOR_ATTR = 'pos';
-const INDEX_DIGITS = 10;
-const MAX_INDEX = 2 ** 32 - 1;
 /** Blocks listed at once when looking for the end of a used run (doubling up to MAX_PAGE). */
 const FIRST_PAGE = 16;
 const MAX_PAGE = 1000;
@@ -83,14 +77,6 @@ const MAX_PAGE = 1000;
 const MAX_ROUNDS = 64;
 /** Block writes in flight at once for range operations. */
 const RANGE_CONCURRENCY = 8;
-
-export const blockKey = (index: number): string => `${BLOCK_PREFIX}${String(index).padStart(INDEX_DIGITS, '0')}`;
-export const ownerKey = (owner: string): string => `${OWNER_PREFIX}${owner}`;
-const FIRST_BLOCK = blockKey(0);
-const LAST_BLOCK = blockKey(MAX_INDEX);
-// Owner names are Kubernetes node names (DNS subdomains: lower-case ASCII); '~' sorts after them.
-const FIRST_OWNER = OWNER_PREFIX;
-const LAST_OWNER = `${OWNER_PREFIX}~`;
 
 export interface ClaimProtocolOptions {
   /** Milliseconds since the epoch, stamped on blocks and records (default: always 0). */
@@ -371,39 +357,6 @@ export class ClaimProtocolStore implements CidrStore {
   private blockAttrs(owner: string | null): Record<string, string | number> {
     return owner === null ? { since: this.clock() } : { owner, since: this.clock() };
   }
-}
-
-function corrupt(what: string): PodrouteError {
-  return new PodrouteError(`malformed CIDR table item: ${what}`, { retryable: false });
-}
-
-function ownerOf(item: StoredItem): string | null {
-  const owner = item.attrs.owner;
-  if (owner === undefined) return null;
-  if (typeof owner !== 'string') throw corrupt(`${item.key}: owner is not a string`);
-  return owner;
-}
-
-function recordIndex(record: StoredItem): number {
-  const index = record.attrs.index;
-  if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0) throw corrupt(`${record.key}: index is not a block index`);
-  return index;
-}
-
-function indexOfKey(key: string): number {
-  const digits = key.slice(BLOCK_PREFIX.length);
-  if (!key.startsWith(BLOCK_PREFIX) || !/^\d{10}$/.test(digits)) throw corrupt(`block key ${JSON.stringify(key)}`);
-  return Number(digits);
-}
-
-function toLease(item: StoredItem): BlockLease {
-  const since = item.attrs.since;
-  return {
-    index: indexOfKey(item.key),
-    owner: ownerOf(item),
-    since: typeof since === 'number' ? since : 0,
-    version: item.version,
-  };
 }
 
 function range(first: number, last: number): number[] {

@@ -1,5 +1,6 @@
 import type { BlockLease } from './cidr-store.ts';
-import { CURSOR_KEY, CURSOR_ATTR, ClaimProtocolStore } from './claim-protocol.ts';
+import { CURSOR_KEY, CURSOR_ATTR } from './claim-items.ts';
+import { ClaimProtocolStore } from './claim-protocol.ts';
 import { MemoryClaimStore } from './claim-store.ts';
 
 /**

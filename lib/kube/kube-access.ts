@@ -7,7 +7,7 @@
 import { AdmissionregistrationV1Api, ApiException, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PodrouteError } from '../errors.ts';
 import type { AccessQuestion, AccessAnswer, WebhookRegistration, ClusterAccess } from '../usecases/doctor.ts';
-import { KubeHttpStatusError, mapError as mapCallError } from './kube-nodes.ts';
+import { KubeHttpStatusError, mapError as mapCallError } from './kube-http.ts';
 
 /** The generated client's ApiException carries the answer's status and body: map it as the node adapter maps an answer. */
 function mapError(error: unknown, target: { verb: string; resource: string }): PodrouteError {

@@ -14,15 +14,15 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 import { describeIssue } from '../nodes/node.ts';
-import type { KubeEndpoint } from './kube-nodes.ts';
+import type { KubeEndpoint } from './kube-http.ts';
 
 /** The part of an EKS `DescribeCluster` answer used here (`cluster` of DescribeClusterCommandOutput). */
-export type EksClusterInfo = { endpoint?: string; certificateAuthority?: { data?: string } };
+type EksClusterInfo = { endpoint?: string; certificateAuthority?: { data?: string } };
 
 /** Anything that hands out bearer tokens (EksTokenProvider from lib/aws/eks-token.ts). */
-export type TokenSource = { token(): Promise<string> };
+type TokenSource = { token(): Promise<string> };
 
-export type KubeConfigSource =
+type KubeConfigSource =
   | { kind: 'eks'; clusterName: string; describeCluster: (name: string) => Promise<EksClusterInfo>; tokens: TokenSource }
   | { kind: 'secret'; fetchSecret: () => Promise<string> }
   | { kind: 'options'; options: KubeConfigOptions };
@@ -56,7 +56,7 @@ export async function createKubeConfig(source: KubeConfigSource): Promise<KubeEn
  * token authenticators read it: Kubernetes docs, "Authenticating"), asked of the token source per
  * request so a refreshed one is used. The CA is the only trusted root: TLS verification stays on.
  */
-export class BearerEndpoint implements KubeEndpoint {
+class BearerEndpoint implements KubeEndpoint {
   private readonly cluster: { server: string };
   private readonly ca: Buffer;
   private readonly tokens: TokenSource;
@@ -83,7 +83,7 @@ export class BearerEndpoint implements KubeEndpoint {
 }
 
 /** The endpoint of an EKS cluster whose bearer token is fetched (and refreshed) per request. */
-export function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: TokenSource): KubeEndpoint {
+function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: TokenSource): KubeEndpoint {
   const endpoint = cluster.endpoint;
   const caData = cluster.certificateAuthority?.data;
   if (!endpoint || !endpoint.startsWith('https://')) throw new InvalidInputError(`EKS cluster ${clusterName}: DescribeCluster gave no https endpoint`);

@@ -11,12 +11,12 @@
  * (`applyToHTTPSOptions`, @kubernetes/client-node's KubeConfig or podroute's own for EKS), so the
  * generated API client and its models are not loaded (cold start: issue 9).
  */
-import { request as httpsRequest, type RequestOptions } from 'node:https';
 import * as z from '../util/zod-mini.ts';
 import { tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
+import { KubeHttpStatusError, mapError, send, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
 
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 
@@ -38,7 +38,7 @@ export type ListRestart = { resource: 'nodes'; pagesDiscarded: number; nodesDisc
  */
 const LIST_RESTARTS = 1;
 
-export type KubeNodesOptions = {
+type KubeNodesOptions = {
   /** Clock for condition and event timestamps. */
   clock?: () => Date;
   /** Told about every node the API returned that does not fit the Node schema (it is skipped). */
@@ -59,7 +59,7 @@ export type KubeNodesOptions = {
 };
 
 /** Messages and reasons of upstream's route controller (`updateNetworkingCondition`). */
-export const NETWORK_CONDITION = {
+const NETWORK_CONDITION = {
   routeCreated: { status: 'False', reason: 'RouteCreated', message: 'RouteController created a route' },
   noRouteCreated: { status: 'True', reason: 'NoRouteCreated', message: 'RouteController failed to create a route' },
 } as const;
@@ -69,22 +69,7 @@ const listEnvelopeSchema = z.looseObject({
   metadata: z.optional(z.looseObject({ continue: z.optional(z.string()), resourceVersion: z.optional(z.string()) })),
 });
 
-const statusBodySchema = z.looseObject({ message: z.optional(z.string()), reason: z.optional(z.string()) });
-
 const nameProbeSchema = z.looseObject({ metadata: z.looseObject({ name: z.string() }) });
-
-type Target = { verb: string; resource: string; name?: string };
-
-/**
- * What the adapter needs of a kubeconfig: the current cluster's server, and the TLS and
- * credential options of a request to it. @kubernetes/client-node's KubeConfig has both
- * (`getCurrentCluster`, `applyToHTTPSOptions`: CA, client certificate, bearer token or an
- * authenticator's header, proxy agent); so does the EKS one of kube-config.ts.
- */
-export interface KubeEndpoint {
-  getCurrentCluster(): { server: string } | null;
-  applyToHTTPSOptions(opts: RequestOptions): Promise<void>;
-}
 
 /** Content type of a strategic merge patch (Kubernetes docs, "Update API Objects in Place Using kubectl patch"). */
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
@@ -98,7 +83,7 @@ const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
  * annotations: 10 to 15 KB a node) is dropped right after a page is parsed, so a list of many
  * nodes holds small objects. Values are copied as they are; the schema validates them afterwards.
  */
-export function projectNode(item: unknown): unknown {
+function projectNode(item: unknown): unknown {
   if (!isRecord(item)) return item;
   const out: Record<string, unknown> = {};
   if ('apiVersion' in item) out.apiVersion = item.apiVersion;
@@ -133,29 +118,6 @@ function rfc3339(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** The `message` of a Status body (metav1.Status), or the start of a body that is not one. */
-function statusMessage(body: string): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return body.length > 0 ? body.slice(0, 300) : undefined;
-  }
-  const parsed = statusBodySchema.safeParse(value);
-  return parsed.success ? parsed.data.message : undefined;
-}
-
-/** An answer outside 2xx: its status and body (a metav1.Status, as a rule). Mapped by `mapHttpFailure`. */
-export class KubeHttpStatusError extends Error {
-  override name = 'KubeHttpStatusError';
-  constructor(
-    readonly status: number,
-    readonly body: string,
-  ) {
-    super(`HTTP ${status}`);
-  }
-}
-
 /** Internal: a continue token expired after `pages` pages (`nodes` nodes) were read. */
 class ContinueExpiredError extends Error {
   constructor(
@@ -167,8 +129,6 @@ class ContinueExpiredError extends Error {
     super(message, options);
   }
 }
-
-type Call = { method: 'GET' | 'PATCH' | 'POST'; path: string; query?: Record<string, string | number | undefined>; body?: unknown; contentType?: string };
 
 export class KubeNodes {
   private readonly endpoint: KubeEndpoint;
@@ -414,67 +374,3 @@ export class KubeNodes {
   }
 }
 
-/** One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. */
-async function send(endpoint: KubeEndpoint, call: Call): Promise<{ status: number; text: string }> {
-  const cluster = endpoint.getCurrentCluster();
-  if (!cluster) throw new InvalidInputError('the kubeconfig has no current cluster');
-  // The server URL may carry a path prefix (an API proxy); the API path goes after it.
-  const url = new URL(cluster.server);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}${call.path}`;
-  for (const [key, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-  const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body), 'utf8');
-  const opts: RequestOptions = {
-    method: call.method,
-    headers: {
-      Accept: 'application/json',
-      ...(payload ? { 'Content-Type': call.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
-    },
-  };
-  await endpoint.applyToHTTPSOptions(opts);
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, opts, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/**
- * Maps a failed call to a typed error by HTTP status only: an answer outside 2xx
- * (`KubeHttpStatusError`), or anything else (no answer: network, TLS, credentials).
- */
-export function mapError(error: unknown, target: Target): PodrouteError {
-  if (!(error instanceof KubeHttpStatusError)) {
-    const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
-    return new KubeApiError(`${what}: the Kubernetes API could not be reached`, { verb: target.verb, resource: target.resource, cause: error, retryable: true });
-  }
-  return mapHttpFailure(error.status, error.body, target, error);
-}
-
-/** A typed error from an answer's HTTP status and its Status body. */
-export function mapHttpFailure(status: number, body: string, target: Target, cause: unknown): PodrouteError {
-  const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
-  const base = { verb: target.verb, resource: target.resource, cause };
-  const detail = statusMessage(body);
-  const suffix = detail ? `: ${detail}` : '';
-  if (status === 401) {
-    return new KubeApiError(`${what}: 401 Unauthorized, the API server rejected podroute's credentials (check the token or the EKS access entry of the Lambda role)`, {
-      ...base,
-      status,
-      retryable: false,
-    });
-  }
-  if (status === 403) {
-    return new KubeApiError(`${what}: 403 Forbidden, RBAC does not allow verb "${target.verb}" on resource "${target.resource}"; grant it in podroute's ClusterRole${suffix}`, {
-      ...base,
-      status,
-      retryable: false,
-    });
-  }
-  const retryable = status === 409 || status === 429 || status >= 500;
-  return new KubeApiError(`${what}: HTTP ${status}${suffix}`, { ...base, status, retryable });
-}

@@ -22,11 +22,11 @@ import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../util/kube-na
  * before it rejects such a sync-node (an unknown key) and acks it, and that node becomes ready at the
  * next reconcile instead of at once (README, "Upgrade and rollback"); nothing is lost.
  */
-export const ROUTE_MESSAGE_VERSION = 2;
+const ROUTE_MESSAGE_VERSION = 2;
 /** The version of the kinds that version 1 already had, as producers write them. */
-export const V1 = 1;
+const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
-export const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
+const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
 
 const routeTableIdSchema = z.string().check(z.regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0'));
 const instanceIdSchema = z.string().check(z.regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0'));
@@ -62,9 +62,9 @@ const routeFields = {
   reason: z.optional(routeReasonSchema),
 };
 
-export const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
-export const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace') });
-export const deleteRouteMessageSchema = z.strictObject({
+const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
+const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace') });
+const deleteRouteMessageSchema = z.strictObject({
   v: version,
   kind: z.literal('delete'),
   routeTableId: routeTableIdSchema,
@@ -82,19 +82,19 @@ export const deleteRouteMessageSchema = z.strictObject({
  * after admission, so the worker routes these at once and leaves only the condition write waiting
  * for the stored node (lib/usecases/route-worker.ts, `syncNodeRoutes`).
  */
-export const admittedSchema = z.strictObject({
+const admittedSchema = z.strictObject({
   instanceId: instanceIdSchema,
   podCidrs: z.array(destinationCidrSchema).check(z.minLength(1, 'want at least one pod CIDR'), z.maxLength(2, 'a node has at most two pod CIDRs (one per family)')),
 });
-export const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: z.optional(admittedSchema) });
+const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: z.optional(admittedSchema) });
 /**
  * New in version 2. The node webhook admitted a DELETE of `node`: the worker checks, some seconds
  * later, whether the node is really gone (404) and only then releases its leases. Its routes are
  * left to the planner (next reconcile, under the mass-deletion guard).
  */
-export const nodeLeftMessageSchema = z.strictObject({ v: z.literal(ROUTE_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
+const nodeLeftMessageSchema = z.strictObject({ v: z.literal(ROUTE_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
 
-export const routeMessageSchema = z.discriminatedUnion('kind', [
+const routeMessageSchema = z.discriminatedUnion('kind', [
   createRouteMessageSchema,
   replaceRouteMessageSchema,
   deleteRouteMessageSchema,
@@ -102,13 +102,10 @@ export const routeMessageSchema = z.discriminatedUnion('kind', [
   nodeLeftMessageSchema,
 ]);
 
-export type CreateRouteMessage = z.infer<typeof createRouteMessageSchema>;
-export type ReplaceRouteMessage = z.infer<typeof replaceRouteMessageSchema>;
 export type DeleteRouteMessage = z.infer<typeof deleteRouteMessageSchema>;
 export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
-export type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
+type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
 export type RouteMessage = z.infer<typeof routeMessageSchema>;
-export type RouteMessageKind = RouteMessage['kind'];
 
 const KINDS: readonly string[] = routeMessageSchema.def.options.flatMap((option) => option.shape.kind.def.values);
 /** Kinds that version 1 did not have. */
@@ -177,10 +174,6 @@ export function messageKey(message: RouteMessage): string {
   }
 }
 
-/** The route table a message touches, or null for a message about a node (used to group work per table). */
-export const routeTableOf = (message: RouteMessage): string | null =>
-  message.kind === 'sync-node' || message.kind === 'node-left' ? null : message.routeTableId;
-
 /** The plan fields `toMessages` reads (structurally compatible with the route planner's output). */
 export interface RouteTarget {
   readonly routeTableId: string;
@@ -198,7 +191,7 @@ export interface PlannedRoutes {
   }>;
 }
 
-export interface ToMessagesOptions {
+interface ToMessagesOptions {
   /** Leave the plan's deletions out (the mass-deletion guard tripped). */
   readonly withholdDeletes: boolean;
   /** The route each deletion was planned from, recorded in the message as `expect`. */

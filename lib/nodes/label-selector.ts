@@ -17,7 +17,7 @@
 import { InvalidInputError } from '../errors.ts';
 import { isDns1123Subdomain } from '../util/kube-names.ts';
 
-export type LabelRequirement =
+type LabelRequirement =
   | { key: string; op: 'exists' | 'not-exists' }
   | { key: string; op: 'in' | 'notin'; values: readonly string[] };
 

@@ -5,7 +5,7 @@
 import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 
-export const conditionSchema = z.looseObject({
+const conditionSchema = z.looseObject({
   type: z.string(),
   status: z.string(),
   reason: z.optional(z.string()),
@@ -34,7 +34,6 @@ export const nodeSchema = z.looseObject({
 });
 
 export type Node = z.infer<typeof nodeSchema>;
-export type NodeCondition = z.infer<typeof conditionSchema>;
 
 /**
  * A node list: the API's `NodeList` (GET /api/v1/nodes), or kubectl's own wrapper. `kubectl get
@@ -43,7 +42,7 @@ export type NodeCondition = z.infer<typeof conditionSchema>;
  * (kubernetes/kubectl pkg/cmd/get/get.go), not the server's `NodeList`. Both are accepted; every
  * item must be a Node (a `List` can hold any kind, e.g. `kubectl get nodes,pods -o json`).
  */
-export const nodeListSchema = z.looseObject({
+const nodeListSchema = z.looseObject({
   kind: z.optional(z.enum(['NodeList', 'List'], { error: 'kind must be "List" or "NodeList" (the output of `kubectl get nodes -o json`)' })),
   items: z.array(
     z.extend(nodeSchema, { kind: z.optional(z.literal('Node', { error: 'every item must be a Node (kind "Node")' })) }),
@@ -96,7 +95,7 @@ export function podCidrsOf(node: Node): string[] {
   return single ? [single] : [];
 }
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
+type ConditionStatus = 'True' | 'False' | 'Unknown';
 
 /** Status of the node's NetworkUnavailable condition, or null when the condition is absent. */
 export function networkUnavailableOf(node: Node): ConditionStatus | null {

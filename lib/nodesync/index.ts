@@ -39,7 +39,7 @@ export interface KubeNodes {
   warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
 }
 
-export interface NodeSyncDeps {
+interface NodeSyncDeps {
   mode: SyncMode;
   cidrSet: CidrSet;
   cloud: CloudAlias;

@@ -32,7 +32,7 @@
  * of a dual-stack cluster makes `updatePodCidr` fail in the adapter (the error propagates).
  * Node objects are only read, never changed.
  */
-import { PodrouteError } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 import { type Cidr, type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { CidrSetError, type CidrSet } from '../ipam/index.ts';
 import { type Node, podCidrsOf } from '../nodes/node.ts';
@@ -78,15 +78,8 @@ export interface DualStackSyncDeps {
 export type NodeSyncErrorCode = 'INVALID_MODE' | 'INVALID_CIDR' | 'INVALID_CONFIG';
 
 /** A sync that cannot succeed as configured or as the node stands; retrying does not help. */
-export class NodeSyncError extends PodrouteError {
+export class NodeSyncError extends CodedError<NodeSyncErrorCode> {
   override name = 'NodeSyncError';
-  constructor(
-    readonly code: NodeSyncErrorCode,
-    message: string,
-    options: { cause?: unknown } = {},
-  ) {
-    super(message, { retryable: false, ...options });
-  }
 }
 
 type Branch = 'allocate' | 'fromAlias' | 'toAlias' | 'validate';

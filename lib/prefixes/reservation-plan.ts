@@ -76,7 +76,7 @@ export interface ReservationPlan {
   readonly warnings: string[];
 }
 
-export interface PlanReservationsInput {
+interface PlanReservationsInput {
   subnets: readonly Subnet[];
   /** One IPv4 and/or one IPv6 CIDR, already checked. */
   clusterCidrs: readonly Cidr[];

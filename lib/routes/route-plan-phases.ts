@@ -20,10 +20,10 @@ export interface NodeFacts {
   pending: boolean;
 }
 
-export type OwnerFacts = NodeFacts & { readonly instanceId: string };
+type OwnerFacts = NodeFacts & { readonly instanceId: string };
 
 /** The cluster tables (sorted ids) and their routes by (table, destination). */
-export interface TableIndex {
+interface TableIndex {
   readonly tableIds: string[];
   /** Static routes: the ones route calls act on. */
   readonly existing: Map<string, Route>;
@@ -31,7 +31,7 @@ export interface TableIndex {
   readonly propagatedAt: Map<string, Route>;
 }
 
-export const keyOf = (routeTableId: string, destinationCidr: string): string => `${routeTableId}|${destinationCidr}`;
+const keyOf = (routeTableId: string, destinationCidr: string): string => `${routeTableId}|${destinationCidr}`;
 
 export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 

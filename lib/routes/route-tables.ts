@@ -38,7 +38,7 @@ export const ec2RouteSchema = z.looseObject({
   Origin: optionalText,
 });
 
-export const ec2TagSchema = z.looseObject({ Key: optionalText, Value: optionalText });
+const ec2TagSchema = z.looseObject({ Key: optionalText, Value: optionalText });
 
 export const ec2RouteTableSchema = z.looseObject({
   RouteTableId: z.string({ error: 'RouteTableId must be a string' }).check(z.minLength(1, 'RouteTableId must not be empty')),

@@ -26,8 +26,8 @@ import { clusterTagKey } from '../routes/route-tables.ts';
 import type { RouteTable } from '../routes/index.ts';
 import type { NodeSource, RouteTables } from './ports.ts';
 
-export type CheckStatus = 'ok' | 'FAIL' | 'warn';
-export interface CheckResult {
+type CheckStatus = 'ok' | 'FAIL' | 'warn';
+interface CheckResult {
   status: CheckStatus;
   check: string;
   detail: string;
@@ -76,7 +76,7 @@ const QUOTA_WARN_SHARE = 0.8;
  * The Kubernetes calls podroute makes (lib/kube/kube-nodes.ts): list/get/patch nodes, patch
  * nodes/status, create events in the event namespace.
  */
-export function requiredPermissions(eventNamespace = 'default'): AccessQuestion[] {
+function requiredPermissions(eventNamespace = 'default'): AccessQuestion[] {
   return [
     { verb: 'list', group: '', resource: 'nodes' },
     { verb: 'get', group: '', resource: 'nodes' },
@@ -86,10 +86,10 @@ export function requiredPermissions(eventNamespace = 'default'): AccessQuestion[
   ];
 }
 
-export type DoctorConfig = Pick<Config, 'clusterName' | 'clusterCidrs' | 'nodeMaskSize' | 'routeTableIds' | 'queueUrl' | 'cidrTableName'> &
+type DoctorConfig = Pick<Config, 'clusterName' | 'clusterCidrs' | 'nodeMaskSize' | 'routeTableIds' | 'queueUrl' | 'cidrTableName'> &
   Partial<Pick<Config, 'nodeSelector'>>;
 
-export interface DoctorDeps {
+interface DoctorDeps {
   config: DoctorConfig;
   routeQuota: number;
   routeTables: Pick<RouteTables, 'listRouteTables'>;

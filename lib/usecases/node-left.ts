@@ -43,7 +43,7 @@ import type { NodeSource, UsedReservationSets } from './ports.ts';
  */
 export const NODE_LEFT_CHECK_DELAY_SECONDS = 10;
 
-export interface NodeLeftDeps {
+interface NodeLeftDeps {
   nodes: Pick<NodeSource, 'getNode' | 'listNodes'>;
   cidrSets: readonly CidrSet[];
   /** Prefixes mode: the registered pod ranges' sets, read in addition to `cidrSets`. */
@@ -51,7 +51,7 @@ export interface NodeLeftDeps {
   log: Logger;
 }
 
-export type NodeLeftResult =
+type NodeLeftResult =
   /** `kept`: blocks of the node left leased because another node's pod CIDR lies in them. */
   | { kind: 'released'; cidrs: string[]; kept: string[] }
   | { kind: 'exists'; deleting: boolean };
@@ -59,7 +59,7 @@ export type NodeLeftResult =
 const deletionSchema = z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.optional(z.string().check(z.minLength(1))) }) });
 
 /** The node is being deleted (finalizers still pending): `metadata.deletionTimestamp` is set. */
-export function isBeingDeleted(node: Node): boolean {
+function isBeingDeleted(node: Node): boolean {
   const parsed = deletionSchema.safeParse(node);
   return parsed.success && parsed.data.metadata.deletionTimestamp !== undefined;
 }

@@ -40,7 +40,7 @@ import type { ReconcileDeps } from './reconcile.ts';
  * The webhook runs over the same ports as reconcile; in prefixes mode a `NodeLeft` event also
  * looks in the registered pod ranges' sets (./node-left.ts).
  */
-export type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: UsedReservationSets };
+type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: UsedReservationSets };
 
 export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const request = review.request;
@@ -71,7 +71,7 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
   }
 }
 
-export type EventResult = { status: 202 | 404 | 409; message: string };
+type EventResult = { status: 202 | 404 | 409; message: string };
 
 export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Promise<EventResult> {
   if (event.type === 'NodeJoined') {

@@ -46,11 +46,11 @@ export const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
 export const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
 
 /** The Description of podroute's reservations when PREFIX_RESERVATION_DESCRIPTION is not set. */
-export const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
+const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
 
 type PrefixConfig = Pick<Config, 'clusterCidrs' | 'nodeSyncMode'> & Partial<Pick<Config, 'nodeSelector' | 'prefixReservationDescription'>>;
 
-export interface PrefixModeDeps {
+interface PrefixModeDeps {
   config: PrefixConfig;
   prefixes?: EniPrefixes;
   subnets?: Subnets;
@@ -66,7 +66,7 @@ export interface PrefixWorld {
 }
 
 /** A podroute reservation cut to the cluster CIDR it overlaps. */
-export interface PodRange {
+interface PodRange {
   range: string;
   family: Family;
   clusterCidr: string;
@@ -78,7 +78,7 @@ export type Placement =
   | { kind: 'no-reservation'; subnet: Subnet; message: string }
   | { kind: 'placed'; eni: NodeInterface; subnet: Subnet; ranges: PodRange[] };
 
-export type PrefixSyncResult = 'synced' | 'no-reservation';
+type PrefixSyncResult = 'synced' | 'no-reservation';
 
 /** Reads the interfaces of these nodes' instances and their subnets: a few batched calls, not per node. */
 export async function readPrefixWorld(nodes: readonly Node[], deps: PrefixModeDeps): Promise<PrefixWorld> {

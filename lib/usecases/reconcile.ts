@@ -41,14 +41,14 @@ import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } f
 import { prefixCidrSets, prefixModePlan, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
 import type { PrefixWorld } from './prefix-mode.ts';
 
-export type ReconcileConfig = Pick<
+type ReconcileConfig = Pick<
   Config,
   'clusterCidrs' | 'mode' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'
 > &
   Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector'>>;
 
 /** Default of `blockedNodeSeconds` (config BLOCKED_NODE_SECONDS). */
-export const DEFAULT_BLOCKED_NODE_SECONDS = 600;
+const DEFAULT_BLOCKED_NODE_SECONDS = 600;
 
 export interface ReconcileDeps {
   config: ReconcileConfig;

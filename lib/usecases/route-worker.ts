@@ -42,7 +42,7 @@ export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
  * but its receives are nearly used up: acknowledged, the next reconcile re-plans it) or `failed`
  * (retrying cannot help: acknowledged and reported).
  */
-export type FailureOutcome = 'retry' | 'handed-back' | 'failed';
+type FailureOutcome = 'retry' | 'handed-back' | 'failed';
 
 /**
  * The outcome of a failure, from whether it is retryable and which receive this is. A retryable
@@ -112,7 +112,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
  * route made meanwhile by another message or a reconcile), and a healthy node must not be flipped.
  * When the re-read itself fails, nothing is reported; the next reconcile settles the condition.
  */
-export async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
+async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
   // Neither is about a node's routes: a delete's node is gone, a node-left check's node is leaving.
   if (message.kind === 'delete' || message.kind === 'node-left') return;
   let missing: RouteOp[];

@@ -6,8 +6,8 @@
  */
 import { ACCOUNT_ID, Ec2ApiError } from './state.ts';
 import type { Ec2State, ReservationRecord, SubnetRecord } from './state.ts';
-import { applyFilters, filters, list, optional, paginate, required, tagSet } from './actions.ts';
-import type { ActionHandler } from './actions.ts';
+import { applyFilters, filters, list, optional, paginate, required, tagSet } from './params.ts';
+import type { ActionHandler } from './params.ts';
 import { parseReservationType } from './reservations.ts';
 import { el, set } from './xml.ts';
 import type { XmlContent } from './xml.ts';

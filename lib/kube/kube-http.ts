@@ -1,0 +1,129 @@
+/**
+ * The HTTPS transport of the Kubernetes adapters: one REST call to the current cluster with the
+ * kubeconfig's TLS and credentials, and the mapping of a failed call to a typed error by HTTP
+ * status only (never by message text).
+ */
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import * as z from '../util/zod-mini.ts';
+import { InvalidInputError, type PodrouteError } from '../errors.ts';
+import { KubeApiError } from './kube-errors.ts';
+
+const statusBodySchema = z.looseObject({ message: z.optional(z.string()), reason: z.optional(z.string()) });
+
+export type Target = { verb: string; resource: string; name?: string };
+
+/**
+ * What the adapter needs of a kubeconfig: the current cluster's server, and the TLS and
+ * credential options of a request to it. @kubernetes/client-node's KubeConfig has both
+ * (`getCurrentCluster`, `applyToHTTPSOptions`: CA, client certificate, bearer token or an
+ * authenticator's header, proxy agent); so does the EKS one of kube-config.ts.
+ */
+export interface KubeEndpoint {
+  getCurrentCluster(): { server: string } | null;
+  applyToHTTPSOptions(opts: RequestOptions): Promise<void>;
+}
+
+/** The `message` of a Status body (metav1.Status), or the start of a body that is not one. */
+function statusMessage(body: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return body.length > 0 ? body.slice(0, 300) : undefined;
+  }
+  const parsed = statusBodySchema.safeParse(value);
+  return parsed.success ? parsed.data.message : undefined;
+}
+
+/** An answer outside 2xx: its status and body (a metav1.Status, as a rule). Mapped by `mapHttpFailure`. */
+export class KubeHttpStatusError extends Error {
+  override name = 'KubeHttpStatusError';
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
+/**
+ * How long a request may sit with nothing sent or received (connect, TLS, or a silent server)
+ * before it is abandoned as unreachable (retryable). A socket idle time, not a total: a large list
+ * page that keeps arriving is not cut. Below the webhook's 10 s (the API server's default
+ * admission timeout) and the functions' own timeouts, so a hung API server ends in a mapped error,
+ * not in a Lambda timeout.
+ */
+export const REQUEST_IDLE_TIMEOUT_MS = 8_000;
+
+/** A request abandoned after `REQUEST_IDLE_TIMEOUT_MS` without traffic. */
+export class KubeRequestTimeoutError extends Error {
+  override name = 'KubeRequestTimeoutError';
+}
+
+export type Call = { method: 'GET' | 'PATCH' | 'POST'; path: string; query?: Record<string, string | number | undefined>; body?: unknown; contentType?: string };
+
+/** One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. */
+export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS): Promise<{ status: number; text: string }> {
+  const cluster = endpoint.getCurrentCluster();
+  if (!cluster) throw new InvalidInputError('the kubeconfig has no current cluster');
+  // The server URL may carry a path prefix (an API proxy); the API path goes after it.
+  const url = new URL(cluster.server);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${call.path}`;
+  for (const [key, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+  const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body), 'utf8');
+  const opts: RequestOptions = {
+    method: call.method,
+    headers: {
+      Accept: 'application/json',
+      ...(payload ? { 'Content-Type': call.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
+    },
+  };
+  await endpoint.applyToHTTPSOptions(opts);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.setTimeout(idleTimeoutMs, () => req.destroy(new KubeRequestTimeoutError(`no answer from ${url.host} within ${idleTimeoutMs} ms of silence`)));
+    req.end(payload);
+  });
+}
+
+/**
+ * Maps a failed call to a typed error by HTTP status only: an answer outside 2xx
+ * (`KubeHttpStatusError`), or anything else (no answer: network, TLS, credentials).
+ */
+export function mapError(error: unknown, target: Target): PodrouteError {
+  if (!(error instanceof KubeHttpStatusError)) {
+    const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
+    return new KubeApiError(`${what}: the Kubernetes API could not be reached`, { verb: target.verb, resource: target.resource, cause: error, retryable: true });
+  }
+  return mapHttpFailure(error.status, error.body, target, error);
+}
+
+/** A typed error from an answer's HTTP status and its Status body. */
+function mapHttpFailure(status: number, body: string, target: Target, cause: unknown): PodrouteError {
+  const what = `${target.verb} ${target.resource}${target.name ? ` ${JSON.stringify(target.name)}` : ''}`;
+  const base = { verb: target.verb, resource: target.resource, cause };
+  const detail = statusMessage(body);
+  const suffix = detail ? `: ${detail}` : '';
+  if (status === 401) {
+    return new KubeApiError(`${what}: 401 Unauthorized, the API server rejected podroute's credentials (check the token or the EKS access entry of the Lambda role)`, {
+      ...base,
+      status,
+      retryable: false,
+    });
+  }
+  if (status === 403) {
+    return new KubeApiError(`${what}: 403 Forbidden, RBAC does not allow verb "${target.verb}" on resource "${target.resource}"; grant it in podroute's ClusterRole${suffix}`, {
+      ...base,
+      status,
+      retryable: false,
+    });
+  }
+  const retryable = status === 409 || status === 429 || status >= 500;
+  return new KubeApiError(`${what}: HTTP ${status}${suffix}`, { ...base, status, retryable });
+}
