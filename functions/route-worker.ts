@@ -69,6 +69,9 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
             now: wiring.now,
             targets,
             view,
+            mode: wiring.config.mode,
+            // Prefixes mode: a joined node's condition is settled on its interface's prefixes.
+            ...(wiring.config.mode === 'prefixes' ? { prefixes: wiring.prefixes } : {}),
           });
         } catch (error) {
           // handleRouteMessage never throws; should it, this record alone fails.

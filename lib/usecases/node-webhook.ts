@@ -6,7 +6,8 @@
  *   JSON Patch that sets them; the node is not stored yet, so the patch is the only way to write them.
  *   Then queue a `sync-node` message at once, carrying the node's instance and pod CIDRs: the worker
  *   routes them without waiting for the stored node, and only its condition write waits for it
- *   (lib/usecases/route-worker.ts, `syncNodeRoutes`). No fixed delay.
+ *   (lib/usecases/route-worker.ts, `syncNodeRoutes`). No fixed delay. In prefixes mode the
+ *   admission delegates the prefixes itself and the message only settles the condition.
  * - Admission DELETE: release nothing and unroute nothing. The delete is not stored yet and a later
  *   webhook or a failed precondition can still refuse it; queue a delayed `node-left` check, which
  *   the worker turns into a release only once the node is gone (404). See ./node-left.ts.
@@ -126,9 +127,15 @@ async function warnMaskMismatches(node: Node, deps: WebhookDeps): Promise<string
   return messages;
 }
 
-/** Queues the node's routes for the worker, at once; `admitted` when the node is not stored yet. */
+/**
+ * Queues the node's routes for the worker, at once; `admitted` when the node is not stored yet.
+ * Prefixes mode has no routes, but an admitted node's condition waits for the stored node as in
+ * routes mode: the worker sets it once the node is stored and its interface holds the admitted
+ * prefixes (lib/usecases/route-writes.ts, `settlePrefixJoin`). Without `admitted` (no pod CIDR, or
+ * a stored node, whose node sync has written its condition already) there is nothing to settle.
+ */
 async function queueNodeSync(name: string, deps: WebhookDeps, admitted?: Admitted): Promise<void> {
-  if (deps.config.mode !== 'routes') return;
+  if (deps.config.mode === 'prefixes' && admitted === undefined) return;
   await deps.queue.send([syncNodeMessage(name, admitted)], { delaySeconds: 0 });
 }
 

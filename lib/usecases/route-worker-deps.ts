@@ -2,12 +2,13 @@
  * What the route worker (lib/usecases/route-worker.ts) runs over, and the constants its decisions
  * share with lib/usecases/route-writes.ts.
  */
+import type { Config } from '../config.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
-import type { NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
+import type { EniPrefixes, NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
@@ -33,6 +34,14 @@ export interface RouteWorkerDeps {
    * message lists the tables itself, on first need.
    */
   view?: RouteTableView;
+  /**
+   * MODE (absent = routes). In prefixes mode a node's pod CIDRs are prefixes on its primary
+   * interface, not routes: a `sync-node` only settles the joined node's condition
+   * (lib/usecases/route-writes.ts, `settlePrefixJoin`), reading the interface through `prefixes`.
+   */
+  mode?: Config['mode'];
+  /** Prefixes mode: the nodes' primary interfaces and the prefixes delegated to them. */
+  prefixes?: EniPrefixes;
 }
 
 /** The deps with the listing every write decides on. */

@@ -115,6 +115,8 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
 async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
   // Neither is about a node's routes: a delete's node is gone, a node-left check's node is leaving.
   if (message.kind === 'delete' || message.kind === 'node-left') return;
+  // Prefixes mode has no routes to find missing: its conditions are node sync's (reconcile).
+  if (deps.mode === 'prefixes') return;
   let missing: RouteOp[];
   try {
     const node = await currentNode(message.node, deps);

@@ -8,6 +8,7 @@
  * delete are success), so a duplicate or out-of-order delivery converges to the same state.
  */
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import type { Cidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
@@ -56,6 +57,7 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
  * up as for any node that left.
  */
 export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string> {
+  if (deps.mode === 'prefixes') return settlePrefixJoin(message, deps, delivery);
   const name = message.node;
   const stored = await currentNode(name, deps);
   let node = stored;
@@ -81,6 +83,65 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
 
+/**
+ * Prefixes mode's `sync-node`, queued by the webhook at a node's admission: there is no route to
+ * make (the admission delegated the node's prefixes to its primary interface already,
+ * lib/usecases/prefix-mode.ts), only the condition, which needs the stored node. So:
+ * - not stored yet: retried shortly, once, as in routes mode (admission runs before the Node is
+ *   persisted: Kubernetes docs, "Dynamic Admission Control"); still absent after: left to reconcile;
+ * - stored with another instance or other pod CIDRs than admitted: the admission's facts are stale,
+ *   left to reconcile;
+ * - else one DescribeInstances by id (EniPrefixes.describeInterfaces), and NetworkUnavailable=False
+ *   once every pod CIDR of the node is delegated to its primary interface, with one pod CIDR inside
+ *   each cluster CIDR (as reconcile decides it, `syncPrefixNode`). DescribeInstances lists the
+ *   prefixes assigned to each of an instance's interfaces (EC2 API Reference, InstanceIpv4Prefix
+ *   and InstanceIpv6Prefix in InstanceNetworkInterface), and a prefix assigned to an interface is
+ *   one EC2 checked and delegated to it (EC2 User Guide, "Prefix delegation for Amazon EC2 network
+ *   interfaces").
+ * Prefixes missing (or the instance not listed yet) are left to reconcile, which reads the subnet's
+ * reservations and runs node sync: assigning is node sync's decision over the pod range's CIDR set
+ * (adopting what a timed-out admission left, or EC2's pick in SyncFromCloud), and the worker has
+ * neither the subnet and reservation reads nor the role's Assign permissions. The worker never
+ * writes True here either: a node not ready yet stays as the kubelet registered it.
+ */
+async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
+  const name = message.node;
+  const node = await currentNode(name, deps);
+  if (!node) {
+    if ((delivery?.receiveCount ?? 1) === 1) throw new PodrouteError(`node ${name} is not stored yet, so its condition waits`, { retryable: true });
+    return 'stale:node-gone';
+  }
+  const unmanaged = unmanagedReason(node, deps.nodeSelector);
+  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
+  const instanceId = instanceIdOf(node);
+  const podCidrs = podCidrsOf(node).map((text) => tryParseCidr(text));
+  const cidrs = podCidrs.filter((c) => c !== null).map(formatCidr);
+  const admitted = message.admitted;
+  if (admitted && (instanceId !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs))) return 'left-to-reconcile:stored-differs-from-admitted';
+  if (networkUnavailableOf(node) === 'False') return 'in-sync';
+  const clusters = deps.clusterCidrs.map((text) => tryParseCidr(text));
+  const within = (cidr: Cidr | null, cluster: Cidr | null) => cidr !== null && cluster !== null && containsCidr(cluster, cidr);
+  const complete =
+    podCidrs.length > 0 && podCidrs.every((c) => clusters.some((cluster) => within(c, cluster))) && clusters.every((cluster) => podCidrs.some((c) => within(c, cluster)));
+  if (instanceId === null || !complete) return 'left-to-reconcile:pod-cidrs-incomplete';
+  if (!deps.prefixes) throw new PodrouteError('prefixes mode: the route worker has no ENI prefix port to read the node\'s interface with');
+  const eni = (await deps.prefixes.describeInterfaces([instanceId])).get(instanceId);
+  if (!eni) return 'left-to-reconcile:instance-unlisted';
+  const missing = cidrs.filter((cidr) => !eni.prefixes.includes(cidr));
+  if (missing.length > 0) {
+    deps.log.log('info', 'prefix.not-delegated', { node: name, networkInterfaceId: eni.networkInterfaceId, missing });
+    return 'left-to-reconcile:prefixes-missing';
+  }
+  const started = deps.now();
+  const result = await deps.nodes.setNetworkUnavailable(name, false);
+  deps.log.log('info', 'action', { action: 'set-network-unavailable', value: false, node: name, result, ms: deps.now() - started });
+  return 'ready';
+}
+
+function sameCidrs(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((cidr) => b.includes(cidr));
+}
+
 /** The node as its admission described it, for routing before it is stored (created now). */
 function admittedNode(name: string, admitted: Admitted, now: number): Node {
   const cidrs = admitted.podCidrs;
@@ -97,7 +158,6 @@ function admittedNode(name: string, admitted: Admitted, now: number): Node {
 async function settleAdmitted(name: string, admitted: Admitted, deps: WriteDeps, settleNode: (node: Node) => Promise<void>): Promise<void> {
   const now = await currentNode(name, deps);
   if (!now) throw new PodrouteError(`node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`, { retryable: true });
-  const sameCidrs = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((cidr) => b.includes(cidr));
   const cidrs = podCidrsOf(now).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
   if (instanceIdOf(now) !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs)) {
     throw new PodrouteError(`node ${name} was stored with another instance or pod CIDRs than admitted; syncing it again`, { retryable: true });
