@@ -32,6 +32,7 @@ import type { Config } from '../config.ts';
 import { PodrouteError } from '../errors.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
+import { mapSettled } from '../util/concurrency.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
@@ -44,6 +45,16 @@ import type { EniPrefixes, NodeInterface, NodeSource, ReservationSets, Subnet, S
 export const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
 /** The metric counting such nodes, per subnet (dimension `SubnetId`). */
 export const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
+
+/** The Warning event reason / metric for a podroute reservation too small for one delegated prefix. */
+export const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
+
+/**
+ * The size of a delegated prefix: EC2 assigns IPv4 prefixes as /28 and IPv6 prefixes as /80 (EC2
+ * User Guide, "Assign prefixes to Amazon EC2 network interfaces"). A pod range narrower than that
+ * cannot hold one; it is skipped (and told), never made a CIDR set.
+ */
+export const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
 
 /** The Description of podroute's reservations when PREFIX_RESERVATION_DESCRIPTION is not set. */
 export const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
@@ -89,8 +100,22 @@ export async function readPrefixWorld(nodes: readonly Node[], deps: PrefixModeDe
   return { interfaces, subnets: subnetIds.length > 0 ? await subnets.describeSubnets(subnetIds) : new Map<string, Subnet>() };
 }
 
-/** Pure: podroute's pod ranges in a subnet, in cluster CIDR order, then by range. */
+/** Pure: podroute's pod ranges in a subnet, in cluster CIDR order, then by range (none narrower than a delegated prefix). */
 export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
+  return podroutesCuts(subnet, config).filter((r) => !undersized(r));
+}
+
+/** Pure: podroute's reservations of a subnet whose cut to a cluster CIDR is too small for one delegated prefix. */
+export function undersizedRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
+  return podroutesCuts(subnet, config).filter(undersized);
+}
+
+function undersized(r: PodRange): boolean {
+  const cidr = tryParseCidr(r.range);
+  return cidr === null || cidr.prefix > DELEGATED_PREFIX[cidr.family];
+}
+
+function podroutesCuts(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
   const found: PodRange[] = [];
   const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
   for (const clusterText of config.clusterCidrs) {
@@ -106,6 +131,13 @@ export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCid
     found.push(...inCluster.sort((a, b) => a.range.localeCompare(b.range)));
   }
   return found;
+}
+
+/** One line about reservations skipped as too small (empty when none). */
+function undersizedNote(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): string {
+  return undersizedRanges(subnet, config)
+    .map((r) => `; reservation ${r.reservation.reservationId} (${r.reservation.cidr}) is skipped: its pod range ${r.range} is smaller than the /${DELEGATED_PREFIX[r.family]} prefix EC2 delegates`)
+    .join('');
 }
 
 /** Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere. */
@@ -148,15 +180,48 @@ export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly stri
       ? `aws ec2 create-subnet-cidr-reservation --subnet-id ${subnet.subnetId} --reservation-type ${type} --description ${mark} --cidr <a range inside ${room.join(' or ')}>`
       : `none can be made for cluster CIDR ${clusterText}: the subnet's blocks (${subnet.cidrs.join(', ')}) do not overlap it`;
   });
-  return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no podroute subnet CIDR reservation (Description ${mark}) inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}`;
+  const skipped = undersizedNote(subnet, { clusterCidrs: [...clusterCidrs], ...(config.prefixReservationDescription !== undefined ? { prefixReservationDescription: config.prefixReservationDescription } : {}) });
+  return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no podroute subnet CIDR reservation (Description ${mark}) inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}${skipped}`;
 }
 
-/** The CIDR sets of every pod range of the subnets read, in a stable order (for leases). */
-export async function prefixCidrSets(world: PrefixWorld, deps: PrefixModeDeps): Promise<CidrSet[]> {
-  const { reservationSets } = requirePorts(deps);
-  const ranges = new Set([...world.subnets.values()].flatMap((subnet) => podRanges(subnet, deps.config).map((r) => r.range)));
-  return Promise.all([...ranges].sort().map((range) => reservationSets(range)));
+/** A pod range whose CIDR set could not be made this run. */
+export interface FailedRange {
+  range: string;
+  message: string;
 }
+
+/**
+ * The CIDR sets of every pod range of the subnets read, in a stable order (for leases). A range
+ * too small for a delegated prefix is skipped and told (log line and metric naming the subnet and
+ * the reservation); a set that cannot be made is left out and answered in `failed`: neither stops
+ * the other subnets' sets.
+ */
+export async function prefixCidrSets(world: PrefixWorld, deps: PrefixModeDeps): Promise<{ sets: CidrSet[]; failed: FailedRange[] }> {
+  const { reservationSets } = requirePorts(deps);
+  for (const subnet of world.subnets.values()) {
+    for (const r of undersizedRanges(subnet, deps.config)) {
+      deps.log.log('warn', 'prefix.undersized-reservation', { subnetId: subnet.subnetId, reservationId: r.reservation.reservationId, cidr: r.reservation.cidr, range: r.range, prefixLength: DELEGATED_PREFIX[r.family] });
+      deps.log.metric(UNDERSIZED_RESERVATION_METRIC, 1, 'Count', { SubnetId: subnet.subnetId, ReservationId: r.reservation.reservationId });
+    }
+  }
+  const ranges = [...new Set([...world.subnets.values()].flatMap((subnet) => podRanges(subnet, deps.config).map((r) => r.range)))].sort();
+  const settled = await mapSettled(ranges, SET_CONCURRENCY, (range) => reservationSets(range));
+  const sets: CidrSet[] = [];
+  const failed: FailedRange[] = [];
+  settled.forEach((result, i) => {
+    const range = ranges[i] ?? '?';
+    if (result.status === 'fulfilled') sets.push(result.value);
+    else {
+      const message = `pod range ${range}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`;
+      deps.log.log('error', 'prefix.set-failed', { range, error: result.reason });
+      failed.push({ range, message });
+    }
+  });
+  return { sets, failed };
+}
+
+/** CIDR sets made (or DynamoDB partitions opened) at once. */
+const SET_CONCURRENCY = 4;
 
 /**
  * Syncs one node in prefixes mode over the run's EC2 reads; `kube` is node sync's Kubernetes side

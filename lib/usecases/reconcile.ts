@@ -258,7 +258,9 @@ async function readPrefixes(nodes: Node[], deps: ReconcileDeps): Promise<{ world
   const managed = nodes.filter((node) => unmanagedReason(node, deps.config.nodeSelector) === null);
   try {
     const world = await readPrefixWorld(managed, deps);
-    return { world, sets: await prefixCidrSets(world, deps) };
+    const { sets, failed } = await prefixCidrSets(world, deps);
+    // A failed set is told; the world stays, so the other subnets' nodes still sync.
+    return { world, sets, ...(failed.length > 0 ? { error: failed.map((f) => f.message).join('; ') } : {}) };
   } catch (error) {
     deps.log.log('error', 'prefix.read-failed', { error });
     return { world: { interfaces: new Map(), subnets: new Map() }, sets: [], error: errorText(error) };

@@ -192,7 +192,7 @@ export function prefixDeps(ec2: FakeEc2, nodes: MemoryNodes, env: Record<string,
     reservationSets: (range) => {
       let set = sets.get(range);
       if (!set) {
-        set = createCidrSet({ clusterCidr: range, nodeMaskSize: range.includes(':') ? 80 : 28, store: new TimedMemoryCidrStore(now) });
+        set = createCidrSet({ clusterCidr: range, nodeMaskSize: range.includes(':') ? 80 : 28, store: new TimedMemoryCidrStore(now), rangeKind: 'pod range' });
         sets.set(range, set);
       }
       return set;

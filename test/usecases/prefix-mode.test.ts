@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
+import { NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, UNDERSIZED_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
 
@@ -178,6 +178,48 @@ describe('prefixes mode: reconcile', () => {
     expect(report.errors).toEqual([expect.objectContaining({ node: 'cloud', step: 'node-sync', message: expect.stringContaining('prefix-type reservation') })]);
     expect(ec2.count('assign')).toBe(0);
     expect(nodes.podCidrs('cloud')).toEqual([]);
+  });
+
+  it('skips a podroute reservation smaller than a delegated prefix, tells which, and syncs the other subnets (review #6)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/24', type: 'explicit' }]);
+    const tiny = ec2.addSubnet('subnet-b', ['10.0.16.0/20'], [{ cidr: '10.0.24.0/29', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps, log } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    nodes.add('good', ec2.addInstance('subnet-a').instanceId);
+    nodes.add('other', ec2.addInstance('subnet-b').instanceId);
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    expect(report.allocated).toEqual(['good']);
+    expect(nodes.podCidrs('good')).toHaveLength(1);
+    expect(inside('10.0.8.0/24', nodes.podCidrs('good')[0] ?? '')).toBe(true);
+    expect(nodes.podCidrs('other')).toEqual([]);
+    expect(nodes.networkUnavailable('other')).toBe('True');
+    const reservationId = tiny.reservations[0]?.reservationId ?? '?';
+    const event = nodes.events.find((e) => e.node === 'other');
+    expect(event?.reason).toBe(NO_RESERVATION_EVENT);
+    expect(event?.message).toContain('subnet-b');
+    expect(event?.message).toContain(`reservation ${reservationId} (10.0.24.0/29) is skipped`);
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-b', ReservationId: reservationId, [UNDERSIZED_RESERVATION_METRIC]: 1 }));
+  });
+
+  it('a pod range whose set cannot be made fails only that range: no node turns into an unlisted instance (review #6)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/24', type: 'explicit' }]);
+    ec2.addSubnet('subnet-b', ['10.0.16.0/20'], [{ cidr: '10.0.24.0/24', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const sets = deps.reservationSets;
+    deps.reservationSets = (range) => (range === '10.0.24.0/24' ? Promise.reject(new Error('table unreachable')) : (sets?.(range) ?? Promise.reject(new Error('no port'))));
+    nodes.add('good', ec2.addInstance('subnet-a').instanceId);
+    nodes.add('other', ec2.addInstance('subnet-b').instanceId);
+
+    const report = await reconcile(deps);
+    expect(report.allocated).toEqual(['good']);
+    expect(report.errors.map((e) => e.message).join(' | ')).not.toContain('does not list');
+    expect(report.errors).toContainEqual(expect.objectContaining({ node: 'other', message: 'table unreachable' }));
+    expect(report.errors).toContainEqual(expect.objectContaining({ message: 'pod range 10.0.24.0/24: table unreachable' }));
   });
 
   it('reports a node whose instance EC2 does not list yet, and syncs the others', async () => {
