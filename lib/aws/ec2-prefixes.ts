@@ -8,7 +8,8 @@ import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { EniPrefixes, NodeInterface } from '../usecases/ports.ts';
-import { toPodrouteError } from './ec2-errors.ts';
+import { Ec2Error, toPodrouteError } from './ec2-errors.ts';
+import { PrefixUnavailableError } from '../usecases/port-errors.ts';
 import { primaryInterfaceOf } from './ec2-instances.ts';
 
 /** EC2 delegates prefixes of exactly these sizes to a network interface. */
@@ -78,7 +79,18 @@ export class Ec2EniPrefixes implements EniPrefixes {
     if (!cidr) throw new InvalidInputError(`invalid prefix ${JSON.stringify(cidrText)}: want an IPv4 /28 or IPv6 /80 CIDR`);
     assertPrefixMask(cidr.family, cidr.prefix);
     const prefix = formatCidr(cidr);
-    await this.assign(networkInterfaceId, cidr.family, { prefix }, prefix);
+    try {
+      await this.assign(networkInterfaceId, cidr.family, { prefix }, prefix);
+    } catch (error) {
+      // EC2 answers InvalidParameterValue for a named prefix it cannot delegate to this interface:
+      // already delegated elsewhere or holding an address in use (the caller asks only for prefixes
+      // inside the interface's subnet; EC2 User Guide, "Assign prefixes to Amazon EC2 network
+      // interfaces"; EC2 API Reference, "Error codes": InvalidParameterValue).
+      if (error instanceof Ec2Error && error.code === 'InvalidParameterValue') {
+        throw new PrefixUnavailableError(`EC2 refused prefix ${prefix} for ${networkInterfaceId} (InvalidParameterValue): delegated elsewhere or in use`, { prefix, cause: error });
+      }
+      throw error;
+    }
   }
 
   /**

@@ -30,6 +30,7 @@ import { containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.t
 import type { Cidr, Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import { PodrouteError } from '../errors.ts';
+import { PrefixUnavailableError } from './port-errors.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
 import { mapSettled } from '../util/concurrency.ts';
@@ -55,6 +56,17 @@ export const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
  * cannot hold one; it is skipped (and told), never made a CIDR set.
  */
 export const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
+
+/**
+ * The owner of a block EC2 refused to delegate (already delegated to an interface podroute did not
+ * read, e.g. of a Node deleted while its instance runs). Not a node name (Kubernetes node names are
+ * DNS subdomains: no ':'), so no node ever holds it; reclaim frees it after the lease grace, and a
+ * later allocation tries it again.
+ */
+export const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
+
+/** How many blocks one node sync may find refused by EC2 before the run gives up on the node. */
+const REFUSED_BLOCK_TRIES = 3;
 
 /** The Description of podroute's reservations when PREFIX_RESERVATION_DESCRIPTION is not set. */
 export const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
@@ -266,13 +278,34 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
     addAlias: async (_node, cidrs) => {
       for (const cidr of cidrs) {
         if (onEni.includes(cidr)) continue;
-        await prefixes.assignPrefix(eni.networkInterfaceId, cidr);
+        try {
+          await prefixes.assignPrefix(eni.networkInterfaceId, cidr);
+        } catch (error) {
+          if (error instanceof PrefixUnavailableError) await holdForCloud(cidr, error);
+          throw error;
+        }
         onEni.push(cidr);
         deps.log.log('info', 'action', { action: 'assign-prefix', cidr, node: name, networkInterfaceId: eni.networkInterfaceId });
       }
     },
   };
-  await syncNodeDualStack({ kind: 'update', nodeName: name, node }, { mode: deps.config.nodeSyncMode, cidrSets: sets, cloud, kube });
+  // A block EC2 refuses is taken from the node and held for the cloud, so the next allocation
+  // (node sync releases the node's blocks on a failed alias) moves on to another block.
+  const holdForCloud = async (cidr: string, error: PrefixUnavailableError): Promise<void> => {
+    const set = sets.find((s, i) => s !== undefined && inside(tryParseCidr(cidr), ranges[i]?.range ?? ''));
+    if (!set) return;
+    await set.release(cidr, name);
+    await set.occupy(cidr, CLOUD_HELD_OWNER);
+    deps.log.log('warn', 'prefix.refused', { cidr, node: name, networkInterfaceId: eni.networkInterfaceId, heldAs: CLOUD_HELD_OWNER, error });
+  };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await syncNodeDualStack({ kind: 'update', nodeName: name, node }, { mode: deps.config.nodeSyncMode, cidrSets: sets, cloud, kube });
+      break;
+    } catch (error) {
+      if (!(error instanceof PrefixUnavailableError) || attempt >= REFUSED_BLOCK_TRIES) throw error;
+    }
+  }
   // Upstream's validate branch writes nothing: a node whose pod CIDRs are all delegated is reachable.
   if (lacking.length === 0 && networkUnavailableOf(node) !== 'False' && podCidrs.every((c) => onEni.includes(formatCidr(c)))) {
     await kube.setNetworkUnavailable(name, false);

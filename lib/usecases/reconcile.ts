@@ -233,7 +233,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   });
 
-  await reclaimOrphans(nodes, leaseLists, run, report);
+  const delegated = prefixRead ? [...prefixRead.world.interfaces.values()].flatMap((eni) => eni.prefixes) : [];
+  await reclaimOrphans(nodes, leaseLists, run, report, delegated);
   summarize(report, deps, started);
   return report;
 }

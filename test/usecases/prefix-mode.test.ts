@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, UNDERSIZED_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
+import { CLOUD_HELD_OWNER, NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, UNDERSIZED_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
 
@@ -220,6 +220,60 @@ describe('prefixes mode: reconcile', () => {
     expect(report.errors.map((e) => e.message).join(' | ')).not.toContain('does not list');
     expect(report.errors).toContainEqual(expect.objectContaining({ node: 'other', message: 'table unreachable' }));
     expect(report.errors).toContainEqual(expect.objectContaining({ message: 'pod range 10.0.24.0/24: table unreachable' }));
+  });
+
+  it('a Node deleted while its instance runs: the refused block is held for the cloud and the next node moves on (review #2)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]); // four /28s
+    const nodes = new MemoryNodes();
+    const { deps, advance, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const x = ec2.addInstance('subnet-a');
+    nodes.add('keep', ec2.addInstance('subnet-a').instanceId);
+    await reconcile(deps);
+    nodes.add('x', x.instanceId);
+    await reconcile(deps);
+    const xBlock = nodes.podCidrs('x')[0] ?? '?';
+    expect(x.prefixes).toEqual([xBlock]);
+    const z1 = ec2.addInstance('subnet-a');
+    const z2 = ec2.addInstance('subnet-a');
+    nodes.add('z1', z1.instanceId);
+    nodes.add('z2', z2.instanceId);
+    await reconcile(deps); // the four blocks are taken: keep, x, z1, z2
+    const z2Block = nodes.podCidrs('z2')[0] ?? '?';
+    nodes.stored.delete('x'); // kubectl delete node x; the instance keeps running, its prefix stays delegated
+    nodes.stored.delete('z2'); // z2 is terminated: its prefix goes with it
+    z2.prefixes.length = 0;
+    advance(3600_000);
+    expect((await reconcile(deps)).reclaimed).toEqual([{ cidr: xBlock, owner: 'x' }, { cidr: z2Block, owner: 'z2' }]);
+
+    nodes.add('y', ec2.addInstance('subnet-a').instanceId);
+    advance(60_000);
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    expect(nodes.podCidrs('y')).toEqual([z2Block]);
+    // x's own assignment, then y's refused one.
+    expect(ec2.calls.filter((call) => call.startsWith('assignPrefix ') && call.endsWith(` ${xBlock}`))).toHaveLength(2);
+    expect(nodes.networkUnavailable('y')).toBe('False');
+    const leases = await (await setOf('10.0.8.0/26')).leases();
+    expect(leases).toContainEqual(expect.objectContaining({ cidr: xBlock, owner: CLOUD_HELD_OWNER }));
+  });
+
+  it('reclaim keeps a vanished node’s block while its prefix is delegated to an interface the run read (review #2)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps, advance, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const eni = ec2.addInstance('subnet-a');
+    nodes.add('x', eni.instanceId);
+    await reconcile(deps);
+    const xBlock = nodes.podCidrs('x')[0] ?? '?';
+    // The Node is re-registered under another name on the same instance: the interface is read, x's lease is not live.
+    nodes.stored.delete('x');
+    nodes.add('x-again', eni.instanceId);
+    advance(3600_000);
+    const report = await reconcile(deps);
+    expect(report.reclaimed).toEqual([]);
+    expect(await (await setOf('10.0.8.0/26')).leases()).toContainEqual(expect.objectContaining({ cidr: xBlock }));
   });
 
   it('reports a node whose instance EC2 does not list yet, and syncs the others', async () => {
