@@ -101,7 +101,24 @@ export type Placement =
   | { kind: 'no-reservation'; subnet: Subnet; message: string }
   | { kind: 'placed'; eni: NodeInterface; subnet: Subnet; ranges: PodRange[] };
 
-export type PrefixSyncResult = 'synced' | 'no-reservation';
+export type PrefixSyncResult = 'synced' | 'no-reservation' | 'shared-prefix-reservation';
+
+/** The Warning event reason on a SyncFromCloud node whose subnet has another owner's prefix reservation. */
+export const SHARED_PREFIX_RESERVATION_EVENT = 'PodCidrSharedPrefixReservation';
+/** The metric counting such nodes, per subnet (dimension `SubnetId`). */
+export const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
+
+/**
+ * SyncFromCloud: EC2 picks an automatic prefix from any of the subnet's `prefix` reservations, at
+ * random among them (Amazon VPC User Guide, "Subnet CIDR reservations"). With another owner's
+ * prefix reservation in the subnet (the VPC CNI's), podroute's count-of-one could land there (a
+ * prefix podroute cannot adopt: one leaked per try) and the CNI's picks could land in podroute's.
+ * So such a subnet is refused: podroute's prefix reservations must be the subnet's only ones.
+ */
+export function foreignPrefixReservations(subnet: Subnet, config: Pick<PrefixConfig, 'prefixReservationDescription'>): SubnetReservation[] {
+  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  return subnet.reservations.filter((r) => r.type === 'prefix' && r.description !== mark);
+}
 
 /** Reads the interfaces of these nodes' instances and their subnets: a few batched calls, not per node. */
 export async function readPrefixWorld(nodes: readonly Node[], deps: PrefixModeDeps): Promise<PrefixWorld> {
@@ -252,12 +269,23 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
     return 'no-reservation';
   }
   const { eni, ranges } = placement;
+  const foreign = deps.config.nodeSyncMode === 'SyncFromCloud' ? foreignPrefixReservations(placement.subnet, deps.config) : [];
+  if (foreign.length > 0) {
+    const subnetId = placement.subnet.subnetId;
+    const message = `subnet ${subnetId} has prefix-type reservations that are not podroute's (${foreign.map((r) => `${r.reservationId} ${r.cidr}`).join(', ')}); with SyncFromCloud EC2 picks among all of a subnet's prefix reservations, so podroute assigns nothing here: make podroute's the subnet's only prefix reservations, or use SyncFromCluster`;
+    deps.log.log('warn', 'prefix.shared-prefix-reservation', { node: name, subnetId, reservations: foreign.map((r) => r.reservationId) });
+    deps.log.metric(SHARED_PREFIX_RESERVATION_METRIC, 1, 'Count', { SubnetId: subnetId });
+    await deps.nodes.warn(name, SHARED_PREFIX_RESERVATION_EVENT, message).catch((error: unknown) => deps.log.log('warn', 'event.failed', { node: name, error }));
+    if (networkUnavailableOf(node) !== 'True') await kube.setNetworkUnavailable(name, true);
+    return 'shared-prefix-reservation';
+  }
   const sets = await Promise.all(ranges.map((r) => reservationSets(r.range)));
   // Only prefixes inside the node's pod ranges are podroute's; the VPC CNI's are left alone.
   const onEni = eni.prefixes.filter((text) => ranges.some((r) => inside(tryParseCidr(text), r.range)));
   const podCidrs = podCidrsOf(node).flatMap((text) => tryParseCidr(text) ?? []);
   const lacking = ranges.filter((r) => !podCidrs.some((c) => c.family === r.family));
   const hidden = new Set<Family>();
+  const notOurs = new Set<string>();
   for (const [i, r] of ranges.entries()) {
     if (!lacking.includes(r)) continue;
     const present = onEni.find((text) => inside(tryParseCidr(text), r.range));
@@ -267,14 +295,20 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
       await sets[i]?.occupy(present, name);
       hidden.add(r.family);
       deps.log.log('info', 'action', { action: 'adopt-prefix', cidr: present, node: name, networkInterfaceId: eni.networkInterfaceId });
-    } else if (present === undefined) {
-      onEni.push(await assignFromEc2(prefixes, eni, r, name, deps.log));
+    } else {
+      // SyncFromCloud adopts only a prefix podroute was answered by EC2 (now) or one its lease names:
+      // a prefix merely found in the range may be another owner's automatic pick.
+      const leased = (await sets[i]?.ownedLease(name))?.cidr;
+      const ours = present !== undefined && onEni.find((text) => text === leased && inside(tryParseCidr(text), r.range));
+      for (const text of onEni.filter((t) => t !== ours && inside(tryParseCidr(t), r.range))) notOurs.add(text);
+      if (!ours) onEni.push(await assignFromEc2(prefixes, eni, r, name, deps.log));
     }
   }
   // Node sync reads one alias a family: the one matching the node's pod CIDR comes first.
   const matches = (text: string) => podCidrs.some((c) => formatCidr(c) === text);
   const cloud: DualStackCloudAlias = {
-    alias: async () => [...onEni.filter(matches), ...onEni.filter((t) => !matches(t))].filter((t) => !hidden.has(tryParseCidr(t)?.family ?? 4)),
+    alias: async () =>
+      [...onEni.filter(matches), ...onEni.filter((t) => !matches(t))].filter((t) => !notOurs.has(t) && !hidden.has(tryParseCidr(t)?.family ?? 4)),
     addAlias: async (_node, cidrs) => {
       for (const cidr of cidrs) {
         if (onEni.includes(cidr)) continue;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { CLOUD_HELD_OWNER, NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, UNDERSIZED_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
+import { CLOUD_HELD_OWNER, NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, SHARED_PREFIX_RESERVATION_EVENT, SHARED_PREFIX_RESERVATION_METRIC, UNDERSIZED_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
 
@@ -165,6 +165,51 @@ describe('prefixes mode: reconcile', () => {
     expect(inside(subnets[0]?.reservations[1]?.cidr ?? '', v6 ?? '')).toBe(true);
     expect(nodes.networkUnavailable('cloud')).toBe('False');
     expect((await (await setOf('10.0.8.0/22')).leases()).map((l) => [l.cidr, l.owner])).toEqual([[v4, 'cloud']]);
+  });
+
+  it('SyncFromCloud refuses a subnet with another owner’s prefix reservation: Event, NetworkUnavailable stays True, nothing assigned (review #3)', async () => {
+    const ec2 = new FakeEc2();
+    const subnet = ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [
+      { cidr: '10.0.8.0/24', type: 'prefix' },
+      { cidr: '10.0.9.0/24', type: 'prefix', description: 'vpc-cni' },
+    ]);
+    const eni = ec2.addInstance('subnet-a');
+    const nodes = new MemoryNodes();
+    nodes.add('n', eni.instanceId);
+    const { deps, log } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16', NODE_SYNC_MODE: 'SyncFromCloud' });
+
+    const report = await reconcile(deps);
+    expect(report.allocated).toEqual([]);
+    expect(ec2.count('assignAnyPrefix')).toBe(0);
+    expect(eni.prefixes).toEqual([]);
+    expect(nodes.podCidrs('n')).toEqual([]);
+    expect(nodes.networkUnavailable('n')).toBe('True');
+    const event = nodes.events.find((e) => e.node === 'n');
+    expect(event?.reason).toBe(SHARED_PREFIX_RESERVATION_EVENT);
+    expect(event?.message).toContain(subnet.reservations[1]?.reservationId ?? '?');
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-a', [SHARED_PREFIX_RESERVATION_METRIC]: 1 }));
+  });
+
+  it('SyncFromCloud never adopts a prefix merely found in its range (the CNI’s automatic pick): only what EC2 answered podroute (review #4)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/24', type: 'prefix' }]);
+    const eni = ec2.addInstance('subnet-a');
+    const cni = await ec2.assignAnyPrefix(eni.networkInterfaceId, 4); // aws-node warming its pool on the same ENI
+    const nodes = new MemoryNodes();
+    nodes.add('n', eni.instanceId);
+    const { deps, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16', NODE_SYNC_MODE: 'SyncFromCloud' });
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    const [podCidr] = nodes.podCidrs('n');
+    expect(podCidr).toBeDefined();
+    expect(podCidr).not.toBe(cni);
+    expect(eni.prefixes).toEqual([cni, podCidr]);
+    expect((await (await setOf('10.0.8.0/24')).leases()).map((l) => [l.cidr, l.owner])).toEqual([[podCidr, 'n']]);
+    // The next tick changes nothing: the node's lease names its prefix.
+    await reconcile(deps);
+    expect(nodes.podCidrs('n')).toEqual([podCidr]);
+    expect(ec2.count('assignAnyPrefix')).toBe(2);
   });
 
   it('refuses SyncFromCloud against an explicit reservation (EC2 would not pick from it), assigning nothing', async () => {
