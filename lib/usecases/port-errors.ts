@@ -80,8 +80,11 @@ export function mayBeLaunchLag(error: unknown): error is ResourceNotFoundError {
 export class PrefixUnavailableError extends PodrouteError {
   override name = 'PrefixUnavailableError';
   readonly prefix: string;
-  constructor(message: string, options: { prefix: string; cause?: unknown }) {
+  /** The cloud's own error code, when it answered one. */
+  readonly code: string | undefined;
+  constructor(message: string, options: { prefix: string; code?: string; cause?: unknown }) {
     super(message, { retryable: false, cause: options.cause });
     this.prefix = options.prefix;
+    this.code = options.code;
   }
 }

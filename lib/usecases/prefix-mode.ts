@@ -13,7 +13,10 @@
  * partition of the CIDR table, same claim protocol as any set).
  *
  * One run (a reconcile tick, a webhook call) reads EC2 once: one DescribeInstances per 200 nodes,
- * one DescribeSubnets for their subnets, one GetSubnetCidrReservations per subnet. Then per node:
+ * one DescribeSubnets for their subnets, one GetSubnetCidrReservations per subnet, the adapters
+ * running 4 calls at a time (never unbounded). A steady-state reconcile tick over N nodes in S
+ * subnets thus costs ceil(N/200) + ceil(S/200) + S EC2 reads in about ceil(N/800) + 1 + ceil(S/4)
+ * round trips, and no EC2 write (5,000 nodes, 6 subnets: 32 reads, about 10 round trips). Then per node:
  * - its subnet has no pod range for some cluster CIDR: it stays NetworkUnavailable=True, with an
  *   Event and a metric naming the subnet and the reservation to create; it gets nothing elsewhere;
  * - else node sync runs over the pod ranges' sets, with only the interface's prefixes inside the
