@@ -78,7 +78,7 @@ export async function buildWiring(
     }
   }
   // One CIDR set per range (a cluster CIDR, or in prefixes mode a pod range), one partition each.
-  const storedSet = (range: string): Promise<CidrSet> => {
+  const storedSet = (range: string, rangeKind: 'cluster CIDR' | 'pod range' = 'cluster CIDR'): Promise<CidrSet> => {
     const family = tryParseCidr(range)?.family ?? 4;
     const nodeMaskSize = config.nodeMaskSize[family];
     const store = new DynamoDbCidrStore({
@@ -89,15 +89,15 @@ export async function buildWiring(
       // A conditional write that lost a race with another allocator (dashboard: allocation conflicts).
       onConditionalFailure: () => log.metric('AllocationConflicts', 1),
     });
-    return createCidrSet({ clusterCidr: range, nodeMaskSize, store });
+    return createCidrSet({ clusterCidr: range, nodeMaskSize, store, rangeKind });
   };
   // Prefixes mode allocates from pod ranges only (lib/usecases/prefix-mode.ts), never from a whole cluster CIDR.
-  const cidrSets = config.mode === 'prefixes' ? [] : await Promise.all(config.clusterCidrs.map(storedSet));
+  const cidrSets = config.mode === 'prefixes' ? [] : await Promise.all(config.clusterCidrs.map((cidr) => storedSet(cidr)));
   const rangeSets = new Map<string, Promise<CidrSet>>();
   const openSet = (range: string): Promise<CidrSet> => {
     let set = rangeSets.get(range);
     if (!set) {
-      set = storedSet(range);
+      set = storedSet(range, 'pod range');
       rangeSets.set(range, set);
       set.catch(() => rangeSets.delete(range));
     }

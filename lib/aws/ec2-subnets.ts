@@ -9,6 +9,8 @@ import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { PodrouteError } from '../errors.ts';
 import type { Subnet, SubnetReservation, Subnets } from '../usecases/ports.ts';
 import { toPodrouteError } from './ec2-errors.ts';
+import { DESCRIBE_CONCURRENCY } from './ec2-prefixes.ts';
+import { forEachLimit } from '../util/concurrency.ts';
 
 /** Subnet ids per DescribeSubnets call (one `subnet-id` filter). */
 const SUBNET_IDS_PER_CALL = 200;
@@ -47,7 +49,10 @@ export class Ec2Subnets implements Subnets {
         return out.NextToken;
       });
     }
-    for (const subnet of found.values()) subnet.reservations = await this.reservations(subnet.subnetId);
+    // One GetSubnetCidrReservations per subnet (it takes one SubnetId), 4 in flight: never unbounded.
+    await forEachLimit([...found.values()], DESCRIBE_CONCURRENCY, async (subnet) => {
+      subnet.reservations = await this.reservations(subnet.subnetId);
+    });
     return found;
   }
 

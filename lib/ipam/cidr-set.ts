@@ -63,24 +63,27 @@ export interface CidrSetOptions {
   clusterCidr: string;
   nodeMaskSize: number;
   store?: CidrStore;
+  /** What the range is called in errors: a cluster CIDR (default) or, in prefixes mode, a pod range. */
+  rangeKind?: 'cluster CIDR' | 'pod range';
 }
 
 export async function createCidrSet(options: CidrSetOptions): Promise<CidrSet> {
   const cluster = tryParseCidr(options.clusterCidr);
+  const kind = options.rangeKind ?? 'cluster CIDR';
   if (!cluster) {
-    throw new CidrSetError('INVALID_CIDR', `invalid cluster CIDR ${JSON.stringify(options.clusterCidr)}`);
+    throw new CidrSetError('INVALID_CIDR', `invalid ${kind} ${JSON.stringify(options.clusterCidr)}`);
   }
   const { nodeMaskSize } = options;
   if (!Number.isInteger(nodeMaskSize) || nodeMaskSize < cluster.prefix || nodeMaskSize > addressBits(cluster.family)) {
     throw new CidrSetError(
       'INVALID_CIDR',
-      `node mask size ${String(nodeMaskSize)} must be a whole number from ${cluster.prefix} (the cluster mask) to ${addressBits(cluster.family)}`,
+      `node mask size ${String(nodeMaskSize)} must be a whole number from ${cluster.prefix} (the mask of ${kind} ${formatCidr(cluster)}) to ${addressBits(cluster.family)}`,
     );
   }
   if (cluster.family === 6 && nodeMaskSize - cluster.prefix > MAX_IPV6_SUBNET_BITS) {
     throw new CidrSetError(
       'MASK_TOO_LARGE',
-      `node mask /${nodeMaskSize} is too large for cluster CIDR ${formatCidr(cluster)}: an IPv6 node mask may be at most ${MAX_IPV6_SUBNET_BITS} bits longer than the cluster mask`,
+      `node mask /${nodeMaskSize} is too large for ${kind} ${formatCidr(cluster)}: an IPv6 node mask may be at most ${MAX_IPV6_SUBNET_BITS} bits longer than its mask`,
     );
   }
   return new StoredCidrSet(cluster, nodeMaskSize, options.store ?? new MemoryCidrStore());

@@ -3,7 +3,7 @@
  * routes mode, one per pod range in prefixes mode): repair crash leftovers, occupy pod CIDRs nodes
  * hold without a lease, release leases of nodes that are gone.
  */
-import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
@@ -67,7 +67,7 @@ export async function repairLeases(leaseLists: Lease[][], deps: LeaseDeps, repor
  * node being created is not listed yet). Withheld, like route deletions, when the node list is
  * empty or the share of orphans is implausibly large.
  */
-export async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: LeaseDeps, report: LeaseReport): Promise<void> {
+export async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: LeaseDeps, report: LeaseReport, delegated: readonly string[] = []): Promise<void> {
   const live = new Set(nodes.map((node) => node.metadata.name));
   const now = deps.now();
   const graceMs = deps.config.leaseGraceSeconds * 1000;
@@ -75,9 +75,15 @@ export async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps:
     const leases = leaseLists[i] ?? [];
     const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
     // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
-    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes));
+    // Prefixes mode: a block still delegated to an interface the run read stays too (its instance
+    // may run on after its Node was deleted; EC2 would refuse the block to anyone else).
+    const stillDelegated = (lease: Lease) => delegated.some((prefix) => overlapsText(prefix, lease.cidr));
+    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes) && !stillDelegated(lease));
     for (const lease of expired) {
-      if (!orphans.includes(lease)) deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: 'a live node holds a pod CIDR inside it' });
+      if (!orphans.includes(lease)) {
+        const why = stillDelegated(lease) ? 'its prefix is still delegated to an interface' : 'a live node holds a pod CIDR inside it';
+        deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why });
+      }
     }
     if (orphans.length === 0) continue;
     const tooMany =
@@ -101,6 +107,11 @@ export async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps:
       }
     }
   }
+}
+
+function overlapsText(a: string, b: string): boolean {
+  const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
+  return x !== null && y !== null && overlaps(x, y);
 }
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

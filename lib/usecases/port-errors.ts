@@ -71,3 +71,20 @@ export class ResourceNotFoundError extends PodrouteError {
 export function mayBeLaunchLag(error: unknown): error is ResourceNotFoundError {
   return error instanceof ResourceNotFoundError && error.mayBeLaunchLag;
 }
+
+/**
+ * EniPrefixes.assignPrefix: EC2 refused the named prefix (`InvalidParameterValue`: it is already
+ * delegated to some interface, or holds an address in use). The block cannot be had now; the caller
+ * moves on to another. Not retryable as is.
+ */
+export class PrefixUnavailableError extends PodrouteError {
+  override name = 'PrefixUnavailableError';
+  readonly prefix: string;
+  /** The cloud's own error code, when it answered one. */
+  readonly code: string | undefined;
+  constructor(message: string, options: { prefix: string; code?: string; cause?: unknown }) {
+    super(message, { retryable: false, cause: options.cause });
+    this.prefix = options.prefix;
+    this.code = options.code;
+  }
+}

@@ -13,7 +13,10 @@
  * partition of the CIDR table, same claim protocol as any set).
  *
  * One run (a reconcile tick, a webhook call) reads EC2 once: one DescribeInstances per 200 nodes,
- * one DescribeSubnets for their subnets, one GetSubnetCidrReservations per subnet. Then per node:
+ * one DescribeSubnets for their subnets, one GetSubnetCidrReservations per subnet, the adapters
+ * running 4 calls at a time (never unbounded). A steady-state reconcile tick over N nodes in S
+ * subnets thus costs ceil(N/200) + ceil(S/200) + S EC2 reads in about ceil(N/800) + 1 + ceil(S/4)
+ * round trips, and no EC2 write (5,000 nodes, 6 subnets: 32 reads, about 10 round trips). Then per node:
  * - its subnet has no pod range for some cluster CIDR: it stays NetworkUnavailable=True, with an
  *   Event and a metric naming the subnet and the reservation to create; it gets nothing elsewhere;
  * - else node sync runs over the pod ranges' sets, with only the interface's prefixes inside the
@@ -30,8 +33,10 @@ import { containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.t
 import type { Cidr, Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import { PodrouteError } from '../errors.ts';
+import { PrefixUnavailableError } from './port-errors.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
+import { mapSettled } from '../util/concurrency.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
@@ -44,6 +49,27 @@ import type { EniPrefixes, NodeInterface, NodeSource, ReservationSets, Subnet, S
 export const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
 /** The metric counting such nodes, per subnet (dimension `SubnetId`). */
 export const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
+
+/** The Warning event reason / metric for a podroute reservation too small for one delegated prefix. */
+export const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
+
+/**
+ * The size of a delegated prefix: EC2 assigns IPv4 prefixes as /28 and IPv6 prefixes as /80 (EC2
+ * User Guide, "Assign prefixes to Amazon EC2 network interfaces"). A pod range narrower than that
+ * cannot hold one; it is skipped (and told), never made a CIDR set.
+ */
+export const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
+
+/**
+ * The owner of a block EC2 refused to delegate (already delegated to an interface podroute did not
+ * read, e.g. of a Node deleted while its instance runs). Not a node name (Kubernetes node names are
+ * DNS subdomains: no ':'), so no node ever holds it; reclaim frees it after the lease grace, and a
+ * later allocation tries it again.
+ */
+export const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
+
+/** How many blocks one node sync may find refused by EC2 before the run gives up on the node. */
+const REFUSED_BLOCK_TRIES = 3;
 
 /** The Description of podroute's reservations when PREFIX_RESERVATION_DESCRIPTION is not set. */
 const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
@@ -78,7 +104,24 @@ export type Placement =
   | { kind: 'no-reservation'; subnet: Subnet; message: string }
   | { kind: 'placed'; eni: NodeInterface; subnet: Subnet; ranges: PodRange[] };
 
-type PrefixSyncResult = 'synced' | 'no-reservation';
+type PrefixSyncResult = 'synced' | 'no-reservation' | 'shared-prefix-reservation';
+
+/** The Warning event reason on a SyncFromCloud node whose subnet has another owner's prefix reservation. */
+export const SHARED_PREFIX_RESERVATION_EVENT = 'PodCidrSharedPrefixReservation';
+/** The metric counting such nodes, per subnet (dimension `SubnetId`). */
+export const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
+
+/**
+ * SyncFromCloud: EC2 picks an automatic prefix from any of the subnet's `prefix` reservations, at
+ * random among them (Amazon VPC User Guide, "Subnet CIDR reservations"). With another owner's
+ * prefix reservation in the subnet (the VPC CNI's), podroute's count-of-one could land there (a
+ * prefix podroute cannot adopt: one leaked per try) and the CNI's picks could land in podroute's.
+ * So such a subnet is refused: podroute's prefix reservations must be the subnet's only ones.
+ */
+export function foreignPrefixReservations(subnet: Subnet, config: Pick<PrefixConfig, 'prefixReservationDescription'>): SubnetReservation[] {
+  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  return subnet.reservations.filter((r) => r.type === 'prefix' && r.description !== mark);
+}
 
 /** Reads the interfaces of these nodes' instances and their subnets: a few batched calls, not per node. */
 export async function readPrefixWorld(nodes: readonly Node[], deps: PrefixModeDeps): Promise<PrefixWorld> {
@@ -89,8 +132,22 @@ export async function readPrefixWorld(nodes: readonly Node[], deps: PrefixModeDe
   return { interfaces, subnets: subnetIds.length > 0 ? await subnets.describeSubnets(subnetIds) : new Map<string, Subnet>() };
 }
 
-/** Pure: podroute's pod ranges in a subnet, in cluster CIDR order, then by range. */
+/** Pure: podroute's pod ranges in a subnet, in cluster CIDR order, then by range (none narrower than a delegated prefix). */
 export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
+  return podroutesCuts(subnet, config).filter((r) => !undersized(r));
+}
+
+/** Pure: podroute's reservations of a subnet whose cut to a cluster CIDR is too small for one delegated prefix. */
+export function undersizedRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
+  return podroutesCuts(subnet, config).filter(undersized);
+}
+
+function undersized(r: PodRange): boolean {
+  const cidr = tryParseCidr(r.range);
+  return cidr === null || cidr.prefix > DELEGATED_PREFIX[cidr.family];
+}
+
+function podroutesCuts(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
   const found: PodRange[] = [];
   const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
   for (const clusterText of config.clusterCidrs) {
@@ -106,6 +163,13 @@ export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCid
     found.push(...inCluster.sort((a, b) => a.range.localeCompare(b.range)));
   }
   return found;
+}
+
+/** One line about reservations skipped as too small (empty when none). */
+function undersizedNote(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): string {
+  return undersizedRanges(subnet, config)
+    .map((r) => `; reservation ${r.reservation.reservationId} (${r.reservation.cidr}) is skipped: its pod range ${r.range} is smaller than the /${DELEGATED_PREFIX[r.family]} prefix EC2 delegates`)
+    .join('');
 }
 
 /** Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere. */
@@ -148,15 +212,48 @@ export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly stri
       ? `aws ec2 create-subnet-cidr-reservation --subnet-id ${subnet.subnetId} --reservation-type ${type} --description ${mark} --cidr <a range inside ${room.join(' or ')}>`
       : `none can be made for cluster CIDR ${clusterText}: the subnet's blocks (${subnet.cidrs.join(', ')}) do not overlap it`;
   });
-  return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no podroute subnet CIDR reservation (Description ${mark}) inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}`;
+  const skipped = undersizedNote(subnet, { clusterCidrs: [...clusterCidrs], ...(config.prefixReservationDescription !== undefined ? { prefixReservationDescription: config.prefixReservationDescription } : {}) });
+  return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no podroute subnet CIDR reservation (Description ${mark}) inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}${skipped}`;
 }
 
-/** The CIDR sets of every pod range of the subnets read, in a stable order (for leases). */
-export async function prefixCidrSets(world: PrefixWorld, deps: PrefixModeDeps): Promise<CidrSet[]> {
-  const { reservationSets } = requirePorts(deps);
-  const ranges = new Set([...world.subnets.values()].flatMap((subnet) => podRanges(subnet, deps.config).map((r) => r.range)));
-  return Promise.all([...ranges].sort().map((range) => reservationSets(range)));
+/** A pod range whose CIDR set could not be made this run. */
+export interface FailedRange {
+  range: string;
+  message: string;
 }
+
+/**
+ * The CIDR sets of every pod range of the subnets read, in a stable order (for leases). A range
+ * too small for a delegated prefix is skipped and told (log line and metric naming the subnet and
+ * the reservation); a set that cannot be made is left out and answered in `failed`: neither stops
+ * the other subnets' sets.
+ */
+export async function prefixCidrSets(world: PrefixWorld, deps: PrefixModeDeps): Promise<{ sets: CidrSet[]; failed: FailedRange[] }> {
+  const { reservationSets } = requirePorts(deps);
+  for (const subnet of world.subnets.values()) {
+    for (const r of undersizedRanges(subnet, deps.config)) {
+      deps.log.log('warn', 'prefix.undersized-reservation', { subnetId: subnet.subnetId, reservationId: r.reservation.reservationId, cidr: r.reservation.cidr, range: r.range, prefixLength: DELEGATED_PREFIX[r.family] });
+      deps.log.metric(UNDERSIZED_RESERVATION_METRIC, 1, 'Count', { SubnetId: subnet.subnetId, ReservationId: r.reservation.reservationId });
+    }
+  }
+  const ranges = [...new Set([...world.subnets.values()].flatMap((subnet) => podRanges(subnet, deps.config).map((r) => r.range)))].sort();
+  const settled = await mapSettled(ranges, SET_CONCURRENCY, (range) => reservationSets(range));
+  const sets: CidrSet[] = [];
+  const failed: FailedRange[] = [];
+  settled.forEach((result, i) => {
+    const range = ranges[i] ?? '?';
+    if (result.status === 'fulfilled') sets.push(result.value);
+    else {
+      const message = `pod range ${range}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`;
+      deps.log.log('error', 'prefix.set-failed', { range, error: result.reason });
+      failed.push({ range, message });
+    }
+  });
+  return { sets, failed };
+}
+
+/** CIDR sets made (or DynamoDB partitions opened) at once. */
+const SET_CONCURRENCY = 4;
 
 /**
  * Syncs one node in prefixes mode over the run's EC2 reads; `kube` is node sync's Kubernetes side
@@ -175,12 +272,23 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
     return 'no-reservation';
   }
   const { eni, ranges } = placement;
+  const foreign = deps.config.nodeSyncMode === 'SyncFromCloud' ? foreignPrefixReservations(placement.subnet, deps.config) : [];
+  if (foreign.length > 0) {
+    const subnetId = placement.subnet.subnetId;
+    const message = `subnet ${subnetId} has prefix-type reservations that are not podroute's (${foreign.map((r) => `${r.reservationId} ${r.cidr}`).join(', ')}); with SyncFromCloud EC2 picks among all of a subnet's prefix reservations, so podroute assigns nothing here: make podroute's the subnet's only prefix reservations, or use SyncFromCluster`;
+    deps.log.log('warn', 'prefix.shared-prefix-reservation', { node: name, subnetId, reservations: foreign.map((r) => r.reservationId) });
+    deps.log.metric(SHARED_PREFIX_RESERVATION_METRIC, 1, 'Count', { SubnetId: subnetId });
+    await deps.nodes.warn(name, SHARED_PREFIX_RESERVATION_EVENT, message).catch((error: unknown) => deps.log.log('warn', 'event.failed', { node: name, error }));
+    if (networkUnavailableOf(node) !== 'True') await kube.setNetworkUnavailable(name, true);
+    return 'shared-prefix-reservation';
+  }
   const sets = await Promise.all(ranges.map((r) => reservationSets(r.range)));
   // Only prefixes inside the node's pod ranges are podroute's; the VPC CNI's are left alone.
   const onEni = eni.prefixes.filter((text) => ranges.some((r) => inside(tryParseCidr(text), r.range)));
   const podCidrs = podCidrsOf(node).flatMap((text) => tryParseCidr(text) ?? []);
   const lacking = ranges.filter((r) => !podCidrs.some((c) => c.family === r.family));
   const hidden = new Set<Family>();
+  const notOurs = new Set<string>();
   for (const [i, r] of ranges.entries()) {
     if (!lacking.includes(r)) continue;
     const present = onEni.find((text) => inside(tryParseCidr(text), r.range));
@@ -190,24 +298,51 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
       await sets[i]?.occupy(present, name);
       hidden.add(r.family);
       deps.log.log('info', 'action', { action: 'adopt-prefix', cidr: present, node: name, networkInterfaceId: eni.networkInterfaceId });
-    } else if (present === undefined) {
-      onEni.push(await assignFromEc2(prefixes, eni, r, name, deps.log));
+    } else {
+      // SyncFromCloud adopts only a prefix podroute was answered by EC2 (now) or one its lease names:
+      // a prefix merely found in the range may be another owner's automatic pick.
+      const leased = (await sets[i]?.ownedLease(name))?.cidr;
+      const ours = present !== undefined && onEni.find((text) => text === leased && inside(tryParseCidr(text), r.range));
+      for (const text of onEni.filter((t) => t !== ours && inside(tryParseCidr(t), r.range))) notOurs.add(text);
+      if (!ours) onEni.push(await assignFromEc2(prefixes, eni, r, name, deps.log));
     }
   }
   // Node sync reads one alias a family: the one matching the node's pod CIDR comes first.
   const matches = (text: string) => podCidrs.some((c) => formatCidr(c) === text);
   const cloud: DualStackCloudAlias = {
-    alias: async () => [...onEni.filter(matches), ...onEni.filter((t) => !matches(t))].filter((t) => !hidden.has(tryParseCidr(t)?.family ?? 4)),
+    alias: async () =>
+      [...onEni.filter(matches), ...onEni.filter((t) => !matches(t))].filter((t) => !notOurs.has(t) && !hidden.has(tryParseCidr(t)?.family ?? 4)),
     addAlias: async (_node, cidrs) => {
       for (const cidr of cidrs) {
         if (onEni.includes(cidr)) continue;
-        await prefixes.assignPrefix(eni.networkInterfaceId, cidr);
+        try {
+          await prefixes.assignPrefix(eni.networkInterfaceId, cidr);
+        } catch (error) {
+          if (error instanceof PrefixUnavailableError) await holdForCloud(cidr, error);
+          throw error;
+        }
         onEni.push(cidr);
         deps.log.log('info', 'action', { action: 'assign-prefix', cidr, node: name, networkInterfaceId: eni.networkInterfaceId });
       }
     },
   };
-  await syncNodeDualStack({ kind: 'update', nodeName: name, node }, { mode: deps.config.nodeSyncMode, cidrSets: sets, cloud, kube });
+  // A block EC2 refuses is taken from the node and held for the cloud, so the next allocation
+  // (node sync releases the node's blocks on a failed alias) moves on to another block.
+  const holdForCloud = async (cidr: string, error: PrefixUnavailableError): Promise<void> => {
+    const set = sets.find((s, i) => s !== undefined && inside(tryParseCidr(cidr), ranges[i]?.range ?? ''));
+    if (!set) return;
+    await set.release(cidr, name);
+    await set.occupy(cidr, CLOUD_HELD_OWNER);
+    deps.log.log('warn', 'prefix.refused', { cidr, node: name, networkInterfaceId: eni.networkInterfaceId, heldAs: CLOUD_HELD_OWNER, error });
+  };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await syncNodeDualStack({ kind: 'update', nodeName: name, node }, { mode: deps.config.nodeSyncMode, cidrSets: sets, cloud, kube });
+      break;
+    } catch (error) {
+      if (!(error instanceof PrefixUnavailableError) || attempt >= REFUSED_BLOCK_TRIES) throw error;
+    }
+  }
   // Upstream's validate branch writes nothing: a node whose pod CIDRs are all delegated is reachable.
   if (lacking.length === 0 && networkUnavailableOf(node) !== 'False' && podCidrs.every((c) => onEni.includes(formatCidr(c)))) {
     await kube.setNetworkUnavailable(name, false);

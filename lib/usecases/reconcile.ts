@@ -240,7 +240,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   });
 
-  await reclaimOrphans(nodes, leaseLists, run, report);
+  const delegated = prefixRead ? [...prefixRead.world.interfaces.values()].flatMap((eni) => eni.prefixes) : [];
+  await reclaimOrphans(nodes, leaseLists, run, report, delegated);
   summarize(report, deps, started);
   return report;
 }
@@ -265,7 +266,9 @@ async function readPrefixes(nodes: Node[], deps: ReconcileDeps): Promise<{ world
   const managed = nodes.filter((node) => unmanagedReason(node, deps.config.nodeSelector) === null);
   try {
     const world = await readPrefixWorld(managed, deps);
-    return { world, sets: await prefixCidrSets(world, deps) };
+    const { sets, failed } = await prefixCidrSets(world, deps);
+    // A failed set is told; the world stays, so the other subnets' nodes still sync.
+    return { world, sets, ...(failed.length > 0 ? { error: failed.map((f) => f.message).join('; ') } : {}) };
   } catch (error) {
     deps.log.log('error', 'prefix.read-failed', { error });
     return { world: { interfaces: new Map(), subnets: new Map() }, sets: [], error: errorText(error) };

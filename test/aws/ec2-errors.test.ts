@@ -16,6 +16,7 @@ import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError, cl
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { PodrouteError } from '../../lib/errors.ts';
+import { PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
 
 const ec2Mock = mockClient(EC2Client);
 afterEach(() => ec2Mock.reset());
@@ -171,6 +172,15 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     await expect(new Ec2EniPrefixes(client()).assignPrefix('eni-1', '10.0.0.16/28')).rejects.toMatchObject({ code: 'InsufficientCidrBlocks', retryable: false });
     ec2Mock.on(DescribeInstancesCommand).rejects(ec2Error('RequestLimitExceeded'));
     await expect(new Ec2EniPrefixes(client()).describeInterfaces(['i-1'])).rejects.toMatchObject({ retryable: true });
+  });
+
+  it('a named prefix EC2 answers InvalidParameterValue for is a PrefixUnavailableError (the block is held elsewhere)', async () => {
+    ec2Mock.on(AssignPrivateIpAddressesCommand).rejects(ec2Error('InvalidParameterValue'));
+    const refused = new Ec2EniPrefixes(client()).assignPrefix('eni-1', '10.0.0.16/28');
+    await expect(refused).rejects.toBeInstanceOf(PrefixUnavailableError);
+    await expect(refused).rejects.toMatchObject({ prefix: '10.0.0.16/28', retryable: false });
+    ec2Mock.on(AssignPrivateIpAddressesCommand).rejects(ec2Error('RequestLimitExceeded'));
+    await expect(new Ec2EniPrefixes(client()).assignPrefix('eni-1', '10.0.0.16/28')).rejects.not.toBeInstanceOf(PrefixUnavailableError);
   });
 });
 

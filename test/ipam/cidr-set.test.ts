@@ -81,6 +81,15 @@ describe.each(stores)('over the %s store', (_name, makeStore) => {
     });
 
     it.each([
+      ['10.0.24.0/29', 28, 'pod range 10.0.24.0/29'],
+      ['2600:1f18::/48', 80, 'pod range 2600:1f18::/48'],
+    ] as const)('a pod range %s with /%s is called a pod range in the error, not a cluster CIDR', async (range, mask, named) => {
+      const made = createCidrSet({ clusterCidr: range, nodeMaskSize: mask, store: makeStore(), rangeKind: 'pod range' });
+      await expect(made).rejects.toThrow(named);
+      await expect(made).rejects.not.toThrow(/cluster/);
+    });
+
+    it.each([
       ['10.0.0.0/16', 24, 256],
       ['10.0.0.0/8', 32, 1 << 24],
       ['2001:db8::/48', 64, 65536],

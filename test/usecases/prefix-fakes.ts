@@ -11,6 +11,7 @@ import type { Node } from '../../lib/nodes/node.ts';
 import type { EniPrefixes, NodeInterface, NodeSource, NodeWriteResult, Subnet, SubnetReservation, Subnets } from '../../lib/usecases/ports.ts';
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
 import { RecordingQueue, TimedMemoryCidrStore } from '../support/world.ts';
+import { PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
 
 const parse = (text: string) => {
   const cidr = tryParseCidr(text);
@@ -72,7 +73,7 @@ export class FakeEc2 implements EniPrefixes, Subnets {
     const subnet = this.subnetMap.get(eni.subnetId);
     // EC2 User Guide, "Assign prefixes to network interfaces": a prefix lies in the interface's subnet.
     if (!subnet?.cidrs.some((block) => containsCidr(parse(block), parse(cidr)))) throw new Error(`InvalidParameterValue: ${cidr} is not in subnet ${eni.subnetId}`);
-    if (this.taken().some((p) => overlaps(parse(p), parse(cidr)))) throw new Error(`InvalidParameterValue: ${cidr} is in use`);
+    if (this.taken().some((p) => overlaps(parse(p), parse(cidr)))) throw new PrefixUnavailableError(`InvalidParameterValue: ${cidr} is in use`, { prefix: cidr });
     eni.prefixes.push(cidr);
   }
 
@@ -192,7 +193,7 @@ export function prefixDeps(ec2: FakeEc2, nodes: MemoryNodes, env: Record<string,
     reservationSets: (range) => {
       let set = sets.get(range);
       if (!set) {
-        set = createCidrSet({ clusterCidr: range, nodeMaskSize: range.includes(':') ? 80 : 28, store: new TimedMemoryCidrStore(now) });
+        set = createCidrSet({ clusterCidr: range, nodeMaskSize: range.includes(':') ? 80 : 28, store: new TimedMemoryCidrStore(now), rangeKind: 'pod range' });
         sets.set(range, set);
       }
       return set;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
+import { CLOUD_HELD_OWNER, NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, SHARED_PREFIX_RESERVATION_EVENT, SHARED_PREFIX_RESERVATION_METRIC, UNDERSIZED_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
 
@@ -167,6 +167,51 @@ describe('prefixes mode: reconcile', () => {
     expect((await (await setOf('10.0.8.0/22')).leases()).map((l) => [l.cidr, l.owner])).toEqual([[v4, 'cloud']]);
   });
 
+  it('SyncFromCloud refuses a subnet with another owner’s prefix reservation: Event, NetworkUnavailable stays True, nothing assigned (review #3)', async () => {
+    const ec2 = new FakeEc2();
+    const subnet = ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [
+      { cidr: '10.0.8.0/24', type: 'prefix' },
+      { cidr: '10.0.9.0/24', type: 'prefix', description: 'vpc-cni' },
+    ]);
+    const eni = ec2.addInstance('subnet-a');
+    const nodes = new MemoryNodes();
+    nodes.add('n', eni.instanceId);
+    const { deps, log } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16', NODE_SYNC_MODE: 'SyncFromCloud' });
+
+    const report = await reconcile(deps);
+    expect(report.allocated).toEqual([]);
+    expect(ec2.count('assignAnyPrefix')).toBe(0);
+    expect(eni.prefixes).toEqual([]);
+    expect(nodes.podCidrs('n')).toEqual([]);
+    expect(nodes.networkUnavailable('n')).toBe('True');
+    const event = nodes.events.find((e) => e.node === 'n');
+    expect(event?.reason).toBe(SHARED_PREFIX_RESERVATION_EVENT);
+    expect(event?.message).toContain(subnet.reservations[1]?.reservationId ?? '?');
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-a', [SHARED_PREFIX_RESERVATION_METRIC]: 1 }));
+  });
+
+  it('SyncFromCloud never adopts a prefix merely found in its range (the CNI’s automatic pick): only what EC2 answered podroute (review #4)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/24', type: 'prefix' }]);
+    const eni = ec2.addInstance('subnet-a');
+    const cni = await ec2.assignAnyPrefix(eni.networkInterfaceId, 4); // aws-node warming its pool on the same ENI
+    const nodes = new MemoryNodes();
+    nodes.add('n', eni.instanceId);
+    const { deps, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16', NODE_SYNC_MODE: 'SyncFromCloud' });
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    const [podCidr] = nodes.podCidrs('n');
+    expect(podCidr).toBeDefined();
+    expect(podCidr).not.toBe(cni);
+    expect(eni.prefixes).toEqual([cni, podCidr]);
+    expect((await (await setOf('10.0.8.0/24')).leases()).map((l) => [l.cidr, l.owner])).toEqual([[podCidr, 'n']]);
+    // The next tick changes nothing: the node's lease names its prefix.
+    await reconcile(deps);
+    expect(nodes.podCidrs('n')).toEqual([podCidr]);
+    expect(ec2.count('assignAnyPrefix')).toBe(2);
+  });
+
   it('refuses SyncFromCloud against an explicit reservation (EC2 would not pick from it), assigning nothing', async () => {
     const ec2 = new FakeEc2();
     threeSubnets(ec2, 'explicit');
@@ -178,6 +223,102 @@ describe('prefixes mode: reconcile', () => {
     expect(report.errors).toEqual([expect.objectContaining({ node: 'cloud', step: 'node-sync', message: expect.stringContaining('prefix-type reservation') })]);
     expect(ec2.count('assign')).toBe(0);
     expect(nodes.podCidrs('cloud')).toEqual([]);
+  });
+
+  it('skips a podroute reservation smaller than a delegated prefix, tells which, and syncs the other subnets (review #6)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/24', type: 'explicit' }]);
+    const tiny = ec2.addSubnet('subnet-b', ['10.0.16.0/20'], [{ cidr: '10.0.24.0/29', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps, log } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    nodes.add('good', ec2.addInstance('subnet-a').instanceId);
+    nodes.add('other', ec2.addInstance('subnet-b').instanceId);
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    expect(report.allocated).toEqual(['good']);
+    expect(nodes.podCidrs('good')).toHaveLength(1);
+    expect(inside('10.0.8.0/24', nodes.podCidrs('good')[0] ?? '')).toBe(true);
+    expect(nodes.podCidrs('other')).toEqual([]);
+    expect(nodes.networkUnavailable('other')).toBe('True');
+    const reservationId = tiny.reservations[0]?.reservationId ?? '?';
+    const event = nodes.events.find((e) => e.node === 'other');
+    expect(event?.reason).toBe(NO_RESERVATION_EVENT);
+    expect(event?.message).toContain('subnet-b');
+    expect(event?.message).toContain(`reservation ${reservationId} (10.0.24.0/29) is skipped`);
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-b', ReservationId: reservationId, [UNDERSIZED_RESERVATION_METRIC]: 1 }));
+  });
+
+  it('a pod range whose set cannot be made fails only that range: no node turns into an unlisted instance (review #6)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/24', type: 'explicit' }]);
+    ec2.addSubnet('subnet-b', ['10.0.16.0/20'], [{ cidr: '10.0.24.0/24', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const sets = deps.reservationSets;
+    deps.reservationSets = (range) => (range === '10.0.24.0/24' ? Promise.reject(new Error('table unreachable')) : (sets?.(range) ?? Promise.reject(new Error('no port'))));
+    nodes.add('good', ec2.addInstance('subnet-a').instanceId);
+    nodes.add('other', ec2.addInstance('subnet-b').instanceId);
+
+    const report = await reconcile(deps);
+    expect(report.allocated).toEqual(['good']);
+    expect(report.errors.map((e) => e.message).join(' | ')).not.toContain('does not list');
+    expect(report.errors).toContainEqual(expect.objectContaining({ node: 'other', message: 'table unreachable' }));
+    expect(report.errors).toContainEqual(expect.objectContaining({ message: 'pod range 10.0.24.0/24: table unreachable' }));
+  });
+
+  it('a Node deleted while its instance runs: the refused block is held for the cloud and the next node moves on (review #2)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]); // four /28s
+    const nodes = new MemoryNodes();
+    const { deps, advance, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const x = ec2.addInstance('subnet-a');
+    nodes.add('keep', ec2.addInstance('subnet-a').instanceId);
+    await reconcile(deps);
+    nodes.add('x', x.instanceId);
+    await reconcile(deps);
+    const xBlock = nodes.podCidrs('x')[0] ?? '?';
+    expect(x.prefixes).toEqual([xBlock]);
+    const z1 = ec2.addInstance('subnet-a');
+    const z2 = ec2.addInstance('subnet-a');
+    nodes.add('z1', z1.instanceId);
+    nodes.add('z2', z2.instanceId);
+    await reconcile(deps); // the four blocks are taken: keep, x, z1, z2
+    const z2Block = nodes.podCidrs('z2')[0] ?? '?';
+    nodes.stored.delete('x'); // kubectl delete node x; the instance keeps running, its prefix stays delegated
+    nodes.stored.delete('z2'); // z2 is terminated: its prefix goes with it
+    z2.prefixes.length = 0;
+    advance(3600_000);
+    expect((await reconcile(deps)).reclaimed).toEqual([{ cidr: xBlock, owner: 'x' }, { cidr: z2Block, owner: 'z2' }]);
+
+    nodes.add('y', ec2.addInstance('subnet-a').instanceId);
+    advance(60_000);
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    expect(nodes.podCidrs('y')).toEqual([z2Block]);
+    // x's own assignment, then y's refused one.
+    expect(ec2.calls.filter((call) => call.startsWith('assignPrefix ') && call.endsWith(` ${xBlock}`))).toHaveLength(2);
+    expect(nodes.networkUnavailable('y')).toBe('False');
+    const leases = await (await setOf('10.0.8.0/26')).leases();
+    expect(leases).toContainEqual(expect.objectContaining({ cidr: xBlock, owner: CLOUD_HELD_OWNER }));
+  });
+
+  it('reclaim keeps a vanished node’s block while its prefix is delegated to an interface the run read (review #2)', async () => {
+    const ec2 = new FakeEc2();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps, advance, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const eni = ec2.addInstance('subnet-a');
+    nodes.add('x', eni.instanceId);
+    await reconcile(deps);
+    const xBlock = nodes.podCidrs('x')[0] ?? '?';
+    // The Node is re-registered under another name on the same instance: the interface is read, x's lease is not live.
+    nodes.stored.delete('x');
+    nodes.add('x-again', eni.instanceId);
+    advance(3600_000);
+    const report = await reconcile(deps);
+    expect(report.reclaimed).toEqual([]);
+    expect(await (await setOf('10.0.8.0/26')).leases()).toContainEqual(expect.objectContaining({ cidr: xBlock }));
   });
 
   it('reports a node whose instance EC2 does not list yet, and syncs the others', async () => {
