@@ -26,6 +26,7 @@ import { silentLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
 import { mapSettled } from '../lib/util/concurrency.ts';
 import { median } from './stats.ts';
+import { seededRandom } from '../infra/local/random.ts';
 
 /** kube-controller-manager `--route-reconciliation-period` default (kube-controller-manager reference). */
 export const UPSTREAM_RESYNC_MS = 10_000;
@@ -63,7 +64,7 @@ export async function benchJoinToReady(
   const webhookSamples = options.webhookSamples ?? 15;
   const scheduleSamples = options.scheduleSamples ?? 3;
   const seed = options.seed ?? 20261201;
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const sandbox = await startSandbox({
     nodes: 0,
     routeTables: 2,
@@ -150,17 +151,6 @@ export function modelMedian(periodMs: number, tickToReadyMs: readonly number[], 
   return Math.round(median(draws));
 }
 
-/** A small seeded generator (mulberry32): uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ratio = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10) / 10 : 0);
 

@@ -13,17 +13,6 @@
 import { addressBits, lastAddress } from '../../../lib/cidr/cidr.ts';
 import type { Cidr } from '../../../lib/cidr/cidr.ts';
 
-/** Deterministic uniform numbers in [0, 1) (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A random index in [0, count), also for counts past 2^53 (IPv6 blocks). */
 export function randomIndex(random: () => number, count: bigint): bigint {

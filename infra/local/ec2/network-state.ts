@@ -5,7 +5,8 @@
  */
 import { formatAddress, formatCidr, tryParseCidr } from '../../../lib/cidr/cidr.ts';
 import type { Cidr, Family } from '../../../lib/cidr/cidr.ts';
-import { isSubnetReserved, probe, seededRandom } from './addresses.ts';
+import { isSubnetReserved, probe } from './addresses.ts';
+import { seededRandom } from '../random.ts';
 import { checkReservationCidr } from './reservations.ts';
 import type { ReservationRecord, ReservationType } from './reservations.ts';
 import { Ec2ApiError } from './errors.ts';

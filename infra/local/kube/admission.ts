@@ -10,19 +10,9 @@ import { ApiError, webhookDenied } from './api-error.ts';
 import { parseJson } from './objects.ts';
 import { applyJsonPatch, isObject, type JsonObject } from './patch.ts';
 import type { ServerState } from './state.ts';
+import { seededRandom } from '../random.ts';
 import type { KubeEmulatorOptions, WebhookTarget } from './types.ts';
 
-/** mulberry32: a small seeded generator, so a `denyDeletes` share refuses the same deletes every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function postJson(target: WebhookTarget, payload: unknown): Promise<{ status: number; body: string }> {
   const url = new URL(target.url);
