@@ -9,7 +9,7 @@ export type {
   SandboxQueue,
   SandboxStatus,
   SettleOptions,
-} from './sandbox.ts';
+} from './types.ts';
 export { countState, isConverged, percentile } from './report.ts';
 export type { ObservedRoute, ObservedState, RouteCounts, SandboxReport } from './report.ts';
 export { startHttpApi } from './http-api.ts';

@@ -52,18 +52,6 @@ import { startWorkerSource } from './worker-source.ts';
 import { createSchedule } from './schedule.ts';
 import type { JoinOptions, LeaveOptions, QueueDepth, Sandbox, SandboxOptions, SettleOptions } from './types.ts';
 
-export type {
-  JoinOptions,
-  LeaveOptions,
-  QueueDepth,
-  Sandbox,
-  SandboxMode,
-  SandboxOptions,
-  SandboxQueue,
-  SandboxStatus,
-  SettleOptions,
-} from './types.ts';
-
 import type { RouteCounts, SandboxReport } from './report.ts';
 
 /**
