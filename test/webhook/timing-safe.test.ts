@@ -5,9 +5,9 @@
  */
 import type * as NodeCrypto from 'node:crypto';
 import { timingSafeEqual } from 'node:crypto';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signEvent } from '../../lib/webhook/events.ts';
-import { classifyRequest, type WebhookRequest } from '../../lib/webhook/request.ts';
+import type { WebhookRequest } from '../../lib/webhook/request.ts';
 import { NOW_SECONDS, SECRET, event, json, options, review, withToken } from './fixtures.ts';
 
 // Hoisted above the imports: the webhook code sees the spy.
@@ -17,6 +17,15 @@ vi.mock('node:crypto', async (importOriginal) => {
 });
 
 const spy = vi.mocked(timingSafeEqual);
+
+// The suite runs test files in shared workers (vitest.config.ts: isolate false), so another file may
+// have loaded the webhook code already, bound to the real node:crypto. A fresh module graph, imported
+// after the mock is in place, makes this file's copy see the spy whatever ran before it.
+let classifyRequest: typeof import('../../lib/webhook/request.ts').classifyRequest;
+beforeAll(async () => {
+  vi.resetModules();
+  ({ classifyRequest } = await import('../../lib/webhook/request.ts'));
+});
 const goodSignature = signEvent(event('NodeJoined'), SECRET, NOW_SECONDS);
 
 describe('auth comparison', () => {
