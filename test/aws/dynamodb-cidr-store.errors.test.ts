@@ -13,7 +13,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DynamoDbCidrStore, DynamoDbClaimStore, type ConditionalWrite } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { dynamoDbError, isConditionalCheckFailed } from '../../lib/aws/dynamodb-errors.ts';
 import { PodrouteError } from '../../lib/errors.ts';
@@ -42,6 +42,9 @@ const cases: Array<[string, () => Error, boolean]> = [
 ];
 
 const mock = mockClient(DynamoDBClient);
+// The stub sits on the client class's prototype, and test files share a worker (vitest.config.ts):
+// every later file's clients of that class would get it too.
+afterAll(() => mock.restore());
 afterEach(() => {
   mock.reset();
 });

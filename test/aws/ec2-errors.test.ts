@@ -11,7 +11,7 @@ import {
   ReplaceRouteCommand,
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError, classifyEc2Error, mayBeLaunchLag, toPodrouteError } from '../../lib/aws/ec2-errors.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
@@ -19,6 +19,9 @@ import { PodrouteError } from '../../lib/errors.ts';
 import { PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
 
 const ec2Mock = mockClient(EC2Client);
+// The stub sits on the client class's prototype, and test files share a worker (vitest.config.ts):
+// every later file's clients of that class would get it too.
+afterAll(() => ec2Mock.restore());
 afterEach(() => ec2Mock.reset());
 
 /** An error shaped as the SDK throws it for an EC2 error response: the code is the name. */
