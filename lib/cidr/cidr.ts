@@ -108,6 +108,12 @@ export const containsCidr = (outer: Cidr, inner: Cidr): boolean =>
 /** True when the two ranges share at least one address. */
 export const overlaps = (a: Cidr, b: Cidr): boolean => containsCidr(a, b) || containsCidr(b, a);
 
+/** The overlap of two CIDRs: the narrower one when they overlap (CIDRs nest or are disjoint). */
+export function intersection(a: Cidr, b: Cidr): Cidr | null {
+  if (a.family !== b.family || !overlaps(a, b)) return null;
+  return a.prefix >= b.prefix ? a : b;
+}
+
 export const cidrEquals = (a: Cidr, b: Cidr): boolean =>
   a.family === b.family && a.prefix === b.prefix && a.network === b.network;
 

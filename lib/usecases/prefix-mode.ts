@@ -29,7 +29,7 @@
  * - SyncFromCloud: EC2 picks (a prefix count of one, against a `prefix` reservation) and node sync
  *   adopts what it picked.
  */
-import { containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { containsCidr, formatCidr, intersection, tryParseCidr } from '../cidr/cidr.ts';
 import type { Cidr, Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import { PodrouteError } from '../errors.ts';
@@ -317,12 +317,19 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
         if (onEni.includes(cidr)) continue;
         try {
           await prefixes.assignPrefix(eni.networkInterfaceId, cidr);
+          deps.log.log('info', 'action', { action: 'assign-prefix', cidr, node: name, networkInterfaceId: eni.networkInterfaceId });
         } catch (error) {
-          if (error instanceof PrefixUnavailableError) await holdForCloud(cidr, error);
-          throw error;
+          if (!(error instanceof PrefixUnavailableError)) throw error;
+          // Refused as in use: an earlier call for this node (an admission past its timeout, whose
+          // Lambda ran on) may have put it on this very interface since the run's read. Then it is done.
+          const fresh = (await prefixes.describeInterfaces([eni.instanceId])).get(eni.instanceId);
+          if (fresh?.networkInterfaceId !== eni.networkInterfaceId || !fresh.prefixes.includes(cidr)) {
+            await holdForCloud(cidr, error);
+            throw error;
+          }
+          deps.log.log('info', 'action', { action: 'adopt-prefix', cidr, node: name, networkInterfaceId: eni.networkInterfaceId, reason: 'already-on-interface' });
         }
         onEni.push(cidr);
-        deps.log.log('info', 'action', { action: 'assign-prefix', cidr, node: name, networkInterfaceId: eni.networkInterfaceId });
       }
     },
   };
@@ -384,12 +391,6 @@ function requirePorts(deps: PrefixModeDeps): Required<Pick<PrefixModeDeps, 'pref
   const { prefixes, subnets, reservationSets } = deps;
   if (!prefixes || !subnets || !reservationSets) throw new PodrouteError('prefixes mode needs the ENI prefix, subnet and reservation-set ports');
   return { prefixes, subnets, reservationSets };
-}
-
-/** The overlap of two CIDRs: the narrower one when they overlap (CIDRs nest or are disjoint). */
-function intersection(a: Cidr, b: Cidr): Cidr | null {
-  if (a.family !== b.family || !overlaps(a, b)) return null;
-  return a.prefix >= b.prefix ? a : b;
 }
 
 function inside(cidr: Cidr | null, rangeText: string): boolean {

@@ -303,6 +303,36 @@ describe('prefixes mode: reconcile', () => {
     expect(leases).toContainEqual(expect.objectContaining({ cidr: xBlock, owner: CLOUD_HELD_OWNER }));
   });
 
+  it('a refused prefix that an earlier call for the node put on its own interface is adopted, not held for the cloud (a timed-out admission whose Lambda ran on)', async () => {
+    /** The admission's late AssignPrivateIpAddresses lands between the run's read and its own call for the same block. */
+    class LateAdmission extends FakeEc2 {
+      landed = false;
+      override async assignPrefix(networkInterfaceId: string, cidr: string): Promise<void> {
+        if (!this.landed) {
+          this.landed = true;
+          await super.assignPrefix(networkInterfaceId, cidr);
+        }
+        return super.assignPrefix(networkInterfaceId, cidr);
+      }
+    }
+    const ec2 = new LateAdmission();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const eni = ec2.addInstance('subnet-a');
+    nodes.add('n', eni.instanceId);
+
+    const report = await reconcile(deps);
+    expect(report.errors).toEqual([]);
+    const [block] = nodes.podCidrs('n');
+    expect(block).toBeDefined();
+    // One prefix, the node's: no second block assigned beside a stray one.
+    expect(eni.prefixes).toEqual([block]);
+    expect(nodes.networkUnavailable('n')).toBe('False');
+    const leases = await (await setOf('10.0.8.0/26')).leases();
+    expect(leases.map((lease) => [lease.cidr, lease.owner])).toEqual([[block, 'n']]);
+  });
+
   it('reclaim keeps a vanished node’s block while its prefix is delegated to an interface the run read (review #2)', async () => {
     const ec2 = new FakeEc2();
     ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]);
