@@ -4,6 +4,8 @@
  * Unit prices are AWS's published on-demand prices for us-east-1 (free tiers ignored); each is
  * printed in the formula of the term it prices, and what is not measured is named in `assumptions`.
  */
+import { readFileSync } from 'node:fs';
+import { load } from 'js-yaml';
 import { round } from './stats.ts';
 import type { SteadyStateRun } from './steady-state.ts';
 
@@ -19,6 +21,10 @@ export interface CostInputs {
   reconcileSqsRequests: number;
   /** Log bytes one steady reconcile writes at production's level, measured. */
   reconcileLogBytes: number;
+  /** Custom metrics the reconcile publishes every run (so every hour of the month), measured. */
+  reconcileMetrics: number;
+  /** CloudWatch alarms and dashboards the stack deploys (counted in serverless.yml). */
+  monitoring: { alarms: number; dashboards: number };
   /** The worker's event source at rest in the sandbox, measured. */
   idle: {
     /** Pollers the event source runs at idle. */
@@ -55,6 +61,15 @@ const PRICE = {
   dynamoWrite: 0.625 / 1e6,
   // https://aws.amazon.com/cloudwatch/pricing/ (Logs, collect (data ingestion): $0.50 per GB). Not re-checked on 2026-12-01.
   logsGb: 0.5,
+  // https://aws.amazon.com/cloudwatch/pricing/ (Metrics: first 10,000 metrics $0.30 per metric a
+  // month, prorated by the hour a metric is published in). Not re-checked against the page on 2026-12-01.
+  customMetricMonth: 0.3,
+  // https://aws.amazon.com/cloudwatch/pricing/ (Alarms: standard resolution (60 s), $0.10 per alarm
+  // metric a month). Not re-checked against the page on 2026-12-01.
+  alarmMetricMonth: 0.1,
+  // https://aws.amazon.com/cloudwatch/pricing/ (Dashboards: $3.00 per dashboard a month). Not
+  // re-checked against the page on 2026-12-01.
+  dashboardMonth: 3,
 };
 /** EC2 API calls (DescribeRouteTables, CreateRoute, ...) carry no charge (https://aws.amazon.com/ec2/pricing/: instances are priced, API requests are not). */
 export const EC2_API_CALL_USD = 0;
@@ -149,13 +164,20 @@ export function estimateCost(input: CostInputs): CostEstimate {
     (logBytes / 1e9) * PRICE.logsGb,
   );
 
+  add('CloudWatch custom metrics', `${input.reconcileMetrics} metrics the reconcile publishes every run x $0.30/metric-month`, input.reconcileMetrics * PRICE.customMetricMonth);
+  add(
+    'CloudWatch alarms and dashboard',
+    `${input.monitoring.alarms} alarm metrics (60 s or longer periods) x $0.10/alarm-month + ${input.monitoring.dashboards} dashboards x $3.00/dashboard-month`,
+    input.monitoring.alarms * PRICE.alarmMetricMonth + input.monitoring.dashboards * PRICE.dashboardMonth,
+  );
+
   const assumptions = [
     'us-east-1 on-demand prices, free tiers ignored',
     `${input.nodes} nodes, 1 route table, one reconcile a minute`,
     `${input.joinsPerDay} joins and as many leaves a day, a leave costing what a join costs`,
     `Lambda long-polls with a ${PRODUCTION_WAIT_SECONDS} s wait (the SQS maximum; Lambda does not document its wait)`,
     `START/END/REPORT lines of ${PLATFORM_LOG_BYTES} B per invocation (text log format); podroute's own lines measured as the sandbox writes them (Powertools adds its own keys in Lambda)`,
-    'EC2 API calls are free; CloudWatch custom metrics, alarms and the dashboard are not counted',
+    'EC2 API calls are free; metrics the worker and webhook publish only on failures are not counted',
   ].join('; ');
   return { usdPerMonth: round(lines.reduce((sum, line) => sum + line.usd, 0), 4), lines, assumptions };
 }
@@ -171,9 +193,26 @@ export function costOfSteadyState(run: SteadyStateRun, joinsPerDay: number): Cos
       leaseReadUnits: run.leaseReadUnits,
       reconcileSqsRequests: run.reconcileSqsRequests,
       reconcileLogBytes: run.reconcileLogBytes,
+      reconcileMetrics: run.reconcileMetrics,
+      monitoring: deployedMonitoring(),
       idle: run.idle,
       joinsPerDay,
       perJoin: run.perJoin,
     }),
   };
+}
+
+/**
+ * The alarm metrics and dashboards serverless.yml deploys: an alarm on one metric counts once, a
+ * metric-math alarm once per metric it reads (CloudWatch pricing bills alarms per alarm metric).
+ */
+export function deployedMonitoring(path = new URL('../serverless.yml', import.meta.url)): { alarms: number; dashboards: number } {
+  const doc = load(readFileSync(path, 'utf8')) as { resources?: { Resources?: Record<string, { Type?: unknown; Properties?: { Metrics?: Array<{ MetricStat?: unknown }> } }> } };
+  let alarms = 0;
+  let dashboards = 0;
+  for (const resource of Object.values(doc.resources?.Resources ?? {})) {
+    if (resource.Type === 'AWS::CloudWatch::Alarm') alarms += resource.Properties?.Metrics?.filter((m) => m.MetricStat !== undefined).length ?? 1;
+    if (resource.Type === 'AWS::CloudWatch::Dashboard') dashboards += 1;
+  }
+  return { alarms, dashboards };
 }

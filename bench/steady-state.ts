@@ -37,6 +37,8 @@ export interface SteadyStateRun {
   messagesSent: number;
   /** Bytes of the log lines the steady reconcile wrote at production's level (info and up, metric lines included). */
   reconcileLogBytes: number;
+  /** Distinct CloudWatch metrics (name and dimension values) the steady reconcile's metric lines publish. */
+  reconcileMetrics: number;
   /** The worker's event source at rest, over a measured window: its pollers' receives. */
   idle: IdlePolling;
   /** What one more node joining costs on top (for the cost model), averaged over a few joins. */
@@ -123,6 +125,7 @@ export async function steadyStateOnce(nodes: number): Promise<SteadyStateRun> {
       sqsCalls: sandbox.queue.sqs.stats.total(['reconcile']).calls,
       reconcileSqsRequests: sandbox.queue.sqs.stats.total(['reconcile']).billedRequests,
       reconcileLogBytes: logBytes(sandbox.logLines.slice(reconcileLog)),
+      reconcileMetrics: metricStreams(sandbox.logLines.slice(reconcileLog)),
     };
 
     const leaseReadUnits = await tableReadUnits(sandbox);
@@ -227,6 +230,25 @@ async function tableReadUnits(sandbox: Sandbox): Promise<number> {
     start = page.LastEvaluatedKey;
   } while (start);
   return units;
+}
+
+/**
+ * The metrics the lines' embedded-metric-format records publish: one per metric name and set of
+ * dimension values (CloudWatch User Guide, "Metrics concepts": a metric is named by its namespace,
+ * name and dimensions, and each unique combination is a separate metric).
+ */
+function metricStreams(lines: ReadonlyArray<Record<string, unknown>>): number {
+  const seen = new Set<string>();
+  for (const line of lines) {
+    const aws = line._aws as { CloudWatchMetrics?: Array<{ Namespace?: string; Dimensions?: string[][]; Metrics?: Array<{ Name?: string }> }> } | undefined;
+    for (const directive of aws?.CloudWatchMetrics ?? []) {
+      for (const dimensions of directive.Dimensions ?? [[]]) {
+        const values = dimensions.map((name) => `${name}=${String(line[name])}`).join(',');
+        for (const metric of directive.Metrics ?? []) seen.add(`${directive.Namespace ?? ''}|${metric.Name ?? ''}|${values}`);
+      }
+    }
+  }
+  return seen.size;
 }
 
 /**

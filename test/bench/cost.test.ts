@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { AWS_IDLE_POLLERS, estimateCost, MEMORY_MB, PLATFORM_LOG_BYTES, PRODUCTION_WAIT_SECONDS } from '../../bench/cost.ts';
+import { AWS_IDLE_POLLERS, deployedMonitoring, estimateCost, MEMORY_MB, PLATFORM_LOG_BYTES, PRODUCTION_WAIT_SECONDS } from '../../bench/cost.ts';
 import type { CostInputs } from '../../bench/cost.ts';
 
 const MONTH_MINUTES = 43_200;
@@ -18,6 +18,8 @@ const base: CostInputs = {
   leaseReadUnits: 22,
   reconcileSqsRequests: 0,
   reconcileLogBytes: 1000,
+  reconcileMetrics: 6,
+  monitoring: { alarms: 9, dashboards: 1 },
   idle: { pollers: 5, receivesPerPollerPerWait: 1 },
   joinsPerDay: 50,
   perJoin: { workerInvocations: 1, workerMs: 50, webhookMs: 100, dynamodbWrites: 3, sqsRequests: 3, logBytes: 900 },
@@ -48,6 +50,9 @@ describe('estimateCost', () => {
     ['DynamoDB reads: bytes decide', base, 'DynamoDB reads', 43_200 * 22 * 0.125e-6],
     ['DynamoDB reads: a Query costs a unit at least', withInputs({ leaseReadUnits: 1, queriesPerReconcile: 3 }), 'DynamoDB reads', 43_200 * 3 * 0.125e-6],
     ['DynamoDB writes', base, 'DynamoDB writes (churn)', 3000 * 3 * 0.625e-6],
+    ['custom metrics', base, 'CloudWatch custom metrics', 6 * 0.3],
+    ['alarms and dashboard', base, 'CloudWatch alarms and dashboard', 9 * 0.1 + 1 * 3],
+    ['no dashboard', withInputs({ monitoring: { alarms: 2, dashboards: 0 } }), 'CloudWatch alarms and dashboard', 2 * 0.1],
     [
       'logs',
       base,
@@ -76,6 +81,8 @@ describe('estimateCost', () => {
       'DynamoDB reads': '$0.125/1M',
       'DynamoDB writes (churn)': '$0.625/1M',
       'CloudWatch Logs': '$0.50/GB',
+      'CloudWatch custom metrics': '$0.30/metric-month',
+      'CloudWatch alarms and dashboard': '$0.10/alarm-month',
     };
     const { lines } = estimateCost(base);
     expect(lines.map((l) => l.item).sort()).toEqual(Object.keys(prices).sort());
@@ -93,6 +100,15 @@ describe('estimateCost', () => {
   it('names what it assumes', () => {
     const { assumptions } = estimateCost(base);
     for (const words of ['50 joins', '20 s wait', 'START/END/REPORT', 'free tiers ignored']) expect(assumptions).toContain(words);
+  });
+
+  it('counts the alarm metrics and dashboards serverless.yml deploys', () => {
+    const text = readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8');
+    expect(deployedMonitoring()).toEqual({
+      alarms: text.match(/Type: AWS::CloudWatch::Alarm\b/g)?.length,
+      dashboards: text.match(/Type: AWS::CloudWatch::Dashboard\b/g)?.length,
+    });
+    expect(deployedMonitoring().alarms).toBeGreaterThan(0);
   });
 
   it('uses the memory sizes serverless.yml deploys', () => {
