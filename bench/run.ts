@@ -15,7 +15,7 @@ import { convergenceChart } from './chart.ts';
 import { benchColdStart } from './cold-start.ts';
 import { convergeOnce } from './convergence.ts';
 import type { ConvergenceRun } from './convergence.ts';
-import { estimateCost } from './cost.ts';
+import { costOfSteadyState } from './cost.ts';
 import { benchJoinToReady } from './join-to-ready.ts';
 import { benchPlan } from './plan.ts';
 import { benchPrefixes } from './prefixes.ts';
@@ -129,17 +129,7 @@ if (only.has('scale')) {
 }
 
 if (only.has('cost') && steady1000) {
-  results.cost = {
-    assumptions: 'us-east-1 on-demand prices, free tiers ignored, 1,000 nodes, 1 route table, 50 joins and 50 leaves a day',
-    ...estimateCost({
-      nodes: steady1000.nodes,
-      reconcileMs: steady1000.reconcileMs,
-      queriesPerReconcile: steady1000.dynamodbCalls.Query ?? 1,
-      leaseBytesPerReconcile: steady1000.nodes * 90,
-      joinsPerDay: 50,
-      perJoin: steady1000.perJoin,
-    }),
-  };
+  results.cost = costOfSteadyState(steady1000, 50);
 }
 
 await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
@@ -161,7 +151,8 @@ function printTable(r: Record<string, unknown>): void {
   for (const run of steady?.runs ?? []) {
     const ec2 = Object.values(run.ec2Calls).reduce((a, b) => a + b, 0);
     const kube = Object.values(run.kubeCalls).reduce((a, b) => a + b, 0);
-    rows.push([`steady state N=${run.nodes}`, `${ec2} EC2, ${kube} Kubernetes, ${run.dynamodbWrites} DynamoDB writes; ${run.reconcileMs} ms`]);
+    const size = run.nodeBytes === undefined ? '' : ` (${(run.nodeBytes / 1000).toFixed(1)} KB nodes)`;
+    rows.push([`steady state N=${run.nodes}${size}`, `${ec2} EC2, ${kube} Kubernetes, ${run.dynamodbWrites} DynamoDB writes; ${run.reconcileMs} ms`]);
   }
   const alloc = r.allocation as Record<string, number> | undefined;
   if (alloc) rows.push(['allocation 50 allocators x 1,000', `${alloc.duplicates} duplicates, ${alloc.conditionalFailuresPerAllocation} failed conditions/alloc, ${alloc.throughputVsSingle}x one allocator`]);

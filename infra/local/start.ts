@@ -177,6 +177,7 @@ function summary(report: SandboxReport, converged: boolean, flags: Flags, elapse
     ...(report.podCidrsOutsideSubnet === null ? [] : [['pod CIDRs outside subnet', String(report.podCidrsOutsideSubnet), report.podCidrsOutsideSubnet === 0] as [string, string, boolean]]),
     ['deletes refused', `${report.deletesRefused} (nodes broken ${report.refusedNodesBroken}, departed leftovers ${report.departedLeftovers})`, report.refusedNodesBroken === 0 && report.departedLeftovers === 0],
     ['EC2 calls', Object.entries(report.ec2Calls).map(([action, n]) => `${action} ${n}`).join(', ') || '-'],
+    ['SQS calls', `${Object.entries(report.sqsCalls).map(([action, n]) => `${action} ${n}`).join(', ') || '-'} (${report.sqsEmptyReceives} empty receives)`],
     ['throttled', String(report.throttled)],
     ['converged after', ms(report.convergedMs)],
     ['join to ready p50/p99', `${ms(report.joinToReadyMs.p50)} / ${ms(report.joinToReadyMs.p99)}`],

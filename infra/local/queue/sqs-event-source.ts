@@ -24,6 +24,19 @@
  * (a message whose ReceiveCount exceeds maxReceiveCount moves to the dead-letter queue).
  * Not reproduced: batching windows, FIFO ordering semantics beyond what the queue itself enforces,
  * scaling of pollers.
+ *
+ * Polling, and what it costs: each of the `maximumConcurrency` pollers loops on ReceiveMessage with
+ * `WaitTimeSeconds`, so an idle queue gets one (empty, billed) receive per poller per wait. AWS
+ * Lambda Developer Guide, "Configuring scaling behavior for SQS event source mappings": for a
+ * standard queue "Lambda uses long polling to poll a queue until it becomes active", starts with
+ * five concurrent batches, and at low traffic scales back to five, optimising down to as few as two
+ * "to reduce the SQS calls and corresponding costs" -- an optimisation not available when maximum
+ * concurrency is set (podroute sets it: serverless.yml `maximumConcurrency`). So at idle production
+ * keeps five pollers, as this stand-in does with its default sandbox concurrency of 5. The guide does
+ * not give the wait time Lambda's pollers use; SQS caps a long poll at 20 s (SQS Developer Guide,
+ * "Amazon SQS short and long polling"), the least a long-polling poller can ask for. The sandbox
+ * waits 1 s (its clocks run fast); the cost model scales its measured receives to 20 s
+ * (bench/cost.ts).
  */
 import {
   DeleteMessageBatchCommand,
@@ -91,6 +104,10 @@ export interface SqsEventSourceOptions {
 }
 
 export interface SqsEventSource {
+  /** Pollers running (each one ReceiveMessage at a time): `maximumConcurrency`. */
+  readonly pollers: number;
+  /** The long-poll wait of each receive, in seconds. */
+  readonly waitTimeSeconds: number;
   /** Stops polling, lets running invocations finish, and resolves when every poller has ended. */
   stop(): Promise<void>;
   /** A snapshot of the counters. */
@@ -296,6 +313,8 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   };
 
   return {
+    pollers: pollers.length,
+    waitTimeSeconds,
     get stats() {
       return { ...stats };
     },

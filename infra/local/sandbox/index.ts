@@ -1,4 +1,4 @@
-export { startSandbox } from './sandbox.ts';
+export { EVENT_SOURCE_CALLER, PRODUCTION_CALLERS, SANDBOX_CALLER, startSandbox } from './sandbox.ts';
 export type {
   JoinOptions,
   LeaveOptions,

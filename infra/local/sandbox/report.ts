@@ -30,6 +30,14 @@ export interface SandboxReport {
   dlqMessages: number;
   /** EC2 API calls received per action (throttled and failed ones included). */
   ec2Calls: Record<string, number>;
+  /**
+   * SQS requests per action that production would make and pay for: the functions' sends and
+   * visibility changes, and the event source's receives (empty ones included) and deletes. The
+   * sandbox's own depth checks are not in it.
+   */
+  sqsCalls: Record<string, number>;
+  /** Of those, ReceiveMessage requests that returned no message (billed all the same). */
+  sqsEmptyReceives: number;
   /** EC2 calls refused by the token buckets. */
   throttled: number;
   /** Milliseconds from the start of the run to convergence; null when it did not converge. */

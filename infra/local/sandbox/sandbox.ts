@@ -61,6 +61,12 @@ import type { RouteCounts, SandboxReport } from './report.ts';
  */
 const LAUNCH_LAG_PRODUCTION_MS = 60_000;
 const REGION = 'us-east-1';
+/** The queue's callers (local-sqs.ts counts per caller): the event source stands in for Lambda's pollers. */
+export const EVENT_SOURCE_CALLER = 'event-source';
+/** The sandbox's own looks at the queue (depths while it settles, messages tests inject): not production's. */
+export const SANDBOX_CALLER = 'sandbox';
+/** The callers whose requests production pays for: the three functions and Lambda's event source. */
+export const PRODUCTION_CALLERS = ['reconcile', 'worker', 'webhook', EVENT_SOURCE_CALLER] as const;
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -134,7 +140,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const dlq = await sqs.createQueue('podroute-dlq', { MessageRetentionPeriod: '1209600' });
     // No RedrivePolicy on the queue: the event source moves messages to the DLQ itself (and counts them).
     const work = await sqs.createQueue('podroute-work', { VisibilityTimeout: String(visibility) });
-    const sqsClient = sqs.createClient();
+    // Each client signs with its own caller name, so the queue's counts tell production's requests
+    // (the functions' and the event source's) from the sandbox's own looks at the queue depth.
+    const sqsClient = sqs.createClient(SANDBOX_CALLER);
 
     // --- Kubernetes, with its admission webhook pointed at the local HTTP API ------------------
     const secret = randomBytes(24).toString('hex');
@@ -178,7 +186,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // schedule than production's keeps production's delays.
     const clientTimeScale = Math.max(1, timeScale);
     const ec2Clients: EC2Client[] = [];
-    const makeWiring = async (): Promise<Wiring> => {
+    const makeWiring = async (fn: 'reconcile' | 'worker' | 'webhook'): Promise<Wiring> => {
       // The production client's retry settings, pointed at the emulator.
       const ec2Client = new EC2Client(
         ec2ClientConfig(
@@ -195,7 +203,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ec2Clients.push(ec2Client);
       const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig() });
       const nodes = readiness.observe(new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) }));
-      return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(), dynamodb: db.client() }, nodes, async () => secret, {
+      return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(fn), dynamodb: db.client() }, nodes, async () => secret, {
         log,
         timeScale: clientTimeScale,
       });
@@ -203,14 +211,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     cleanups.push(() => {
       for (const client of ec2Clients) client.destroy();
     });
-    const wirings = { reconcile: await makeWiring(), worker: await makeWiring(), webhook: await makeWiring() };
+    const wirings = { reconcile: await makeWiring('reconcile'), worker: await makeWiring('worker'), webhook: await makeWiring('webhook') };
     late.webhook = createNodeWebhookHandler(async () => wirings.webhook);
     const reconcileHandler = createReconcileHandler(async () => wirings.reconcile);
     const workerHandler = createRouteWorkerHandler(async () => wirings.worker);
 
     // --- the worker's event source -------------------------------------------------------------
     const { eventSource, depth, dlqDepth } = await startWorkerSource({
-      sqsClient,
+      sqsClient: sqs.createClient(EVENT_SOURCE_CALLER),
+      observer: sqsClient,
       queueUrl: work.queueUrl,
       dlqUrl: dlq.queueUrl,
       maximumConcurrency: options.maximumConcurrency ?? 5,
@@ -307,6 +316,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     let convergedMs: number | null = null;
     const leaveChecks = (leaseList: readonly Lease[]) =>
       checkLeaves({ mode, clusterCidrs: config.clusterCidrs, routeTableIds, ec2: ec2.state, getNode: (name) => kube.state.getNode(name), refused, departed, leases: leaseList });
+    /** SQS requests production would make (the functions' and the event source's), per action. */
+    const sqsCounts = (): Pick<SandboxReport, 'sqsCalls' | 'sqsEmptyReceives'> => {
+      const billed = sqs.stats.total(PRODUCTION_CALLERS);
+      return { sqsCalls: Object.fromEntries(Object.entries(billed.calls).sort(([a], [b]) => (a < b ? -1 : 1))), sqsEmptyReceives: billed.emptyReceives };
+    };
     const snapshot = async (): Promise<SandboxReport> => {
       const leaseList = await leases();
       const state = counts(leaseList);
@@ -316,6 +330,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         ...leaveChecks(leaseList),
         dlqMessages: await dlqDepth(),
         ec2Calls: Object.fromEntries(Object.entries(ec2.stats.calls).sort(([a], [b]) => (a < b ? -1 : 1))),
+        ...sqsCounts(),
         throttled: ec2.stats.throttled,
         convergedMs,
         joinToReadyMs: { p50: percentile(readyTimes, 50), p99: percentile(readyTimes, 99) },

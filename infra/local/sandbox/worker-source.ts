@@ -13,7 +13,10 @@ import { isBatchResponse } from './events.ts';
 import type { QueueDepth } from './types.ts';
 
 export interface WorkerSourceOptions {
+  /** The event source's client (Lambda's pollers: receives, deletes, redrives). */
   sqsClient: SQSClient;
+  /** The sandbox's client for queue depths (not a request production makes). */
+  observer: SQSClient;
   queueUrl: string;
   dlqUrl: string;
   maximumConcurrency: number;
@@ -32,7 +35,7 @@ export interface WorkerSource {
 const DEPTHS = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
 
 export async function startWorkerSource(options: WorkerSourceOptions): Promise<WorkerSource> {
-  const { sqsClient, log } = options;
+  const { sqsClient, observer, log } = options;
   let running = 0;
   const eventSource = await startSqsEventSource({
     client: sqsClient,
@@ -62,12 +65,12 @@ export async function startWorkerSource(options: WorkerSourceOptions): Promise<W
   });
 
   const depth = async (): Promise<QueueDepth> => {
-    const out = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: [...DEPTHS] }));
+    const out = await observer.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: [...DEPTHS] }));
     const attr = (name: (typeof DEPTHS)[number]) => Number(out.Attributes?.[name] ?? '0');
     return { visible: attr(DEPTHS[0]), inFlight: attr(DEPTHS[1]), delayed: attr(DEPTHS[2]), running };
   };
   const dlqDepth = async (): Promise<number> => {
-    const out = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: options.dlqUrl, AttributeNames: [...DEPTHS] }));
+    const out = await observer.send(new GetQueueAttributesCommand({ QueueUrl: options.dlqUrl, AttributeNames: [...DEPTHS] }));
     return Object.values(out.Attributes ?? {}).reduce((sum, value) => sum + Number(value), 0);
   };
   return { eventSource, depth, dlqDepth };
