@@ -32,7 +32,7 @@ export class RetryLater extends PodrouteError {
 }
 
 /** Time kept back from the function timeout to answer: a third of what is left, at most 5 s. */
-export const reserveMs = (remainingMs: number): number => Math.min(5000, remainingMs / 3);
+const reserveMs = (remainingMs: number): number => Math.min(5000, remainingMs / 3);
 
 type Settled = PromiseSettledResult<string>;
 

@@ -55,7 +55,7 @@ export interface Wiring {
   timeScale?: number;
 }
 
-export interface Clients {
+interface Clients {
   ec2: EC2Client;
   sqs: SQSClient;
   dynamodb: DynamoDBClient;

@@ -87,7 +87,7 @@ export function parseFlags(args: string[], options: NonNullable<ParseArgsConfig[
   }
 }
 
-export class Flags {
+class Flags {
   constructor(private readonly values: Record<string, string | boolean | undefined>) {}
   string(name: string): string | undefined {
     const value = this.values[name];

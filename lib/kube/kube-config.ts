@@ -27,7 +27,7 @@ type KubeConfigSource =
   | { kind: 'secret'; fetchSecret: () => Promise<string> }
   | { kind: 'options'; options: KubeConfigOptions };
 
-export type KubeConfigOptions = {
+type KubeConfigOptions = {
   clusters: { name: string; server: string; caData?: string; skipTLSVerify?: boolean }[];
   users: { name: string; token?: string }[];
   contexts: { name: string; cluster: string; user: string }[];

@@ -21,7 +21,7 @@ import { KubeHttpStatusError, mapError, send, type Call, type KubeEndpoint, type
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 
 /** What a write did: `gone` = the node no longer exists (404), which callers treat as done. */
-export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
+type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
 
 export type MalformedNode = { name: string | null; problem: string };
 

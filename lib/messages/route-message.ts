@@ -175,7 +175,7 @@ export function messageKey(message: RouteMessage): string {
 }
 
 /** The plan fields `toMessages` reads (structurally compatible with the route planner's output). */
-export interface RouteTarget {
+interface RouteTarget {
   readonly routeTableId: string;
   readonly destinationCidr: string;
   readonly node: string;

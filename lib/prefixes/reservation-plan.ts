@@ -57,7 +57,7 @@ export const DEFAULT_POD_SHARE = 0.5;
 /** Addresses AWS keeps in every subnet CIDR block (Amazon VPC User Guide, "Subnet CIDR blocks"). */
 const SUBNET_RESERVED_ADDRESSES = 5n;
 
-export interface Reservation {
+interface Reservation {
   readonly subnetId: string;
   readonly availabilityZone: string | null;
   readonly family: Family;

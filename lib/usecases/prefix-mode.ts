@@ -58,7 +58,7 @@ export const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
  * User Guide, "Assign prefixes to Amazon EC2 network interfaces"). A pod range narrower than that
  * cannot hold one; it is skipped (and told), never made a CIDR set.
  */
-export const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
+const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
 
 /**
  * The owner of a block EC2 refused to delegate (already delegated to an interface podroute did not
@@ -99,7 +99,7 @@ interface PodRange {
   reservation: SubnetReservation;
 }
 
-export type Placement =
+type Placement =
   | { kind: 'unlisted'; message: string }
   | { kind: 'no-reservation'; subnet: Subnet; message: string }
   | { kind: 'placed'; eni: NodeInterface; subnet: Subnet; ranges: PodRange[] };
@@ -118,7 +118,7 @@ export const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
  * prefix podroute cannot adopt: one leaked per try) and the CNI's picks could land in podroute's.
  * So such a subnet is refused: podroute's prefix reservations must be the subnet's only ones.
  */
-export function foreignPrefixReservations(subnet: Subnet, config: Pick<PrefixConfig, 'prefixReservationDescription'>): SubnetReservation[] {
+function foreignPrefixReservations(subnet: Subnet, config: Pick<PrefixConfig, 'prefixReservationDescription'>): SubnetReservation[] {
   const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
   return subnet.reservations.filter((r) => r.type === 'prefix' && r.description !== mark);
 }
@@ -138,7 +138,7 @@ export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCid
 }
 
 /** Pure: podroute's reservations of a subnet whose cut to a cluster CIDR is too small for one delegated prefix. */
-export function undersizedRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
+function undersizedRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
   return podroutesCuts(subnet, config).filter(undersized);
 }
 
@@ -217,7 +217,7 @@ export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly stri
 }
 
 /** A pod range whose CIDR set could not be made this run. */
-export interface FailedRange {
+interface FailedRange {
   range: string;
   message: string;
 }

@@ -12,7 +12,7 @@ import { InvalidInputError } from '../errors.ts';
 import { nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
 import { NODE_NAME_MESSAGE, isNodeName, orRequired } from './validation.ts';
 
-export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
 const groupVersionKind = z
   .looseObject({ group: z.string(), version: z.string(), kind: z.string() }, { error: orRequired('must be a {group, version, kind} object') })
@@ -72,8 +72,6 @@ export const admissionReviewSchema = z.looseObject(
 );
 
 export type AdmissionReview = z.infer<typeof admissionReviewSchema>;
-export type AdmissionRequest = AdmissionReview['request'];
-export type AdmissionOperation = AdmissionRequest['operation'];
 
 /** Whether a parsed JSON body claims to be an AdmissionReview (before it is validated as one). */
 export function looksLikeAdmissionReview(value: unknown): boolean {

@@ -26,9 +26,8 @@ export const nodeEventSchema = z.strictObject(
 );
 
 export type NodeEvent = z.infer<typeof nodeEventSchema>;
-export type NodeEventType = NodeEvent['type'];
 
-export type SignatureHeaders = { [SIGNATURE_HEADER]: string; [TIMESTAMP_HEADER]: string };
+type SignatureHeaders = { [SIGNATURE_HEADER]: string; [TIMESTAMP_HEADER]: string };
 
 /** `sha256=<lowercase hex>` of HMAC-SHA256(secret, `<timestamp>.<body>`). */
 export function eventSignature(body: Buffer | string, secret: string, timestamp: number | string): string {

@@ -34,7 +34,7 @@ import { describeFirstIssue, issueWording } from './validation.ts';
 /** 1 MiB: the largest body the webhook reads (a Node object is a few KiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Query string and path parameter that carry the API server's token. */
-export const TOKEN_PARAMETER = 'token';
+const TOKEN_PARAMETER = 'token';
 
 type Values = Readonly<Record<string, string | readonly string[] | undefined>>;
 
@@ -52,7 +52,7 @@ export type WebhookRequest = {
   pathParameters?: Values | null;
 };
 
-export type WebhookOptions = {
+type WebhookOptions = {
   /** The shared webhook secret (token and HMAC key). Must not be empty. */
   secret: string;
   /** The secret before the last rotation, still accepted; absent, null or empty when there is none. */
@@ -61,7 +61,7 @@ export type WebhookOptions = {
   now: () => number;
 };
 
-export type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413; message: string };
+type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413; message: string };
 
 export type ClassifiedRequest =
   | { kind: 'admission'; review: AdmissionReview }

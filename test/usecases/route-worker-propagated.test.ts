@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
 import { applyRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { type Ec2Route, normaliseRoute } from '../../lib/routes/index.ts';
+import { type Ec2Route, normaliseRoute } from '../../lib/routes/route-tables.ts';
 
 /** The port answers the route as the adapter does: EC2's shape translated (lib/routes/route-tables.ts). */
 function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
