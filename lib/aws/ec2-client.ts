@@ -26,7 +26,7 @@ const uniform = (): number => randomInt(0, 2 ** 47) / 2 ** 47;
 
 type BackoffStrategy = NonNullable<AdaptiveRetryStrategyOptions['backoff']>;
 
-export const EC2_MAX_ATTEMPTS = 8;
+const EC2_MAX_ATTEMPTS = 8;
 
 /** The SDK DefaultRateLimiter's defaults that carry a unit of time. */
 const LIMITER_MIN_FILL_RATE = 0.5;

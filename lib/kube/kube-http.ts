@@ -56,7 +56,7 @@ export class KubeHttpStatusError extends Error {
 const REQUEST_IDLE_TIMEOUT_MS = 8_000;
 
 /** A request abandoned after `REQUEST_IDLE_TIMEOUT_MS` without traffic. */
-export class KubeRequestTimeoutError extends Error {
+class KubeRequestTimeoutError extends Error {
   override name = 'KubeRequestTimeoutError';
 }
 

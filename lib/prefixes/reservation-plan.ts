@@ -85,7 +85,7 @@ interface PlanReservationsInput {
 }
 
 /** A subnet that cannot hold a reservation: the plan as a whole fails with its reason. */
-export class ReservationPlanError extends InvalidInputError {
+class ReservationPlanError extends InvalidInputError {
   override name = 'ReservationPlanError';
   constructor(
     readonly subnetId: string,

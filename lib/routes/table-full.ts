@@ -18,7 +18,7 @@ import type { RouteTable } from './route-tables.ts';
 export const ROUTE_TABLE_FULL_TAG = 'podroute.io/route-table-full';
 
 /** How long a full mark holds back creates before one probe is allowed. */
-export const ROUTE_TABLE_FULL_REPROBE_MS = 10 * 60_000;
+const ROUTE_TABLE_FULL_REPROBE_MS = 10 * 60_000;
 
 export interface FullMark {
   readonly routeCount: number;

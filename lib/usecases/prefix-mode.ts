@@ -46,12 +46,12 @@ import type { RoutePlan } from '../routes/index.ts';
 import type { EniPrefixes, NodeInterface, NodeSource, ReservationSets, Subnet, SubnetReservation, Subnets } from './ports.ts';
 
 /** The Warning event reason on a node whose subnet has no podroute reservation. */
-export const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
+const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
 /** The metric counting such nodes, per subnet (dimension `SubnetId`). */
-export const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
+const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
 
 /** The Warning event reason / metric for a podroute reservation too small for one delegated prefix. */
-export const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
+const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
 
 /**
  * The size of a delegated prefix: EC2 assigns IPv4 prefixes as /28 and IPv6 prefixes as /80 (EC2
@@ -66,7 +66,7 @@ const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
  * DNS subdomains: no ':'), so no node ever holds it; reclaim frees it after the lease grace, and a
  * later allocation tries it again.
  */
-export const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
+const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
 
 /** How many blocks one node sync may find refused by EC2 before the run gives up on the node. */
 const REFUSED_BLOCK_TRIES = 3;
@@ -107,9 +107,9 @@ type Placement =
 type PrefixSyncResult = 'synced' | 'no-reservation' | 'shared-prefix-reservation';
 
 /** The Warning event reason on a SyncFromCloud node whose subnet has another owner's prefix reservation. */
-export const SHARED_PREFIX_RESERVATION_EVENT = 'PodCidrSharedPrefixReservation';
+const SHARED_PREFIX_RESERVATION_EVENT = 'PodCidrSharedPrefixReservation';
 /** The metric counting such nodes, per subnet (dimension `SubnetId`). */
-export const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
+const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
 
 /**
  * SyncFromCloud: EC2 picks an automatic prefix from any of the subnet's `prefix` reservations, at

@@ -32,7 +32,7 @@ import { MAX_CLOCK_SKEW_SECONDS, SIGNATURE_HEADER, TIMESTAMP_HEADER, eventSignat
 import { describeFirstIssue, issueWording } from './validation.ts';
 
 /** 1 MiB: the largest body the webhook reads (a Node object is a few KiB). */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 /** Query string and path parameter that carry the API server's token. */
 const TOKEN_PARAMETER = 'token';
 
