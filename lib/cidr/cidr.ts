@@ -108,9 +108,6 @@ export const containsCidr = (outer: Cidr, inner: Cidr): boolean =>
 /** True when the two ranges share at least one address. */
 export const overlaps = (a: Cidr, b: Cidr): boolean => containsCidr(a, b) || containsCidr(b, a);
 
-export const cidrEquals = (a: Cidr, b: Cidr): boolean =>
-  a.family === b.family && a.prefix === b.prefix && a.network === b.network;
-
 /** Number of `/blockPrefix` blocks in `outer`. */
 export function blockCount(outer: Cidr, blockPrefix: number): bigint {
   assertBlockPrefix(outer, blockPrefix);
