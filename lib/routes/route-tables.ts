@@ -52,7 +52,7 @@ const describeRouteTablesSchema = z.looseObject(
   { error: 'want an object {"RouteTables": [...]}' },
 );
 
-export type Ec2Route = z.infer<typeof ec2RouteSchema>;
+type Ec2Route = z.infer<typeof ec2RouteSchema>;
 type Ec2RouteTable = z.infer<typeof ec2RouteTableSchema>;
 
 /**
@@ -155,7 +155,7 @@ function propagationOf(raw: { Origin?: string | null | undefined; State?: string
 }
 
 /** Normalises one route, or returns null when it has no CIDR destination we can read. */
-export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | null {
+function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | null {
   const v4 = raw.DestinationCidrBlock ?? null;
   const v6 = raw.DestinationIpv6CidrBlock ?? null;
   if ((v4 === null) === (v6 === null)) return null; // a prefix list, nothing, or both (malformed)

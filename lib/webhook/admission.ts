@@ -84,7 +84,7 @@ export function looksLikeAdmissionReview(value: unknown): boolean {
 // --- the answer ---------------------------------------------------------------------------------
 
 /** RFC 6902 operations podroute emits. */
-export type JsonPatchOp =
+type JsonPatchOp =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
   | { op: 'remove'; path: string };
 

@@ -39,7 +39,7 @@ const TOKEN_PARAMETER = 'token';
 type Values = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** The parts of an HTTP API (payload 2.0) event the webhook reads. */
-export type WebhookRequest = {
+type WebhookRequest = {
   /** Names in any case; a value list (or differing duplicates) makes that header ambiguous. */
   headers?: Values | null;
   /** The body as received: bytes, or the event's `body` string. Absent means empty. */
@@ -63,7 +63,7 @@ type WebhookOptions = {
 
 type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413; message: string };
 
-export type ClassifiedRequest =
+type ClassifiedRequest =
   | { kind: 'admission'; review: AdmissionReview }
   | { kind: 'event'; event: NodeEvent }
   | RejectedRequest;
