@@ -92,7 +92,7 @@ function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: Tok
 }
 
 /** A secret string: a kubeconfig YAML, or JSON `{server, caData, token}`. */
-export async function kubeConfigFromSecret(text: string): Promise<KubeEndpoint> {
+async function kubeConfigFromSecret(text: string): Promise<KubeEndpoint> {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
     let value: unknown;
