@@ -23,7 +23,10 @@ import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
-/** The per-record outcome the middleware turns into `batchItemFailures`: the queue delivers it again. */
+/**
+ * The per-record outcome the middleware turns into `batchItemFailures`: the queue delivers it again.
+ * Exported for test/errors.test.ts (the error base).
+ */
 export class RetryLater extends PodrouteError {
   override name = 'RetryLater';
   constructor(message: string) {

@@ -110,7 +110,10 @@ function formatCommands(plan: ReservationPlan, reservationType: ReservationType,
   return `${lines.join('\n')}\n`;
 }
 
-/** A word the shell reads back as `text`: bare when it is plainly safe, else single-quoted. */
+/**
+ * A word the shell reads back as `text`: bare when it is plainly safe, else single-quoted.
+ * Exported for its table-driven test (test/cli/reservations-cli.test.ts).
+ */
 export function shellQuote(text: string): string {
   if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(text)) return text;
   return `'${text.replace(/'/g, `'\\''`)}'`;

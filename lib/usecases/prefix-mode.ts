@@ -172,7 +172,10 @@ function undersizedNote(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs
     .join('');
 }
 
-/** Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere. */
+/**
+ * Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere.
+ * Exported for its test (test/usecases/prefix-mode.test.ts).
+ */
 export function placeNode(node: Node, world: PrefixWorld, config: PrefixConfig): Placement {
   const instanceId = instanceIdOf(node);
   const eni = instanceId ? world.interfaces.get(instanceId) : undefined;
@@ -195,7 +198,10 @@ export function placeNode(node: Node, world: PrefixWorld, config: PrefixConfig):
   return { kind: 'placed', eni, subnet, ranges: chosen };
 }
 
-/** What to tell the operator about a subnet without a pod range (an Event message: one line). */
+/**
+ * What to tell the operator about a subnet without a pod range (an Event message: one line).
+ * Exported for its table-driven test (test/usecases/prefix-mode.test.ts).
+ */
 export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly string[], config: Pick<PrefixConfig, 'nodeSyncMode' | 'prefixReservationDescription'>): string {
   // SyncFromCloud lets EC2 pick, which only a `prefix` reservation serves; SyncFromCluster names
   // its prefixes, and an `explicit` one keeps EC2's automatic picks (the VPC CNI's) out of it.

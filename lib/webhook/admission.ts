@@ -124,7 +124,10 @@ function oneLine(text: string): string {
 
 // --- the patch ----------------------------------------------------------------------------------
 
-/** A JSON Pointer (RFC 6901) from raw reference tokens: `~` becomes `~0`, `/` becomes `~1`. */
+/**
+ * A JSON Pointer (RFC 6901) from raw reference tokens: `~` becomes `~0`, `/` becomes `~1`.
+ * Exported for its table-driven test (test/webhook/admission.test.ts).
+ */
 export function jsonPointer(...tokens: readonly string[]): string {
   return tokens.map((token) => `/${token.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
