@@ -34,7 +34,7 @@ export function createReconcileHandler(getWiring: () => Promise<Wiring>, telemet
   });
 }
 
-export function summarize(report: ReconcileReport): ReconcileResult {
+function summarize(report: ReconcileReport): ReconcileResult {
   return {
     nodes: report.nodes,
     routeTables: report.routeTables,

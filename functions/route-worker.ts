@@ -23,7 +23,10 @@ import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
-/** The per-record outcome the middleware turns into `batchItemFailures`: the queue delivers it again. */
+/**
+ * The per-record outcome the middleware turns into `batchItemFailures`: the queue delivers it again.
+ * Exported for test/errors.test.ts (the error base).
+ */
 export class RetryLater extends PodrouteError {
   override name = 'RetryLater';
   constructor(message: string) {
@@ -32,7 +35,7 @@ export class RetryLater extends PodrouteError {
 }
 
 /** Time kept back from the function timeout to answer: a third of what is left, at most 5 s. */
-export const reserveMs = (remainingMs: number): number => Math.min(5000, remainingMs / 3);
+const reserveMs = (remainingMs: number): number => Math.min(5000, remainingMs / 3);
 
 type Settled = PromiseSettledResult<string>;
 

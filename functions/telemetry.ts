@@ -19,7 +19,7 @@ export function telemetryMiddlewares(telemetry: Telemetry | undefined): middy.Mi
  * Writes the invocation's metrics (one EMF line) after the handler, also when it throws. Nothing is
  * written when no metric was recorded (Powertools would warn on every such invocation).
  */
-export function flushMetrics(telemetry: Pick<Telemetry, 'metrics'>): middy.MiddlewareObj {
+function flushMetrics(telemetry: Pick<Telemetry, 'metrics'>): middy.MiddlewareObj {
   const flush = async (): Promise<void> => {
     if (telemetry.metrics.hasStoredMetrics()) telemetry.metrics.publishStoredMetrics();
   };

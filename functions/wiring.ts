@@ -55,7 +55,7 @@ export interface Wiring {
   timeScale?: number;
 }
 
-export interface Clients {
+interface Clients {
   ec2: EC2Client;
   sqs: SQSClient;
   dynamodb: DynamoDBClient;
@@ -206,13 +206,17 @@ async function readSecretsManager(region: string, id: string): Promise<string> {
   return out.SecretString;
 }
 
-/** How long the webhook secret is trusted before it is read again (a rotation is seen within this). */
+/**
+ * How long the webhook secret is trusted before it is read again (a rotation is seen within this).
+ * Exported for its test (test/webhook/rotation.test.ts).
+ */
 export const WEBHOOK_SECRET_TTL_MS = 5 * 60_000;
 
 /**
  * Caches an async value for `ttlMs` of the injected clock. A failed read is not cached; when a
  * refresh fails, the last good value is kept (and the next call tries again) rather than failing
  * every request while the secret store is briefly unreachable.
+ * Exported for its test (test/webhook/rotation.test.ts).
  */
 export function cachedFor<T>(factory: () => Promise<T>, ttlMs: number, now: () => number): () => Promise<T> {
   let value: { v: T; at: number } | undefined;

@@ -129,6 +129,7 @@ export function clusterCidrsProblem(cidrs: readonly string[]): string | null {
   return null;
 }
 
+/** Exported for test/infra/serverless-template.test.ts: serverless.yml sets every variable it reads. */
 export const configSchema = z
   .object({
     CLUSTER_NAME: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'CLUSTER_NAME must be a cluster name (letters, digits, - _ .)')),

@@ -11,17 +11,6 @@ export class PodrouteError extends Error {
   }
 }
 
-/**
- * podroute is wired or configured for something it cannot do (say, prefixes mode without the ENI
- * prefix adapter). Retrying does not help until the deployment changes.
- */
-export class ConfigurationError extends PodrouteError {
-  override name = 'ConfigurationError';
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { retryable: false, ...options });
-  }
-}
-
 /** Input that can never succeed as given: a malformed file, event, node or message. */
 export class InvalidInputError extends PodrouteError {
   override name = 'InvalidInputError';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { RetryLater } from '../functions/route-worker.ts';
 import { CidrError, parseCidr } from '../lib/cidr/cidr.ts';
-import { ConfigurationError, PodrouteError } from '../lib/errors.ts';
+import { PodrouteError } from '../lib/errors.ts';
 import { CidrSetError, createCidrSet } from '../lib/ipam/index.ts';
 
 async function thrown(run: () => unknown): Promise<unknown> {
@@ -23,7 +23,6 @@ describe('one error base', () => {
       await set.allocateNext('b');
     }, 'CidrSetError', 'FULL', false],
     ['RetryLater', () => { throw new RetryLater('deadline'); }, 'RetryLater', undefined, true],
-    ['ConfigurationError', () => { throw new ConfigurationError('prefixes mode needs the ENI prefix adapter'); }, 'ConfigurationError', undefined, false],
   ])('%s extends PodrouteError, keeps its name and code', async (_desc, run, name, code, retryable) => {
     const error = await thrown(run);
     expect(error).toBeInstanceOf(PodrouteError);
@@ -35,6 +34,5 @@ describe('one error base', () => {
     const cause = new Error('root');
     expect(new CidrError('bad', { cause }).cause).toBe(cause);
     expect(new CidrSetError('FULL', 'full', { cause }).cause).toBe(cause);
-    expect(new ConfigurationError('bad', { cause }).cause).toBe(cause);
   });
 });

@@ -94,6 +94,7 @@ const KEYS: ReadonlySet<string> = new Set(['pk', 'sk', 'ver']);
 
 type Values = Record<string, AttributeValue>;
 
+/** Exported for test/ipam/claim-protocol.test.ts, which runs the claim protocol over each store primitive. */
 export class DynamoDbClaimStore implements ClaimStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;

@@ -26,7 +26,7 @@ const uniform = (): number => randomInt(0, 2 ** 47) / 2 ** 47;
 
 type BackoffStrategy = NonNullable<AdaptiveRetryStrategyOptions['backoff']>;
 
-export const EC2_MAX_ATTEMPTS = 8;
+const EC2_MAX_ATTEMPTS = 8;
 
 /** The SDK DefaultRateLimiter's defaults that carry a unit of time. */
 const LIMITER_MIN_FILL_RATE = 0.5;
@@ -55,7 +55,10 @@ export function ec2ClientConfig(config: EC2ClientConfig = {}, options: Ec2Client
   return { ...rest, retryStrategy };
 }
 
-/** The SDK's full-jitter exponential backoff, `timeScale` times shorter. */
+/**
+ * The SDK's full-jitter exponential backoff, `timeScale` times shorter.
+ * Exported for its table-driven test (test/aws/ec2-client.test.ts).
+ */
 export function scaledBackoff(timeScale: number, random: () => number = uniform): BackoffStrategy {
   // The SDK sets the base before each computation (its throttling or transient base); 100 ms until then.
   let base = 100;

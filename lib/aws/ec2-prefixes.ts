@@ -17,7 +17,7 @@ import { forEachLimit } from '../util/concurrency.ts';
 const DELEGATED_PREFIX_MASK: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
 
 /** The node mask is wrong for prefix delegation: a configuration error, not retryable. */
-export class PrefixMaskError extends InvalidInputError {
+class PrefixMaskError extends InvalidInputError {
   override name = 'PrefixMaskError';
 }
 
@@ -33,7 +33,7 @@ export function assertPrefixMask(family: Family, nodeMask: number): void {
 }
 
 /** Instance ids per DescribeInstances call: one `instance-id` filter holds them all. */
-export const INSTANCE_IDS_PER_CALL = 200;
+const INSTANCE_IDS_PER_CALL = 200;
 
 /**
  * DescribeInstances chunks in flight at once. A steady-state prefixes-mode tick over N nodes costs

@@ -53,7 +53,7 @@ interface NodeTarget {
  * ROUTE_TABLE_IDS names tables that podroute cannot use: missing ones, or ones without the cluster
  * tag that the worker's IAM requires for route writes. Configuration, so not retryable.
  */
-export class RouteTableConfigError extends InvalidInputError {
+class RouteTableConfigError extends InvalidInputError {
   override name = 'RouteTableConfigError';
   constructor(
     message: string,

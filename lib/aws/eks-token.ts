@@ -26,7 +26,10 @@ type EksTokenRequest = {
   now: Date;
 };
 
-/** One token and the time EKS stops accepting it. */
+/**
+ * One token and the time EKS stops accepting it.
+ * Exported for its test (test/kube/kube-config.test.ts), which reads the signed URL and the expiry.
+ */
 export async function createEksToken(request: EksTokenRequest): Promise<{ token: string; expiresAt: Date }> {
   const hostname = `sts.${request.region}.amazonaws.com`;
   const signer = new SignatureV4({ credentials: request.credentials, region: request.region, service: 'sts', sha256: Sha256 });

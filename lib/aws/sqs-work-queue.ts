@@ -39,7 +39,7 @@ interface SqsWorkQueueOptions {
 }
 
 /** A send that did not (fully) reach the queue. `code` is the SDK error name or the first `Failed` code. */
-export class WorkQueueError extends PodrouteError {
+class WorkQueueError extends PodrouteError {
   override name = 'WorkQueueError';
   readonly code: string;
   /** Messages accepted before the failure (they stay on the queue). */

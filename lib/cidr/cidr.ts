@@ -22,7 +22,10 @@ export interface Cidr {
 
 type CidrErrorCode = 'INVALID_CIDR';
 
-/** Text that is not a CIDR: bad input, never retryable. */
+/**
+ * Text that is not a CIDR: bad input, never retryable.
+ * Exported for test/errors.test.ts (the error base) and test/cidr/cidr.test.ts (parseCidr's error).
+ */
 export class CidrError extends PodrouteError {
   readonly code: CidrErrorCode = 'INVALID_CIDR';
   override readonly name = 'CidrError';
@@ -36,7 +39,10 @@ export const addressBits = (family: Family): number => (family === 4 ? 32 : 128)
 const hostMask = (family: Family, prefix: number): bigint =>
   (1n << BigInt(addressBits(family) - prefix)) - 1n;
 
-/** Parses an address (no prefix) into its family and numeric value, or returns null. */
+/**
+ * Parses an address (no prefix) into its family and numeric value, or returns null.
+ * Exported for its table-driven test (test/cidr/cidr.test.ts).
+ */
 export function tryParseAddress(text: string): { family: Family; value: bigint } | null {
   if (typeof text !== 'string') return null;
   // ipaddr's IPv4 check throws and catches internally on IPv6 text, which costs more than the parse.
@@ -113,9 +119,6 @@ export function intersection(a: Cidr, b: Cidr): Cidr | null {
   if (a.family !== b.family || !overlaps(a, b)) return null;
   return a.prefix >= b.prefix ? a : b;
 }
-
-export const cidrEquals = (a: Cidr, b: Cidr): boolean =>
-  a.family === b.family && a.prefix === b.prefix && a.network === b.network;
 
 /** Number of `/blockPrefix` blocks in `outer`. */
 export function blockCount(outer: Cidr, blockPrefix: number): bigint {

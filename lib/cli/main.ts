@@ -87,7 +87,7 @@ export function parseFlags(args: string[], options: NonNullable<ParseArgsConfig[
   }
 }
 
-export class Flags {
+class Flags {
   constructor(private readonly values: Record<string, string | boolean | undefined>) {}
   string(name: string): string | undefined {
     const value = this.values[name];
@@ -96,4 +96,18 @@ export class Flags {
   flag(name: string): boolean {
     return this.values[name] === true;
   }
+}
+
+/** A required flag's value, or a usage error that names the flag and points at the command's help. */
+export function requireFlag(value: string | undefined, name: string, command: string): string {
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required (see 'podroute ${command} --help')`);
+  return value;
+}
+
+/** The required `--cluster-cidrs` flag as its comma-separated parts, trimmed, empty ones left out. */
+export function clusterCidrsFlag(flags: Flags, command: string): string[] {
+  return requireFlag(flags.string('cluster-cidrs'), 'cluster-cidrs', command)
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 }

@@ -5,7 +5,7 @@ import type { NumericVariable } from '../config.ts';
 import { parseLabelSelector } from '../nodes/label-selector.ts';
 import { parseRouteTables, planRoutes } from '../routes/index.ts';
 import type { RoutePlan } from '../routes/index.ts';
-import { type CliIo, UsageError, parseFlags } from './main.ts';
+import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
 import { formatPlanTable } from './plan-table.ts';
 
 export const PLAN_HELP = `Usage: podroute plan --cluster-cidrs <cidr>[,<cidr>] --nodes <file> --route-tables <file> [flags]
@@ -48,10 +48,7 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
     io.stdout(PLAN_HELP);
     return 0;
   }
-  const clusterCidrs = requireFlag(flags.string('cluster-cidrs'), 'cluster-cidrs')
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part !== '');
+  const clusterCidrs = clusterCidrsFlag(flags, 'plan');
   if (clusterCidrs.length === 0) throw new UsageError('--cluster-cidrs needs at least one CIDR');
   // The functions' own check (lib/config.ts): a CIDR refused there is refused here.
   const cidrProblem = clusterCidrsProblem(clusterCidrs);
@@ -65,8 +62,8 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
   } catch (error) {
     throw new UsageError(`--node-selector: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  const nodesPath = requireFlag(flags.string('nodes'), 'nodes');
-  const tablesPath = requireFlag(flags.string('route-tables'), 'route-tables');
+  const nodesPath = requireFlag(flags.string('nodes'), 'nodes', 'plan');
+  const tablesPath = requireFlag(flags.string('route-tables'), 'route-tables', 'plan');
   const nodes = parseNodeList(await readJson(io, nodesPath, '--nodes'));
   const routeTables = parseRouteTables(await readJson(io, tablesPath, '--route-tables'));
 
@@ -81,11 +78,6 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
   });
   io.stdout(format === 'json' ? `${JSON.stringify(plan)}\n` : formatPlanTable(plan));
   return 0;
-}
-
-function requireFlag(value: string | undefined, name: string): string {
-  if (value === undefined || value === '') throw new UsageError(`--${name} is required (see 'podroute plan --help')`);
-  return value;
 }
 
 function optionalNumber<K extends string>(text: string | undefined, flag: string, key: K, variable: NumericVariable): Partial<Record<K, number>> {

@@ -12,7 +12,7 @@ import {
   planReservations,
   podShareProblem,
 } from '../prefixes/reservation-plan.ts';
-import { type CliIo, UsageError, parseFlags } from './main.ts';
+import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
 import { readJson } from './plan-command.ts';
 
 export const RESERVATIONS_HELP = `Usage: podroute reservations --cluster-cidrs <cidr>[,<cidr>] --subnets <file> [flags]
@@ -66,10 +66,7 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
     io.stdout(RESERVATIONS_HELP);
     return 0;
   }
-  const clusterCidrText = requireFlag(flags.string('cluster-cidrs'), 'cluster-cidrs')
-    .split(',')
-    .map((part) => part.trim())
-    .filter((part) => part !== '');
+  const clusterCidrText = clusterCidrsFlag(flags, 'reservations');
   // The functions' own check (lib/config.ts): a CIDR refused there is refused here.
   const cidrProblem = clusterCidrsProblem(clusterCidrText);
   if (cidrProblem !== null) throw new UsageError(`--cluster-cidrs: ${cidrProblem}`);
@@ -83,7 +80,7 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
   const reservationType = RESERVATION_TYPE[nodeSyncMode satisfies NodeSyncMode];
   const description = flags.string('description') ?? PODROUTE_RESERVATION_DESCRIPTION;
   if (description.trim() === '') throw new UsageError('--description must not be empty');
-  const subnets = parseSubnets(await readJson(io, requireFlag(flags.string('subnets'), 'subnets'), '--subnets'));
+  const subnets = parseSubnets(await readJson(io, requireFlag(flags.string('subnets'), 'subnets', 'reservations'), '--subnets'));
 
   const plan = planReservations({ subnets, clusterCidrs: clusterCidrText.map((text) => parseCidr(text)), podShare });
   for (const warning of plan.warnings) io.stderr(`podroute: warning: ${warning}\n`);
@@ -110,7 +107,10 @@ function formatCommands(plan: ReservationPlan, reservationType: ReservationType,
   return `${lines.join('\n')}\n`;
 }
 
-/** A word the shell reads back as `text`: bare when it is plainly safe, else single-quoted. */
+/**
+ * A word the shell reads back as `text`: bare when it is plainly safe, else single-quoted.
+ * Exported for its table-driven test (test/cli/reservations-cli.test.ts).
+ */
 export function shellQuote(text: string): string {
   if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(text)) return text;
   return `'${text.replace(/'/g, `'\\''`)}'`;
@@ -120,10 +120,5 @@ function podShareFlag(text: string | undefined): number {
   if (text === undefined) return DEFAULT_POD_SHARE;
   const value = Number(text);
   if (text.trim() === '' || podShareProblem(value) !== null) throw new UsageError(`--pod-share must be a number above 0 and below 1, not ${JSON.stringify(text)}`);
-  return value;
-}
-
-function requireFlag(value: string | undefined, name: string): string {
-  if (value === undefined || value === '') throw new UsageError(`--${name} is required (see 'podroute reservations --help')`);
   return value;
 }

@@ -59,7 +59,7 @@ export interface Lease {
   version?: number;
 }
 
-export interface CidrSetOptions {
+interface CidrSetOptions {
   clusterCidr: string;
   nodeMaskSize: number;
   store?: CidrStore;

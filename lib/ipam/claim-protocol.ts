@@ -78,7 +78,7 @@ const MAX_ROUNDS = 64;
 /** Block writes in flight at once for range operations. */
 const RANGE_CONCURRENCY = 8;
 
-export interface ClaimProtocolOptions {
+interface ClaimProtocolOptions {
   /** Milliseconds since the epoch, stamped on blocks and records (default: always 0). */
   readonly clock?: () => number;
 }

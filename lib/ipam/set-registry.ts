@@ -14,16 +14,3 @@ export interface SetRegistry {
   /** Every range added so far, sorted. */
   list(): Promise<string[]>;
 }
-
-/** The in-memory registry (tests, one process). */
-export class MemorySetRegistry implements SetRegistry {
-  private readonly ranges = new Set<string>();
-
-  async add(ranges: readonly string[]): Promise<void> {
-    for (const range of ranges) this.ranges.add(range);
-  }
-
-  async list(): Promise<string[]> {
-    return [...this.ranges].sort();
-  }
-}

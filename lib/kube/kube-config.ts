@@ -27,7 +27,7 @@ type KubeConfigSource =
   | { kind: 'secret'; fetchSecret: () => Promise<string> }
   | { kind: 'options'; options: KubeConfigOptions };
 
-export type KubeConfigOptions = {
+type KubeConfigOptions = {
   clusters: { name: string; server: string; caData?: string; skipTLSVerify?: boolean }[];
   users: { name: string; token?: string }[];
   contexts: { name: string; cluster: string; user: string }[];
@@ -92,7 +92,7 @@ function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: Tok
 }
 
 /** A secret string: a kubeconfig YAML, or JSON `{server, caData, token}`. */
-export async function kubeConfigFromSecret(text: string): Promise<KubeEndpoint> {
+async function kubeConfigFromSecret(text: string): Promise<KubeEndpoint> {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
     let value: unknown;

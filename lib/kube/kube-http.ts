@@ -53,10 +53,10 @@ export class KubeHttpStatusError extends Error {
  * admission timeout) and the functions' own timeouts, so a hung API server ends in a mapped error,
  * not in a Lambda timeout.
  */
-export const REQUEST_IDLE_TIMEOUT_MS = 8_000;
+const REQUEST_IDLE_TIMEOUT_MS = 8_000;
 
 /** A request abandoned after `REQUEST_IDLE_TIMEOUT_MS` without traffic. */
-export class KubeRequestTimeoutError extends Error {
+class KubeRequestTimeoutError extends Error {
   override name = 'KubeRequestTimeoutError';
 }
 

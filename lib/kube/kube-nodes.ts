@@ -15,18 +15,16 @@ import * as z from '../util/zod-mini.ts';
 import { tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
+import type { NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 import { KubeHttpStatusError, mapError, send, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
 
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 
-/** What a write did: `gone` = the node no longer exists (404), which callers treat as done. */
-export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
-
-export type MalformedNode = { name: string | null; problem: string };
+type MalformedNode = { name: string | null; problem: string };
 
 /** A list that started over: how many pages and nodes it had read, and what the server said. */
-export type ListRestart = { resource: 'nodes'; pagesDiscarded: number; nodesDiscarded: number; reason: string };
+type ListRestart = { resource: 'nodes'; pagesDiscarded: number; nodesDiscarded: number; reason: string };
 
 /**
  * A list continues from where it stopped only while its continue token lives: the API server

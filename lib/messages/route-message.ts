@@ -115,7 +115,7 @@ const V2_KINDS: readonly string[] = ['node-left'];
  * Validates an already-decoded value as a route message; throws `InvalidInputError` with one line
  * naming the first problem (version first, then kind, then the field).
  */
-export function toRouteMessage(value: unknown): RouteMessage {
+function toRouteMessage(value: unknown): RouteMessage {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidInputError('invalid route message: want a JSON object');
   }
@@ -175,13 +175,13 @@ export function messageKey(message: RouteMessage): string {
 }
 
 /** The plan fields `toMessages` reads (structurally compatible with the route planner's output). */
-export interface RouteTarget {
+interface RouteTarget {
   readonly routeTableId: string;
   readonly destinationCidr: string;
   readonly node: string;
   readonly instanceId: string;
 }
-export interface PlannedRoutes {
+interface PlannedRoutes {
   readonly create: ReadonlyArray<RouteTarget>;
   readonly replace: ReadonlyArray<RouteTarget & { readonly reason: 'blackhole' | 'moved' }>;
   readonly delete: ReadonlyArray<{

@@ -30,7 +30,7 @@ export interface LabelSelector {
 /** A selector that matches everything. */
 const EVERYTHING: LabelSelector = { text: '', requirements: [] };
 
-export class LabelSelectorError extends InvalidInputError {
+class LabelSelectorError extends InvalidInputError {
   override name = 'LabelSelectorError';
 }
 

@@ -7,23 +7,8 @@ import type { CidrSet } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
 import { NodeSyncError, syncNodeDualStack, type NodeSyncOp, type SyncMode, type WarningReason } from './node-sync.ts';
 
-export {
-  INVALID_MODE_EVENT,
-  INVALID_POD_CIDR,
-  MISMATCH_EVENT,
-  NodeSyncError,
-  SYNC_MODES,
-  syncNodeDualStack,
-} from './node-sync.ts';
-export type {
-  DualStackCloudAlias,
-  DualStackKubeNodes,
-  DualStackSyncDeps,
-  NodeSyncErrorCode,
-  NodeSyncOp,
-  SyncMode,
-  WarningReason,
-} from './node-sync.ts';
+export { NodeSyncError, syncNodeDualStack } from './node-sync.ts';
+export type { DualStackCloudAlias, DualStackKubeNodes, NodeSyncOp, SyncMode } from './node-sync.ts';
 
 /** The cloud side of one family: the node's alias range, or null when it has none. */
 export interface CloudAlias {

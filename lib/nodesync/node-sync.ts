@@ -38,12 +38,12 @@ import { CidrSetError, type CidrSet } from '../ipam/index.ts';
 import { type Node, podCidrsOf } from '../nodes/node.ts';
 
 export type SyncMode = 'SyncFromCluster' | 'SyncFromCloud';
-export const SYNC_MODES: readonly SyncMode[] = ['SyncFromCluster', 'SyncFromCloud'];
+const SYNC_MODES: readonly SyncMode[] = ['SyncFromCluster', 'SyncFromCloud'];
 
 /** Event reasons, as upstream names them. */
-export const INVALID_POD_CIDR = 'CloudCIDRAllocatorInvalidPodCIDR';
-export const INVALID_MODE_EVENT = 'CloudCIDRAllocatorInvalidMode';
-export const MISMATCH_EVENT = 'CloudCIDRAllocatorMismatch';
+const INVALID_POD_CIDR = 'CloudCIDRAllocatorInvalidPodCIDR';
+const INVALID_MODE_EVENT = 'CloudCIDRAllocatorInvalidMode';
+const MISMATCH_EVENT = 'CloudCIDRAllocatorMismatch';
 export type WarningReason = typeof INVALID_POD_CIDR | typeof INVALID_MODE_EVENT | typeof MISMATCH_EVENT;
 
 export type NodeSyncOp =
@@ -67,7 +67,7 @@ export interface DualStackKubeNodes {
   warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
 }
 
-export interface DualStackSyncDeps {
+interface DualStackSyncDeps {
   mode: SyncMode;
   /** One set per cluster CIDR, in the order the node's podCIDRs take; one family each. */
   cidrSets: CidrSet[];
@@ -75,7 +75,7 @@ export interface DualStackSyncDeps {
   kube: DualStackKubeNodes;
 }
 
-export type NodeSyncErrorCode = 'INVALID_MODE' | 'INVALID_CIDR' | 'INVALID_CONFIG';
+type NodeSyncErrorCode = 'INVALID_MODE' | 'INVALID_CIDR' | 'INVALID_CONFIG';
 
 /** A sync that cannot succeed as configured or as the node stands; retrying does not help. */
 export class NodeSyncError extends CodedError<NodeSyncErrorCode> {

@@ -57,7 +57,7 @@ export const DEFAULT_POD_SHARE = 0.5;
 /** Addresses AWS keeps in every subnet CIDR block (Amazon VPC User Guide, "Subnet CIDR blocks"). */
 const SUBNET_RESERVED_ADDRESSES = 5n;
 
-export interface Reservation {
+interface Reservation {
   readonly subnetId: string;
   readonly availabilityZone: string | null;
   readonly family: Family;
@@ -85,7 +85,7 @@ interface PlanReservationsInput {
 }
 
 /** A subnet that cannot hold a reservation: the plan as a whole fails with its reason. */
-export class ReservationPlanError extends InvalidInputError {
+class ReservationPlanError extends InvalidInputError {
   override name = 'ReservationPlanError';
   constructor(
     readonly subnetId: string,

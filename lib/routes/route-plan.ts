@@ -103,7 +103,7 @@ export interface DeleteOp {
   reason: 'blackhole' | 'no-owner';
 }
 
-export interface NodeStatus {
+interface NodeStatus {
   node: string;
   networkUnavailable: boolean | 'pending';
   patch: boolean;
@@ -111,7 +111,7 @@ export interface NodeStatus {
   unmanaged?: UnmanagedReason;
 }
 
-export type PlanWarningReason =
+type PlanWarningReason =
   | 'foreign-target'
   | 'propagated-route'
   | 'invalid-pod-cidr'

@@ -16,7 +16,7 @@ import { formatPath } from '../util/issue-path.ts';
 
 const optionalText = z.nullish(z.string());
 
-export const ec2RouteSchema = z.looseObject({
+const ec2RouteSchema = z.looseObject({
   DestinationCidrBlock: optionalText,
   DestinationIpv6CidrBlock: optionalText,
   DestinationPrefixListId: optionalText,
@@ -40,20 +40,20 @@ export const ec2RouteSchema = z.looseObject({
 
 const ec2TagSchema = z.looseObject({ Key: optionalText, Value: optionalText });
 
-export const ec2RouteTableSchema = z.looseObject({
+const ec2RouteTableSchema = z.looseObject({
   RouteTableId: z.string({ error: 'RouteTableId must be a string' }).check(z.minLength(1, 'RouteTableId must not be empty')),
   VpcId: optionalText,
   Tags: z.nullish(z.array(ec2TagSchema)),
   Routes: z.nullish(z.array(ec2RouteSchema)),
 });
 
-export const describeRouteTablesSchema = z.looseObject(
+const describeRouteTablesSchema = z.looseObject(
   { RouteTables: z.array(ec2RouteTableSchema, { error: 'RouteTables must be an array of route tables' }) },
   { error: 'want an object {"RouteTables": [...]}' },
 );
 
-export type Ec2Route = z.infer<typeof ec2RouteSchema>;
-export type Ec2RouteTable = z.infer<typeof ec2RouteTableSchema>;
+type Ec2Route = z.infer<typeof ec2RouteSchema>;
+type Ec2RouteTable = z.infer<typeof ec2RouteTableSchema>;
 
 /**
  * What a route sends traffic to: an EC2 instance (`InstanceId` set; EC2 also shows the instance's
@@ -61,7 +61,7 @@ export type Ec2RouteTable = z.infer<typeof ec2RouteTableSchema>;
  * egress-only, carrier, local, VPC endpoint, core network), the VPC's own `local` route, or a
  * target we do not know.
  */
-export type RouteTarget = 'instance' | 'interface' | 'gateway' | 'local' | 'other';
+type RouteTarget = 'instance' | 'interface' | 'gateway' | 'local' | 'other';
 
 export interface Route {
   readonly routeTableId: string;
@@ -124,7 +124,7 @@ export function parseRouteTables(value: unknown): RouteTable[] {
 }
 
 /** Normalises one already-validated table. */
-export function normaliseRouteTable(raw: Ec2RouteTable): RouteTable {
+function normaliseRouteTable(raw: Ec2RouteTable): RouteTable {
   const tags: Record<string, string> = {};
   for (const tag of raw.Tags ?? []) {
     // defineProperty, not assignment: a key such as `__proto__` stays a plain own property.
@@ -148,14 +148,14 @@ export function normaliseRouteTable(raw: Ec2RouteTable): RouteTable {
  * Route Server); Route.State `filtered` is a Route Server route kept out of the table. Propagated
  * routes are never changed by podroute: DeleteRoute and ReplaceRoute act on CreateRoute routes.
  */
-export function propagationOf(raw: { Origin?: string | null | undefined; State?: string | null | undefined }): 'vgw' | 'route-server' | undefined {
+function propagationOf(raw: { Origin?: string | null | undefined; State?: string | null | undefined }): 'vgw' | 'route-server' | undefined {
   if (raw.Origin === 'EnableVgwRoutePropagation') return 'vgw';
   if (raw.Origin === 'Advertisement' || raw.State === 'filtered') return 'route-server';
   return undefined;
 }
 
 /** Normalises one route, or returns null when it has no CIDR destination we can read. */
-export function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | null {
+function normaliseRoute(routeTableId: string, raw: Ec2Route): Route | null {
   const v4 = raw.DestinationCidrBlock ?? null;
   const v6 = raw.DestinationIpv6CidrBlock ?? null;
   if ((v4 === null) === (v6 === null)) return null; // a prefix list, nothing, or both (malformed)

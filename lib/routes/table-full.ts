@@ -18,7 +18,7 @@ import type { RouteTable } from './route-tables.ts';
 export const ROUTE_TABLE_FULL_TAG = 'podroute.io/route-table-full';
 
 /** How long a full mark holds back creates before one probe is allowed. */
-export const ROUTE_TABLE_FULL_REPROBE_MS = 10 * 60_000;
+const ROUTE_TABLE_FULL_REPROBE_MS = 10 * 60_000;
 
 export interface FullMark {
   readonly routeCount: number;
@@ -30,7 +30,10 @@ export function formatFullMark(mark: FullMark): string {
   return `${mark.routeCount}@${new Date(mark.at).toISOString()}`;
 }
 
-/** The mark a tag value carries, or null when it is not one (then it is cleared like a stale mark). */
+/**
+ * The mark a tag value carries, or null when it is not one (then it is cleared like a stale mark).
+ * Exported for its table-driven test (test/routes/table-full.test.ts).
+ */
 export function parseFullMark(value: string): FullMark | null {
   const match = /^(\d{1,5})@(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z)$/.exec(value);
   if (!match?.[1] || !match[2]) return null;
@@ -52,6 +55,7 @@ export function routeCountOf(table: RouteTable): number {
  * What reconcile may send to a table now:
  * - `open`: no mark; `clear`: the mark is stale (fewer routes now, or unreadable): send and remove it;
  * - `full`: withhold every create and replace; `probe`: the mark is old: send one.
+ * Exported for its table-driven test (test/routes/table-full.test.ts).
  */
 export function fullTableVerdict(table: RouteTable, now: number, reprobeMs = ROUTE_TABLE_FULL_REPROBE_MS): 'open' | 'clear' | 'full' | 'probe' {
   if (!Object.hasOwn(table.tags, ROUTE_TABLE_FULL_TAG)) return 'open';

@@ -32,6 +32,7 @@ export interface RouteTables {
   clearRouteTableFull?(routeTableId: string): Promise<void>;
 }
 
+/** What a write did: `gone` = the node no longer exists (404), which callers treat as done. */
 export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
 
 export interface NodeSource {

@@ -46,19 +46,19 @@ import type { RoutePlan } from '../routes/index.ts';
 import type { EniPrefixes, NodeInterface, NodeSource, ReservationSets, Subnet, SubnetReservation, Subnets } from './ports.ts';
 
 /** The Warning event reason on a node whose subnet has no podroute reservation. */
-export const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
+const NO_RESERVATION_EVENT = 'PodCidrNoReservation';
 /** The metric counting such nodes, per subnet (dimension `SubnetId`). */
-export const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
+const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
 
 /** The Warning event reason / metric for a podroute reservation too small for one delegated prefix. */
-export const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
+const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
 
 /**
  * The size of a delegated prefix: EC2 assigns IPv4 prefixes as /28 and IPv6 prefixes as /80 (EC2
  * User Guide, "Assign prefixes to Amazon EC2 network interfaces"). A pod range narrower than that
  * cannot hold one; it is skipped (and told), never made a CIDR set.
  */
-export const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
+const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
 
 /**
  * The owner of a block EC2 refused to delegate (already delegated to an interface podroute did not
@@ -66,7 +66,7 @@ export const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80
  * DNS subdomains: no ':'), so no node ever holds it; reclaim frees it after the lease grace, and a
  * later allocation tries it again.
  */
-export const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
+const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
 
 /** How many blocks one node sync may find refused by EC2 before the run gives up on the node. */
 const REFUSED_BLOCK_TRIES = 3;
@@ -99,7 +99,7 @@ interface PodRange {
   reservation: SubnetReservation;
 }
 
-export type Placement =
+type Placement =
   | { kind: 'unlisted'; message: string }
   | { kind: 'no-reservation'; subnet: Subnet; message: string }
   | { kind: 'placed'; eni: NodeInterface; subnet: Subnet; ranges: PodRange[] };
@@ -107,9 +107,9 @@ export type Placement =
 type PrefixSyncResult = 'synced' | 'no-reservation' | 'shared-prefix-reservation';
 
 /** The Warning event reason on a SyncFromCloud node whose subnet has another owner's prefix reservation. */
-export const SHARED_PREFIX_RESERVATION_EVENT = 'PodCidrSharedPrefixReservation';
+const SHARED_PREFIX_RESERVATION_EVENT = 'PodCidrSharedPrefixReservation';
 /** The metric counting such nodes, per subnet (dimension `SubnetId`). */
-export const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
+const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
 
 /**
  * SyncFromCloud: EC2 picks an automatic prefix from any of the subnet's `prefix` reservations, at
@@ -118,7 +118,7 @@ export const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
  * prefix podroute cannot adopt: one leaked per try) and the CNI's picks could land in podroute's.
  * So such a subnet is refused: podroute's prefix reservations must be the subnet's only ones.
  */
-export function foreignPrefixReservations(subnet: Subnet, config: Pick<PrefixConfig, 'prefixReservationDescription'>): SubnetReservation[] {
+function foreignPrefixReservations(subnet: Subnet, config: Pick<PrefixConfig, 'prefixReservationDescription'>): SubnetReservation[] {
   const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
   return subnet.reservations.filter((r) => r.type === 'prefix' && r.description !== mark);
 }
@@ -138,7 +138,7 @@ export function podRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCid
 }
 
 /** Pure: podroute's reservations of a subnet whose cut to a cluster CIDR is too small for one delegated prefix. */
-export function undersizedRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
+function undersizedRanges(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
   return podroutesCuts(subnet, config).filter(undersized);
 }
 
@@ -172,7 +172,10 @@ function undersizedNote(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs
     .join('');
 }
 
-/** Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere. */
+/**
+ * Pure: where a node's pod CIDRs come from (one pod range per cluster CIDR), or why nowhere.
+ * Exported for its test (test/usecases/prefix-mode.test.ts).
+ */
 export function placeNode(node: Node, world: PrefixWorld, config: PrefixConfig): Placement {
   const instanceId = instanceIdOf(node);
   const eni = instanceId ? world.interfaces.get(instanceId) : undefined;
@@ -195,7 +198,10 @@ export function placeNode(node: Node, world: PrefixWorld, config: PrefixConfig):
   return { kind: 'placed', eni, subnet, ranges: chosen };
 }
 
-/** What to tell the operator about a subnet without a pod range (an Event message: one line). */
+/**
+ * What to tell the operator about a subnet without a pod range (an Event message: one line).
+ * Exported for its table-driven test (test/usecases/prefix-mode.test.ts).
+ */
 export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly string[], config: Pick<PrefixConfig, 'nodeSyncMode' | 'prefixReservationDescription'>): string {
   // SyncFromCloud lets EC2 pick, which only a `prefix` reservation serves; SyncFromCluster names
   // its prefixes, and an `explicit` one keeps EC2's automatic picks (the VPC CNI's) out of it.
@@ -217,7 +223,7 @@ export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly stri
 }
 
 /** A pod range whose CIDR set could not be made this run. */
-export interface FailedRange {
+interface FailedRange {
   range: string;
   message: string;
 }

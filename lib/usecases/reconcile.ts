@@ -317,7 +317,7 @@ function summarize(report: ReconcileReport, deps: ReconcileDeps, started: number
  * Nodes whose NetworkUnavailable condition has been True for longer than `thresholdMs` at `now`,
  * by the condition's lastTransitionTime (a condition without a readable time is not counted).
  */
-export function countBlocked(nodes: readonly Node[], now: number, thresholdMs: number): number {
+function countBlocked(nodes: readonly Node[], now: number, thresholdMs: number): number {
   let blocked = 0;
   for (const node of nodes) {
     const condition = node.status?.conditions?.find((c) => c.type === 'NetworkUnavailable');

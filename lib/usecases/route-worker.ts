@@ -90,6 +90,7 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
 /**
  * Applies one message; resolves with what happened, rejects with a PodrouteError. Without a batch
  * view in `deps`, the message lists the tables itself (once, when it first needs them).
+ * Exported for its table-driven test (test/usecases/route-worker-propagated.test.ts).
  */
 export async function applyRouteMessage(message: RouteMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
   const writeDeps = { ...deps, view: deps.view ?? new RouteTableView(deps.routeTables) };

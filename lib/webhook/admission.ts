@@ -12,7 +12,7 @@ import { InvalidInputError } from '../errors.ts';
 import { nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
 import { NODE_NAME_MESSAGE, isNodeName, orRequired } from './validation.ts';
 
-export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
 const groupVersionKind = z
   .looseObject({ group: z.string(), version: z.string(), kind: z.string() }, { error: orRequired('must be a {group, version, kind} object') })
@@ -72,8 +72,6 @@ export const admissionReviewSchema = z.looseObject(
 );
 
 export type AdmissionReview = z.infer<typeof admissionReviewSchema>;
-export type AdmissionRequest = AdmissionReview['request'];
-export type AdmissionOperation = AdmissionRequest['operation'];
 
 /** Whether a parsed JSON body claims to be an AdmissionReview (before it is validated as one). */
 export function looksLikeAdmissionReview(value: unknown): boolean {
@@ -86,7 +84,7 @@ export function looksLikeAdmissionReview(value: unknown): boolean {
 // --- the answer ---------------------------------------------------------------------------------
 
 /** RFC 6902 operations podroute emits. */
-export type JsonPatchOp =
+type JsonPatchOp =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
   | { op: 'remove'; path: string };
 
@@ -126,7 +124,10 @@ function oneLine(text: string): string {
 
 // --- the patch ----------------------------------------------------------------------------------
 
-/** A JSON Pointer (RFC 6901) from raw reference tokens: `~` becomes `~0`, `/` becomes `~1`. */
+/**
+ * A JSON Pointer (RFC 6901) from raw reference tokens: `~` becomes `~0`, `/` becomes `~1`.
+ * Exported for its table-driven test (test/webhook/admission.test.ts).
+ */
 export function jsonPointer(...tokens: readonly string[]): string {
   return tokens.map((token) => `/${token.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }

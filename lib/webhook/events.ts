@@ -26,9 +26,8 @@ export const nodeEventSchema = z.strictObject(
 );
 
 export type NodeEvent = z.infer<typeof nodeEventSchema>;
-export type NodeEventType = NodeEvent['type'];
 
-export type SignatureHeaders = { [SIGNATURE_HEADER]: string; [TIMESTAMP_HEADER]: string };
+type SignatureHeaders = { [SIGNATURE_HEADER]: string; [TIMESTAMP_HEADER]: string };
 
 /** `sha256=<lowercase hex>` of HMAC-SHA256(secret, `<timestamp>.<body>`). */
 export function eventSignature(body: Buffer | string, secret: string, timestamp: number | string): string {
@@ -41,6 +40,7 @@ export function eventSignature(body: Buffer | string, secret: string, timestamp:
 /**
  * The headers that authenticate `body` (the exact bytes to be sent; a string is sent as UTF-8) at
  * `timestamp` (unix seconds, an integer; the caller's clock). For tools and tests.
+ * Exported for its table-driven test (test/webhook/events.test.ts); webhook tests sign with it.
  */
 export function signEvent(body: Buffer | string, secret: string, timestamp: number): SignatureHeaders {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {

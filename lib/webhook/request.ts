@@ -32,14 +32,14 @@ import { MAX_CLOCK_SKEW_SECONDS, SIGNATURE_HEADER, TIMESTAMP_HEADER, eventSignat
 import { describeFirstIssue, issueWording } from './validation.ts';
 
 /** 1 MiB: the largest body the webhook reads (a Node object is a few KiB). */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 /** Query string and path parameter that carry the API server's token. */
-export const TOKEN_PARAMETER = 'token';
+const TOKEN_PARAMETER = 'token';
 
 type Values = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** The parts of an HTTP API (payload 2.0) event the webhook reads. */
-export type WebhookRequest = {
+type WebhookRequest = {
   /** Names in any case; a value list (or differing duplicates) makes that header ambiguous. */
   headers?: Values | null;
   /** The body as received: bytes, or the event's `body` string. Absent means empty. */
@@ -52,7 +52,7 @@ export type WebhookRequest = {
   pathParameters?: Values | null;
 };
 
-export type WebhookOptions = {
+type WebhookOptions = {
   /** The shared webhook secret (token and HMAC key). Must not be empty. */
   secret: string;
   /** The secret before the last rotation, still accepted; absent, null or empty when there is none. */
@@ -61,9 +61,9 @@ export type WebhookOptions = {
   now: () => number;
 };
 
-export type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413; message: string };
+type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413; message: string };
 
-export type ClassifiedRequest =
+type ClassifiedRequest =
   | { kind: 'admission'; review: AdmissionReview }
   | { kind: 'event'; event: NodeEvent }
   | RejectedRequest;

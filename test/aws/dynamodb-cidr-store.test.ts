@@ -7,15 +7,8 @@ import {
   cidrTableDefinition,
   ownerKey,
 } from '../../lib/aws/dynamodb-cidr-store.ts';
-import {
-  CidrSetError,
-  ClaimProtocolStore,
-  MemoryCidrStore,
-  MemoryClaimStore,
-  createCidrSet,
-  type CidrSet,
-  type CidrStore,
-} from '../../lib/ipam/index.ts';
+import { CidrSetError, ClaimProtocolStore, MemoryClaimStore, createCidrSet, type CidrSet, type CidrStore } from '../../lib/ipam/index.ts';
+import { MemoryCidrStore } from '../../lib/ipam/memory-cidr-store.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 
 let local: LocalDynamo;

@@ -4,12 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAXIMUM_RETRY_DELAY } from '@smithy/core/retry';
-import { EC2_MAX_ATTEMPTS, ec2ClientConfig, scaledBackoff } from '../../lib/aws/ec2-client.ts';
+import { ec2ClientConfig, scaledBackoff } from '../../lib/aws/ec2-client.ts';
 
 describe('ec2ClientConfig', () => {
   it('keeps the SDK defaults in production: adaptive mode, no custom strategy', () => {
     const config = ec2ClientConfig({ region: 'us-east-1' });
-    expect(config).toEqual({ retryMode: 'adaptive', maxAttempts: EC2_MAX_ATTEMPTS, region: 'us-east-1' });
+    expect(config).toEqual({ retryMode: 'adaptive', maxAttempts: 8, region: 'us-east-1' });
   });
 
   it('gives a scaled world an adaptive strategy of its own, with the attempts asked for', async () => {

@@ -6,13 +6,15 @@
 import { DescribeInstancesCommand, DescribeSubnetsCommand, EC2Client, GetSubnetCidrReservationsCommand } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { DESCRIBE_CONCURRENCY, Ec2EniPrefixes, INSTANCE_IDS_PER_CALL } from '../../lib/aws/ec2-prefixes.ts';
+import { DESCRIBE_CONCURRENCY, Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2Subnets } from '../../lib/aws/ec2-subnets.ts';
 
 const ec2Mock = mockClient(EC2Client);
 // The stub sits on the client class's prototype, and test files share a worker (vitest.config.ts):
 // every later file's clients of that class would get it too.
 afterAll(() => ec2Mock.restore());
+/** Instance ids per DescribeInstances call (ec2-prefixes.ts). */
+const INSTANCE_IDS_PER_CALL = 200;
 afterEach(() => ec2Mock.reset());
 
 /** Counts calls in flight; each call yields to the event loop a few times before answering. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../infra/local/sandbox/index.ts';
 import type { Sandbox } from '../../infra/local/sandbox/index.ts';
-import { syncNodeMessage, toRouteMessage } from '../../lib/messages/route-message.ts';
+import { syncNodeMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
 import { cidrsOf, instanceOf, leaseLines, networkUnavailable, podRoutes, queueIdle, routeLines, sendRaw } from './helpers.ts';
 
 /** The schedule is off, so what the worker does with these deliveries is all that happens. */
@@ -23,16 +23,16 @@ describe('duplicate, out-of-order and overlapping work', () => {
     sandbox.ec2.state.deleteRoute({ routeTableId: table, destinationCidr: cidr });
     expect(podRoutes(sandbox, table).some((r) => r.destination === cidr)).toBe(false);
 
-    const create = toRouteMessage({ v: 1, kind: 'create', routeTableId: table, destinationCidr: cidr, node: 'dup-a', instanceId });
+    const create: RouteMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: cidr, node: 'dup-a', instanceId };
     // Planned while the route was still a blackhole; it arrives after the route was fixed.
-    const staleDelete = toRouteMessage({
+    const staleDelete: RouteMessage = {
       v: 1,
       kind: 'delete',
       routeTableId: table,
       destinationCidr: cidr,
       reason: 'no-owner',
       expect: { instanceId: null, blackhole: true },
-    });
+    };
     await sendRaw(sandbox, [create, create, staleDelete, syncNodeMessage('dup-b'), syncNodeMessage('dup-b')]);
     await queueIdle(sandbox);
 
@@ -47,7 +47,7 @@ describe('duplicate, out-of-order and overlapping work', () => {
     const cidr = cidrsOf(sandbox, 'dup-b')[0] ?? '';
     const before = routeLines(sandbox);
     await sendRaw(sandbox, [
-      toRouteMessage({ v: 1, kind: 'delete', routeTableId: table, destinationCidr: cidr, reason: 'no-owner', expect: { instanceId: 'i-0000000000000dead', blackhole: false } }),
+      { v: 1, kind: 'delete', routeTableId: table, destinationCidr: cidr, reason: 'no-owner', expect: { instanceId: 'i-0000000000000dead', blackhole: false } },
     ]);
     await queueIdle(sandbox);
     expect(routeLines(sandbox)).toEqual(before);

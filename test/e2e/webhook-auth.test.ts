@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../infra/local/sandbox/index.ts';
 import type { Sandbox } from '../../infra/local/sandbox/index.ts';
-import { signEvent } from '../../lib/webhook/index.ts';
+import { signEvent } from '../../lib/webhook/events.ts';
 import { leaseLines, queueIdle, routeLines } from './helpers.ts';
 
 /** What every node looks like: name, pod CIDRs, conditions, resourceVersion. */

@@ -6,7 +6,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createNodeWebhookHandler } from '../../functions/node-webhook.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS } from '../../lib/usecases/node-left.ts';
-import { signEvent } from '../../lib/webhook/index.ts';
+import { signEvent } from '../../lib/webhook/events.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 import { WEBHOOK_SECRET, testWiring, type TestWiring } from '../support/wiring.ts';
 import { T0, httpEvent, lambdaContext, startWorld, type World, type WorldNode } from '../support/world.ts';

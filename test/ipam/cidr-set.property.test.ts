@@ -4,17 +4,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Cidr, containsCidr, formatAddress, formatCidr, overlaps, parseCidr } from '../../lib/cidr/cidr.ts';
-import {
-  type CidrSet,
-  type CidrStore,
-  type ClaimStore,
-  type ItemAttrs,
-  type StoredItem,
-  CidrSetError,
-  ClaimProtocolStore,
-  MemoryClaimStore,
-  createCidrSet,
-} from '../../lib/ipam/index.ts';
+import { type CidrSet, type CidrStore, CidrSetError, ClaimProtocolStore, MemoryClaimStore, createCidrSet } from '../../lib/ipam/index.ts';
+import type { ClaimStore, ItemAttrs, StoredItem } from '../../lib/ipam/claim-store.ts';
 
 const RUNS = { numRuns: 60 };
 

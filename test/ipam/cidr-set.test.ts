@@ -5,16 +5,16 @@
 import { describe, expect, it } from 'vitest';
 import { blockAt, formatCidr, parseCidr } from '../../lib/cidr/cidr.ts';
 import {
-  type BlockLease,
   type CidrSet,
   type CidrSetErrorCode,
   type CidrStore,
   CidrSetError,
   ClaimProtocolStore,
   MemoryClaimStore,
-  MemoryCidrStore,
   createCidrSet,
 } from '../../lib/ipam/index.ts';
+import type { BlockLease } from '../../lib/ipam/cidr-store.ts';
+import { MemoryCidrStore } from '../../lib/ipam/memory-cidr-store.ts';
 
 async function expectCode(promise: Promise<unknown>, code: CidrSetErrorCode): Promise<void> {
   const error: unknown = await promise.then(

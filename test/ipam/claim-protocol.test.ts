@@ -6,16 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbClaimStore } from '../../lib/aws/dynamodb-cidr-store.ts';
-import {
-  ClaimProtocolStore,
-  MemoryClaimStore,
-  blockKey,
-  createCidrSet,
-  type CidrSet,
-  type ClaimStore,
-  type ItemAttrs,
-  type StoredItem,
-} from '../../lib/ipam/index.ts';
+import { ClaimProtocolStore, MemoryClaimStore, createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
+import { blockKey } from '../../lib/ipam/claim-items.ts';
+import type { ClaimStore, ItemAttrs, StoredItem } from '../../lib/ipam/claim-store.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 
 let local: LocalDynamo;

@@ -2,7 +2,7 @@ import { rootCertificates } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { createEksToken, EksTokenProvider } from '../../lib/aws/eks-token.ts';
-import { createKubeConfig, kubeConfigFromSecret } from '../../lib/kube/kube-config.ts';
+import { createKubeConfig } from '../../lib/kube/kube-config.ts';
 import { KubeApiError, KubeNodes } from '../../lib/kube/kube-nodes.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 
@@ -134,6 +134,6 @@ describe('createKubeConfig', () => {
     ['http server', JSON.stringify({ server: 'http://x.example', caData: 'Zm9v', token: 't' })],
     ['TLS verification off', 'apiVersion: v1\nclusters:\n- name: c\n  cluster:\n    server: https://x.example\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n'],
   ])('rejects a secret that is %s', async (_why, text) => {
-    await expect(kubeConfigFromSecret(text)).rejects.toThrow(InvalidInputError);
+    await expect(createKubeConfig({ kind: 'secret', fetchSecret: async () => text })).rejects.toThrow(InvalidInputError);
   });
 });

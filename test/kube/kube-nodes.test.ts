@@ -2,7 +2,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { kubeletNode } from '../../infra/local/kube/kubelet-node.ts';
-import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError, type ListRestart, type MalformedNode } from '../../lib/kube/kube-nodes.ts';
+import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError } from '../../lib/kube/kube-nodes.ts';
+
+type KubeNodesOptions = NonNullable<ConstructorParameters<typeof KubeNodes>[1]>;
+type MalformedNode = Parameters<NonNullable<KubeNodesOptions['onMalformedNode']>>[0];
+type ListRestart = Parameters<NonNullable<KubeNodesOptions['onListRestart']>>[0];
 import type { PodrouteError } from '../../lib/errors.ts';
 
 const NOW = new Date('2026-03-04T05:06:07.890Z');

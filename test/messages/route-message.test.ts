@@ -7,10 +7,11 @@ import {
   serializeRouteMessage,
   syncNodeMessage,
   toMessages,
-  type PlannedRoutes,
   type RouteMessage,
 } from '../../lib/messages/route-message.ts';
 import { MemoryWorkQueue, dedupeMessages } from '../../lib/messages/work-queue.ts';
+
+type PlannedRoutes = Parameters<typeof toMessages>[0];
 
 const RTB = 'rtb-0123456789abcdef0';
 const RTB2 = 'rtb-0fedcba987654321f';

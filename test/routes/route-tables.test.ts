@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors.ts';
-import { clusterTagKey, isClusterTable, parseRouteTables } from '../../lib/routes/index.ts';
+import { clusterTagKey, isClusterTable, parseRouteTables } from '../../lib/routes/route-tables.ts';
 
 /** What `aws ec2 describe-route-tables --output json` prints for a typical cluster VPC table. */
 const cliOutput = {

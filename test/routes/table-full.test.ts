@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { parseRouteTables } from '../../lib/routes/index.ts';
 import type { RouteTable } from '../../lib/routes/index.ts';
 import {
-  ROUTE_TABLE_FULL_REPROBE_MS,
   ROUTE_TABLE_FULL_TAG,
   formatFullMark,
   fullTableVerdict,
@@ -16,6 +15,8 @@ import {
 } from '../../lib/routes/table-full.ts';
 
 const T0 = Date.UTC(2026, 11, 1, 14, 0);
+/** The re-probe interval of a full mark: 10 minutes. */
+const REPROBE_MS = 10 * 60_000;
 
 function table(id: string, routes: number, mark?: string): RouteTable {
   const parsed = parseRouteTables({
@@ -48,7 +49,7 @@ describe('route table full mark', () => {
     ['no mark', undefined, 3, 0, 'open'],
     ['a young mark, as many routes', '3@2026-12-01T14:00:00.000Z', 3, 60_000, 'full'],
     ['a young mark, more routes', '3@2026-12-01T14:00:00.000Z', 4, 60_000, 'full'],
-    ['an old mark', '3@2026-12-01T14:00:00.000Z', 3, ROUTE_TABLE_FULL_REPROBE_MS, 'probe'],
+    ['an old mark', '3@2026-12-01T14:00:00.000Z', 3, REPROBE_MS, 'probe'],
     ['a young mark, fewer routes (room again)', '3@2026-12-01T14:00:00.000Z', 2, 60_000, 'clear'],
     ['an unreadable mark', 'garbage', 3, 0, 'clear'],
   ] as const)('%s: %s', (_name, mark, routes, age, verdict) => {
@@ -64,7 +65,7 @@ describe('route table full mark', () => {
     expect([...young.withheld]).toEqual([['rtb-full', 3]]);
     expect(young.clear).toEqual(['rtb-room']);
 
-    const old = withholdFullTables(ops, tables, T0 + ROUTE_TABLE_FULL_REPROBE_MS);
+    const old = withholdFullTables(ops, tables, T0 + REPROBE_MS);
     expect(old.send).toEqual([op('rtb-full', 1), op('rtb-open', 1), op('rtb-room', 1)]);
     expect([...old.withheld]).toEqual([['rtb-full', 2]]);
   });

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { admissionReviewSchema } from '../../lib/webhook/index.ts';
+import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';

@@ -12,7 +12,7 @@ import { syncNodeMessage } from '../../lib/messages/route-message.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import { PodrouteError } from '../../lib/errors.ts';
-import { admissionReviewSchema } from '../../lib/webhook/index.ts';
+import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';

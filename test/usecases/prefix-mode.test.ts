@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { CLOUD_HELD_OWNER, NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, SHARED_PREFIX_RESERVATION_EVENT, SHARED_PREFIX_RESERVATION_METRIC, UNDERSIZED_RESERVATION_METRIC, noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
+import { noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
 
@@ -108,10 +108,10 @@ describe('prefixes mode: reconcile', () => {
     expect(nodes.networkUnavailable('bare')).toBe('True');
     expect(ec2.interfaces.get([...ec2.interfaces.keys()][0] ?? '')?.prefixes).toEqual([]);
     const event = nodes.events.find((e) => e.node === 'bare');
-    expect(event?.reason).toBe(NO_RESERVATION_EVENT);
+    expect(event?.reason).toBe('PodCidrNoReservation');
     expect(event?.message).toContain('subnet-bare');
     expect(event?.message).toContain('create-subnet-cidr-reservation --subnet-id subnet-bare');
-    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-bare', [NO_RESERVATION_METRIC]: 1 }));
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-bare', NodesWithoutReservation: 1 }));
   });
 
   it('ignores the VPC CNI’s prefixes on the same interface: neither adopted nor counted', async () => {
@@ -185,9 +185,9 @@ describe('prefixes mode: reconcile', () => {
     expect(nodes.podCidrs('n')).toEqual([]);
     expect(nodes.networkUnavailable('n')).toBe('True');
     const event = nodes.events.find((e) => e.node === 'n');
-    expect(event?.reason).toBe(SHARED_PREFIX_RESERVATION_EVENT);
+    expect(event?.reason).toBe('PodCidrSharedPrefixReservation');
     expect(event?.message).toContain(subnet.reservations[1]?.reservationId ?? '?');
-    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-a', [SHARED_PREFIX_RESERVATION_METRIC]: 1 }));
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-a', NodesInSharedPrefixSubnet: 1 }));
   });
 
   it('SyncFromCloud never adopts a prefix merely found in its range (the CNI’s automatic pick): only what EC2 answered podroute (review #4)', async () => {
@@ -243,10 +243,10 @@ describe('prefixes mode: reconcile', () => {
     expect(nodes.networkUnavailable('other')).toBe('True');
     const reservationId = tiny.reservations[0]?.reservationId ?? '?';
     const event = nodes.events.find((e) => e.node === 'other');
-    expect(event?.reason).toBe(NO_RESERVATION_EVENT);
+    expect(event?.reason).toBe('PodCidrNoReservation');
     expect(event?.message).toContain('subnet-b');
     expect(event?.message).toContain(`reservation ${reservationId} (10.0.24.0/29) is skipped`);
-    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-b', ReservationId: reservationId, [UNDERSIZED_RESERVATION_METRIC]: 1 }));
+    expect(log.lines).toContainEqual(expect.objectContaining({ SubnetId: 'subnet-b', ReservationId: reservationId, UndersizedReservations: 1 }));
   });
 
   it('a pod range whose set cannot be made fails only that range: no node turns into an unlisted instance (review #6)', async () => {
@@ -300,7 +300,7 @@ describe('prefixes mode: reconcile', () => {
     expect(ec2.calls.filter((call) => call.startsWith('assignPrefix ') && call.endsWith(` ${xBlock}`))).toHaveLength(2);
     expect(nodes.networkUnavailable('y')).toBe('False');
     const leases = await (await setOf('10.0.8.0/26')).leases();
-    expect(leases).toContainEqual(expect.objectContaining({ cidr: xBlock, owner: CLOUD_HELD_OWNER }));
+    expect(leases).toContainEqual(expect.objectContaining({ cidr: xBlock, owner: 'ec2:prefix-in-use' }));
   });
 
   it('a refused prefix that an earlier call for the node put on its own interface is adopted, not held for the cloud (a timed-out admission whose Lambda ran on)', async () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SUBNET_CACHE_TTL_MS } from '../../lib/aws/ec2-subnets.ts';
-import { admissionReviewSchema } from '../../lib/webhook/index.ts';
+import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';

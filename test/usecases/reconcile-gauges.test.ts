@@ -10,7 +10,7 @@ import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { MemoryWorkQueue } from '../../lib/messages/work-queue.ts';
 import { parseNode, type Node } from '../../lib/nodes/node.ts';
-import { countBlocked, reconcile } from '../../lib/usecases/reconcile.ts';
+import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { inst } from '../routes/fixtures.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
@@ -103,7 +103,8 @@ describe('reconcile gauges', () => {
   it.each([
     ['exactly at the threshold', 600, 0],
     ['one second past it', 601, 1],
-  ])('countBlocked: %s', (_label, seconds, expected) => {
-    expect(countBlocked([node('a', 1, null, { status: 'True', since: ago(seconds) })], NOW, 600_000)).toBe(expected);
+  ])('NodesBlocked: %s', async (_label, seconds, expected) => {
+    const nodes = [node('a', 1, null, { status: 'True', since: ago(seconds) })];
+    expect((await run(nodes, [table([])], { BLOCKED_NODE_SECONDS: '600' })).NodesBlocked).toBe(expected);
   });
 });

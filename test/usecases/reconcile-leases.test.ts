@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DynamoDbClaimStore, cidrSetId } from '../../lib/aws/dynamodb-cidr-store.ts';
-import { blockKey, createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
+import { createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
+import { blockKey } from '../../lib/ipam/claim-items.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';

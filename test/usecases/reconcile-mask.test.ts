@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { overlaps, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { admissionReviewSchema } from '../../lib/webhook/index.ts';
+import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';

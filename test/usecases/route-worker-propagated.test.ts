@@ -2,7 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
 import { applyRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { type Ec2Route, normaliseRoute } from '../../lib/routes/index.ts';
+import { parseRouteTables } from '../../lib/routes/index.ts';
+
+/** A route as DescribeRouteTables lists it. */
+type Ec2Route = Record<string, string>;
 
 /** The port answers the route as the adapter does: EC2's shape translated (lib/routes/route-tables.ts). */
 function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
@@ -18,7 +21,7 @@ function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
       createRoute: fail('createRoute'),
       replaceRoute: fail('replaceRoute'),
       deleteRoute: fail('deleteRoute'),
-      describeRoute: async () => normaliseRoute('rtb-0a1b2c3d4e5f60001', route),
+      describeRoute: async () => parseRouteTables({ RouteTables: [{ RouteTableId: 'rtb-0a1b2c3d4e5f60001', Routes: [route] }] })[0]?.routes[0] ?? null,
       prepareRouteTarget: fail('prepareRouteTarget'),
     } as unknown as RouteWorkerDeps['routeTables'],
     nodes: {} as RouteWorkerDeps['nodes'],

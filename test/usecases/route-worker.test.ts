@@ -12,7 +12,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
-import { normaliseRoute } from '../../lib/routes/index.ts';
+import { parseRouteTables } from '../../lib/routes/index.ts';
 import { RecordingQueue, lambdaContext, sqsEvent, sqsRecord, startWorld, type World, type WorldNode } from '../support/world.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
@@ -203,7 +203,8 @@ describe('handleRouteMessage: delete', () => {
       replaceRoute: (spec) => real.replaceRoute(spec),
       deleteRoute: (spec) => real.deleteRoute(spec),
       prepareRouteTarget: (id) => real.prepareRouteTarget(id),
-      describeRoute: async () => normaliseRoute(t1, { DestinationCidrBlock: '100.64.7.0/24', NatGatewayId: 'nat-0123456789abcdef0', State: 'active' }),
+      describeRoute: async () =>
+        parseRouteTables({ RouteTables: [{ RouteTableId: t1, Routes: [{ DestinationCidrBlock: '100.64.7.0/24', NatGatewayId: 'nat-0123456789abcdef0', State: 'active' }] }] })[0]?.routes[0] ?? null,
     };
     const { deps } = depsOf(world, asNat ? natTables : real);
     for (const reason of ['no-owner', 'blackhole'] as const) {

@@ -8,9 +8,10 @@ import {
   jsonPointer,
   looksLikeAdmissionReview,
   podCidrPatch,
-  type JsonPatchOp,
 } from '../../lib/webhook/admission.ts';
 import { NODE_NAME, node, review } from './fixtures.ts';
+
+type JsonPatchOp = ReturnType<typeof podCidrPatch>[number];
 
 // --- a tiny RFC 6902 applier (add / replace / remove / test), strict about missing parents ---------
 

@@ -1,6 +1,9 @@
 /** Builders for webhook tests: nodes, AdmissionReviews, signed events, HTTP API requests. */
 import { signEvent } from '../../lib/webhook/events.ts';
-import type { WebhookRequest } from '../../lib/webhook/request.ts';
+import type { classifyRequest } from '../../lib/webhook/request.ts';
+
+/** What the webhook hands to classifyRequest: an API Gateway request, as far as it reads one. */
+export type WebhookRequest = Parameters<typeof classifyRequest>[0];
 
 export const SECRET = 'Zq8rT2vX9mK4pL7nB3wY6cH1dF5gJ0sA8eU2iO4kR7tV9xQ3';
 export const NOW_SECONDS = 1_750_000_000;

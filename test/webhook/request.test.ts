@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PodrouteError } from '../../lib/errors.ts';
 import { signEvent } from '../../lib/webhook/events.ts';
-import { MAX_BODY_BYTES, classifyRequest, type ClassifiedRequest, type WebhookRequest } from '../../lib/webhook/request.ts';
-import { NODE_NAME, NOW_SECONDS, SECRET, event, json, node, options, review, signed, withToken } from './fixtures.ts';
+import { classifyRequest } from '../../lib/webhook/request.ts';
+import { NODE_NAME, NOW_SECONDS, SECRET, event, json, node, options, review, signed, withToken, type WebhookRequest } from './fixtures.ts';
+
+type ClassifiedRequest = ReturnType<typeof classifyRequest>;
 
 const b64 = (text: string | Buffer): string => Buffer.from(text).toString('base64');
+/** The largest body the webhook reads: 1 MiB. */
+const MAX_BODY_BYTES = 1024 * 1024;
 
 type Accepted =
   | { kind: 'admission'; operation: 'CREATE' | 'DELETE'; name: string; dryRun?: boolean }

@@ -7,8 +7,8 @@ import type * as NodeCrypto from 'node:crypto';
 import { timingSafeEqual } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signEvent } from '../../lib/webhook/events.ts';
-import type { WebhookRequest } from '../../lib/webhook/request.ts';
-import { NOW_SECONDS, SECRET, event, json, options, review, withToken } from './fixtures.ts';
+import type * as Request from '../../lib/webhook/request.ts';
+import { NOW_SECONDS, SECRET, event, json, options, review, withToken, type WebhookRequest } from './fixtures.ts';
 
 // Hoisted above the imports: the webhook code sees the spy.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -21,7 +21,7 @@ const spy = vi.mocked(timingSafeEqual);
 // The suite runs test files in shared workers (vitest.config.ts: isolate false), so another file may
 // have loaded the webhook code already, bound to the real node:crypto. A fresh module graph, imported
 // after the mock is in place, makes this file's copy see the spy whatever ran before it.
-let classifyRequest: typeof import('../../lib/webhook/request.ts').classifyRequest;
+let classifyRequest: typeof Request.classifyRequest;
 beforeAll(async () => {
   vi.resetModules();
   ({ classifyRequest } = await import('../../lib/webhook/request.ts'));
