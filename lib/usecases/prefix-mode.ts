@@ -39,10 +39,8 @@ import type { Logger } from '../log.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
-import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
-import type { RoutePlan } from '../routes/index.ts';
 import type { EniPrefixes, NodeInterface, NodeSource, ReservationSets, Subnet, SubnetReservation, Subnets } from './ports.ts';
 
 /** The Warning event reason on a node whose subnet has no podroute reservation. */
@@ -376,21 +374,6 @@ async function assignFromEc2(prefixes: EniPrefixes, eni: NodeInterface, r: PodRa
   }
   log.log('info', 'action', { action: 'assign-prefix', cidr: picked, node, networkInterfaceId: eni.networkInterfaceId, pickedBy: 'ec2' });
   return picked;
-}
-
-/** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
-export function prefixModePlan(nodes: Node[], config: Partial<Pick<Config, 'nodeSelector'>>): RoutePlan {
-  return {
-    create: [],
-    replace: [],
-    delete: [],
-    nodes: nodes.map((node) => {
-      const unmanaged = unmanagedReason(node, config.nodeSelector);
-      return unmanaged === null
-        ? { node: node.metadata.name, networkUnavailable: 'pending', patch: false }
-        : { node: node.metadata.name, networkUnavailable: networkUnavailableOf(node) === 'True', patch: false, unmanaged };
-    }),
-  };
 }
 
 function requirePorts(deps: PrefixModeDeps): Required<Pick<PrefixModeDeps, 'prefixes' | 'subnets' | 'reservationSets'>> {

@@ -38,7 +38,7 @@ import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { occupyUnleased, reclaimOrphans, repairLeases } from './lease-upkeep.ts';
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
-import { prefixCidrSets, prefixModePlan, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
+import { prefixCidrSets, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
 import type { PrefixWorld } from './prefix-mode.ts';
 
 type ReconcileConfig = Pick<
@@ -350,4 +350,19 @@ function youngLeaseDeletes(plan: RoutePlan, nodes: readonly Node[], leases: read
     if (destination && young.some((lease) => containsCidr(lease, destination))) out.add(op);
   }
   return out;
+}
+
+/** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
+function prefixModePlan(nodes: Node[], config: Partial<Pick<Config, 'nodeSelector'>>): RoutePlan {
+  return {
+    create: [],
+    replace: [],
+    delete: [],
+    nodes: nodes.map((node) => {
+      const unmanaged = unmanagedReason(node, config.nodeSelector);
+      return unmanaged === null
+        ? { node: node.metadata.name, networkUnavailable: 'pending', patch: false }
+        : { node: node.metadata.name, networkUnavailable: networkUnavailableOf(node) === 'True', patch: false, unmanaged };
+    }),
+  };
 }
