@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import type { Sandbox, SandboxReport, SandboxStatus } from './sandbox/index.ts';
 import { MAX_SUBNETS, instanceCapacity } from './sandbox/world.ts';
 
@@ -336,26 +337,37 @@ async function run(flags: Flags): Promise<number> {
   return converged ? 0 : 1;
 }
 
-async function main(): Promise<number> {
+/** Where the CLI writes its own lines: the process's streams, or a test's capture. */
+export interface StartIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const processIo: StartIo = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
+
+/** Parses the flags; a bad one is one line on stderr and exit 2, `--help` the usage and exit 0; else runs the sandbox. */
+export async function main(argv: string[], io: StartIo = processIo): Promise<number> {
   let flags: Flags | 'help';
   try {
-    flags = parseFlags(process.argv.slice(2));
+    flags = parseFlags(argv);
   } catch (error) {
     if (!(error instanceof FlagError)) throw error;
-    process.stderr.write(`podroute sandbox: ${error.message} (see npm start -- --help)\n`);
+    io.err(`podroute sandbox: ${error.message} (see npm start -- --help)\n`);
     return 2;
   }
   if (flags === 'help') {
-    process.stdout.write(`${HELP}\n`);
+    io.out(`${HELP}\n`);
     return 0;
   }
   return run(flags);
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`podroute sandbox failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`podroute sandbox failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

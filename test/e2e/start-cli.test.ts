@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { main } from '../../infra/local/start.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'podroute-start-'));
@@ -23,6 +24,14 @@ function start(args: string[]): Promise<{ code: number | null; stdout: string; s
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The CLI's flag checks in this process (no sandbox starts for a bad flag); a few cases below spawn the binary. */
+async function inProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
+  return { code, stdout, stderr };
 }
 
 const ms = z.number().int().nonnegative();
@@ -80,9 +89,16 @@ describe('npm start', () => {
     [['--no-such-flag']],
     [['positional']],
   ])('exits 2 with one line on stderr for %j', async (args) => {
-    const run = await start(args);
+    const run = await inProcess(args);
     expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stdout).toBe('');
+  });
+
+  it('exits 2 with one line on stderr for a bad flag, as the npm start binary', async () => {
+    const run = await start(['--nodes', 'many']);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual(['podroute sandbox: --nodes "many": want a whole number from 1 to 10000 (see npm start -- --help)']);
     expect(run.stdout).toBe('');
   });
 
