@@ -53,8 +53,6 @@ export interface DoctorClients {
 /** The command; tests hand in clients for the local stand-ins. */
 export function createDoctorCommand(makeClients: (region: string) => DoctorClients = defaultClients): Command {
   return {
-    summary: 'check, read-only, that an account and cluster are ready for podroute',
-    help: DOCTOR_HELP,
     async run(args: string[], io: CliIo): Promise<number> {
       const flags = parseFlags(args, {
         'cluster-name': { type: 'string' },

@@ -39,8 +39,6 @@ Flags:
 `;
 
 export const reconcileCommand: Command = {
-  summary: 'run the reconcile use case against a live cluster (--dry-run)',
-  help: RECONCILE_HELP,
   async run(args: string[], io: CliIo): Promise<number> {
     const flags = parseFlags(args, {
       'dry-run': { type: 'boolean' },

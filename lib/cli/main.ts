@@ -20,10 +20,11 @@ export class UsageError extends InvalidInputError {
   override name = 'UsageError';
 }
 
-/** A command the binary adds (one that needs AWS or Kubernetes clients, which lib/cli does not import). */
+/**
+ * A command the binary adds (one that needs AWS or Kubernetes clients, which lib/cli does not
+ * import). It prints its own help for `--help`, which is also what `podroute help <command>` runs.
+ */
 export interface Command {
-  summary: string;
-  help: string;
   run(args: string[], io: CliIo): Promise<number>;
 }
 
@@ -53,9 +54,12 @@ export async function main(argv: string[], io: CliIo, commands: Record<string, C
       case undefined:
       case '-h':
       case '--help':
-      case 'help':
-        io.stdout(command === undefined ? MAIN_HELP : helpFor(rest[0], commands));
+      case 'help': {
+        const asked = rest[0] === undefined ? undefined : commands[rest[0]];
+        if (asked && command === 'help') return await asked.run(['--help'], io);
+        io.stdout(command === undefined ? MAIN_HELP : helpFor(rest[0]));
         return command === undefined ? 2 : 0;
+      }
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}; try 'podroute --help'`);
     }
@@ -69,10 +73,10 @@ export async function main(argv: string[], io: CliIo, commands: Record<string, C
   }
 }
 
-function helpFor(command: string | undefined, commands: Record<string, Command>): string {
+function helpFor(command: string | undefined): string {
   if (command === 'plan') return PLAN_HELP;
   if (command === 'reservations') return RESERVATIONS_HELP;
-  return (command !== undefined ? commands[command]?.help : undefined) ?? MAIN_HELP;
+  return MAIN_HELP;
 }
 
 const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { main } from '../../lib/cli/main.ts';
-import { reconcileCommand } from '../../bin/reconcile-command.ts';
+import { RECONCILE_HELP, reconcileCommand } from '../../bin/reconcile-command.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -118,4 +118,12 @@ describe('podroute reconcile --dry-run', () => {
     expect(stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(stderr).toMatch(message);
   });
+
+  it('prints its help for --help and for `podroute help reconcile`, the binary loading the command only then', async () => {
+    const own = await inProcess(['reconcile', '--help']);
+    expect(own).toEqual({ code: 0, stdout: RECONCILE_HELP, stderr: '' });
+    expect(await inProcess(['help', 'reconcile'])).toEqual(own);
+    const spawned = await cli(['help', 'reconcile']);
+    expect(spawned).toEqual({ code: 0, stdout: RECONCILE_HELP, stderr: '' });
+  }, 60_000);
 });
