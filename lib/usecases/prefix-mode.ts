@@ -293,11 +293,17 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
   const lacking = ranges.filter((r) => !podCidrs.some((c) => c.family === r.family));
   const hidden = new Set<Family>();
   const notOurs = new Set<string>();
+  const heldBefore = new Set<string>();
   for (const [i, r] of ranges.entries()) {
     if (!lacking.includes(r)) continue;
     const present = onEni.find((text) => inside(tryParseCidr(text), r.range));
     if (deps.config.nodeSyncMode === 'SyncFromCluster') {
-      if (present === undefined) continue;
+      if (present === undefined) {
+        // A block the node leases already, not on the interface (yet): an admission may be assigning it.
+        const held = (await sets[i]?.ownedLease(name))?.cidr;
+        if (held !== undefined) heldBefore.add(held);
+        continue;
+      }
       // A timed-out admission: the prefix is on the interface, the node never got its patch.
       await sets[i]?.occupy(present, name);
       hidden.add(r.family);
@@ -326,8 +332,14 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
           if (!(error instanceof PrefixUnavailableError)) throw error;
           // Refused as in use: an earlier call for this node (an admission past its timeout, whose
           // Lambda ran on) may have put it on this very interface since the run's read. Then it is done.
-          const fresh = (await prefixes.describeInterfaces([eni.instanceId])).get(eni.instanceId);
-          if (fresh?.networkInterfaceId !== eni.networkInterfaceId || !fresh.prefixes.includes(cidr)) {
+          const fresh = await prefixes.describeInterfaces([eni.instanceId]).catch((readError: unknown) => {
+            throw new PodrouteError(`EC2 refused prefix ${cidr} for ${eni.networkInterfaceId} and reading the interface again failed; left for the next run`, { retryable: true, cause: readError });
+          });
+          const mine = fresh.get(eni.instanceId);
+          if (mine?.networkInterfaceId !== eni.networkInterfaceId || !mine.prefixes.includes(cidr)) {
+            // A block the node leased before this run is that earlier call's, maybe not listed yet
+            // (EC2's reads are eventually consistent): never another owner's, so never held for the cloud.
+            if (heldBefore.has(cidr)) throw new PodrouteError(`EC2 refused prefix ${cidr} for ${eni.networkInterfaceId}, already leased to node ${name}: an earlier assignment of it may still be landing; left for the next run`, { retryable: true, cause: error });
             await holdForCloud(cidr, error);
             throw error;
           }

@@ -8,6 +8,7 @@ import { admit } from '../../lib/usecases/node-webhook.ts';
 import { noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
+import type { NodeInterface } from '../../lib/usecases/ports.ts';
 
 const inside = (range: string, cidr: string): boolean => {
   const [outer, inner] = [tryParseCidr(range), tryParseCidr(cidr)];
@@ -332,6 +333,62 @@ describe('prefixes mode: reconcile', () => {
     const leases = await (await setOf('10.0.8.0/26')).leases();
     expect(leases.map((lease) => [lease.cidr, lease.owner])).toEqual([[block, 'n']]);
   });
+
+  /**
+   * The admission leased block X for node n and its AssignPrivateIpAddresses lands just before the
+   * run's own call for X; `read` decides what the run's second look at the interface answers.
+   */
+  async function lateAdmission(read: 'lagging' | 'throttled') {
+    class Late extends FakeEc2 {
+      landed = false;
+      rereads = 0;
+      override async assignPrefix(networkInterfaceId: string, cidr: string): Promise<void> {
+        if (!this.landed) {
+          this.landed = true;
+          await super.assignPrefix(networkInterfaceId, cidr);
+        }
+        return super.assignPrefix(networkInterfaceId, cidr);
+      }
+      override async describeInterfaces(instanceIds: readonly string[]): Promise<Map<string, NodeInterface>> {
+        if (!this.landed) return super.describeInterfaces(instanceIds);
+        this.rereads += 1;
+        if (read === 'throttled') throw Object.assign(new Error('Request limit exceeded.'), { name: 'RequestLimitExceeded' });
+        // Eventually consistent: the interface is listed without the prefix that just landed.
+        const found = await super.describeInterfaces(instanceIds);
+        for (const eni of found.values()) eni.prefixes = [];
+        return found;
+      }
+    }
+    const ec2 = new Late();
+    ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]);
+    const nodes = new MemoryNodes();
+    const { deps, setOf } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const eni = ec2.addInstance('subnet-a');
+    const x = await (await setOf('10.0.8.0/26')).allocateNext('n'); // the admission's lease
+    nodes.add('n', eni.instanceId); // stored without the patch: the admission timed out
+    return { ec2, nodes, deps, setOf, eni, x };
+  }
+
+  it.each(['lagging', 'throttled'] as const)(
+    'a refused block the node already leased is never held for the cloud (%s second read); the next run adopts it',
+    async (read) => {
+      const { ec2, nodes, deps, setOf, eni, x } = await lateAdmission(read);
+      const first = await reconcile(deps);
+      expect(ec2.rereads).toBe(1);
+      expect(first.errors).toHaveLength(1);
+      expect(JSON.stringify(first.errors)).toContain(x);
+      expect(eni.prefixes).toEqual([x]); // no second block beside it
+      expect((await (await setOf('10.0.8.0/26')).leases()).map((lease) => lease.owner)).not.toContain('ec2:prefix-in-use');
+      expect(nodes.podCidrs('n')).toEqual([]);
+
+      ec2.landed = false; // the reads have caught up
+      const second = await reconcile(deps);
+      expect(second.errors).toEqual([]);
+      expect(nodes.podCidrs('n')).toEqual([x]);
+      expect(eni.prefixes).toEqual([x]);
+      expect((await (await setOf('10.0.8.0/26')).leases()).map((lease) => [lease.cidr, lease.owner])).toEqual([[x, 'n']]);
+    },
+  );
 
   it('reclaim keeps a vanished node’s block while its prefix is delegated to an interface the run read (review #2)', async () => {
     const ec2 = new FakeEc2();
