@@ -8,10 +8,10 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { Sandbox, SandboxReport, SandboxStatus } from './sandbox/index.ts';
 import { MAX_SUBNETS, instanceCapacity } from './sandbox/world.ts';
 
@@ -362,7 +362,18 @@ export async function main(argv: string[], io: StartIo = processIo): Promise<num
   return run(flags);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+/** True when this file is the script Node was started with, through whatever symlinks name it. */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(fileURLToPath(import.meta.url)) === realpathSync(script);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {

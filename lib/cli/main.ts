@@ -56,7 +56,7 @@ export async function main(argv: string[], io: CliIo, commands: Record<string, C
       case '--help':
       case 'help': {
         const asked = rest[0] === undefined ? undefined : commands[rest[0]];
-        if (asked && command === 'help') return await asked.run(['--help'], io);
+        if (asked) return await asked.run(['--help'], io);
         io.stdout(command === undefined ? MAIN_HELP : helpFor(rest[0]));
         return command === undefined ? 2 : 0;
       }

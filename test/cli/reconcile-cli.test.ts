@@ -119,10 +119,12 @@ describe('podroute reconcile --dry-run', () => {
     expect(stderr).toMatch(message);
   });
 
-  it('prints its help for --help and for `podroute help reconcile`, the binary loading the command only then', async () => {
+  it('prints its help for --help and for `podroute help|--help|-h reconcile`, the binary loading the command only then', async () => {
     const own = await inProcess(['reconcile', '--help']);
     expect(own).toEqual({ code: 0, stdout: RECONCILE_HELP, stderr: '' });
     expect(await inProcess(['help', 'reconcile'])).toEqual(own);
+    expect(await inProcess(['--help', 'reconcile'])).toEqual(own);
+    expect(await inProcess(['-h', 'reconcile'])).toEqual(own);
     const spawned = await cli(['help', 'reconcile']);
     expect(spawned).toEqual({ code: 0, stdout: RECONCILE_HELP, stderr: '' });
   }, 60_000);
