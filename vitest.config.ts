@@ -15,10 +15,14 @@ export default defineConfig({
     maxWorkers: availableParallelism(),
     // Files share their worker's module cache instead of each re-importing the AWS SDK, the
     // Kubernetes client and the emulators: 98 fresh imports were half of the suite's wall time
-    // (196 s against 105 s here). Tests restore what they stub (vi.unstubAllEnvs, restoreAllMocks),
-    // and the one file that mocks a module re-imports its subject after the mock
+    // (196 s against 105 s here). Tests restore what they stub (client stubs after their file), and the
+    // one file that mocks a module re-imports its subject under the mock and drops both after it
     // (test/webhook/timing-safe.test.ts).
     isolate: false,
+    // And whatever a test forgets is put back after it: spies, stubbed env variables and globals.
+    restoreMocks: true,
+    unstubEnvs: true,
+    unstubGlobals: true,
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
 });

@@ -7,11 +7,22 @@
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, ParameterVersionNotFound, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { WEBHOOK_SECRET_TTL_MS, cachedFor } from '../../functions/wiring.ts';
 import { secretsManagerWebhookSecrets, ssmWebhookSecrets } from '../../lib/aws/webhook-secrets.ts';
 import { classifyRequest } from '../../lib/webhook/request.ts';
 import { NOW_SECONDS, event, review, signed, withToken } from './fixtures.ts';
+
+// A client class's send is stubbed on its prototype, and test files share a worker
+// (vitest.config.ts): every stub is restored after its test, also when the test fails.
+const stubs: Array<{ restore(): void }> = [];
+function stubbed<T extends { restore(): void }>(stub: T): T {
+  stubs.push(stub);
+  return stub;
+}
+afterEach(() => {
+  for (const stub of stubs.splice(0)) stub.restore();
+});
 
 const CURRENT = 'current-secret-6f1e0c9b8a7d4e2f';
 const PREVIOUS = 'previous-secret-3a5c7e9b1d2f4a6c';
@@ -95,33 +106,30 @@ describe('cachedFor (the webhook secret cache)', () => {
 
 describe('reading the current and previous secret', () => {
   it('Secrets Manager: AWSCURRENT and AWSPREVIOUS', async () => {
-    const sm = mockClient(SecretsManagerClient);
+    const sm = stubbed(mockClient(SecretsManagerClient));
     sm.on(GetSecretValueCommand, { SecretId: 'hook', VersionStage: 'AWSCURRENT' }).resolves({ SecretString: CURRENT });
     sm.on(GetSecretValueCommand, { SecretId: 'hook', VersionStage: 'AWSPREVIOUS' }).resolves({ SecretString: PREVIOUS });
     expect(await secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).toEqual({ current: CURRENT, previous: PREVIOUS });
-    sm.restore();
   });
 
   it('Secrets Manager: a never-rotated secret has no previous version', async () => {
-    const sm = mockClient(SecretsManagerClient);
+    const sm = stubbed(mockClient(SecretsManagerClient));
     sm.on(GetSecretValueCommand, { VersionStage: 'AWSCURRENT' }).resolves({ SecretString: CURRENT });
     sm.on(GetSecretValueCommand, { VersionStage: 'AWSPREVIOUS' }).rejects(
       new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret value for staging label: AWSPREVIOUS", $metadata: {} }),
     );
     expect(await secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).toEqual({ current: CURRENT, previous: null });
-    sm.restore();
   });
 
   it('Secrets Manager: another failure is a retryable error, not a missing previous secret', async () => {
-    const sm = mockClient(SecretsManagerClient);
+    const sm = stubbed(mockClient(SecretsManagerClient));
     sm.on(GetSecretValueCommand, { VersionStage: 'AWSCURRENT' }).resolves({ SecretString: CURRENT });
     sm.on(GetSecretValueCommand, { VersionStage: 'AWSPREVIOUS' }).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
     await expect(secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).rejects.toMatchObject({ retryable: true });
-    sm.restore();
   });
 
   it('SSM: the latest version and version N-1 by selector', async () => {
-    const ssm = mockClient(SSMClient);
+    const ssm = stubbed(mockClient(SSMClient));
     ssm.on(GetParameterCommand, { Name: '/podroute/hook' }).resolves({ Parameter: { Value: CURRENT, Version: 4 } });
     ssm.on(GetParameterCommand, { Name: '/podroute/hook:3' }).resolves({ Parameter: { Value: PREVIOUS, Version: 3 } });
     expect(await ssmWebhookSecrets(new SSMClient({}), '/podroute/hook')).toEqual({ current: CURRENT, previous: PREVIOUS });
@@ -129,16 +137,14 @@ describe('reading the current and previous secret', () => {
       { Name: '/podroute/hook', WithDecryption: true },
       { Name: '/podroute/hook:3', WithDecryption: true },
     ]);
-    ssm.restore();
   });
 
   it('SSM: version 1, or a pruned N-1, has no previous secret', async () => {
-    const ssm = mockClient(SSMClient);
+    const ssm = stubbed(mockClient(SSMClient));
     ssm.on(GetParameterCommand, { Name: 'hook' }).resolves({ Parameter: { Value: CURRENT, Version: 1 } });
     expect(await ssmWebhookSecrets(new SSMClient({}), 'hook')).toEqual({ current: CURRENT, previous: null });
     ssm.on(GetParameterCommand, { Name: 'hook' }).resolves({ Parameter: { Value: CURRENT, Version: 9 } });
     ssm.on(GetParameterCommand, { Name: 'hook:8' }).rejects(new ParameterVersionNotFound({ message: 'not found', $metadata: {} }));
     expect(await ssmWebhookSecrets(new SSMClient({}), 'hook')).toEqual({ current: CURRENT, previous: null });
-    ssm.restore();
   });
 });

@@ -5,7 +5,7 @@
  */
 import type * as NodeCrypto from 'node:crypto';
 import { timingSafeEqual } from 'node:crypto';
-import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signEvent } from '../../lib/webhook/events.ts';
 import type * as Request from '../../lib/webhook/request.ts';
 import { NOW_SECONDS, SECRET, event, json, options, review, withToken, type WebhookRequest } from './fixtures.ts';
@@ -25,6 +25,11 @@ let classifyRequest: typeof Request.classifyRequest;
 beforeAll(async () => {
   vi.resetModules();
   ({ classifyRequest } = await import('../../lib/webhook/request.ts'));
+});
+// Shared workers do not reset module mocks between files: take it away, and the modules bound to it.
+afterAll(() => {
+  vi.doUnmock('node:crypto');
+  vi.resetModules();
 });
 const goodSignature = signEvent(event('NodeJoined'), SECRET, NOW_SECONDS);
 
