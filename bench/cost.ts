@@ -50,6 +50,9 @@ const PRICE = {
   lambdaGbSecondArm: 0.0000133334,
   // https://aws.amazon.com/lambda/pricing/ (Requests: $0.20 per 1M). Checked 2026-12-01.
   lambdaRequest: 0.2 / 1e6,
+  // https://aws.amazon.com/api-gateway/pricing/ (HTTP APIs, first 300 million requests a month:
+  // $1.00 per million; the webhook is an httpApi event in serverless.yml). Not re-checked on 2026-12-01.
+  httpApiRequest: 1 / 1e6,
   // https://aws.amazon.com/sqs/pricing/ (Standard queue, first 100 billion requests a month:
   // $0.40 per 1M; each 64 KB chunk of a payload is one request; empty receives count). Checked 2026-12-01.
   sqsRequest: 0.4 / 1e6,
@@ -139,6 +142,8 @@ export function estimateCost(input: CostInputs): CostEstimate {
     churn * ((input.perJoin.webhookMs / 1000) * gb(MEMORY_MB.webhook) * PRICE.lambdaGbSecondArm + PRICE.lambdaRequest),
   );
 
+  add('API Gateway (churn)', `${churn} webhook calls x $1.00/1M HTTP API requests`, churn * PRICE.httpApiRequest);
+
   // The idle pollers: the sandbox's measured receives per poller per wait, at production's wait.
   const { pollers, receivesPerPollerPerWait } = input.idle;
   const polls = pollers * receivesPerPollerPerWait * (60 / PRODUCTION_WAIT_SECONDS) * MONTH_MINUTES;
@@ -178,6 +183,7 @@ export function estimateCost(input: CostInputs): CostEstimate {
     `Lambda long-polls with a ${PRODUCTION_WAIT_SECONDS} s wait (the SQS maximum; Lambda does not document its wait)`,
     `START/END/REPORT lines of ${PLATFORM_LOG_BYTES} B per invocation (text log format); podroute's own lines measured as the sandbox writes them (Powertools adds its own keys in Lambda)`,
     'EC2 API calls are free; metrics the worker and webhook publish only on failures are not counted',
+    'the INIT phase of cold starts (billed since August 2025) is not priced: at a few joins a day most worker and webhook invocations start cold, adding their import time (bench coldStart) to each',
   ].join('; ');
   return { usdPerMonth: round(lines.reduce((sum, line) => sum + line.usd, 0), 4), lines, assumptions };
 }

@@ -26,6 +26,9 @@ describe('sandbox SQS counts', () => {
     const report = await sandbox.snapshot(); // reads the DLQ's depth too
     const receives = report.sqsCalls.ReceiveMessage ?? 0;
     expect(receives).toBeGreaterThanOrEqual(pollers);
+    // And the waits are honoured: a poller that ignored WaitTimeSeconds would ask hundreds of times.
+    // Each poller has at most one receive under way at the reset and two whole waits after it.
+    expect(receives).toBeLessThanOrEqual(pollers * 3);
     expect(report.sqsEmptyReceives).toBe(receives);
     expect(Object.keys(report.sqsCalls)).toEqual(['ReceiveMessage']);
     expect(sandbox.queue.sqs.stats.byCaller.sandbox?.calls.GetQueueAttributes).toBeGreaterThanOrEqual(2);

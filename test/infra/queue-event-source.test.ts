@@ -152,10 +152,12 @@ describe('startSqsEventSource against fauxqs', () => {
     const { queueUrl, dlqUrl } = await newQueues();
     await sendBodies(queueUrl, ['ok-1', 'poison', 'ok-2']);
     const poisonReceives: string[] = [];
+    sqs.stats.reset();
     const { source } = await runToDrain({
       queueUrl,
       dlqUrl,
       maxReceiveCount: 3,
+      redriveClient: sqs.createClient('redrive'),
       handler: async (event) => {
         const failures = event.Records.filter((r) => r.body === 'poison');
         poisonReceives.push(...failures.map((r) => r.attributes.ApproximateReceiveCount));
@@ -166,6 +168,9 @@ describe('startSqsEventSource against fauxqs', () => {
     expect(source.stats).toMatchObject({ records: 5, failures: 3, redriven: 1 });
     expect(await receiveAll(dlqUrl)).toEqual([{ body: 'poison', origin: 'test-1' }]);
     expect(await receiveAll(queueUrl)).toEqual([]);
+    // The move is the redrive client's (the queue's RedrivePolicy on AWS), not the pollers' requests.
+    expect(sqs.stats.total(['redrive']).calls).toEqual({ SendMessage: 1, DeleteMessageBatch: 1 });
+    expect(sqs.stats.total(['local']).calls.SendMessage).toBeUndefined();
   });
 
   it('redelivers the whole batch when the handler throws', async () => {

@@ -89,6 +89,11 @@ export interface SqsEventSourceOptions {
   /** Receives before a message is moved to the DLQ (default 3); needs `dlqUrl`. */
   readonly maxReceiveCount?: number;
   readonly dlqUrl?: string;
+  /**
+   * The client that moves a message to `dlqUrl` (default `client`). On AWS the queue's RedrivePolicy
+   * moves it, SQS itself, with no request from any caller; a separate client keeps those moves apart.
+   */
+  readonly redriveClient?: SQSClient;
   /** Long-poll wait per receive, 0..20 (default 1, short for tests). */
   readonly waitTimeSeconds?: number;
   /** As the mapping's FunctionResponseTypes: ['ReportBatchItemFailures'] (default true). */
@@ -131,6 +136,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
     visibilityTimeoutSeconds,
     maxReceiveCount = 3,
     dlqUrl,
+    redriveClient = client,
     waitTimeSeconds = 1,
     reportBatchItemFailures = true,
     functionName = 'local-function',
@@ -189,10 +195,10 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
 
   const newContext = (): Context => lambdaContext(functionName, { timeoutSeconds: functionTimeoutSeconds, region: awsRegion });
 
-  const deleteMessages = async (messages: readonly Message[]): Promise<void> => {
+  const deleteMessages = async (messages: readonly Message[], via: SQSClient = client): Promise<void> => {
     const entries = messages.flatMap((m, i) => (m.ReceiptHandle ? [{ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle }] : []));
     for (let i = 0; i < entries.length; i += 10) {
-      const response = await client.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries.slice(i, i + 10) }));
+      const response = await via.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries.slice(i, i + 10) }));
       const failed = response.Failed ?? [];
       if (failed.length > 0) reportError(new Error(`DeleteMessageBatch failed for ${failed.length} entries: ${failed[0]?.Code}`));
     }
@@ -201,7 +207,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   const redrive = async (message: Message): Promise<void> => {
     if (!dlqUrl) return;
     const fifo = dlqUrl.endsWith('.fifo');
-    await client.send(
+    await redriveClient.send(
       new SendMessageCommand({
         QueueUrl: dlqUrl,
         MessageBody: message.Body ?? '',
@@ -211,7 +217,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
           : {}),
       }),
     );
-    await deleteMessages([message]);
+    await deleteMessages([message], redriveClient);
     stats.redriven += 1;
   };
 

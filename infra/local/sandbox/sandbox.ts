@@ -65,6 +65,8 @@ const REGION = 'us-east-1';
 export const EVENT_SOURCE_CALLER = 'event-source';
 /** The sandbox's own looks at the queue (depths while it settles, messages tests inject): not production's. */
 export const SANDBOX_CALLER = 'sandbox';
+/** The queue's own redrive to the DLQ: SQS does it on AWS (RedrivePolicy), unbilled and by no caller. */
+const REDRIVE_CALLER = 'redrive';
 /** The callers whose requests production pays for: the three functions and Lambda's event source. */
 export const PRODUCTION_CALLERS = ['reconcile', 'worker', 'webhook', EVENT_SOURCE_CALLER] as const;
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -220,6 +222,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const { eventSource, depth, dlqDepth } = await startWorkerSource({
       sqsClient: sqs.createClient(EVENT_SOURCE_CALLER),
       observer: sqsClient,
+      redriveClient: sqs.createClient(REDRIVE_CALLER),
       queueUrl: work.queueUrl,
       dlqUrl: dlq.queueUrl,
       maximumConcurrency: options.maximumConcurrency ?? 5,

@@ -17,6 +17,8 @@ export interface WorkerSourceOptions {
   sqsClient: SQSClient;
   /** The sandbox's client for queue depths (not a request production makes). */
   observer: SQSClient;
+  /** Moves messages to the DLQ, as the queue's RedrivePolicy does on AWS (not the event source's requests). */
+  redriveClient: SQSClient;
   queueUrl: string;
   dlqUrl: string;
   maximumConcurrency: number;
@@ -41,6 +43,7 @@ export async function startWorkerSource(options: WorkerSourceOptions): Promise<W
     client: sqsClient,
     queueUrl: options.queueUrl,
     dlqUrl: options.dlqUrl,
+    redriveClient: options.redriveClient,
     batchSize: 10,
     maximumConcurrency: options.maximumConcurrency,
     maxReceiveCount: options.maxReceiveCount,
