@@ -184,7 +184,9 @@ function previousSteps(previous: unknown): ColdStartStep[] {
 async function commit(): Promise<{ commit: string; subject: string }> {
   const git = async (...args: string[]) => (await run('git', ['-C', root, ...args])).stdout.trim();
   const hash = await git('rev-parse', '--short', 'HEAD');
-  const dirty = (await git('status', '--porcelain', '--untracked-files=no')) !== '';
+  // The bench's own outputs (bench/results.json, bench/convergence.svg) are rewritten while it runs:
+  // they are not changes to what is measured.
+  const dirty = (await git('status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results.json', ':(exclude)bench/convergence.svg')) !== '';
   return { commit: dirty ? `${hash}+dirty` : hash, subject: await git('log', '-1', '--format=%s') };
 }
 

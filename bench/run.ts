@@ -132,7 +132,7 @@ if (only.has('cost') && steady1000) {
   results.cost = costOfSteadyState(steady1000, 50);
 }
 
-await writeFile(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+await save();
 printTable(results);
 
 function printTable(r: Record<string, unknown>): void {
