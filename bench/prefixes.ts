@@ -13,21 +13,14 @@
  *
  *   node --import tsx bench/prefixes.ts [nodes]      (develop with 100; `npm run bench -- --only prefixes` runs 1,000)
  */
-import { performance } from 'node:perf_hooks';
-import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING, bucketFor, minimumSeconds } from '../infra/local/ec2/buckets.ts';
+import { DEFAULT_MUTATING, bucketFor, minimumSeconds } from '../infra/local/ec2/buckets.ts';
 import type { BucketSpec } from '../infra/local/ec2/buckets.ts';
-import type { ThrottleOptions } from '../infra/local/ec2/throttle.ts';
 import { startSandbox } from '../infra/local/sandbox/index.ts';
 import type { SandboxMode } from '../infra/local/sandbox/index.ts';
 import { silentLogger } from '../lib/log.ts';
-import { mapSettled } from '../lib/util/concurrency.ts';
+import { EC2_THROTTLE, joinAllAndConverge } from './convergence.ts';
 import { round } from './stats.ts';
 
-/**
- * EC2's buckets at their real sizes and rates: the category defaults, and the emulator adds the
- * per-action buckets of infra/local/ec2/buckets.ts (AssignPrivateIpAddresses, AssignIpv6Addresses).
- */
-export const EC2_THROTTLE: ThrottleOptions = { mutating: DEFAULT_MUTATING, nonMutating: DEFAULT_NON_MUTATING };
 
 export interface Setup {
   mode: SandboxMode;
@@ -100,27 +93,9 @@ async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) 
     log: silentLogger,
   });
   try {
-    const started = performance.now();
-    const names = Array.from({ length: nodes }, (_, i) => `ip-10-1-${Math.floor(i / 250)}-${i % 250}.ec2.internal`);
-    const joins = await mapSettled(names, 25, (name) => sandbox.joinNode(name));
-    const failed = joins.filter((r) => r.status === 'rejected');
-    if (failed.length > 0) throw new Error(`${failed.length} joins failed: ${String((failed[0] as PromiseRejectedResult).reason)}`);
     const bound = lowerBound(setup, nodes);
     // Generous: on a shared machine the sandbox itself can be slower than EC2's buckets.
-    const deadline = started + Math.max(600_000, bound.ms * 6);
-    let lastReport = started;
-    for (;;) {
-      const status = await sandbox.status();
-      if (process.env.BENCH_VERBOSE && performance.now() - lastReport > 10_000) {
-        lastReport = performance.now();
-        process.stderr.write(`  ${Math.round((lastReport - started) / 1000)} s: ${JSON.stringify(status)}\n`);
-      }
-      if (status.nodes === nodes && status.nodesReady === nodes && status.routesProgrammed === status.routesExpected && status.wrongRoutes === 0) break;
-      if (performance.now() > deadline) throw new Error(`no convergence for ${nodes} nodes (${JSON.stringify(setup)}): ${JSON.stringify(status)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const convergedMs = performance.now() - started;
-    const report = await sandbox.snapshot();
+    const { convergedMs, report } = await joinAllAndConverge(sandbox, nodes, Math.max(600_000, bound.ms * 6));
     return { convergedMs, bound, report };
   } finally {
     await sandbox.stop();
