@@ -12,9 +12,7 @@ import { Ec2Error, toPodrouteError } from './ec2-errors.ts';
 import { PrefixUnavailableError } from '../usecases/port-errors.ts';
 import { primaryInterfaceOf } from './ec2-instances.ts';
 import { forEachLimit } from '../util/concurrency.ts';
-
-/** EC2 delegates prefixes of exactly these sizes to a network interface. */
-const DELEGATED_PREFIX_MASK: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
+import { DELEGATED_PREFIX } from '../prefixes/reservation-plan.ts';
 
 /** The node mask is wrong for prefix delegation: a configuration error, not retryable. */
 class PrefixMaskError extends InvalidInputError {
@@ -23,7 +21,7 @@ class PrefixMaskError extends InvalidInputError {
 
 /** Throws a `PrefixMaskError` unless the node mask is the size EC2 delegates for the family. */
 export function assertPrefixMask(family: Family, nodeMask: number): void {
-  const wanted = DELEGATED_PREFIX_MASK[family];
+  const wanted = DELEGATED_PREFIX[family];
   if (nodeMask !== wanted) {
     throw new PrefixMaskError(
       `node CIDR mask /${nodeMask} cannot be an ENI prefix: EC2 delegates only /${wanted} ${family === 4 ? 'IPv4' : 'IPv6'} prefixes; ` +
@@ -139,6 +137,6 @@ function delegatedPrefixes(eni: Pick<InstanceNetworkInterface, 'Ipv4Prefixes' | 
   const raw = [...(eni.Ipv4Prefixes ?? []).map((p) => p.Ipv4Prefix), ...(eni.Ipv6Prefixes ?? []).map((p) => p.Ipv6Prefix)];
   return raw.flatMap((text) => {
     const cidr = tryParseCidr(text);
-    return cidr && cidr.prefix === DELEGATED_PREFIX_MASK[cidr.family] ? [formatCidr(cidr)] : [];
+    return cidr && cidr.prefix === DELEGATED_PREFIX[cidr.family] ? [formatCidr(cidr)] : [];
   });
 }

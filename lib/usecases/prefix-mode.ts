@@ -32,6 +32,7 @@
 import { containsCidr, formatCidr, intersection, tryParseCidr } from '../cidr/cidr.ts';
 import type { Cidr, Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
+import { DELEGATED_PREFIX, PODROUTE_RESERVATION_DESCRIPTION, RESERVATION_TYPE } from '../prefixes/reservation-plan.ts';
 import { PodrouteError } from '../errors.ts';
 import { PrefixUnavailableError } from './port-errors.ts';
 import type { CidrSet } from '../ipam/index.ts';
@@ -52,13 +53,6 @@ const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
 const UNDERSIZED_RESERVATION_METRIC = 'UndersizedReservations';
 
 /**
- * The size of a delegated prefix: EC2 assigns IPv4 prefixes as /28 and IPv6 prefixes as /80 (EC2
- * User Guide, "Assign prefixes to Amazon EC2 network interfaces"). A pod range narrower than that
- * cannot hold one; it is skipped (and told), never made a CIDR set.
- */
-const DELEGATED_PREFIX: Readonly<Record<Family, number>> = { 4: 28, 6: 80 };
-
-/**
  * The owner of a block EC2 refused to delegate (already delegated to an interface podroute did not
  * read, e.g. of a Node deleted while its instance runs). Not a node name (Kubernetes node names are
  * DNS subdomains: no ':'), so no node ever holds it; reclaim frees it after the lease grace, and a
@@ -68,9 +62,6 @@ const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
 
 /** How many blocks one node sync may find refused by EC2 before the run gives up on the node. */
 const REFUSED_BLOCK_TRIES = 3;
-
-/** The Description of podroute's reservations when PREFIX_RESERVATION_DESCRIPTION is not set. */
-const DEFAULT_RESERVATION_DESCRIPTION = 'podroute';
 
 type PrefixConfig = Pick<Config, 'clusterCidrs' | 'nodeSyncMode'> & Partial<Pick<Config, 'nodeSelector' | 'prefixReservationDescription'>>;
 
@@ -117,7 +108,7 @@ const SHARED_PREFIX_RESERVATION_METRIC = 'NodesInSharedPrefixSubnet';
  * So such a subnet is refused: podroute's prefix reservations must be the subnet's only ones.
  */
 function foreignPrefixReservations(subnet: Subnet, config: Pick<PrefixConfig, 'prefixReservationDescription'>): SubnetReservation[] {
-  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  const mark = config.prefixReservationDescription ?? PODROUTE_RESERVATION_DESCRIPTION;
   return subnet.reservations.filter((r) => r.type === 'prefix' && r.description !== mark);
 }
 
@@ -147,7 +138,7 @@ function undersized(r: PodRange): boolean {
 
 function podroutesCuts(subnet: Subnet, config: Pick<PrefixConfig, 'clusterCidrs' | 'prefixReservationDescription'>): PodRange[] {
   const found: PodRange[] = [];
-  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  const mark = config.prefixReservationDescription ?? PODROUTE_RESERVATION_DESCRIPTION;
   for (const clusterText of config.clusterCidrs) {
     const cluster = tryParseCidr(clusterText);
     if (!cluster) continue;
@@ -203,8 +194,8 @@ export function placeNode(node: Node, world: PrefixWorld, config: PrefixConfig):
 export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly string[], config: Pick<PrefixConfig, 'nodeSyncMode' | 'prefixReservationDescription'>): string {
   // SyncFromCloud lets EC2 pick, which only a `prefix` reservation serves; SyncFromCluster names
   // its prefixes, and an `explicit` one keeps EC2's automatic picks (the VPC CNI's) out of it.
-  const type = config.nodeSyncMode === 'SyncFromCloud' ? 'prefix' : 'explicit';
-  const mark = config.prefixReservationDescription ?? DEFAULT_RESERVATION_DESCRIPTION;
+  const type = RESERVATION_TYPE[config.nodeSyncMode];
+  const mark = config.prefixReservationDescription ?? PODROUTE_RESERVATION_DESCRIPTION;
   const parts = clusterCidrs.map((clusterText) => {
     const cluster = tryParseCidr(clusterText);
     const room = subnet.cidrs.flatMap((text) => {
@@ -216,7 +207,7 @@ export function noReservationMessage(subnet: Subnet, clusterCidrs: readonly stri
       ? `aws ec2 create-subnet-cidr-reservation --subnet-id ${subnet.subnetId} --reservation-type ${type} --description ${mark} --cidr <a range inside ${room.join(' or ')}>`
       : `none can be made for cluster CIDR ${clusterText}: the subnet's blocks (${subnet.cidrs.join(', ')}) do not overlap it`;
   });
-  const skipped = undersizedNote(subnet, { clusterCidrs: [...clusterCidrs], ...(config.prefixReservationDescription !== undefined ? { prefixReservationDescription: config.prefixReservationDescription } : {}) });
+  const skipped = undersizedNote(subnet, { ...config, clusterCidrs: [...clusterCidrs] });
   return `subnet ${subnet.subnetId}${subnet.availabilityZone ? ` (${subnet.availabilityZone})` : ''} has no podroute subnet CIDR reservation (Description ${mark}) inside cluster CIDR(s) ${clusterCidrs.join(', ')}, so this node gets no pod CIDR: ${parts.join('; ')}${skipped}`;
 }
 
