@@ -39,8 +39,8 @@ export type AssignPrefixAction = keyof typeof ASSIGN_PREFIX_BUCKETS;
 /** Per-action buckets the emulator applies before falling back to the category of the action. */
 export const ACTION_BUCKETS: Readonly<Record<string, BucketSpec>> = { ...ASSIGN_PREFIX_BUCKETS };
 
-/** Describe*, Get* and List* calls are non-mutating in EC2's throttling categories; the rest mutate. */
-export const isMutating = (action: string): boolean => !/^(Describe|Get|List)/.test(action);
+/** Describe*, List*, Search* and Get* calls are non-mutating in EC2's throttling categories; the rest mutate. */
+export const isMutating = (action: string): boolean => !/^(Describe|Get|List|Search)/.test(action);
 
 /** The bucket an action draws from when nothing overrides it. */
 export function bucketFor(action: string): BucketSpec {
