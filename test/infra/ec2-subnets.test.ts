@@ -214,6 +214,14 @@ describe('EC2 emulator: prefixes and subnets', () => {
     expect(new Set(picked).size).toBe(6);
   });
 
+  it.each(['10.1.0.0', '10.1.0.1', '10.1.0.3', '10.1.0.63'])('refuses to give an instance %s, one of the subnet five (VPC User Guide, "Subnet CIDR blocks")', async (address) => {
+    const { ec2 } = await emulator();
+    const vpc = ec2.state.addVpc({ cidrBlock: '10.1.0.0/16' });
+    const subnet = ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.1.0.0/26' });
+    expect(() => ec2.state.addInstance({ subnetId: subnet.id, privateIpAddress: address })).toThrow(/one of the five addresses/);
+    expect(ec2.state.addInstance({ subnetId: subnet.id, privateIpAddress: '10.1.0.4' }).privateIpAddress).toBe('10.1.0.4');
+  });
+
   it('keeps counted prefixes out of explicit reservations and the subnet five, and says when no block is left', async () => {
     const { ec2, client } = await emulator();
     const vpc = ec2.state.addVpc({ cidrBlock: '10.1.0.0/16' });

@@ -3,7 +3,7 @@
  * reservations, and the lookups every resource uses. state.ts adds route tables, instances and
  * interfaces on top.
  */
-import { formatAddress, formatCidr, tryParseCidr } from '../../../lib/cidr/cidr.ts';
+import { formatAddress, formatCidr, lastAddress, tryParseCidr } from '../../../lib/cidr/cidr.ts';
 import type { Cidr, Family } from '../../../lib/cidr/cidr.ts';
 import { isSubnetReserved, probe } from './addresses.ts';
 import { seededRandom } from '../random.ts';
@@ -181,8 +181,9 @@ export class Ec2Network {
 
   /** Whether an IPv4 range holds an address in use or one of the subnet's five. */
   protected addressInside(subnetId: string, subnetBlock: Cidr, range: Cidr): boolean {
-    const last = range.network | ((1n << BigInt(32 - range.prefix)) - 1n);
-    if (isSubnetReserved(subnetBlock, range.network) || isSubnetReserved(subnetBlock, last) || range.network - subnetBlock.network < 4n) return true;
+    // CIDR-aligned inside the subnet: it holds one of the five only at its first or last address.
+    const last = lastAddress(range);
+    if (isSubnetReserved(subnetBlock, range.network) || isSubnetReserved(subnetBlock, last)) return true;
     for (const ip of this.usedIps.get(subnetId) ?? []) {
       if (ip >= range.network && ip <= last) return true;
     }
@@ -201,6 +202,9 @@ export class Ec2Network {
       const value = ipValue(wanted);
       if (!within(subnet.cidrBlock, `${wanted}/32`)) throw new Error(`${wanted} is outside subnet ${subnet.cidrBlock}`);
       if (used.has(value)) throw new Error(`${wanted} is already in use in ${subnet.id}`);
+      // Amazon VPC User Guide, "Subnet CIDR blocks": the first four addresses and the last one of a
+      // subnet cannot be assigned to an interface.
+      if (isSubnetReserved(block, value)) throw new Error(`${wanted} is one of the five addresses ${subnet.id} keeps`);
       used.add(value);
       return wanted;
     }
@@ -209,7 +213,7 @@ export class Ec2Network {
     const index = probe(this.random, size, (i) => {
       const value = block.network + i;
       if (isSubnetReserved(block, value) || used.has(value)) return false;
-      return !kept.some((k) => value >= k.network && value <= (k.network | ((1n << BigInt(32 - k.prefix)) - 1n)));
+      return !kept.some((k) => value >= k.network && value <= lastAddress(k));
     });
     if (index === null) throw new Error(`subnet ${subnet.id} is full`);
     used.add(block.network + index);
