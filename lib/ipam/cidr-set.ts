@@ -144,12 +144,8 @@ class StoredCidrSet implements CidrSet {
   }
 
   async ownedLease(owner: string): Promise<Lease | null> {
-    if (this.store.ownedLease) {
-      const lease = await this.store.ownedLease(owner);
-      return lease === null ? null : this.toLease(lease);
-    }
-    const index = await this.store.findOwned(owner);
-    return index === null ? null : { cidr: this.blockText(index), owner };
+    const lease = await this.store.ownedLease(owner);
+    return lease === null ? null : this.toLease(lease);
   }
 
   async releaseLease(lease: Lease): Promise<boolean> {

@@ -35,10 +35,9 @@ export interface CidrStore {
   findOwned(owner: string): Promise<number | null>;
   /**
    * The block `owner` holds, read by key through its owner record (no listing), with the block's
-   * version where the store keeps one; null when the owner holds none there. Optional: a set
-   * without it falls back to `findOwned`.
+   * version where the store keeps one; null when the owner holds none there.
    */
-  ownedLease?(owner: string): Promise<BlockLease | null>;
+  ownedLease(owner: string): Promise<BlockLease | null>;
   /**
    * The next block in round-robin order for `owner` (null: no owner), or the owner's block when it
    * holds one; null when every block is used.

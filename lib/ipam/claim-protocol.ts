@@ -96,11 +96,7 @@ export class ClaimProtocolStore implements CidrStore {
   // ---- reads ----------------------------------------------------------------------------------
 
   async findOwned(owner: string): Promise<number | null> {
-    const record = await this.store.get(ownerKey(owner));
-    if (record === null) return null;
-    const index = recordIndex(record);
-    const block = await this.store.get(blockKey(index));
-    return block !== null && ownerOf(block) === owner ? index : null;
+    return (await this.ownedLease(owner))?.index ?? null;
   }
 
   /**

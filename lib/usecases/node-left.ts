@@ -118,9 +118,11 @@ export async function checkNodeLeft(name: string, deps: NodeLeftDeps, delivery?:
 async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'cidrSets' | 'usedReservationSets'>): Promise<{ released: string[]; kept: string[] }> {
   const owned: Array<{ set: CidrSet; lease: Lease }> = [];
   const sets = [...deps.cidrSets, ...(deps.usedReservationSets ? await deps.usedReservationSets() : [])];
-  for (const set of sets) {
-    const lease = await set.ownedLease(owner);
-    if (lease !== null) owned.push({ set, lease });
+  // Keyed reads, independent of each other: at once, kept in the sets' order.
+  const leases = await Promise.all(sets.map((set) => set.ownedLease(owner)));
+  for (const [i, lease] of leases.entries()) {
+    const set = sets[i];
+    if (lease !== null && set !== undefined) owned.push({ set, lease });
   }
   const released: string[] = [];
   const kept: string[] = [];
