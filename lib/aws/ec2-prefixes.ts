@@ -12,6 +12,7 @@ import { Ec2Error, toPodrouteError } from './ec2-errors.ts';
 import { PrefixUnavailableError } from '../usecases/port-errors.ts';
 import { primaryInterfaceOf } from './ec2-instances.ts';
 import { forEachLimit } from '../util/concurrency.ts';
+import { allPages } from './ec2-paging.ts';
 import { DELEGATED_PREFIX } from '../prefixes/reservation-plan.ts';
 
 /** The node mask is wrong for prefix delegation: a configuration error, not retryable. */
@@ -58,9 +59,7 @@ export class Ec2EniPrefixes implements EniPrefixes {
     for (let i = 0; i < ids.length; i += INSTANCE_IDS_PER_CALL) chunks.push(ids.slice(i, i + INSTANCE_IDS_PER_CALL));
     // Bounded, never an unbounded Promise.all: DescribeInstances shares EC2's describe bucket.
     await forEachLimit(chunks, DESCRIBE_CONCURRENCY, async (chunk) => {
-      const seen = new Set<string>();
-      let nextToken: string | undefined;
-      do {
+      const instances = await allPages('DescribeInstances', async (nextToken) => {
         let out: DescribeInstancesCommandOutput;
         try {
           out = await this.client.send(
@@ -69,15 +68,13 @@ export class Ec2EniPrefixes implements EniPrefixes {
         } catch (error) {
           throw toPodrouteError(error, { operation: 'DescribeInstances', subject: `${chunk.length} instance(s)` });
         }
-        for (const instance of (out.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {
-          const eni = primaryInterfaceOf(instance);
-          if (!instance.InstanceId || !eni?.NetworkInterfaceId || !eni.SubnetId) continue;
-          found.set(instance.InstanceId, { instanceId: instance.InstanceId, networkInterfaceId: eni.NetworkInterfaceId, subnetId: eni.SubnetId, prefixes: delegatedPrefixes(eni) });
-        }
-        nextToken = out.NextToken || undefined;
-        if (nextToken !== undefined && seen.has(nextToken)) throw new PodrouteError('EC2 DescribeInstances returned the same NextToken twice', { retryable: true });
-        if (nextToken !== undefined) seen.add(nextToken);
-      } while (nextToken !== undefined);
+        return { items: (out.Reservations ?? []).flatMap((r) => r.Instances ?? []), nextToken: out.NextToken };
+      });
+      for (const instance of instances) {
+        const eni = primaryInterfaceOf(instance);
+        if (!instance.InstanceId || !eni?.NetworkInterfaceId || !eni.SubnetId) continue;
+        found.set(instance.InstanceId, { instanceId: instance.InstanceId, networkInterfaceId: eni.NetworkInterfaceId, subnetId: eni.SubnetId, prefixes: delegatedPrefixes(eni) });
+      }
     });
     return found;
   }

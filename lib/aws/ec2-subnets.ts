@@ -6,9 +6,9 @@
 import { DescribeSubnetsCommand, GetSubnetCidrReservationsCommand } from '@aws-sdk/client-ec2';
 import type { DescribeSubnetsCommandOutput, EC2Client, GetSubnetCidrReservationsCommandOutput, SubnetCidrReservation } from '@aws-sdk/client-ec2';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
-import { PodrouteError } from '../errors.ts';
 import type { Subnet, SubnetReservation, Subnets } from '../usecases/ports.ts';
 import { toPodrouteError } from './ec2-errors.ts';
+import { allPages } from './ec2-paging.ts';
 import { DESCRIBE_CONCURRENCY } from './ec2-prefixes.ts';
 import { forEachLimit } from '../util/concurrency.ts';
 
@@ -30,24 +30,24 @@ export class Ec2Subnets implements Subnets {
     const found = new Map<string, Subnet>();
     for (let i = 0; i < ids.length; i += SUBNET_IDS_PER_CALL) {
       const chunk = ids.slice(i, i + SUBNET_IDS_PER_CALL);
-      await pages('DescribeSubnets', async (NextToken) => {
+      const subnets = await allPages('DescribeSubnets', async (NextToken) => {
         let out: DescribeSubnetsCommandOutput;
         try {
           out = await this.client.send(new DescribeSubnetsCommand({ Filters: [{ Name: 'subnet-id', Values: chunk }], MaxResults: 1000, ...(NextToken ? { NextToken } : {}) }));
         } catch (error) {
           throw toPodrouteError(error, { operation: 'DescribeSubnets', subject: `${chunk.length} subnet(s)` });
         }
-        for (const subnet of out.Subnets ?? []) {
-          if (!subnet.SubnetId) continue;
-          const v6 = (subnet.Ipv6CidrBlockAssociationSet ?? []).filter((a) => a.Ipv6CidrBlockState?.State === 'associated').map((a) => a.Ipv6CidrBlock);
-          const cidrs = [subnet.CidrBlock, ...v6].flatMap((text) => {
-            const cidr = tryParseCidr(text);
-            return cidr ? [formatCidr(cidr)] : [];
-          });
-          found.set(subnet.SubnetId, { subnetId: subnet.SubnetId, availabilityZone: subnet.AvailabilityZone, cidrs, reservations: [] });
-        }
-        return out.NextToken;
+        return { items: out.Subnets, nextToken: out.NextToken };
       });
+      for (const subnet of subnets) {
+        if (!subnet.SubnetId) continue;
+        const v6 = (subnet.Ipv6CidrBlockAssociationSet ?? []).filter((a) => a.Ipv6CidrBlockState?.State === 'associated').map((a) => a.Ipv6CidrBlock);
+        const cidrs = [subnet.CidrBlock, ...v6].flatMap((text) => {
+          const cidr = tryParseCidr(text);
+          return cidr ? [formatCidr(cidr)] : [];
+        });
+        found.set(subnet.SubnetId, { subnetId: subnet.SubnetId, availabilityZone: subnet.AvailabilityZone, cidrs, reservations: [] });
+      }
     }
     // One GetSubnetCidrReservations per subnet (it takes one SubnetId), 4 in flight: never unbounded.
     await forEachLimit([...found.values()], DESCRIBE_CONCURRENCY, async (subnet) => {
@@ -57,21 +57,16 @@ export class Ec2Subnets implements Subnets {
   }
 
   private async reservations(subnetId: string): Promise<SubnetReservation[]> {
-    const found: SubnetReservation[] = [];
-    await pages('GetSubnetCidrReservations', async (NextToken) => {
+    const all = await allPages('GetSubnetCidrReservations', async (NextToken) => {
       let out: GetSubnetCidrReservationsCommandOutput;
       try {
         out = await this.client.send(new GetSubnetCidrReservationsCommand({ SubnetId: subnetId, MaxResults: 1000, ...(NextToken ? { NextToken } : {}) }));
       } catch (error) {
         throw toPodrouteError(error, { operation: 'GetSubnetCidrReservations', subject: subnetId });
       }
-      for (const r of [...(out.SubnetIpv4CidrReservations ?? []), ...(out.SubnetIpv6CidrReservations ?? [])]) {
-        const reservation = toReservation(r);
-        if (reservation) found.push(reservation);
-      }
-      return out.NextToken;
+      return { items: [...(out.SubnetIpv4CidrReservations ?? []), ...(out.SubnetIpv6CidrReservations ?? [])], nextToken: out.NextToken };
     });
-    return found;
+    return all.flatMap((r) => toReservation(r) ?? []);
   }
 }
 
@@ -80,17 +75,6 @@ function toReservation(r: SubnetCidrReservation): SubnetReservation | null {
   if (!cidr || !r.SubnetCidrReservationId) return null;
   if (r.ReservationType !== 'prefix' && r.ReservationType !== 'explicit') return null;
   return { reservationId: r.SubnetCidrReservationId, cidr: formatCidr(cidr), type: r.ReservationType, description: r.Description };
-}
-
-/** Runs `page` with each NextToken until there is none; a token seen twice is EC2 looping. */
-async function pages(operation: string, page: (token: string | undefined) => Promise<string | undefined>): Promise<void> {
-  const seen = new Set<string>();
-  let token: string | undefined;
-  do {
-    token = (await page(token)) || undefined;
-    if (token !== undefined && seen.has(token)) throw new PodrouteError(`EC2 ${operation} returned the same NextToken twice`, { retryable: true });
-    if (token !== undefined) seen.add(token);
-  } while (token !== undefined);
 }
 
 /**
