@@ -259,23 +259,23 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
   const name = node.metadata.name;
   const placement = placeNode(node, world, deps.config);
   if (placement.kind === 'unlisted') throw new PodrouteError(placement.message, { retryable: true });
-  if (placement.kind === 'no-reservation') {
-    deps.log.log('warn', 'prefix.no-reservation', { node: name, subnetId: placement.subnet.subnetId, detail: placement.message });
-    deps.log.metric(NO_RESERVATION_METRIC, 1, 'Count', { SubnetId: placement.subnet.subnetId });
-    await deps.nodes.warn(name, NO_RESERVATION_EVENT, placement.message).catch((error: unknown) => deps.log.log('warn', 'event.failed', { node: name, error }));
+  /** A node podroute gives nothing in its subnet: logged, counted per subnet, told on the node, and kept NetworkUnavailable. */
+  const refuse = async <R extends PrefixSyncResult>(result: R, event: string, metric: string, subnetId: string, message: string, fields: Record<string, unknown>): Promise<R> => {
+    deps.log.log('warn', `prefix.${result}`, { node: name, subnetId, ...fields });
+    deps.log.metric(metric, 1, 'Count', { SubnetId: subnetId });
+    await deps.nodes.warn(name, event, message).catch((error: unknown) => deps.log.log('warn', 'event.failed', { node: name, error }));
     if (networkUnavailableOf(node) !== 'True') await kube.setNetworkUnavailable(name, true);
-    return 'no-reservation';
+    return result;
+  };
+  if (placement.kind === 'no-reservation') {
+    return refuse('no-reservation', NO_RESERVATION_EVENT, NO_RESERVATION_METRIC, placement.subnet.subnetId, placement.message, { detail: placement.message });
   }
   const { eni, ranges } = placement;
   const foreign = deps.config.nodeSyncMode === 'SyncFromCloud' ? foreignPrefixReservations(placement.subnet, deps.config) : [];
   if (foreign.length > 0) {
     const subnetId = placement.subnet.subnetId;
     const message = `subnet ${subnetId} has prefix-type reservations that are not podroute's (${foreign.map((r) => `${r.reservationId} ${r.cidr}`).join(', ')}); with SyncFromCloud EC2 picks among all of a subnet's prefix reservations, so podroute assigns nothing here: make podroute's the subnet's only prefix reservations, or use SyncFromCluster`;
-    deps.log.log('warn', 'prefix.shared-prefix-reservation', { node: name, subnetId, reservations: foreign.map((r) => r.reservationId) });
-    deps.log.metric(SHARED_PREFIX_RESERVATION_METRIC, 1, 'Count', { SubnetId: subnetId });
-    await deps.nodes.warn(name, SHARED_PREFIX_RESERVATION_EVENT, message).catch((error: unknown) => deps.log.log('warn', 'event.failed', { node: name, error }));
-    if (networkUnavailableOf(node) !== 'True') await kube.setNetworkUnavailable(name, true);
-    return 'shared-prefix-reservation';
+    return refuse('shared-prefix-reservation', SHARED_PREFIX_RESERVATION_EVENT, SHARED_PREFIX_RESERVATION_METRIC, subnetId, message, { reservations: foreign.map((r) => r.reservationId) });
   }
   const sets = await Promise.all(ranges.map((r) => reservationSets(r.range)));
   // Only prefixes inside the node's pod ranges are podroute's; the VPC CNI's are left alone.
