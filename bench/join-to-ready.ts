@@ -19,12 +19,12 @@
  * run can be redone with the same phases.
  */
 import { performance } from 'node:perf_hooks';
-import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING } from '../infra/local/ec2/throttle.ts';
 import { startSandbox } from '../infra/local/sandbox/index.ts';
 import type { Sandbox } from '../infra/local/sandbox/index.ts';
 import { silentLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
 import { mapSettled } from '../lib/util/concurrency.ts';
+import { EC2_THROTTLE } from './convergence.ts';
 import { median } from './stats.ts';
 import { seededRandom } from '../infra/local/random.ts';
 
@@ -69,7 +69,7 @@ export async function benchJoinToReady(
     nodes: 0,
     routeTables: 2,
     routeLimit: 2 * (clusterNodes + webhookSamples + scheduleSamples) + 10,
-    throttle: { mutating: DEFAULT_MUTATING, nonMutating: DEFAULT_NON_MUTATING },
+    throttle: EC2_THROTTLE,
     tickMs: PODROUTE_TICK_MS,
     // A kubelet registers its Node once the instance has booted, by when EC2 shows the instance.
     notFoundAfterLaunchMs: 0,
