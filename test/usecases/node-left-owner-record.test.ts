@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbCidrStore } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import type { CidrSet } from '../../lib/ipam/index.ts';
-import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { Node } from '../../lib/nodes/node.ts';
 import { releaseIfGone } from '../../lib/usecases/node-left.ts';
+import { node, nodeSource } from './node-left-fakes.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 import { countCommands } from '../support/world.ts';
 
@@ -28,23 +27,6 @@ afterAll(async () => {
   await local.close();
 });
 
-const node = (name: string, podCIDR: string): Node => ({ metadata: { name }, spec: { podCIDR, providerID: 'aws:///z/i-0123456789abcdef0' } });
-
-function nodeSource(live: Node[]) {
-  const calls = { list: 0 };
-  return {
-    calls,
-    getNode: async (name: string): Promise<Node> => {
-      const found = live.find((n) => n.metadata.name === name);
-      if (!found) throw new NodeNotFoundError(name);
-      return found;
-    },
-    listNodes: async (): Promise<Node[]> => {
-      calls.list += 1;
-      return live;
-    },
-  };
-}
 
 async function dynamoSet(clusterCidr: string, nodeMaskSize: number): Promise<CidrSet> {
   const store = new DynamoDbCidrStore({ client, tableName: local.tableName, setId: `node-left-${++sets}`, clock: () => 1 });

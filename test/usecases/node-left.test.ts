@@ -8,28 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { ClaimProtocolStore, MemoryClaimStore, createCidrSet } from '../../lib/ipam/index.ts';
 import type { CidrSet } from '../../lib/ipam/index.ts';
-import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { Node } from '../../lib/nodes/node.ts';
+import { node, nodeSource } from './node-left-fakes.ts';
 import { checkNodeLeft, releaseIfGone } from '../../lib/usecases/node-left.ts';
 
-const node = (name: string, podCIDR: string): Node => ({ metadata: { name }, spec: { podCIDR, providerID: 'aws:///z/i-0123456789abcdef0' } });
-
-function nodeSource(live: Node[]) {
-  const calls = { list: 0 };
-  return {
-    calls,
-    getNode: async (name: string): Promise<Node> => {
-      const found = live.find((n) => n.metadata.name === name);
-      if (!found) throw new NodeNotFoundError(name);
-      return found;
-    },
-    listNodes: async (): Promise<Node[]> => {
-      calls.list += 1;
-      return live;
-    },
-  };
-}
 
 /** 10.244.0.0/23 in /24 blocks; nodes a and b migrated with /25s, both inside block 10.244.0.0/24 (owned by a). */
 async function sharedBlock(): Promise<CidrSet> {

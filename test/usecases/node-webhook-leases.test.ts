@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
+import { nodeCreateReview } from '../support/admission.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -16,28 +16,6 @@ import { type World } from '../support/world.ts';
 let local: LocalDynamo;
 let world: World;
 useWorldAndDynamo((parts) => ({ world, local } = parts));
-
-function createReview(uid: string, node: Record<string, unknown>) {
-  const gvk = { group: '', version: 'v1', kind: 'Node' };
-  const gvr = { group: '', version: 'v1', resource: 'nodes' };
-  return admissionReviewSchema.parse({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: gvk,
-      resource: gvr,
-      requestKind: gvk,
-      requestResource: gvr,
-      name: (node.metadata as { name: string }).name,
-      operation: 'CREATE',
-      userInfo: { username: 'system:node:node-a', groups: ['system:nodes'] },
-      object: node,
-      oldObject: null,
-      dryRun: false,
-    },
-  });
-}
 
 const patchOf = (response: unknown): unknown => {
   const patch = (response as { response?: { patch?: string } }).response?.patch;
@@ -50,9 +28,9 @@ describe('kubelet re-registration through the webhook', () => {
     const w = await testWiring(world, local);
     const instance = world.ec2.state.addInstance();
     await w.wiring.cidrSets[0]?.allocateNext('someone-else');
-    const first = await admit(createReview('11111111-0000-4000-8000-000000000001', world.nodeObject('node-a', instance.id)), w.reconcileDeps());
+    const first = await admit(nodeCreateReview(world.nodeObject('node-a', instance.id), '11111111-0000-4000-8000-000000000001'), w.reconcileDeps());
     // The kubelet restarts: it sends its Node again, without the pod CIDR the first admission set.
-    const second = await admit(createReview('11111111-0000-4000-8000-000000000002', world.nodeObject('node-a', instance.id)), w.reconcileDeps());
+    const second = await admit(nodeCreateReview(world.nodeObject('node-a', instance.id), '11111111-0000-4000-8000-000000000002'), w.reconcileDeps());
     const patch = [
       { op: 'add', path: '/spec/podCIDR', value: '100.64.1.0/24' },
       { op: 'add', path: '/spec/podCIDRs', value: ['100.64.1.0/24'] },

@@ -12,7 +12,7 @@ import { syncNodeMessage } from '../../lib/messages/route-message.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import { PodrouteError } from '../../lib/errors.ts';
-import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
+import { nodeCreateReview } from '../support/admission.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -33,28 +33,6 @@ function subnet(w: World): string {
   return made.id;
 }
 
-function createReview(node: Record<string, unknown>) {
-  const gvk = { group: '', version: 'v1', kind: 'Node' };
-  const gvr = { group: '', version: 'v1', resource: 'nodes' };
-  return admissionReviewSchema.parse({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: '22222222-0000-4000-8000-000000000001',
-      kind: gvk,
-      resource: gvr,
-      requestKind: gvk,
-      requestResource: gvr,
-      name: (node.metadata as { name: string }).name,
-      operation: 'CREATE',
-      userInfo: { username: 'system:node:joiner', groups: ['system:nodes'] },
-      object: node,
-      oldObject: null,
-      dryRun: false,
-    },
-  });
-}
-
 const failures = (response: unknown) => (response as { batchItemFailures: Array<{ itemIdentifier: string }> }).batchItemFailures.map((f) => f.itemIdentifier);
 
 describe('prefixes mode: join-to-ready through the worker', () => {
@@ -63,7 +41,7 @@ describe('prefixes mode: join-to-ready through the worker', () => {
     const w = await testWiring(world, local, ENV);
     const handler = createRouteWorkerHandler(async () => w.wiring);
 
-    const review = await admit(createReview(world.nodeObject('joiner', instance.id)), w.reconcileDeps());
+    const review = await admit(nodeCreateReview(world.nodeObject('joiner', instance.id)), w.reconcileDeps());
     expect(review.response.allowed).toBe(true);
     const eni = world.ec2.state.primaryInterface(instance.id);
     const delegated = [...(eni?.ipv4Prefixes ?? []), ...(eni?.ipv6Prefixes ?? [])];
