@@ -63,7 +63,9 @@ describe('npm start', () => {
     expect(run.stdout).toContain('converged');
     const report = reportSchema.parse(JSON.parse(readFileSync(reportFile, 'utf8')));
     expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0, deletesRefused: 0, podCidrsOutsideSubnet: null });
-    expect(report.ec2Calls.CreateRoute).toBeGreaterThanOrEqual(12);
+    // Every route of a node still there was created at least once; the two nodes that leave may go
+    // before their routes are made, so their CreateRoute calls are a timing, not a promise.
+    expect(report.ec2Calls.CreateRoute).toBeGreaterThanOrEqual(report.routesExpected);
     expect(report.ec2Calls.DescribeRouteTables).toBeGreaterThan(0);
     expect(report.joinToReadyMs.p99).toBeGreaterThanOrEqual(report.joinToReadyMs.p50);
     // The handlers' JSON logs go to the file, not the terminal.
