@@ -99,6 +99,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     }
     const key = `${method} ${matched.template}`;
     state.inc(key);
+    state.requests.push({ key, userAgent: req.headers['user-agent'] ?? '', fieldManager: url.searchParams.get('fieldManager') });
     const failure = state.failure;
     if (failure?.kind === 'error' && (failure.match === undefined || failure.match === key)) {
       const code = failure.code ?? 500;
@@ -192,6 +193,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     nodes: () => [...state.nodes.values()].map((n) => copy(n)),
     events: () => state.events.map((e) => copy(e)),
     webhookCalls: () => state.webhookCalls.map((c) => ({ ...c })),
+    requests: () => state.requests.map((r) => ({ ...r })),
     refusedDeletes: () => [...state.refused],
     setFailure: (next) => state.setFailure(next),
     resourceVersion: () => state.rv,

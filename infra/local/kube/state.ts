@@ -13,6 +13,8 @@ export class ServerState {
   readonly webhookCalls: WebhookCall[] = [];
   /** Node DELETEs admitted by the webhook and then refused by the `denyDeletes` share, by name. */
   readonly refused: string[] = [];
+  /** Every answered request: its stats key, User-Agent and fieldManager. */
+  readonly requests: { key: string; userAgent: string; fieldManager: string | null }[] = [];
   /** Calls per `VERB /path/{template}` key. */
   readonly counts = new Map<string, number>();
   rv = 1;

@@ -96,6 +96,8 @@ export type KubeEmulatorState = {
   /** Events from both `/api/v1` and `/apis/events.k8s.io/v1`, in creation order. */
   events(): JsonObject[];
   webhookCalls(): WebhookCall[];
+  /** Every request answered so far (after authentication), in order: stats key, User-Agent, fieldManager. */
+  requests(): { key: string; userAgent: string; fieldManager: string | null }[];
   /** Node DELETEs admitted by the webhook and then refused by the `denyDeletes` share, by name. */
   refusedDeletes(): string[];
   setFailure(failure: Failure | null): void;
