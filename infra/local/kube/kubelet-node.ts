@@ -1,11 +1,12 @@
 /**
  * Nodes shaped like the ones the kubelet registers on EC2 (an EKS managed node group, Amazon Linux
- * 2023): the body of the kubelet's `POST /api/v1/nodes`, about 10 KB of JSON, most of it images and
- * nodeInfo. The API server adds the rest (uid, resourceVersion, creationTimestamp, managedFields, the
- * not-ready taint), so none of it is here; nor are labels the kubelet may not set (NodeRestriction:
- * the AWS cloud controller manager, not the kubelet, writes `k8s.io/cloud-provider-aws`), nor
- * annotations other controllers write (`node.alpha.kubernetes.io/ttl`). Recorded: a real
- * kube-apiserver 1.32 refused the older body with server-set fields (500) and that label (403).
+ * 2023): the body of the kubelet's `POST /api/v1/nodes`, about 8 KB of JSON (a real kubelet sent
+ * 7.9 KB), most of it images and nodeInfo. The API server adds the rest (uid, resourceVersion,
+ * creationTimestamp, managedFields, the not-ready taint), so none of it is here; nor are labels the
+ * kubelet may not set (NodeRestriction: the AWS cloud controller manager, not the kubelet, writes
+ * `k8s.io/cloud-provider-aws`), nor annotations other controllers write
+ * (`node.alpha.kubernetes.io/ttl`). Recorded: a real kube-apiserver 1.32 refused the older body
+ * with server-set fields (500) and with that label (403).
  *
  * A pure, deterministic function of its input: the same spec gives the same bytes (digests, boot
  * ids and timestamps are derived from the name and the index, never from a clock or a random
