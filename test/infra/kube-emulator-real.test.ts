@@ -187,6 +187,21 @@ describe('kube emulator: Node CREATE as kube-apiserver 1.32', () => {
     expect(webhook.reviews).toHaveLength(0);
   });
 
+  // noderestriction `admitNode` at UPDATE: own Node only, taints unchanged; spec.podCIDR(s) are not checked.
+  it.each<[string, string, JsonObject, number, unknown]>([
+    ['patch another node', 'n-7', { spec: { podCIDR: '10.244.8.0/24' } }, 403, forbidden('n-7', 'node "n-6" is not allowed to modify node "n-7"')],
+    ['change its taints', 'n-6', { spec: { taints: [] } }, 403, forbidden('n-6', 'node "n-6" is not allowed to modify taints')],
+    ['set its own pod CIDR', 'n-6', { spec: { podCIDR: '10.244.9.0/24' } }, 200, undefined],
+  ])('a kubelet patching its Node: %s', async (_what, target, body, code, status) => {
+    const token = emulator.state.kubeletToken('n-6');
+    await call(emulator, { method: 'POST', path: '/api/v1/nodes', body: { metadata: { name: 'n-6' } }, token });
+    await call(emulator, { method: 'POST', path: '/api/v1/nodes', body: { metadata: { name: 'n-7' } } });
+    const answer = await call(emulator, { method: 'PATCH', path: `/api/v1/nodes/${target}`, body, contentType: 'application/strategic-merge-patch+json', token });
+    expect(answer.status).toBe(code);
+    if (status !== undefined) expect(answer.body).toEqual(status);
+    else expect(answer.body.spec).toMatchObject({ podCIDR: '10.244.9.0/24', podCIDRs: ['10.244.9.0/24'] });
+  });
+
   it('a kubelet may not delete its Node (Node authorizer / RBAC: 403)', async () => {
     const token = emulator.state.kubeletToken('n-4');
     await call(emulator, { method: 'POST', path: '/api/v1/nodes', body: { metadata: { name: 'n-4' } }, token });
