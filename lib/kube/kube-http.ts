@@ -4,6 +4,7 @@
  * status only (never by message text).
  */
 import { request as httpsRequest, type RequestOptions } from 'node:https';
+import packageJson from '../../package.json' with { type: 'json' };
 import * as z from '../util/zod-mini.ts';
 import { InvalidInputError, type PodrouteError } from '../errors.ts';
 import { KubeApiError } from './kube-errors.ts';
@@ -62,19 +63,33 @@ class KubeRequestTimeoutError extends Error {
 
 export type Call = { method: 'GET' | 'PATCH' | 'POST'; path: string; query?: Record<string, string | number | undefined>; body?: unknown; contentType?: string };
 
+/**
+ * Who podroute is to the API server. The server records each writer in managedFields under the
+ * request's `fieldManager`, else the User-Agent's part before `/`, else `unknown` (Kubernetes docs,
+ * "Server-Side Apply: Field management"; apiserver handlers `prefixFromUserAgent`); podroute sends
+ * both, so its writes are its own.
+ */
+export const USER_AGENT = `podroute/${packageJson.version}`;
+export const FIELD_MANAGER = 'podroute';
+
+/** An answer: status, body and the Retry-After header (of a 429 or 503), if any. */
+export type Answer = { status: number; text: string; retryAfter?: string };
+
 /** One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. */
-export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS): Promise<{ status: number; text: string }> {
+export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS): Promise<Answer> {
   const cluster = endpoint.getCurrentCluster();
   if (!cluster) throw new InvalidInputError('the kubeconfig has no current cluster');
   // The server URL may carry a path prefix (an API proxy); the API path goes after it.
   const url = new URL(cluster.server);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}${call.path}`;
   for (const [key, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+  if (call.method !== 'GET') url.searchParams.set('fieldManager', FIELD_MANAGER);
   const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body), 'utf8');
   const opts: RequestOptions = {
     method: call.method,
     headers: {
       Accept: 'application/json',
+      'User-Agent': USER_AGENT,
       ...(payload ? { 'Content-Type': call.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
     },
   };
@@ -84,12 +99,37 @@ export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = R
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
+      });
     });
     req.on('error', reject);
     req.setTimeout(idleTimeoutMs, () => req.destroy(new KubeRequestTimeoutError(`no answer from ${url.host} within ${idleTimeoutMs} ms of silence`)));
     req.end(payload);
   });
+}
+
+/** Longest wait podroute grants one Retry-After, so a throttled call stays inside a function's time. */
+export const MAX_RETRY_AFTER_MS = 5_000;
+
+/**
+ * How long to wait before retrying a 429, from its Retry-After header (RFC 9110 section 10.2.3:
+ * delay-seconds or an HTTP date), bounded by MAX_RETRY_AFTER_MS; null when the header is absent
+ * or unreadable (then the 429 is not retried here, as client-go retries only with the header).
+ */
+export function retryAfterMs(header: string | undefined, now: Date): number | null {
+  if (header === undefined) return null;
+  const value = header.trim();
+  let ms: number;
+  if (/^\d+$/.test(value)) ms = Number(value) * 1000;
+  else {
+    // An HTTP-date (IMF-fixdate) ends in GMT; anything else is not a Retry-After.
+    const at = /GMT$/.test(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(at)) return null;
+    ms = at - now.getTime();
+  }
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
 }
 
 /**
@@ -126,4 +166,34 @@ function mapHttpFailure(status: number, body: string, target: Target, cause: unk
   }
   const retryable = status === 409 || status === 429 || status >= 500;
   return new KubeApiError(`${what}: HTTP ${status}${suffix}`, { ...base, status, retryable });
+}
+
+/** Retries of a call the API server answered 429 with a Retry-After (each wait bounded by MAX_RETRY_AFTER_MS). */
+const RATE_LIMIT_RETRIES = 3;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One API call: its parsed JSON answer, or a typed error for any failure. A 429 with a Retry-After
+ * is retried after that wait (bounded: `retryAfterMs`), up to RATE_LIMIT_RETRIES times, as client-go
+ * does (API Priority and Fairness answers 429 with the header); then it is a retryable error.
+ */
+export async function callJson(endpoint: KubeEndpoint, target: Target, call: Call, options: { clock: () => Date; sleep?: (ms: number) => Promise<void> }): Promise<unknown> {
+  let answer: Answer;
+  for (let retries = 0; ; retries++) {
+    try {
+      answer = await send(endpoint, call);
+    } catch (error) {
+      throw mapError(error, target);
+    }
+    const wait = answer.status === 429 && retries < RATE_LIMIT_RETRIES ? retryAfterMs(answer.retryAfter, options.clock()) : null;
+    if (wait === null) break;
+    await (options.sleep ?? sleep)(wait);
+  }
+  if (answer.status < 200 || answer.status > 299) throw mapError(new KubeHttpStatusError(answer.status, answer.text), target);
+  try {
+    return JSON.parse(answer.text) as unknown;
+  } catch (cause) {
+    throw new KubeApiError(`${target.verb} ${target.resource}: the answer is not JSON`, { verb: target.verb, resource: target.resource, retryable: true, cause });
+  }
 }

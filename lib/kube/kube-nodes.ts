@@ -17,7 +17,8 @@ import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
 import type { NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
-import { KubeHttpStatusError, mapError, send, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
+import { EVENT_NAMESPACE, recordNodeWarning } from './kube-events.ts';
+import { callJson, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
 
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 
@@ -51,9 +52,14 @@ type KubeNodesOptions = {
   conflictBackoffMs?: number;
   /** Page size of the node list. */
   pageSize?: number;
-  /** Namespace and component of the events written by `warn`. */
+  /**
+   * Namespace of the events written by `warn`: `default`, the only one the API server accepts for
+   * an Event about a Node (see EVENT_NAMESPACE); anything else is refused at construction.
+   */
   eventNamespace?: string;
   component?: string;
+  /** How a Retry-After wait is slept (tests record it instead). */
+  sleep?: (ms: number) => Promise<void>;
 };
 
 /** Messages and reasons of upstream's route controller (`updateNetworkingCondition`). */
@@ -136,6 +142,11 @@ export class KubeNodes {
   private readonly uids = new Map<string, string>();
 
   constructor(endpoint: KubeEndpoint, options: KubeNodesOptions = {}) {
+    if (options.eventNamespace !== undefined && options.eventNamespace !== EVENT_NAMESPACE) {
+      throw new InvalidInputError(
+        `event namespace ${JSON.stringify(options.eventNamespace).slice(0, 80)}: the API server only accepts Events about a Node in "${EVENT_NAMESPACE}" (involvedObject.namespace must match, and a Node has none)`,
+      );
+    }
     this.endpoint = endpoint;
     this.clock = options.clock ?? (() => new Date());
     this.options = options;
@@ -234,15 +245,23 @@ export class KubeNodes {
   }
 
   /**
-   * Sets `spec.podCIDR` and `spec.podCIDRs` of a node that has none. The same CIDRs again is a
-   * no-op; different ones are a PodCidrConflictError (the API forbids changing them, and so do we).
+   * Sets `spec.podCIDR` and `spec.podCIDRs` of a node that has none: at most one CIDR per family,
+   * `podCIDR` equal to `podCIDRs[0]` (else the v1 conversion rewrites the list to `[podCIDR]`). The
+   * same CIDRs again is a no-op; different ones are a PodCidrConflictError (the API forbids changing
+   * them, and so do we).
    */
   async updatePodCidr(node: Node, cidrs: string | readonly string[]): Promise<NodeWriteResult> {
     const wanted = typeof cidrs === 'string' ? [cidrs] : [...cidrs];
     const nodeName = node.metadata.name;
     if (wanted.length === 0 || wanted.length > 2) throw new InvalidInputError(`node ${nodeName}: want one or two pod CIDRs (one per IP family), got ${wanted.length}`);
-    for (const cidr of wanted) {
-      if (!tryParseCidr(cidr)) throw new InvalidInputError(`node ${nodeName}: invalid pod CIDR ${JSON.stringify(cidr)}`);
+    const families = wanted.map((cidr) => {
+      const parsed = tryParseCidr(cidr);
+      if (!parsed) throw new InvalidInputError(`node ${nodeName}: invalid pod CIDR ${JSON.stringify(cidr)}`);
+      return parsed.family;
+    });
+    // ValidateNode (k8s pkg/apis/core/validation): at most one CIDR per IP family; the API would answer 422.
+    if (new Set(families).size !== families.length) {
+      throw new InvalidInputError(`node ${nodeName}: pod CIDRs ${wanted.join(',')} hold two of one IP family; a node takes at most one per family`);
     }
     const same = (have: string[]) => have.length === wanted.length && have.every((c, i) => c === wanted[i]);
     const existing = podCidrsOf(node);
@@ -276,35 +295,13 @@ export class KubeNodes {
   }
 
   /**
-   * Records a Warning event on the node (core/v1, like upstream's event recorder). Best effort, as
-   * upstream: a failure is reported through `onEventError` and returns false, never throws.
+   * Records a Warning event on the node, aggregated (kube-events.ts `recordNodeWarning`). Best
+   * effort, as upstream: a failure is reported through `onEventError` and returns false, never throws.
    */
   async warn(nodeName: string, reason: string, message: string): Promise<boolean> {
-    const now = this.clock();
-    const namespace = this.options.eventNamespace ?? 'default';
-    const component = this.options.component ?? 'podroute';
-    const nanos = BigInt(now.getTime()) * 1_000_000n;
-    // core/v1 Event (Kubernetes API reference, "Event v1 core"); times as the generated client sent them.
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${nodeName}.${nanos.toString(16)}`, namespace },
-      involvedObject: { kind: 'Node', apiVersion: 'v1', name: nodeName, uid: this.uids.get(nodeName) ?? nodeName },
-      reason,
-      message,
-      type: 'Warning',
-      count: 1,
-      firstTimestamp: now.toISOString(),
-      lastTimestamp: now.toISOString(),
-      source: { component },
-      reportingComponent: component,
-      reportingInstance: '',
-    };
+    const warning = { nodeName, nodeUid: this.uids.get(nodeName) ?? nodeName, reason, message, component: this.options.component ?? 'podroute', now: this.clock() };
     try {
-      await this.call(
-        { verb: 'create', resource: 'events', name: nodeName },
-        { method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body, contentType: 'application/json' },
-      );
+      await recordNodeWarning((target, call) => this.call(target, call), warning);
       return true;
     } catch (error) {
       const reported = error instanceof PodrouteError ? error : new PodrouteError('create event failed', { retryable: true, cause: error });
@@ -355,20 +352,8 @@ export class KubeNodes {
     }
   }
 
-  /** Runs one API call, returns the parsed JSON body of its answer, maps every failure. */
-  private async call(target: Target, call: Call): Promise<unknown> {
-    let answer: { status: number; text: string };
-    try {
-      answer = await send(this.endpoint, call);
-    } catch (error) {
-      throw mapError(error, target);
-    }
-    if (answer.status < 200 || answer.status > 299) throw mapError(new KubeHttpStatusError(answer.status, answer.text), target);
-    try {
-      return JSON.parse(answer.text) as unknown;
-    } catch (cause) {
-      throw new KubeApiError(`${target.verb} ${target.resource}: the answer is not JSON`, { verb: target.verb, resource: target.resource, retryable: true, cause });
-    }
+  /** One API call's parsed answer; failures mapped, a 429 with Retry-After retried (kube-http.ts `callJson`). */
+  private call(target: Target, call: Call): Promise<unknown> {
+    return callJson(this.endpoint, target, call, { clock: this.clock, ...(this.options.sleep ? { sleep: this.options.sleep } : {}) });
   }
 }
-

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
@@ -7,7 +8,8 @@ import { KubeApiError, KubeNodes, NodeNotFoundError, PodCidrConflictError } from
 type KubeNodesOptions = NonNullable<ConstructorParameters<typeof KubeNodes>[1]>;
 type MalformedNode = Parameters<NonNullable<KubeNodesOptions['onMalformedNode']>>[0];
 type ListRestart = Parameters<NonNullable<KubeNodesOptions['onListRestart']>>[0];
-import type { PodrouteError } from '../../lib/errors.ts';
+import { InvalidInputError, type PodrouteError } from '../../lib/errors.ts';
+import { MAX_RETRY_AFTER_MS, retryAfterMs } from '../../lib/kube/kube-http.ts';
 
 const NOW = new Date('2026-03-04T05:06:07.890Z');
 
@@ -81,7 +83,7 @@ describe('KubeNodes against the emulator with the real client', () => {
     const raw = kubeletNode({ name: 'ip-10-0-1-10.ec2.internal', instanceId: 'i-0123456789abcdef0', zone: 'us-east-1a', privateIp: '10.0.1.10', podCidrs: ['10.244.1.0/24'], networkUnavailable: 'False' });
     await emulator.state.addNode(raw);
     const stored = emulator.state.getNode('ip-10-0-1-10.ec2.internal') as { metadata: Record<string, unknown>; spec: Record<string, unknown>; status: Record<string, unknown> };
-    expect(JSON.stringify(stored).length).toBeGreaterThan(10_000);
+    expect(JSON.stringify(stored).length).toBeGreaterThan(8_000); // a real kube-apiserver stored 8.9 KB for such a node
     const expected = {
       apiVersion: 'v1',
       kind: 'Node',
@@ -96,7 +98,9 @@ describe('KubeNodes against the emulator with the real client', () => {
       status: { conditions: stored.status.conditions },
     };
     const [listed] = await kube.listNodes();
-    expect(listed).toEqual(expected);
+    // A NodeList's items carry no apiVersion or kind (as a real kube-apiserver serves them).
+    const { apiVersion: _apiVersion, kind: _kind, ...listItem } = expected;
+    expect(listed).toEqual(listItem);
     expect(await kube.getNode('ip-10-0-1-10.ec2.internal')).toEqual(expected);
     expect(JSON.stringify(listed).length).toBeLessThan(3_000);
   });
@@ -188,19 +192,11 @@ describe('KubeNodes against the emulator with the real client', () => {
     expect(await kube.updatePodCidr({ metadata: { name: 'ghost' } }, '10.1.0.0/24')).toBe('gone');
   });
 
-  it('retries a patch on 409 Conflict, then gives up with a retryable error', async () => {
+  it('leaves a conflict on its patches (no resourceVersion) to the API server, which retries it (apiserver handlers `patchResource`)', async () => {
     await emulator.state.addNode(wireNode('busy'));
     emulator.state.setFailure({ kind: 'error', code: 409, times: 2, match: 'PATCH /api/v1/nodes/{name}/status' });
     expect(await kube.setNetworkUnavailable('busy', false)).toBe('patched');
-    expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(3);
-
-    emulator.stats.reset();
-    emulator.state.setFailure({ kind: 'error', code: 409, match: 'PATCH /api/v1/nodes/{name}/status' });
-    const error = await rejection(kube.setNetworkUnavailable('busy', true));
-    expect(error).toBeInstanceOf(KubeApiError);
-    expect((error as KubeApiError).retryable).toBe(true);
-    expect((error as KubeApiError).status).toBe(409);
-    expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(5);
+    expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(1);
   });
 
   it.each([
@@ -288,8 +284,9 @@ describe('KubeNodes against the emulator with the real client', () => {
       count: 1,
       source: { component: 'podroute' },
     });
-    expect(new Date(String(event?.firstTimestamp)).getTime()).toBe(NOW.getTime());
-    expect(new Date(String(event?.lastTimestamp)).getTime()).toBe(NOW.getTime());
+    // metav1.Time is stored and served in whole seconds (recorded: event-as-stored.json).
+    expect(new Date(String(event?.firstTimestamp)).getTime()).toBe(Math.floor(NOW.getTime() / 1000) * 1000);
+    expect(new Date(String(event?.lastTimestamp)).getTime()).toBe(Math.floor(NOW.getTime() / 1000) * 1000);
     expect((event?.metadata as { name: string }).name).toMatch(/^warned\.[0-9a-f]+$/);
   });
 
@@ -298,5 +295,132 @@ describe('KubeNodes against the emulator with the real client', () => {
     expect(await kube.warn('n', 'R', 'm')).toBe(false);
     expect(eventErrors).toHaveLength(1);
     expect(eventErrors[0]?.retryable).toBe(true);
+  });
+});
+
+describe('KubeNodes speaks to the API server as the real one expects', () => {
+  let emulator: KubeEmulator;
+  let kc: KubeConfig;
+  let waits: number[];
+  let clock: Date;
+  let eventErrors: PodrouteError[];
+  const kubeWith = (options: KubeNodesOptions = {}) =>
+    new KubeNodes(kc, { clock: () => clock, sleep: async (ms) => void waits.push(ms), onEventError: (e) => eventErrors.push(e), conflictBackoffMs: 0, ...options });
+
+  beforeAll(async () => {
+    emulator = await startKubeEmulator();
+    kc = new KubeConfig();
+    kc.loadFromOptions(emulator.kubeConfig());
+  });
+  afterAll(async () => {
+    await emulator.close();
+  });
+  beforeEach(async () => {
+    emulator.state.setFailure(null);
+    for (const n of emulator.state.nodes()) await emulator.state.deleteNode((n.metadata as { name: string }).name, { admit: false });
+    emulator.stats.reset();
+    waits = [];
+    eventErrors = [];
+    clock = NOW;
+  });
+
+  it('sends User-Agent podroute/<package.json version> on every call and fieldManager=podroute on every write', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    await emulator.state.addNode(wireNode('ua'));
+    const kube = kubeWith();
+    await kube.listNodes();
+    await kube.updatePodCidr(await kube.getNode('ua'), '10.9.0.0/24');
+    await kube.setNetworkUnavailable('ua', false);
+    await kube.warn('ua', 'CloudCIDRAllocatorMismatch', 'm');
+    await kube.warn('ua', 'CloudCIDRAllocatorMismatch', 'm');
+    const requests = emulator.state.requests();
+    expect(requests.length).toBeGreaterThanOrEqual(7);
+    for (const request of requests) {
+      expect(request.userAgent).toBe(`podroute/${version}`);
+      expect(request.fieldManager).toBe(request.key.startsWith('GET ') ? null : 'podroute');
+    }
+    // The server records podroute's writes as podroute's (managedFields), not as `unknown`.
+    const managers = ((emulator.state.getNode('ua')?.metadata as { managedFields: Array<{ manager: string; subresource?: string }> }).managedFields).map((e) => `${e.manager}${e.subresource ? `/${e.subresource}` : ''}`);
+    expect(managers).toEqual(['kubelet', 'podroute', 'podroute/status']);
+  });
+
+  it.each<[string, string[], boolean]>([
+    ['one IPv4', ['10.5.0.0/24'], true],
+    ['dual stack, IPv4 first', ['10.5.0.0/24', 'fd00:5::/64'], true],
+    ['dual stack, IPv6 first', ['fd00:5::/64', '10.5.0.0/24'], true],
+    ['two IPv4 (one per family only: ValidateNode)', ['10.5.0.0/24', '10.6.0.0/24'], false],
+    ['two IPv6', ['fd00:5::/64', 'fd00:6::/64'], false],
+  ])('updatePodCidr with %s', async (_name, cidrs, ok) => {
+    await emulator.state.addNode(wireNode('pc'));
+    const kube = kubeWith();
+    const node = await kube.getNode('pc');
+    if (ok) {
+      expect(await kube.updatePodCidr(node, cidrs)).toBe('patched');
+      // podCIDR is podCIDRs[0], so the v1 conversion keeps the list as sent.
+      expect(emulator.state.getNode('pc')?.spec).toMatchObject({ podCIDR: cidrs[0], podCIDRs: cidrs });
+    } else {
+      await expect(kube.updatePodCidr(node, cidrs)).rejects.toThrow(InvalidInputError);
+      expect(emulator.stats.get('PATCH /api/v1/nodes/{name}')).toBe(0);
+    }
+  });
+
+  it('aggregates a recurring warning into one Event per node and reason: count and lastTimestamp move', async () => {
+    await emulator.state.addNode(wireNode('ev'));
+    const kube = kubeWith();
+    expect(await kube.warn('ev', 'CloudCIDRAllocatorMismatch', 'first')).toBe(true);
+    clock = new Date(NOW.getTime() + 60_000);
+    expect(await kube.warn('ev', 'CloudCIDRAllocatorMismatch', 'second')).toBe(true);
+    expect(await kube.warn('ev', 'CloudCIDRAllocatorInvalidPodCIDR', 'other')).toBe(true);
+    const events = emulator.state.events().filter((e) => (e.involvedObject as { name?: string }).name === 'ev');
+    expect(events.map((e) => [e.reason, e.count, e.message])).toEqual([
+      ['CloudCIDRAllocatorMismatch', 2, 'second'],
+      ['CloudCIDRAllocatorInvalidPodCIDR', 1, 'other'],
+    ]);
+    expect(events[0]).toMatchObject({ firstTimestamp: '2026-03-04T05:06:07Z', lastTimestamp: '2026-03-04T05:07:07Z', metadata: { namespace: 'default' } });
+    expect(eventErrors).toEqual([]);
+  });
+
+  it('loses no occurrence when two writers create the same Event at once (409 AlreadyExists becomes an update)', async () => {
+    await emulator.state.addNode(wireNode('race'));
+    const [a, b] = [kubeWith(), kubeWith()];
+    expect(await Promise.all([a.warn('race', 'R', 'm'), b.warn('race', 'R', 'm'), a.warn('race', 'R', 'm')])).toEqual([true, true, true]);
+    const events = emulator.state.events().filter((e) => (e.involvedObject as { name?: string }).name === 'race');
+    expect(events.map((e) => e.count)).toEqual([3]);
+  });
+
+  it.each(['kube-system', 'podroute', ''])('refuses the event namespace %j: a Node\'s Events go to default (legacyValidateEvent)', (namespace) => {
+    expect(() => kubeWith({ eventNamespace: namespace })).toThrow(InvalidInputError);
+    expect(() => kubeWith({ eventNamespace: 'default' })).not.toThrow();
+  });
+
+  it.each<[string, number | undefined, number, number[], boolean]>([
+    ['a 429 with Retry-After: 2 is retried after 2 s', 2, 1, [2000], true],
+    ['a Retry-After beyond the bound waits the bound', 120, 1, [5000], true],
+    ['a 429 without Retry-After is not retried here', undefined, 1, [], false],
+    ['retries are bounded (3), then the 429 is a retryable error', 1, 10, [1000, 1000, 1000], false],
+  ])('%s', async (_name, retryAfterSeconds, times, expectedWaits, ok) => {
+    await emulator.state.addNode(wireNode('busy'));
+    emulator.state.setFailure({ kind: 'error', code: 429, times, match: 'GET /api/v1/nodes/{name}', ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
+    const read = kubeWith().getNode('busy');
+    if (ok) expect((await read).metadata.name).toBe('busy');
+    else await expect(read).rejects.toMatchObject({ status: 429, retryable: true });
+    expect(waits).toEqual(expectedWaits);
+    expect(emulator.stats.get('GET /api/v1/nodes/{name}')).toBe(expectedWaits.length + 1);
+  });
+});
+
+describe('retryAfterMs', () => {
+  const now = new Date('2026-03-04T05:06:07Z');
+  it.each<[string | undefined, number | null]>([
+    ['3', 3000],
+    ['0', 0],
+    ['3600', MAX_RETRY_AFTER_MS],
+    ['Wed, 04 Mar 2026 05:06:09 GMT', 2000],
+    ['Wed, 04 Mar 2026 05:00:00 GMT', 0],
+    ['soon', null],
+    ['-1', null],
+    [undefined, null],
+  ])('%j -> %j', (header, ms) => {
+    expect(retryAfterMs(header, now)).toBe(ms);
   });
 });

@@ -9,13 +9,29 @@ import https from 'node:https';
 import { ApiError, webhookDenied } from './api-error.ts';
 import { parseJson } from './objects.ts';
 import { applyJsonPatch, isObject, type JsonObject } from './patch.ts';
+import type { UserInfo } from './identity.ts';
 import type { ServerState } from './state.ts';
 import { seededRandom } from '../random.ts';
 import type { KubeEmulatorOptions, WebhookTarget } from './types.ts';
 
 
-function postJson(target: WebhookTarget, payload: unknown): Promise<{ status: number; body: string }> {
+/** Default `timeoutSeconds` of a webhook (admissionregistration.k8s.io/v1 `ValidatingWebhook`). */
+const DEFAULT_TIMEOUT_SECONDS = 10;
+
+/**
+ * The URL the API server calls: the configured one with `?timeout=<n>s` appended, n the webhook's
+ * timeoutSeconds (k8s.io/apiserver admission/plugin/webhook/request: the client sets the request
+ * timeout as that query parameter; seen in every recorded exchange, `?timeout=5s`).
+ */
+export function webhookUrl(target: WebhookTarget): URL {
   const url = new URL(target.url);
+  const seconds = target.timeoutMs === undefined ? DEFAULT_TIMEOUT_SECONDS : Math.max(1, Math.ceil(target.timeoutMs / 1000));
+  url.searchParams.set('timeout', `${seconds}s`);
+  return url;
+}
+
+function postJson(target: WebhookTarget, payload: unknown): Promise<{ status: number; body: string }> {
+  const url = webhookUrl(target);
   const data = Buffer.from(JSON.stringify(payload));
   const requestOptions: https.RequestOptions = {
     method: 'POST',
@@ -43,7 +59,7 @@ export class Admission {
 
   constructor(
     private readonly state: ServerState,
-    private readonly targets: Pick<KubeEmulatorOptions, 'onNodeCreate' | 'onNodeDelete' | 'denyDeletes' | 'seed'>,
+    private readonly targets: Pick<KubeEmulatorOptions, 'onNodeCreate' | 'onNodeDelete' | 'denyDeletes' | 'denyDeleteStatus' | 'seed'>,
   ) {
     this.denyShare = targets.denyDeletes ?? 0;
     if (!(this.denyShare >= 0 && this.denyShare <= 1)) throw new Error(`denyDeletes must be a share from 0 to 1, not ${String(targets.denyDeletes)}`);
@@ -54,7 +70,7 @@ export class Admission {
    * Calls the webhook; returns the patched object (CREATE) or the original, or throws the
    * webhook's rejection. Any failure of the call itself is ignored (failurePolicy: Ignore).
    */
-  async admit(operation: 'CREATE' | 'DELETE', name: string, object: JsonObject | null, oldObject: JsonObject | null): Promise<JsonObject | null> {
+  async admit(operation: 'CREATE' | 'DELETE', name: string, object: JsonObject | null, oldObject: JsonObject | null, user: UserInfo): Promise<JsonObject | null> {
     const target = operation === 'CREATE' ? this.targets.onNodeCreate : this.targets.onNodeDelete;
     if (!target) return object;
     const uid = randomUUID();
@@ -71,7 +87,7 @@ export class Admission {
         requestResource: gvr,
         name,
         operation,
-        userInfo: { username: 'system:node:' + name, groups: ['system:nodes', 'system:authenticated'] },
+        userInfo: { username: user.username, uid: user.uid, groups: [...user.groups] },
         object,
         oldObject,
         dryRun: false,
@@ -97,10 +113,11 @@ export class Admission {
     if (response.allowed !== true) {
       this.state.webhookCalls.push({ operation, name, ok: true, allowed: false });
       const status = isObject(response.status) ? response.status : {};
-      throw webhookDenied(name, 'podroute', {
+      throw webhookDenied('podroute', {
         ...(typeof status.code === 'number' ? { code: status.code } : {}),
         ...(typeof status.reason === 'string' && status.reason !== '' ? { reason: status.reason } : {}),
         ...(typeof status.message === 'string' && status.message !== '' ? { message: status.message } : {}),
+        ...(isObject(status.details) ? { details: status.details } : {}),
       });
     }
     this.state.webhookCalls.push({ operation, name, ok: true, allowed: true });
@@ -119,12 +136,13 @@ export class Admission {
    * After podroute admitted a DELETE: a validating webhook runs after the mutating ones ("Dynamic
    * Admission Control": validating webhooks are invoked after all object modifications) and may
    * still refuse what podroute admitted (the `denyDeletes` share); the node then stays, as it is.
+   * The refusal is that webhook's Status (`denyDeleteStatus`) as `webhookDenied` words it.
    */
   refuseDelete(name: string): void {
     if (this.denyShare > 0 && this.denyDraw() < this.denyShare) {
       this.state.refused.push(name);
       this.state.inc('REFUSED DELETE');
-      throw webhookDenied(name, 'deny-deletes.podroute.test', { message: 'node deletion refused by policy (emulator denyDeletes)' });
+      throw webhookDenied('deny-deletes.podroute.test', this.targets.denyDeleteStatus ?? { message: 'node deletion refused by policy (emulator denyDeletes)' });
     }
   }
 }

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     message: string,
     readonly details?: JsonObject,
     readonly listMeta?: JsonObject,
+    /** Response headers of the answer (Retry-After of a 429). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
@@ -38,9 +40,9 @@ export function statusOf(error: ApiError): StatusObject {
     metadata: error.listMeta ?? {},
     status: 'Failure',
     message: error.message,
-    reason: error.reason,
     code: error.code,
   };
+  if (error.reason !== '') status.reason = error.reason;
   if (error.details) status.details = error.details;
   return status;
 }
@@ -54,24 +56,20 @@ export const conflict = (name: string) =>
     `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
     { name, kind: 'nodes' },
   );
-export const invalid = (name: string, field: string, message: string) =>
-  new ApiError(422, 'Invalid', `Node "${name}" is invalid: ${field}: ${message}`, {
-    name,
-    kind: 'Node',
-    causes: [{ reason: 'FieldValueInvalid', message, field }],
-  });
+/** The AlreadyExists answer of a CREATE whose object exists (apimachinery errors `NewAlreadyExists`). */
+export const alreadyExists = (resource: string, name: string) =>
+  new ApiError(409, 'AlreadyExists', `${resource} "${name}" already exists`, { name, kind: resource });
 
 /**
- * A validating admission webhook's refusal as the API server answers it
- * (k8s.io/apiserver admission/plugin/webhook/errors `ToStatusErr`): code 403 unless the webhook set
- * one, reason Forbidden, message `<resource> "<name>" is forbidden: admission webhook "<webhook>"
- * denied the request: <message>`, details {group, kind: the resource, name}.
+ * An admission webhook's refusal as the API server answers it (k8s.io/apiserver
+ * admission/plugin/webhook/errors `ToStatusErr`): the webhook's own Status, with its code (400
+ * when it gave none or one below 400), its reason and details only when it gave them, and the
+ * message `admission webhook "<webhook>" denied the request: <message or reason>` (or `... denied
+ * the request without explanation`).
  */
-export function webhookDenied(name: string, webhook: string, status: { code?: number; reason?: string; message?: string }): ApiError {
-  const code = status.code !== undefined && status.code !== 0 ? status.code : 403;
+export function webhookDenied(webhook: string, status: { code?: number; reason?: string; message?: string; details?: JsonObject }): ApiError {
+  const code = status.code !== undefined && status.code >= 400 ? status.code : 400;
   const deniedBy = `admission webhook "${webhook}" denied the request`;
-  const why = status.message ? `${deniedBy}: ${status.message}` : status.reason ? `${deniedBy}: ${status.reason}` : `${deniedBy} without explanation`;
-  const prefix = code === 500 ? 'Internal error occurred' : `nodes "${name}" is forbidden`;
-  const reason = status.reason ?? (code === 500 ? 'InternalError' : 'Forbidden');
-  return new ApiError(code, reason, `${prefix}: ${why}`, { group: '', kind: 'nodes', name });
+  const message = status.message ? `${deniedBy}: ${status.message}` : status.reason ? `${deniedBy}: ${status.reason}` : `${deniedBy} without explanation`;
+  return new ApiError(code, status.reason ?? '', message, status.details);
 }

@@ -1,8 +1,11 @@
 /**
  * A local Kubernetes API server for tests and the sandbox: the core/v1 Node and Event REST calls
- * that `@kubernetes/client-node` makes, over HTTPS with a real CA, bearer-token authentication,
- * resourceVersion preconditions, the three patch types, Node validation (podCIDR is immutable once
- * set) and mutating admission webhooks for Node CREATE / DELETE. Test infrastructure, not product.
+ * that `@kubernetes/client-node` makes, over HTTPS with a real CA, bearer-token authentication
+ * (an admin and one identity per kubelet), the Node authorizer and NodeRestriction,
+ * TaintNodesByCondition, resourceVersion preconditions, the three patch types, Node and Event
+ * validation, managedFields, and mutating admission webhooks for Node CREATE / DELETE. Each rule
+ * follows kube-apiserver 1.32 (the recorded answers in shared/reference/kube-apiserver-1.32 are
+ * its tests' expected values). Test infrastructure, not product.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,9 +15,11 @@ import { listenLocal } from '../listen.ts';
 import { Admission } from './admission.ts';
 import { ApiError, REASONS, statusOf } from './api-error.ts';
 import { createAuthzRoutes } from './authz.ts';
-import { createEvent, listEvents } from './events.ts';
+import { createEvent, getEvent, INITIAL_NAMESPACES, listEvents, patchEvent } from './events.ts';
 import { param, readBody, route, type Reply, type Route } from './http.ts';
-import { createNode, existing, patch, removeNode, update, type NodeServer } from './nodes.ts';
+import { ADMIN, kubeletUser } from './identity.ts';
+import { managerOf } from './managed-fields.ts';
+import { createNode, existing, patch, patchCarriesResourceVersion, removeNode, update, type Caller, type NodeServer } from './nodes.ts';
 import { copy, metadataOf, nameOf, parseJsonBody, toJson } from './objects.ts';
 import { DEFAULT_CONTINUE_TTL_MS, listNodes, type Paging } from './paging.ts';
 import { isObject, type JsonObject } from './patch.ts';
@@ -43,6 +48,8 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
   const token = options.token ?? `emulator-${randomUUID()}`;
 
   const state = new ServerState();
+  state.users.set(token, ADMIN);
+  for (const namespace of [...INITIAL_NAMESPACES, ...(options.namespaces ?? [])]) state.namespaces.add(namespace);
   const paging: Paging = { now: options.now ?? Date.now, continueTtlMs: options.continueTtlMs ?? DEFAULT_CONTINUE_TTL_MS };
   const admission = new Admission(state, options);
   const server: NodeServer = { state, admission };
@@ -53,21 +60,23 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
   const routes: Route[] = [
     ...authz.routes.map((r) => route(r.method, r.template, (ctx) => r.handle(ctx.body))),
     route('GET', '/api/v1/nodes', async (ctx) => ({ code: 200, body: listNodes(state, ctx, paging) })),
-    route('POST', '/api/v1/nodes', async (ctx) => ({ code: 201, body: await createNode(server, parseJsonBody(ctx.body), true) })),
+    route('POST', '/api/v1/nodes', async (ctx) => ({ code: 201, body: await createNode(server, parseJsonBody(ctx.body), ctx.caller, true) })),
     route('GET', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: copy(existing(state, param(ctx))) })),
     route('GET', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: copy(existing(state, param(ctx))) })),
     route('DELETE', '/api/v1/nodes/{name}', async (ctx) => {
-      const gone = await removeNode(server, param(ctx), true);
+      const gone = await removeNode(server, param(ctx), ctx.caller, true);
       const details: JsonObject = { name: param(ctx), kind: 'nodes', uid: metadataOf(gone).uid ?? null };
       return { code: 200, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details } };
     }),
-    route('PATCH', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: patch(state, param(ctx), ctx, null) })),
-    route('PATCH', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: patch(state, param(ctx), ctx, 'status') })),
-    route('PUT', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: update(state, param(ctx), parseJsonBody(ctx.body), null) })),
-    route('PUT', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: update(state, param(ctx), parseJsonBody(ctx.body), 'status') })),
-    route('POST', '/api/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 201, body: createEvent(state, ctx, 'core') })),
+    route('PATCH', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: patch(state, param(ctx), ctx, null, ctx.caller) })),
+    route('PATCH', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: patch(state, param(ctx), ctx, 'status', ctx.caller) })),
+    route('PUT', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: update(state, param(ctx), parseJsonBody(ctx.body), null, ctx.caller) })),
+    route('PUT', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: update(state, param(ctx), parseJsonBody(ctx.body), 'status', ctx.caller) })),
+    route('POST', '/api/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 201, body: createEvent(state, ctx, 'core', ctx.caller.manager) })),
     route('GET', '/api/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 200, body: listEvents(state, ctx, 'core') })),
-    route('POST', '/apis/events.k8s.io/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 201, body: createEvent(state, ctx, 'events.k8s.io') })),
+    route('GET', '/api/v1/namespaces/{namespace}/events/{name}', async (ctx) => ({ code: 200, body: getEvent(state, ctx, 'core') })),
+    route('PATCH', '/api/v1/namespaces/{namespace}/events/{name}', async (ctx) => ({ code: 200, body: patchEvent(state, ctx, 'core', ctx.caller.manager) })),
+    route('POST', '/apis/events.k8s.io/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 201, body: createEvent(state, ctx, 'events.k8s.io', ctx.caller.manager) })),
     route('GET', '/apis/events.k8s.io/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 200, body: listEvents(state, ctx, 'events.k8s.io') })),
   ];
 
@@ -79,7 +88,8 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     }
     const body = await readBody(req);
     const auth = req.headers.authorization ?? '';
-    if (auth !== `Bearer ${token}`) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    const user = auth.startsWith('Bearer ') ? state.users.get(auth.slice('Bearer '.length)) : undefined;
+    if (!user) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     const decodedPath = url.pathname;
     const sameTemplate = routes.filter((r) => r.pattern.test(decodedPath));
     const matched = sameTemplate.find((r) => r.method === method);
@@ -89,18 +99,24 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     }
     const key = `${method} ${matched.template}`;
     state.inc(key);
+    state.requests.push({ key, userAgent: req.headers['user-agent'] ?? '', fieldManager: url.searchParams.get('fieldManager') });
     const failure = state.failure;
     if (failure?.kind === 'error' && (failure.match === undefined || failure.match === key)) {
       const code = failure.code ?? 500;
       state.consumeFailure();
-      throw new ApiError(code, REASONS[code] ?? 'InternalError', `injected failure (${code}) for ${key}`);
+      // A conflict on a patch without a resourceVersion is retried by the server, never answered.
+      if (!(code === 409 && method === 'PATCH' && !patchCarriesResourceVersion(body))) {
+        const headers = failure.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(failure.retryAfterSeconds) };
+        throw new ApiError(code, REASONS[code] ?? 'InternalError', `injected failure (${code}) for ${key}`, undefined, undefined, headers);
+      }
     }
     const params = (decodedPath.match(matched.pattern) ?? []).slice(1).map((p) => decodeURIComponent(p));
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     if ((method === 'POST' || method === 'PUT') && contentType !== '' && contentType !== 'application/json') {
       throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json`);
     }
-    return matched.handle({ params, query: url.searchParams, body, contentType, key });
+    const caller: Caller = { user, manager: managerOf(url.searchParams.get('fieldManager'), req.headers['user-agent'] ?? '') };
+    return matched.handle({ params, query: url.searchParams, body, contentType, key, caller });
   }
 
   const httpsServer = https.createServer({ cert: certPem, key: keyPem }, (req, res) => {
@@ -108,6 +124,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
       const send = () => {
         const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
         res.writeHead(reply.code, {
+          ...reply.headers,
           'content-type': typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
           'content-length': Buffer.byteLength(text),
         });
@@ -118,19 +135,25 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     };
     handle(req).then(respond, (error: unknown) => {
       const apiError = error instanceof ApiError ? error : new ApiError(500, 'InternalError', `Internal error occurred: ${String(error)}`);
-      respond({ code: apiError.code, body: statusOf(apiError) });
+      respond({ code: apiError.code, body: statusOf(apiError), ...(apiError.headers ? { headers: apiError.headers } : {}) });
     });
   });
 
-  for (const node of options.nodes ?? []) await createNode(server, toJson(node), false);
+  // Nodes present at start were written by their kubelets (manager `kubelet`), without admission.
+  const kubeletCaller = (node: unknown): Caller => {
+    const value = toJson(node);
+    return { user: kubeletUser(isObject(value) ? (nameOf(value) ?? '') : ''), manager: 'kubelet' };
+  };
+  const adminCaller: Caller = { user: ADMIN, manager: 'kubectl' };
+  for (const node of options.nodes ?? []) await createNode(server, toJson(node), kubeletCaller(node), false);
 
   const listening = await listenLocal(httpsServer, options.port ?? 0);
   const port = listening.port;
   const url = `https://127.0.0.1:${port}`;
 
-  const kubeConfig = (): KubeConfigOptions => ({
+  const kubeConfig = (userToken = token): KubeConfigOptions => ({
     clusters: [{ name: 'podroute-local', server: url, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false }],
-    users: [{ name: 'podroute', token }],
+    users: [{ name: 'podroute', token: userToken }],
     contexts: [{ name: 'podroute-local', cluster: 'podroute-local', user: 'podroute' }],
     currentContext: 'podroute-local',
   });
@@ -141,11 +164,19 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
   };
 
   const control: KubeEmulatorState = {
-    addNode: (node, opts = {}) => createNode(server, toJson(node), opts.admit ?? true).catch(toControlError),
+    addNode: (node, opts = {}) => createNode(server, toJson(node), kubeletCaller(node), opts.admit ?? true).catch(toControlError),
     async deleteNode(name, opts = {}) {
       if (!state.nodes.has(name)) return false;
-      await removeNode(server, name, opts.admit ?? true).catch(toControlError);
+      await removeNode(server, name, adminCaller, opts.admit ?? true).catch(toControlError);
       return true;
+    },
+    kubeletToken(name) {
+      const user = kubeletUser(name);
+      const existingToken = [...state.users.entries()].find(([, u]) => u.username === user.username)?.[0];
+      if (existingToken !== undefined) return existingToken;
+      const fresh = `kubelet-${randomUUID()}`;
+      state.users.set(fresh, user);
+      return fresh;
     },
     getNode: (name) => {
       const node = state.nodes.get(name);
@@ -162,6 +193,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     nodes: () => [...state.nodes.values()].map((n) => copy(n)),
     events: () => state.events.map((e) => copy(e)),
     webhookCalls: () => state.webhookCalls.map((c) => ({ ...c })),
+    requests: () => state.requests.map((r) => ({ ...r })),
     refusedDeletes: () => [...state.refused],
     setFailure: (next) => state.setFailure(next),
     resourceVersion: () => state.rv,

@@ -1,9 +1,18 @@
 /** The emulator's request plumbing: route templates, request context, bounded bodies. */
 import type http from 'node:http';
 import { ApiError } from './api-error.ts';
+import type { Caller } from './nodes.ts';
 
-export type RequestCtx = { params: string[]; query: URLSearchParams; body: Buffer; contentType: string; key: string };
-export type Reply = { code: number; body: unknown };
+export type RequestCtx = {
+  params: string[];
+  query: URLSearchParams;
+  body: Buffer;
+  contentType: string;
+  key: string;
+  /** The authenticated user and the managedFields manager of the request. */
+  caller: Caller;
+};
+export type Reply = { code: number; body: unknown; headers?: Record<string, string> };
 export type Route = { method: string; template: string; pattern: RegExp; handle: (ctx: RequestCtx) => Promise<Reply> };
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;

@@ -1,10 +1,15 @@
 /**
  * Nodes shaped like the ones the kubelet registers on EC2 (an EKS managed node group, Amazon Linux
- * 2023), so the sandbox, the tests and the examples carry what a real cluster sends: 10-15 KB of JSON
- * each, most of it managedFields, images and nodeInfo (issue 9 measured 526 B for the old stand-ins).
+ * 2023): the body of the kubelet's `POST /api/v1/nodes`, about 8 KB of JSON (a real kubelet sent
+ * 7.9 KB), most of it images and nodeInfo. The API server adds the rest (uid, resourceVersion,
+ * creationTimestamp, managedFields, the not-ready taint), so none of it is here; nor are labels the
+ * kubelet may not set (NodeRestriction: the AWS cloud controller manager, not the kubelet, writes
+ * `k8s.io/cloud-provider-aws`), nor annotations other controllers write
+ * (`node.alpha.kubernetes.io/ttl`). Recorded: a real kube-apiserver 1.32 refused the older body
+ * with server-set fields (500) and with that label (403).
  *
- * A pure, deterministic function of its input: the same spec gives the same bytes (digests, uids,
- * boot ids and timestamps are derived from the name and the index, never from a clock or a random
+ * A pure, deterministic function of its input: the same spec gives the same bytes (digests, boot
+ * ids and timestamps are derived from the name and the index, never from a clock or a random
  * source).
  *
  * Field shapes follow the Kubernetes API reference for Node v1
@@ -15,9 +20,9 @@
  * addresses; daemonEndpoints; nodeInfo; images, at most 50 by size: --node-status-max-images).
  * EKS adds its eks.amazonaws.com/* labels, and the AWS cloud provider sets the providerID
  * `aws:///<zone>/<instance id>` and the InternalIP / InternalDNS / Hostname addresses
- * (kubernetes/cloud-provider-aws). managedFields record each writer (kubelet; kube-controller-manager
- * or podroute for spec.podCIDR(s); the route controller, here podroute, for the NetworkUnavailable
- * condition) as server-side apply tracks them (kubernetes.io/docs/reference/using-api/server-side-apply/).
+ * (kubernetes/cloud-provider-aws). `podCidrs` and `networkUnavailable` describe a node a
+ * controller already wrote to (a kubelet may also send them itself); whoever writes is recorded by
+ * the API server, not here.
  */
 import { createHash } from 'node:crypto';
 
@@ -31,14 +36,12 @@ export interface KubeletNodeSpec {
   privateIp: string;
   /** spec.podCIDR(s); absent = not allocated yet. */
   podCidrs?: readonly string[];
-  /** Varies uids, boot ids and timestamps between nodes; default 0. */
+  /** Varies boot ids and timestamps between nodes; default 0. */
   index?: number;
   instanceType?: string;
   nodegroup?: string;
   /** The NetworkUnavailable condition as podroute wrote it; absent = no such condition yet. */
   networkUnavailable?: 'True' | 'False';
-  /** Who wrote spec.podCIDR(s) (managedFields): default podroute. */
-  podCidrManager?: string;
   taints?: ReadonlyArray<{ key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }>;
   /** A private DNS name other than `name` (resource-based hostnames). */
   privateDnsName?: string;
@@ -90,98 +93,7 @@ function images(): Json[] {
     .sort((a, b) => (b.sizeBytes as number) - (a.sizeBytes as number));
 }
 
-const f = (...keys: string[]): Json => Object.fromEntries(keys.map((key) => [key, {}]));
-
-/** managedFields entries as the API server records them for this node's writers. */
-function managedFields(spec: KubeletNodeSpec, index: number, hasPodCidrs: boolean): Json[] {
-  const kubeletMeta: Json = {
-    'f:metadata': {
-      'f:annotations': { '.': {}, 'f:alpha.kubernetes.io/provided-node-ip': {}, 'f:volumes.kubernetes.io/controller-managed-attach-detach': {} },
-      'f:labels': {
-        '.': {},
-        ...(f(
-          'f:beta.kubernetes.io/arch',
-          'f:beta.kubernetes.io/instance-type',
-          'f:beta.kubernetes.io/os',
-          'f:eks.amazonaws.com/capacityType',
-          'f:eks.amazonaws.com/nodegroup',
-          'f:eks.amazonaws.com/nodegroup-image',
-          'f:eks.amazonaws.com/sourceLaunchTemplateId',
-          'f:eks.amazonaws.com/sourceLaunchTemplateVersion',
-          'f:failure-domain.beta.kubernetes.io/region',
-          'f:failure-domain.beta.kubernetes.io/zone',
-          'f:k8s.io/cloud-provider-aws',
-          'f:kubernetes.io/arch',
-          'f:kubernetes.io/hostname',
-          'f:kubernetes.io/os',
-          'f:node.kubernetes.io/instance-type',
-          'f:topology.k8s.aws/zone-id',
-          'f:topology.kubernetes.io/region',
-          'f:topology.kubernetes.io/zone',
-        ) as Record<string, Json>),
-      },
-    },
-    'f:spec': { 'f:providerID': {}, ...(spec.taints && spec.taints.length > 0 ? { 'f:taints': {} } : {}) },
-  };
-  const condition = (type: string): [string, Json] => [
-    `k:{"type":"${type}"}`,
-    { '.': {}, 'f:lastHeartbeatTime': {}, 'f:lastTransitionTime': {}, 'f:message': {}, 'f:reason': {}, 'f:status': {}, 'f:type': {} },
-  ];
-  const kubeletStatus: Json = {
-    'f:status': {
-      'f:addresses': {
-        '.': {},
-        'k:{"type":"Hostname"}': { '.': {}, 'f:address': {}, 'f:type': {} },
-        'k:{"type":"InternalDNS"}': { '.': {}, 'f:address': {}, 'f:type': {} },
-        'k:{"type":"InternalIP"}': { '.': {}, 'f:address': {}, 'f:type': {} },
-      },
-      'f:allocatable': f('.', 'f:cpu', 'f:ephemeral-storage', 'f:hugepages-1Gi', 'f:hugepages-2Mi', 'f:memory', 'f:pods'),
-      'f:capacity': f('.', 'f:cpu', 'f:ephemeral-storage', 'f:hugepages-1Gi', 'f:hugepages-2Mi', 'f:memory', 'f:pods'),
-      'f:conditions': { '.': {}, ...Object.fromEntries(['DiskPressure', 'MemoryPressure', 'PIDPressure', 'Ready'].map(condition)) },
-      'f:daemonEndpoints': { 'f:kubeletEndpoint': { 'f:Port': {} } },
-      'f:features': { '.': {}, 'f:supplementalGroupsPolicy': {} },
-      'f:images': {},
-      'f:nodeInfo': f('f:architecture', 'f:bootID', 'f:containerRuntimeVersion', 'f:kernelVersion', 'f:kubeProxyVersion', 'f:kubeletVersion', 'f:machineID', 'f:operatingSystem', 'f:osImage', 'f:systemUUID'),
-      'f:runtimeHandlers': {},
-    },
-  };
-  const entries: Json[] = [
-    { apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: kubeletMeta, manager: 'kubelet', operation: 'Update', time: at(index) },
-    {
-      apiVersion: 'v1',
-      fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:node.alpha.kubernetes.io/ttl': {} } } },
-      manager: 'kube-controller-manager',
-      operation: 'Update',
-      time: at(index, 2),
-    },
-  ];
-  if (hasPodCidrs) {
-    entries.push({
-      apiVersion: 'v1',
-      fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:spec': { 'f:podCIDR': {}, 'f:podCIDRs': { '.': {}, ...Object.fromEntries((spec.podCidrs ?? []).map((c) => [`v:"${c}"`, {}])) } } },
-      manager: spec.podCidrManager ?? 'podroute',
-      operation: 'Update',
-      time: at(index, 1),
-    });
-  }
-  if (spec.networkUnavailable !== undefined) {
-    entries.push({
-      apiVersion: 'v1',
-      fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:status': { 'f:conditions': { [`k:{"type":"NetworkUnavailable"}`]: { '.': {}, 'f:lastHeartbeatTime': {}, 'f:lastTransitionTime': {}, 'f:message': {}, 'f:reason': {}, 'f:status': {}, 'f:type': {} } } } },
-      manager: 'podroute',
-      operation: 'Update',
-      subresource: 'status',
-      time: at(index, 20),
-    });
-  }
-  entries.push({ apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: kubeletStatus, manager: 'kubelet', operation: 'Update', subresource: 'status', time: at(index, 3600) });
-  return entries;
-}
-
-/** A v1 Node as the kubelet (and the controllers that write to it) leave it; plain JSON. */
+/** The v1 Node a kubelet registers (the body of its CREATE); plain JSON. */
 export function kubeletNode(spec: KubeletNodeSpec): { [key: string]: Json } {
   const index = spec.index ?? 0;
   const region = spec.zone.replace(/[a-z]$/, '');
@@ -226,10 +138,8 @@ export function kubeletNode(spec: KubeletNodeSpec): { [key: string]: Json } {
     metadata: {
       annotations: {
         'alpha.kubernetes.io/provided-node-ip': spec.privateIp,
-        'node.alpha.kubernetes.io/ttl': '0',
         'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
       },
-      creationTimestamp: at(index),
       labels: {
         'beta.kubernetes.io/arch': 'amd64',
         'beta.kubernetes.io/instance-type': instanceType,
@@ -241,7 +151,6 @@ export function kubeletNode(spec: KubeletNodeSpec): { [key: string]: Json } {
         'eks.amazonaws.com/sourceLaunchTemplateVersion': '1',
         'failure-domain.beta.kubernetes.io/region': region,
         'failure-domain.beta.kubernetes.io/zone': spec.zone,
-        'k8s.io/cloud-provider-aws': hex(`cluster-${nodegroup}`, 32),
         'kubernetes.io/arch': 'amd64',
         'kubernetes.io/hostname': spec.name,
         'kubernetes.io/os': 'linux',
@@ -250,10 +159,7 @@ export function kubeletNode(spec: KubeletNodeSpec): { [key: string]: Json } {
         'topology.kubernetes.io/region': region,
         'topology.kubernetes.io/zone': spec.zone,
       },
-      managedFields: managedFields(spec, index, podCidrs.length > 0),
       name: spec.name,
-      resourceVersion: String(1000 + index * 7),
-      uid: uuid(`uid/${spec.name}/${index}`),
     },
     spec: {
       ...(podCidrs.length > 0 ? { podCIDR: podCidrs[0] ?? '', podCIDRs: [...podCidrs] } : {}),
@@ -306,19 +212,9 @@ export function fargateNode(spec: { privateIp: string; zone: string; index?: num
   const base = kubeletNode({ name, instanceId: 'i-00000000000000000', zone: spec.zone, privateIp: spec.privateIp, index, instanceType: 'fargate' });
   const metadata = base.metadata as { [key: string]: Json };
   const labels = metadata.labels as { [key: string]: Json };
-  for (const key of Object.keys(labels)) if (key.startsWith('eks.amazonaws.com/') || key.includes('instance-type') || key === 'k8s.io/cloud-provider-aws') delete labels[key];
+  for (const key of Object.keys(labels)) if (key.startsWith('eks.amazonaws.com/') || key.includes('instance-type')) delete labels[key];
   labels['eks.amazonaws.com/compute-type'] = 'fargate';
   labels['eks.amazonaws.com/fargate-profile'] = 'fp-default';
-  metadata.managedFields = [
-    {
-      apiVersion: 'v1',
-      fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:metadata': { 'f:labels': f('.', 'f:eks.amazonaws.com/compute-type', 'f:eks.amazonaws.com/fargate-profile', 'f:kubernetes.io/hostname', 'f:topology.kubernetes.io/zone') }, 'f:spec': f('f:providerID', 'f:taints') },
-      manager: 'kubelet',
-      operation: 'Update',
-      time: at(index),
-    },
-  ];
   return {
     ...base,
     metadata,

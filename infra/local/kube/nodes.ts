@@ -1,13 +1,18 @@
 /**
- * The Node resource: create (with admission), delete (admission first, then the latest version
- * goes), get, update and patch of the main resource and of its status subresource, with
- * resourceVersion preconditions and Node validation.
+ * The Node resource: create, delete, get, update and patch of the main resource and of its status
+ * subresource, in the API server's order of steps: authorization, decoding with the v1 conversion,
+ * managedFields, admission (NodeRestriction, TaintNodesByCondition, then the webhooks), system
+ * fields, validation, and storage with its own refusals (a resourceVersion on create, AlreadyExists,
+ * resourceVersion preconditions).
  */
 import { randomUUID } from 'node:crypto';
 import type { Admission } from './admission.ts';
-import { ApiError, conflict, invalid, notFound } from './api-error.ts';
+import { alreadyExists, ApiError, conflict, notFound } from './api-error.ts';
 import type { RequestCtx } from './http.ts';
-import { copy, metadataOf, nameOf, parseJsonBody, randomSuffix, specField, timestampNow } from './objects.ts';
+import { authorizeNode, restrictNode, type UserInfo } from './identity.ts';
+import { recordWrite } from './managed-fields.ts';
+import { convertPodCidrs, validateNodeCreate, validateNodeUpdate } from './node-validation.ts';
+import { copy, metadataOf, nameOf, parseJsonBody, randomSuffix, timestampNow } from './objects.ts';
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -23,74 +28,75 @@ import type { ServerState } from './state.ts';
 /** What the node operations work on: the server's state and its admission chain. */
 export type NodeServer = { state: ServerState; admission: Admission };
 
-/** Node validation on create and update: the subset of upstream ValidateNode that matters here. */
-function validate(node: JsonObject, old: JsonObject | undefined): void {
-  const name = nameOf(node) ?? '';
-  if (node.kind !== undefined && node.kind !== 'Node') throw invalid(name, 'kind', `must be "Node", not ${JSON.stringify(node.kind)}`);
-  if (name === '') throw invalid(name, 'metadata.name', 'Required value: name or generateName is required');
-  const podCidr = specField(node, 'podCIDR');
-  const podCidrs = specField(node, 'podCIDRs');
-  if (podCidr !== undefined && podCidr !== null && (typeof podCidr !== 'string' || !/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(podCidr))) {
-    throw invalid(name, 'spec.podCIDR', `Invalid value: ${JSON.stringify(podCidr)}: must be a valid CIDR`);
-  }
-  if (podCidrs !== undefined && podCidrs !== null) {
-    if (!Array.isArray(podCidrs) || podCidrs.some((c) => typeof c !== 'string' || !/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c))) {
-      throw invalid(name, 'spec.podCIDRs', 'Invalid value: must be a list of valid CIDRs');
-    }
-    if (podCidrs.length > 2) throw invalid(name, 'spec.podCIDRs', 'Too many: may contain at most 2 CIDRs (one per IP family)');
-    if (podCidrs.length > 0 && typeof podCidr === 'string' && podCidr !== '' && podCidrs[0] !== podCidr) {
-      throw invalid(name, 'spec.podCIDRs', 'Invalid value: the first entry must match spec.podCIDR');
-    }
-  }
-  if (!old) return;
-  const oldPodCidr = specField(old, 'podCIDR');
-  if (typeof oldPodCidr === 'string' && oldPodCidr !== '' && podCidr !== oldPodCidr) {
-    throw invalid(name, 'spec.podCIDR', 'Forbidden: node updates may not change podCIDR except from "" to valid');
-  }
-  const oldPodCidrs = specField(old, 'podCIDRs');
-  if (Array.isArray(oldPodCidrs) && oldPodCidrs.length > 0 && JSON.stringify(podCidrs ?? []) !== JSON.stringify(oldPodCidrs)) {
-    throw invalid(name, 'spec.podCIDRs', 'Forbidden: node updates may not change podCIDR except from "" to valid');
-  }
-  const oldMeta = metadataOf(old);
-  const newMeta = metadataOf(node);
-  if (newMeta.uid !== undefined && newMeta.uid !== oldMeta.uid) throw invalid(name, 'metadata.uid', 'Invalid value: field is immutable');
+/** Who writes: the authenticated user and the managedFields manager of the request. */
+export type Caller = { user: UserInfo; manager: string };
+
+const NOT_READY_TAINT = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
+
+/**
+ * TaintNodesByCondition (k8s plugin/pkg/admission/nodetaint): a Node is created with the
+ * `node.kubernetes.io/not-ready:NoSchedule` taint unless it already carries that taint.
+ */
+function taintNotReady(node: JsonObject): JsonObject {
+  const spec = isObject(node.spec) ? node.spec : {};
+  const taints = Array.isArray(spec.taints) ? spec.taints : [];
+  if (taints.some((t) => isObject(t) && t.key === NOT_READY_TAINT.key && t.effect === NOT_READY_TAINT.effect)) return node;
+  return { ...node, spec: { ...spec, taints: [...taints, { ...NOT_READY_TAINT }] } };
 }
 
-export async function createNode(server: NodeServer, input: Json, runAdmission: boolean): Promise<JsonObject> {
-  const { state, admission } = server;
+/** The body of a create, decoded: an object of kind Node, converted, name from generateName. */
+function decodeNode(input: Json): JsonObject {
   if (!isObject(input)) throw new ApiError(400, 'BadRequest', 'the body of the request was in an unknown format');
-  let node = copy(input);
-  node.apiVersion = 'v1';
-  node.kind = 'Node';
+  if (input.kind !== undefined && input.kind !== 'Node') throw new ApiError(400, 'BadRequest', `the kind of the object (${String(input.kind)}) is not Node`);
+  const node = convertPodCidrs({ ...copy(input), apiVersion: 'v1', kind: 'Node' });
   const meta = metadataOf(node);
   if ((meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string') meta.name = meta.generateName + randomSuffix();
-  delete meta.uid;
-  delete meta.resourceVersion;
-  delete meta.creationTimestamp;
-  validate(node, undefined);
+  return node;
+}
+
+/**
+ * POST /api/v1/nodes. The object admission sees has the not-ready taint and managedFields and no
+ * creationTimestamp (null) or uid yet. A Node that exists is refused by storage, so only after
+ * admission (409 AlreadyExists); so is a body carrying a resourceVersion (etcd3 store `Create`: 500
+ * `resourceVersion should not be set on objects to be created`).
+ */
+export async function createNode(server: NodeServer, input: Json, caller: Caller, runAdmission: boolean): Promise<JsonObject> {
+  const { state, admission } = server;
+  authorizeNode(caller.user, 'create', '');
+  let node = decodeNode(input);
   const name = nameOf(node) ?? '';
-  if (state.nodes.has(name)) throw new ApiError(409, 'AlreadyExists', `nodes "${name}" already exists`, { name, kind: 'nodes' });
+  const meta = metadataOf(node);
+  const sentRv = meta.resourceVersion;
+  delete meta.uid;
+  meta.creationTimestamp = null;
+  node = recordWrite(node, null, { manager: caller.manager, time: timestampNow() });
+  restrictNode(caller.user, name, node, null);
+  node = taintNotReady(node);
   if (runAdmission) {
-    const admitted = await admission.admit('CREATE', name, node, null);
-    if (admitted) node = admitted;
-    validate(node, undefined);
-    if (nameOf(node) !== name) throw invalid(name, 'metadata.name', 'Forbidden: admission may not change the name');
-    if (state.nodes.has(name)) throw new ApiError(409, 'AlreadyExists', `nodes "${name}" already exists`, { name, kind: 'nodes' });
+    const admitted = await admission.admit('CREATE', name, node, null, caller.user);
+    if (admitted) node = convertPodCidrs(admitted);
+    if (nameOf(node) !== name) throw new ApiError(400, 'BadRequest', 'admission may not change the name of the object');
   }
   const stored = metadataOf(node);
   stored.uid = randomUUID();
   stored.creationTimestamp = timestampNow();
+  validateNodeCreate(node);
+  if (sentRv !== undefined && sentRv !== null && sentRv !== '') {
+    throw new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+  }
+  if (state.nodes.has(name)) throw alreadyExists('nodes', name);
   stored.resourceVersion = state.nextRv();
   state.nodes.set(name, node);
   return copy(node);
 }
 
-export async function removeNode(server: NodeServer, name: string, runAdmission: boolean): Promise<JsonObject> {
+export async function removeNode(server: NodeServer, name: string, caller: Caller, runAdmission: boolean): Promise<JsonObject> {
   const { state, admission } = server;
+  authorizeNode(caller.user, 'delete', name);
   const old = state.nodes.get(name);
   if (!old) throw notFound(name);
   if (runAdmission) {
-    await admission.admit('DELETE', name, null, copy(old));
+    await admission.admit('DELETE', name, null, copy(old), caller.user);
     admission.refuseDelete(name);
   }
   // The API server deletes the latest version: a write during admission does not save the node.
@@ -109,10 +115,11 @@ export function existing(state: ServerState, name: string): JsonObject {
 /**
  * Stores `candidate` as the new version of `name`. The status subresource only takes status from
  * it; the main resource keeps the old status (upstream node strategies). A resourceVersion in the
- * candidate is a precondition.
+ * candidate is a precondition (409 Conflict when stale).
  */
-export function update(state: ServerState, name: string, candidate: Json, subresource: 'status' | null): JsonObject {
+export function update(state: ServerState, name: string, candidate: Json, subresource: 'status' | null, caller: Caller): JsonObject {
   const old = existing(state, name);
+  authorizeNode(caller.user, 'update', name);
   if (!isObject(candidate)) throw new ApiError(400, 'BadRequest', 'the body of the request was in an unknown format');
   const wanted = metadataOf(copy(candidate)).resourceVersion;
   const currentRv = metadataOf(old).resourceVersion;
@@ -127,7 +134,7 @@ export function update(state: ServerState, name: string, candidate: Json, subres
     if (candidate.status === undefined) delete next.status;
     else next.status = copy(candidate.status);
   } else {
-    next = copy(candidate);
+    next = convertPodCidrs(copy(candidate));
     if (old.status === undefined) delete next.status;
     else next.status = copy(old.status);
   }
@@ -137,14 +144,18 @@ export function update(state: ServerState, name: string, candidate: Json, subres
   const oldMeta = metadataOf(old);
   meta.name = name;
   if (meta.uid === undefined) meta.uid = oldMeta.uid ?? null;
-  validate(next, old);
+  meta.managedFields = oldMeta.managedFields ?? [];
+  restrictNode(caller.user, name, next, old);
+  validateNodeUpdate(next, old);
   meta.creationTimestamp = oldMeta.creationTimestamp ?? null;
   meta.resourceVersion = state.nextRv();
-  state.nodes.set(name, next);
-  return copy(next);
+  const recorded = recordWrite(next, old, { manager: caller.manager, time: timestampNow(), ...(subresource ? { subresource } : {}) });
+  state.nodes.set(name, recorded);
+  return copy(recorded);
 }
 
-export function patch(state: ServerState, name: string, ctx: RequestCtx, subresource: 'status' | null): JsonObject {
+/** A patch of the latest version; a resourceVersion it carries is a precondition (see `update`). */
+export function patch(state: ServerState, name: string, ctx: RequestCtx, subresource: 'status' | null, caller: Caller): JsonObject {
   const old = existing(state, name);
   const type = ctx.contentType;
   const body = parseJsonBody(ctx.body);
@@ -162,5 +173,16 @@ export function patch(state: ServerState, name: string, ctx: RequestCtx, subreso
     throw error;
   }
   if (!isObject(patched)) throw new ApiError(400, 'BadRequest', 'the patch did not leave an object');
-  return update(state, name, patched, subresource);
+  return update(state, name, patched, subresource, caller);
+}
+
+/** Whether a patch body names a resourceVersion (a precondition the server keeps, never retries past). */
+export function patchCarriesResourceVersion(body: Buffer): boolean {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    if (Array.isArray(parsed)) return parsed.some((op) => isObject(op) && typeof op.path === 'string' && op.path === '/metadata/resourceVersion');
+    return isObject(parsed) && isObject(parsed.metadata) && typeof parsed.metadata.resourceVersion === 'string' && parsed.metadata.resourceVersion !== '';
+  } catch {
+    return false;
+  }
 }

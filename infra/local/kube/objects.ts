@@ -52,3 +52,9 @@ export function randomSuffix(): string {
 
 /** A creation timestamp as the API server writes it: RFC 3339, whole seconds. */
 export const timestampNow = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** An object without apiVersion and kind, as a list's items are served (the list says what they are). */
+export function stripTypeMeta(object: JsonObject): JsonObject {
+  const { apiVersion: _apiVersion, kind: _kind, ...rest } = object;
+  return rest;
+}

@@ -3,7 +3,7 @@
  */
 import { ApiError } from './api-error.ts';
 import type { RequestCtx } from './http.ts';
-import { copy, labelsOf, nameOf } from './objects.ts';
+import { copy, labelsOf, nameOf, stripTypeMeta } from './objects.ts';
 import { isObject, type JsonObject } from './patch.ts';
 import type { ServerState } from './state.ts';
 
@@ -110,5 +110,7 @@ export function listNodes(state: ServerState, ctx: RequestCtx, paging: Paging): 
     delete metadata.remainingItemCount;
     state.consumeFailure();
   }
-  return { kind: 'NodeList', apiVersion: 'v1', metadata, items: items.map((n) => copy(n)) };
+  // List items carry no apiVersion or kind (the recorded NodeList of kube-apiserver 1.32: the
+  // list's own type says what its items are).
+  return { kind: 'NodeList', apiVersion: 'v1', metadata, items: items.map((n) => stripTypeMeta(copy(n))) };
 }

@@ -226,7 +226,8 @@ function mergeMap(target: JsonObject, patch: JsonObject, path: string): JsonObje
       result[key] = mergeMap(isObject(current) ? current : {}, value, childPath);
     } else if (Array.isArray(value)) {
       const current = result[key];
-      result[key] = mergeList(Array.isArray(current) ? current : [], value, childPath);
+      const order = patch[`${SET_ELEMENT_ORDER}${key}`];
+      result[key] = mergeList(Array.isArray(current) ? current : [], value, childPath, Array.isArray(order) ? order : undefined);
     } else {
       result[key] = value;
     }
@@ -234,16 +235,57 @@ function mergeMap(target: JsonObject, patch: JsonObject, path: string): JsonObje
   return result;
 }
 
-function mergeList(target: Json[], patch: Json[], path: string): Json[] {
+/**
+ * The order of a merged list (apimachinery strategicpatch `normalizeElementOrder` and
+ * `mergeSortedSlice`): the patch's items in the patch's order (or its `$setElementOrder`), the
+ * server-only items in the server's order, merged so that a server-only item goes first only when
+ * both it and the next patch item are in the server's list and it came earlier there. So an item
+ * new to the list comes before the server's remaining ones.
+ */
+function orderMerged(merged: Json[], patchOrder: Json[], serverOrder: Json[], keyOf: (item: Json) => Json): Json[] {
+  const indexIn = (list: Json[], item: Json) => list.findIndex((x) => deepEqual(keyOf(x), keyOf(item)));
+  const inPatch = merged.filter((item) => indexIn(patchOrder, item) >= 0);
+  const serverOnly = merged.filter((item) => indexIn(patchOrder, item) < 0);
+  inPatch.sort((a, b) => indexIn(patchOrder, a) - indexIn(patchOrder, b));
+  serverOnly.sort((a, b) => indexIn(serverOrder, a) - indexIn(serverOrder, b));
+  const out: Json[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < inPatch.length) {
+    const left = serverOnly[i];
+    const right = inPatch[j];
+    if (right === undefined) {
+      if (left !== undefined) out.push(left);
+      i += 1;
+    } else if (left === undefined) {
+      out.push(right);
+      j += 1;
+    } else {
+      const li = indexIn(serverOrder, left);
+      const ri = indexIn(serverOrder, right);
+      if (li >= 0 && ri >= 0 && li < ri) {
+        out.push(left);
+        i += 1;
+      } else {
+        out.push(right);
+        j += 1;
+      }
+    }
+  }
+  return out;
+}
+
+function mergeList(target: Json[], patch: Json[], path: string, setOrder: Json[] | undefined): Json[] {
   const strategy = NODE_LIST_STRATEGY[path];
   if (!strategy) return clone(patch);
   const { mergeKey } = strategy;
   if (mergeKey === undefined) {
     const result = clone(target);
     for (const item of patch) if (!result.some((have) => deepEqual(have, item))) result.push(clone(item));
-    return result;
+    return orderMerged(result, setOrder ?? patch, target, (x) => x);
   }
   const result = clone(target);
+  const kept: Json[] = [];
   for (const item of patch) {
     if (!isObject(item)) throw new PatchFormatError(`items of ${path} must be objects`);
     const key = item[mergeKey];
@@ -253,9 +295,11 @@ function mergeList(target: Json[], patch: Json[], path: string): Json[] {
       if (index >= 0) result.splice(index, 1);
       continue;
     }
+    kept.push(item);
     const existing = index >= 0 ? result[index] : undefined;
     if (existing !== undefined && isObject(existing)) result[index] = mergeMap(existing, item, path);
     else result.push(mergeMap({}, item, path));
   }
-  return result;
+  const keyOf = (x: Json): Json => (isObject(x) ? (x[mergeKey] ?? null) : x);
+  return orderMerged(result, setOrder ?? kept, target, keyOf);
 }

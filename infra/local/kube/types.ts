@@ -7,7 +7,10 @@ export type WebhookTarget = {
   url: string;
   /** PEM of the CA that signed the webhook's certificate (https only). */
   caPem?: string;
-  /** Per call; a slower webhook counts as failed and is ignored (failurePolicy Ignore). */
+  /**
+   * Per call; a slower webhook counts as failed and is ignored (failurePolicy Ignore). The URL
+   * carries it as `?timeout=<n>s`, n rounded up to whole seconds (default 10).
+   */
   timeoutMs?: number;
 };
 
@@ -33,9 +36,17 @@ export type KubeEmulatorOptions = {
   continueTtlMs?: number;
   /**
    * Share (0..1) of node DELETEs that, once the podroute webhook admitted them, are refused as a
-   * later validating webhook would refuse them: 403 and the node stays. Deterministic per `seed`.
+   * later validating webhook would refuse them: that webhook's Status (`denyDeleteStatus`) and the
+   * node stays. Deterministic per `seed`.
    */
   denyDeletes?: number;
+  /**
+   * The Status the later webhook answers with (default: a message and no code, so 400). Its code,
+   * reason and message reach the client as `ToStatusErr` words them (api-error.ts `webhookDenied`).
+   */
+  denyDeleteStatus?: { code?: number; reason?: string; message?: string };
+  /** Namespaces that exist besides default, kube-system, kube-public and kube-node-lease. */
+  namespaces?: string[];
   /** Seed of the `denyDeletes` draw (default 1). */
   seed?: number;
   /** Clock of continue-token expiry (default Date.now). */
@@ -44,7 +55,12 @@ export type KubeEmulatorOptions = {
 
 /** Makes the next matching requests fail. `match` is a stats key such as `PATCH /api/v1/nodes/{name}/status`. */
 export type Failure =
-  | { kind: 'error'; code?: number; times?: number; match?: string }
+  /**
+   * `retryAfterSeconds` adds a Retry-After header (a 429 of API Priority and Fairness carries one).
+   * A 409 injected on a PATCH without a resourceVersion is not answered: the API server retries such
+   * a patch on conflict itself (apiserver endpoints/handlers `patchResource`), so it goes through.
+   */
+  | { kind: 'error'; code?: number; times?: number; match?: string; retryAfterSeconds?: number }
   | { kind: 'emptyList'; times?: number }
   /** The next `times` list requests that carry a continue token find it expired (410). */
   | { kind: 'expireContinue'; times?: number };
@@ -64,10 +80,15 @@ export type StatusObject = {
 export type WebhookCall = { operation: 'CREATE' | 'DELETE'; name: string; ok: boolean; allowed?: boolean; error?: string };
 
 export type KubeEmulatorState = {
-  /** Creates a node as `POST /api/v1/nodes` would (admission included unless `admit: false`). */
+  /**
+   * Creates a node as its kubelet's `POST /api/v1/nodes` would (admission included unless
+   * `admit: false`; NodeRestriction applies; manager `kubelet`).
+   */
   addNode(node: object, options?: { admit?: boolean }): Promise<JsonObject>;
-  /** Deletes a node as `DELETE /api/v1/nodes/{name}` would; false when there was none. */
+  /** Deletes a node as an admin's `DELETE /api/v1/nodes/{name}` would; false when there was none. */
   deleteNode(name: string, options?: { admit?: boolean }): Promise<boolean>;
+  /** The bearer token of the kubelet of node `name` (`system:node:<name>`, group `system:nodes`). */
+  kubeletToken(name: string): string;
   getNode(name: string): JsonObject | undefined;
   /** Replaces a stored node as is (no validation, no admission): for malformed-data tests. */
   putRawNode(node: object): void;
@@ -75,6 +96,8 @@ export type KubeEmulatorState = {
   /** Events from both `/api/v1` and `/apis/events.k8s.io/v1`, in creation order. */
   events(): JsonObject[];
   webhookCalls(): WebhookCall[];
+  /** Every request answered so far (after authentication), in order: stats key, User-Agent, fieldManager. */
+  requests(): { key: string; userAgent: string; fieldManager: string | null }[];
   /** Node DELETEs admitted by the webhook and then refused by the `denyDeletes` share, by name. */
   refusedDeletes(): string[];
   setFailure(failure: Failure | null): void;
@@ -104,8 +127,8 @@ export type KubeEmulator = {
   port: number;
   caPem: string;
   token: string;
-  /** Options for `new KubeConfig().loadFromOptions(...)`. */
-  kubeConfig(): KubeConfigOptions;
+  /** Options for `new KubeConfig().loadFromOptions(...)`: the admin's, or the given token's. */
+  kubeConfig(token?: string): KubeConfigOptions;
   /** The same as a kubeconfig YAML document. */
   kubeConfigYaml(): string;
   state: KubeEmulatorState;

@@ -240,9 +240,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     cleanups.push(() => schedule.stop());
 
     // --- nodes ----------------------------------------------------------------------------------
-    const kc = new KubeConfig();
-    kc.loadFromOptions(kube.kubeConfig());
-    const kubelet = kc.makeApiClient(CoreV1Api);
+    // Nodes register as their own kubelet (`system:node:<name>`, so NodeRestriction applies) and
+    // leave by an admin's DELETE (a kubelet may not delete its Node), as in a real cluster.
+    const clientAs = (token?: string): CoreV1Api => {
+      const kc = new KubeConfig();
+      kc.loadFromOptions(kube.kubeConfig(token));
+      return kc.makeApiClient(CoreV1Api);
+    };
+    const operator = clientAs();
     const instances = new Map<string, string>();
     let nodeCounter = 0;
 
@@ -254,8 +259,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (!subnet) throw new Error('the sandbox world has no subnet');
       const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
-      // A node as the kubelet registers it on EC2: 10-15 KB of labels, managedFields, images and
-      // nodeInfo, like a real cluster's (infra/local/kube/kubelet-node.ts).
+      // A node as the kubelet registers it on EC2: about 8 KB of labels, images and nodeInfo, like
+      // a real cluster's, with no server-set field (infra/local/kube/kubelet-node.ts).
       const body = kubeletNode({
         name: nodeName,
         instanceId: instance.id,
@@ -266,10 +271,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }) as V1Node;
       readiness.joined(nodeName);
       if (join.webhook === false) await kube.state.addNode(body, { admit: false });
-      else await kubelet.createNode({ body });
+      else await clientAs(kube.state.kubeletToken(nodeName)).createNode({ body });
       return { name: nodeName, instanceId: instance.id };
     };
 
+    const isRefusal = (error: unknown): boolean => error instanceof ApiException && error.code >= 400 && error.code < 500;
     /** Nodes whose delete was refused, with their pod CIDRs then; nodes really deleted, with their instance. */
     const refused = new Map<string, string[]>();
     const departed = new Map<string, string | undefined>();
@@ -278,10 +284,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (leave.webhook === false) await kube.state.deleteNode(name, { admit: false });
       else {
         try {
-          await kubelet.deleteNode({ name });
+          await operator.deleteNode({ name });
         } catch (error) {
-          // A validating webhook's refusal is 403 (apiserver webhook errors `ToStatusErr`); the node stays.
-          if (!(error instanceof ApiException) || error.code !== 403 || kube.state.getNode(name) === undefined) throw error;
+          // A validating webhook's refusal carries that webhook's code, 400 when it gives none
+          // (apiserver webhook errors `ToStatusErr`): any 4xx answer that leaves the node is a refusal.
+          if (!isRefusal(error) || kube.state.getNode(name) === undefined) throw error;
           refused.set(name, podCidrsOfStored(before));
           return 'refused';
         }
