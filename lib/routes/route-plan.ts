@@ -187,6 +187,14 @@ const compareOps = (a: { routeTableId: string; destinationCidr: string }, b: { r
   compareText(a.routeTableId, b.routeTableId) || compareText(a.destinationCidr, b.destinationCidr);
 
 export function planRoutes(input: PlanInput): RoutePlan {
+  return planRoutesCounted(input).plan;
+}
+
+/**
+ * The plan and the guard's count of live routes (responsible active instance routes in cluster
+ * tables), for callers that judge the plan's deletions again over a window of runs (reconcile).
+ */
+export function planRoutesCounted(input: PlanInput): { plan: RoutePlan; live: number } {
   const maxDeleteShare = input.maxDeleteShare ?? DEFAULT_MAX_DELETE_SHARE;
   const minDeletesForGuard = input.minDeletesForGuard ?? DEFAULT_MIN_DELETES_FOR_GUARD;
   validateOptions(maxDeleteShare, minDeletesForGuard);
@@ -228,7 +236,7 @@ export function planRoutes(input: PlanInput): RoutePlan {
   if (unsafe !== null) plan.unsafe = unsafe;
   // Every warning above is built with its keys in contract order: reason, node, routeTableId, destinationCidr, detail.
   if (warnings.length > 0) plan.warnings = warnings.sort(compareWarnings);
-  return plan;
+  return { plan, live };
 }
 
 function statusOf(fact: NodeFacts, haveTables: boolean): NodeStatus {
