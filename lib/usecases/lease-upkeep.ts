@@ -94,6 +94,7 @@ export async function reclaimOrphans(
       if (why !== null) {
         // Withheld: the listing said gone, the keyed read did not.
         if (presence.get(lease.owner) !== 'absent') report.reclaimWithheld += 1;
+        if ((presence.get(lease.owner) ?? 'unreadable') === 'unreadable') report.errors.push({ node: lease.owner, step: 'reclaim', message: why });
         deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why });
         continue;
       }

@@ -5,6 +5,7 @@
  * Through the real wiring, over the EC2 and Kubernetes emulators and dynalite.
  */
 import { describe, expect, it } from 'vitest';
+import { PodrouteError } from '../../lib/errors.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { NodeSource } from '../../lib/usecases/ports.ts';
@@ -68,6 +69,17 @@ describe('reconcile: absence is confirmed before anything is freed', () => {
       expect(world.podCidrs(name)).toHaveLength(1);
       expect(taken.has(world.podCidrs(name)[0] ?? '')).toBe(false);
     }
+  });
+
+  it('a node whose keyed read fails keeps its lease and its routes, and the run reports the error', async () => {
+    const { w } = await routedCluster(4, 1);
+    const missing = new Set([nameOf(2)]);
+    const flaky: NodeSource = { ...shortListing(w.wiring.nodes, missing), getNode: () => Promise.reject(new PodrouteError('connection reset', { retryable: true })) };
+    world.clock.advance(GRACE_MS + 1);
+    const report = await reconcile({ ...w.reconcileDeps(), nodes: flaky });
+    expect(report.reclaimed).toEqual([]);
+    expect(sentDeletes(w)).toEqual([]);
+    expect(report.errors).toEqual([expect.objectContaining({ node: nameOf(2), step: 'reclaim' })]);
   });
 
   it('a node that reads 404 past the grace period loses its lease and its routes (confirmed: the guard does not count it)', async () => {
