@@ -14,8 +14,9 @@ import type { CidrSet } from '../lib/ipam/index.ts';
 import { jsonLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
 import type { WorkQueue } from '../lib/messages/work-queue.ts';
-import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets } from '../lib/usecases/ports.ts';
+import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets } from '../lib/usecases/ports.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
+import { DynamoDbDeletionWindow } from '../lib/aws/dynamodb-deletion-guard.ts';
 import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
@@ -41,6 +42,8 @@ export interface Wiring {
   nodes: NodeSource;
   queue: WorkQueue;
   cidrSets: CidrSet[];
+  /** The mass-deletion guard's window of runs, an item of the CIDR table. */
+  deletionWindow?: DeletionWindowStore;
   /**
    * The webhook's shared secret: the current one, or the current and the previous one during a
    * rotation. Cached for WEBHOOK_SECRET_TTL_MS, so a rotated secret is picked up without a cold start.
@@ -136,6 +139,7 @@ export async function buildWiring(
     nodes,
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     cidrSets,
+    deletionWindow: new DynamoDbDeletionWindow({ client: clients.dynamodb, tableName: config.cidrTableName }),
     webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
     log,
     now,
@@ -152,6 +156,7 @@ export function useCaseDeps(wiring: Wiring) {
     queue: wiring.queue,
     cidrSets: wiring.cidrSets,
     prefixes: wiring.prefixes,
+    ...(wiring.deletionWindow ? { deletionWindow: wiring.deletionWindow } : {}),
     ...(wiring.subnets ? { subnets: wiring.subnets } : {}),
     ...(wiring.reservationSets ? { reservationSets: wiring.reservationSets } : {}),
     ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),

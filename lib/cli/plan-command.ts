@@ -3,7 +3,8 @@ import { parseNodeList } from '../nodes/node.ts';
 import { clusterCidrsProblem, numberProblem } from '../config.ts';
 import type { NumericVariable } from '../config.ts';
 import { parseLabelSelector } from '../nodes/label-selector.ts';
-import { parseRouteTables, planRoutes } from '../routes/index.ts';
+import { clusterTagKey, parseRouteTables, planRoutes } from '../routes/index.ts';
+import { isClusterTable } from '../routes/route-tables.ts';
 import type { RoutePlan } from '../routes/index.ts';
 import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
 import { formatPlanTable } from './plan-table.ts';
@@ -66,6 +67,15 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
   const tablesPath = requireFlag(flags.string('route-tables'), 'route-tables', 'plan');
   const nodes = parseNodeList(await readJson(io, nodesPath, '--nodes'));
   const routeTables = parseRouteTables(await readJson(io, tablesPath, '--route-tables'));
+  const clusterName = flags.string('cluster-name');
+  // Contract 1: no cluster table is bad input, as upstream's AWS provider refuses to run without one.
+  if (!routeTables.some((table) => clusterName === undefined || isClusterTable(table, clusterName))) {
+    throw new InvalidInputError(
+      clusterName === undefined
+        ? `--route-tables: no route table in ${JSON.stringify(tablesPath)}; nothing can be planned`
+        : `--route-tables: no route table carries the tag ${clusterTagKey(clusterName)}; check --cluster-name`,
+    );
+  }
 
   const plan: RoutePlan = planRoutes({
     nodes,

@@ -59,7 +59,8 @@
  *  9. Mass-deletion guard. live = responsible active instance routes in cluster tables; liveDeletes
  *     = `no-owner` deletes. The plan is `unsafe` when the node list is empty and live > 0, or when
  *     liveDeletes > maxDeleteShare * live and liveDeletes >= minDeletesForGuard. Blackhole deletes
- *     never count. `delete` still lists everything; callers withhold the deletions.
+ *     never count. `delete` still lists everything; callers withhold the deletions. The rule is
+ *     lib/routes/deletion-guard.ts's, judged here for this plan alone.
  * Output arrays are sorted by (routeTableId, destinationCidr) as plain strings, `nodes` by name,
  * warnings by (node, routeTableId, destinationCidr, reason); `unsafe` and `warnings` are present
  * only when set.
@@ -69,6 +70,7 @@ import { InvalidInputError } from '../errors.ts';
 import { type Node, networkUnavailableOf } from '../nodes/node.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { UnmanagedReason } from '../nodes/managed-node.ts';
+import { EMPTY_WINDOW, judgeDeletions } from './deletion-guard.ts';
 import { type RouteTable, clusterTagKey } from './route-tables.ts';
 import {
   type NodeFacts,
@@ -185,6 +187,14 @@ const compareOps = (a: { routeTableId: string; destinationCidr: string }, b: { r
   compareText(a.routeTableId, b.routeTableId) || compareText(a.destinationCidr, b.destinationCidr);
 
 export function planRoutes(input: PlanInput): RoutePlan {
+  return planRoutesCounted(input).plan;
+}
+
+/**
+ * The plan and the guard's count of live routes (responsible active instance routes in cluster
+ * tables), for callers that judge the plan's deletions again over a window of runs (reconcile).
+ */
+export function planRoutesCounted(input: PlanInput): { plan: RoutePlan; live: number } {
   const maxDeleteShare = input.maxDeleteShare ?? DEFAULT_MAX_DELETE_SHARE;
   const minDeletesForGuard = input.minDeletesForGuard ?? DEFAULT_MIN_DELETES_FOR_GUARD;
   validateOptions(maxDeleteShare, minDeletesForGuard);
@@ -207,17 +217,26 @@ export function planRoutes(input: PlanInput): RoutePlan {
     });
   }
   const { create, replace } = planWantedRoutes(index, owners.wanted, unmanagedInstances, warnings);
-  const { deletes, live, liveDeletes } = planDeletes(index.existing, owners, unmanagedInstances, clusters);
+  const { deletes, live } = planDeletes(index.existing, owners, unmanagedInstances, clusters);
 
   const nodes: NodeStatus[] = facts.map((fact) => statusOf(fact, index.tableIds.length > 0));
 
   deletes.sort(compareOps);
   const plan: RoutePlan = { create, replace, delete: deletes, nodes };
-  const unsafe = guard(input.nodes.length, live, liveDeletes, maxDeleteShare, minDeletesForGuard);
+  // This plan alone (no window): reconcile judges its deletions again over a window of runs.
+  const { unsafe } = judgeDeletions({
+    what: 'routes',
+    live,
+    unconfirmed: deletes.filter((op) => op.reason === 'no-owner').map(deletionKey),
+    noNodes: input.nodes.length === 0,
+    window: EMPTY_WINDOW,
+    now: 0,
+    limits: { maxDeleteShare, minDeletesForGuard, windowMs: 0 },
+  });
   if (unsafe !== null) plan.unsafe = unsafe;
   // Every warning above is built with its keys in contract order: reason, node, routeTableId, destinationCidr, detail.
   if (warnings.length > 0) plan.warnings = warnings.sort(compareWarnings);
-  return plan;
+  return { plan, live };
 }
 
 function statusOf(fact: NodeFacts, haveTables: boolean): NodeStatus {
@@ -233,17 +252,8 @@ function statusOf(fact: NodeFacts, haveTables: boolean): NodeStatus {
   return { node: fact.name, networkUnavailable: wantedStatus, patch: current !== (wantedStatus ? 'True' : 'False') };
 }
 
-function guard(nodeCount: number, live: number, liveDeletes: number, maxDeleteShare: number, minDeletesForGuard: number): string | null {
-  if (nodeCount === 0 && live > 0) {
-    return `node list is empty but ${live} routes exist in the cluster CIDRs; refusing to delete them`;
-  }
-  if (liveDeletes > maxDeleteShare * live && liveDeletes >= minDeletesForGuard) {
-    const share = Math.round((liveDeletes / live) * 1000) / 10;
-    const allowed = Math.round(maxDeleteShare * 1000) / 10;
-    return `plan deletes ${liveDeletes} of ${live} live routes in the cluster CIDRs (${share}%, more than the ${allowed}% allowed); refusing to delete them`;
-  }
-  return null;
-}
+/** The guard's key of a route deletion (lib/routes/deletion-guard.ts): its table and destination. */
+export const deletionKey = (op: { routeTableId: string; destinationCidr: string }): string => `${op.routeTableId}|${op.destinationCidr}`;
 
 const compareWarnings = (a: PlanWarning, b: PlanWarning): number =>
   compareText(a.node ?? '', b.node ?? '') ||

@@ -1,7 +1,7 @@
 /**
  * Reconcile's upkeep of the CIDR leases, run over the sets of the run (one per cluster CIDR in
  * routes mode, one per pod range in prefixes mode): repair crash leftovers, occupy pod CIDRs nodes
- * hold without a lease, release leases of nodes that are gone.
+ * hold without a lease, release leases of nodes a keyed read found gone.
  */
 import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
@@ -9,9 +9,11 @@ import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
+import { isSuspect } from './absence.ts';
+import type { Presence } from './absence.ts';
 import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
 
-type LeaseDeps = Pick<ReconcileDeps, 'cidrSets' | 'nodes' | 'log' | 'now'> & { config: Pick<ReconcileDeps['config'], 'leaseGraceSeconds' | 'maxDeleteShare' | 'minDeletesForGuard'> };
+type LeaseDeps = Pick<ReconcileDeps, 'cidrSets' | 'nodes' | 'log' | 'now'> & { config: Pick<ReconcileDeps['config'], 'leaseGraceSeconds'> };
 type LeaseReport = Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'>;
 
 /**
@@ -63,37 +65,39 @@ export async function repairLeases(leaseLists: Lease[][], deps: LeaseDeps, repor
 }
 
 /**
- * Releases leases whose owner is no node any more, once they are older than the grace period (a
- * node being created is not listed yet). Withheld, like route deletions, when the node list is
- * empty or the share of orphans is implausibly large.
+ * Releases leases whose owner a keyed read found gone (404, `presence` from ./absence.ts
+ * readPresence), once they are older than the grace period (a node being created is not stored
+ * yet). A listing that lacks the owner is no proof: an owner that reads as present (or could not be
+ * read) keeps its lease. A confirmed absence is no bad listing either, so no guard holds these back:
+ * leases taken at admission for nodes that never got stored go this way too.
  */
-export async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps: LeaseDeps, report: LeaseReport, delegated: readonly string[] = []): Promise<void> {
+export async function reclaimOrphans(
+  nodes: Node[],
+  leaseLists: Lease[][],
+  presence: ReadonlyMap<string, Presence>,
+  deps: LeaseDeps,
+  report: LeaseReport,
+  delegated: readonly string[] = [],
+): Promise<void> {
   const live = new Set(nodes.map((node) => node.metadata.name));
   const now = deps.now();
   const graceMs = deps.config.leaseGraceSeconds * 1000;
   for (const [i, set] of deps.cidrSets.entries()) {
     const leases = leaseLists[i] ?? [];
-    const expired = leases.filter((lease) => lease.owner !== null && !live.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs);
+    const expired = leases.filter((lease) => isSuspect(lease, live, now, graceMs));
     // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
     // Prefixes mode: a block still delegated to an interface the run read stays too (its instance
     // may run on after its Node was deleted; EC2 would refuse the block to anyone else).
     const stillDelegated = (lease: Lease) => delegated.some((prefix) => overlapsText(prefix, lease.cidr));
-    const orphans = expired.filter((lease) => !blockInUse(lease.cidr, nodes) && !stillDelegated(lease));
     for (const lease of expired) {
-      if (!orphans.includes(lease)) {
-        const why = stillDelegated(lease) ? 'its prefix is still delegated to an interface' : 'a live node holds a pod CIDR inside it';
+      const why = keptBecause(lease, presence.get(lease.owner) ?? 'unreadable', nodes, stillDelegated(lease));
+      if (why !== null) {
+        // Withheld: the listing said gone, the keyed read did not.
+        if (presence.get(lease.owner) !== 'absent') report.reclaimWithheld += 1;
+        if ((presence.get(lease.owner) ?? 'unreadable') === 'unreadable') report.errors.push({ node: lease.owner, step: 'reclaim', message: why });
         deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why });
+        continue;
       }
-    }
-    if (orphans.length === 0) continue;
-    const tooMany =
-      orphans.length > deps.config.maxDeleteShare * leases.length && orphans.length >= Math.max(1, deps.config.minDeletesForGuard);
-    if (nodes.length === 0 || tooMany) {
-      report.reclaimWithheld += orphans.length;
-      deps.log.log('warn', 'reclaim.withheld', { set: set.clusterCidr, orphans: orphans.length, leases: leases.length, nodes: nodes.length });
-      continue;
-    }
-    for (const lease of orphans) {
       try {
         // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
         if (!(await set.releaseLease(lease))) {
@@ -107,6 +111,15 @@ export async function reclaimOrphans(nodes: Node[], leaseLists: Lease[][], deps:
       }
     }
   }
+}
+
+/** Why an expired lease of an unlisted owner stays, or null when it goes. */
+function keptBecause(lease: Lease, presence: Presence, nodes: readonly Node[], delegated: boolean): string | null {
+  if (presence === 'present') return 'its node exists (the listing lacked it)';
+  if (presence === 'unreadable') return 'its node could not be read';
+  if (delegated) return 'its prefix is still delegated to an interface';
+  if (blockInUse(lease.cidr, nodes)) return 'a live node holds a pod CIDR inside it';
+  return null;
 }
 
 function overlapsText(a: string, b: string): boolean {

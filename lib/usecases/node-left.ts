@@ -65,18 +65,25 @@ function isBeingDeleted(node: Node): boolean {
 }
 
 /**
- * Reads the node; when it is gone (404) releases every lease it owns, owner-scoped, and says which.
- * When it still exists, changes nothing and says whether it is being deleted.
+ * Reads the node's leases, then the node; when it is gone (404) releases every lease it owns that
+ * is unchanged since that first read, and says which. When it still exists, changes nothing and
+ * says whether it is being deleted.
  */
 export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<NodeLeftResult> {
+  // The leases as they stand before the read: the departure is seen from here on. A same-name
+  // re-join after this renews its lease (a new version), so the release, conditional on the
+  // version read here, fails and the node keeps its block; read after the 404, a renewal made
+  // between the read and the release would be released with it.
+  const owned = await ownedLeases(name, deps);
   try {
     const node = await deps.nodes.getNode(name);
     return { kind: 'exists', deleting: isBeingDeleted(node) };
   } catch (error) {
     if (!(error instanceof NodeNotFoundError)) throw error;
   }
-  const { released, kept } = await releaseOwner(name, deps);
+  const { released, kept, renewed } = await releaseOwned(owned, deps);
   for (const cidr of released) deps.log.log('info', 'action', { action: 'release-cidr', cidr, node: name });
+  for (const cidr of renewed) deps.log.log('info', 'release.skipped', { cidr, node: name, reason: 'lease renewed since the departure was seen (a re-join)' });
   for (const cidr of kept) deps.log.log('warn', 'release.kept', { cidr, node: name, why: 'a live node holds a pod CIDR inside it' });
   return { kind: 'released', cidrs: released, kept };
 }
@@ -100,42 +107,52 @@ export async function checkNodeLeft(name: string, deps: NodeLeftDeps, delivery?:
 }
 
 /**
- * Releases the block `owner` holds in each set unless a listed node's pod CIDR lies in it, each
- * release conditional on that lease as read (or, for a store without versions, on its owner), and
+ * The block `owner` holds in each set, read by key, not from the lease table: each set answers the
+ * owner's lease from its owner record (`CidrSet.ownedLease`: with the DynamoDB store two GetItems,
+ * the record and the block it names). A block the record does not name (a larger pod CIDR held as
+ * several blocks, a crash leftover) is left to reconcile's reclaim of vanished nodes' leases, which
+ * lists the table every tick anyway.
+ */
+async function ownedLeases(owner: string, deps: Pick<NodeLeftDeps, 'cidrSets' | 'usedReservationSets'>): Promise<Array<{ set: CidrSet; lease: Lease }>> {
+  const sets = [...deps.cidrSets, ...(deps.usedReservationSets ? await deps.usedReservationSets() : [])];
+  // Keyed reads, independent of each other: at once, kept in the sets' order.
+  const leases = await Promise.all(sets.map((set) => set.ownedLease(owner)));
+  const owned: Array<{ set: CidrSet; lease: Lease }> = [];
+  for (const [i, lease] of leases.entries()) {
+    const set = sets[i];
+    if (lease !== null && set !== undefined) owned.push({ set, lease });
+  }
+  return owned;
+}
+
+/**
+ * Releases each of `owned` unless a listed node's pod CIDR lies in it, each release conditional on
+ * that lease as read before the node's 404 (or, for a store without versions, on its owner), and
  * returns the CIDRs it released and those it kept.
  *
- * Reads by key, not the lease table: each set answers the owner's lease from its owner record
- * (`CidrSet.ownedLease`: with the DynamoDB store two GetItems, the record and the block it names).
- * A block the record does not name (a larger pod CIDR held as several blocks, a crash leftover) is
- * left to reconcile's reclaim of vanished nodes' leases, which lists the table every tick anyway.
- *
- * Cost: when `owner` holds a lease, one listing of every node (paged; `list nodes`, which the
+ * Cost: when the owner holds a lease, one listing of every node (paged; `list nodes`, which the
  * functions' RBAC already grants) to see whether another node's pod CIDR still lies in the block.
  * The store cannot tell a block that also holds other nodes' smaller pod CIDRs from one allocated
  * whole (a node whose pod CIDR lies in a block already held gets no write of its own), so every
  * release is checked against the nodes; a node that holds nothing costs no listing.
  */
-async function releaseOwner(owner: string, deps: Pick<NodeLeftDeps, 'nodes' | 'cidrSets' | 'usedReservationSets'>): Promise<{ released: string[]; kept: string[] }> {
-  const owned: Array<{ set: CidrSet; lease: Lease }> = [];
-  const sets = [...deps.cidrSets, ...(deps.usedReservationSets ? await deps.usedReservationSets() : [])];
-  // Keyed reads, independent of each other: at once, kept in the sets' order.
-  const leases = await Promise.all(sets.map((set) => set.ownedLease(owner)));
-  for (const [i, lease] of leases.entries()) {
-    const set = sets[i];
-    if (lease !== null && set !== undefined) owned.push({ set, lease });
-  }
+async function releaseOwned(
+  owned: ReadonlyArray<{ set: CidrSet; lease: Lease }>,
+  deps: Pick<NodeLeftDeps, 'nodes'>,
+): Promise<{ released: string[]; kept: string[]; renewed: string[] }> {
   const released: string[] = [];
   const kept: string[] = [];
-  if (owned.length === 0) return { released, kept };
+  const renewed: string[] = [];
+  if (owned.length === 0) return { released, kept, renewed };
   const live = await deps.nodes.listNodes();
   for (const { set, lease } of owned) {
     if (blockInUse(lease.cidr, live)) {
       kept.push(lease.cidr);
       continue;
     }
-    // Conditional on the lease as read: a node re-registered under the same name since this read
-    // has renewed its lease (a new version), and keeps it.
+    // Conditional on the lease as read before the 404: renewed since (a re-join), it stays.
     if (await set.releaseLease(lease)) released.push(lease.cidr);
+    else renewed.push(lease.cidr);
   }
-  return { released, kept };
+  return { released, kept, renewed };
 }

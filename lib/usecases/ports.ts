@@ -4,6 +4,7 @@
  */
 import type { CidrSet } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
+import type { GuardWindow } from '../routes/deletion-guard.ts';
 import type { Route, RouteTable } from '../routes/route-tables.ts';
 
 export interface RouteSpec {
@@ -100,3 +101,14 @@ export type ReservationSets = (range: string) => Promise<CidrSet>;
  * found by one keyed read of the registry, with no EC2 call and without registering anything.
  */
 export type UsedReservationSets = () => Promise<CidrSet[]>;
+
+/**
+ * Where the mass-deletion guard keeps its window of runs (lib/routes/deletion-guard.ts), written
+ * conditionally so that two overlapping runs cannot both spend the same share.
+ */
+export interface DeletionWindowStore {
+  /** The stored window and its version (0: none stored yet). */
+  read(): Promise<{ window: GuardWindow; version: number }>;
+  /** Stores `window` if the stored version is still `version`; false when another run wrote first. */
+  write(window: GuardWindow, version: number): Promise<boolean>;
+}

@@ -1,13 +1,16 @@
 /**
  * The reconcile use case (EventBridge schedule): gather -> plan (pure) -> apply -> report.
  *
- * 1. Gather the cluster's route tables, then its nodes and the CIDR leases, once each.
- * 2. Plan routes with the pure planner; when the plan is unsafe (mass-deletion guard) its deletions
- *    are withheld and the run says so in a log line and a metric.
+ * 1. Gather the cluster's route tables, then its nodes and the CIDR leases, once each; an input
+ *    that is unreadable or suddenly empty stops the run before any write (`readWorld`). Owners of
+ *    old leases that the listing lacks are read by key: only a 404 confirms a node gone.
+ * 2. Plan routes with the pure planner; deletions not confirmed by a keyed read are judged by the
+ *    mass-deletion guard over a window of runs (./reconcile-deletes.ts); withheld ones are told in
+ *    a log line and a metric.
  * 3. Apply: route work goes to the queue (the worker does the EC2 calls); NetworkUnavailable is
  *    written for nodes whose routes are complete or that have no pod CIDR; nodes without pod CIDRs
  *    get them through node sync (the configured mode); leases are made to match the nodes: a pod
- *    CIDR without a lease is occupied, a lease whose node is gone is released after a grace period.
+ *    CIDR without a lease is occupied, a lease whose node reads 404 is released after a grace period.
  *
  * Routes mode: the cloud "alias" of node sync is the node's route in the cluster's tables, and the
  * worker (not node sync) turns NetworkUnavailable false once every table has the route. Prefixes
@@ -18,7 +21,7 @@
  * At steady state (nothing to change) a run makes no writes at all: reads are one listing of tables
  * (routes mode) or of the nodes' interfaces and subnets (prefixes mode), nodes and leases each.
  */
-import { containsCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
@@ -30,14 +33,19 @@ import { networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
-import { planRoutes } from '../routes/index.ts';
+import { clusterTagKey } from '../routes/index.ts';
+import { planRoutesCounted } from '../routes/route-plan.ts';
+import { PodrouteError } from '../errors.ts';
+import { absenceSuspects, readPresence, refuseWorld } from './absence.ts';
+import type { InputRead } from './absence.ts';
+import { settleDeletes } from './reconcile-deletes.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { occupyUnleased, reclaimOrphans, repairLeases } from './lease-upkeep.ts';
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
-import type { EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
+import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
 import { prefixCidrSets, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
 import type { PrefixWorld } from './prefix-mode.ts';
 
@@ -45,7 +53,7 @@ type ReconcileConfig = Pick<
   Config,
   'clusterCidrs' | 'mode' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'
 > &
-  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector'>>;
+  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector' | 'clusterName'>>;
 
 /** Default of `blockedNodeSeconds` (config BLOCKED_NODE_SECONDS). */
 const DEFAULT_BLOCKED_NODE_SECONDS = 600;
@@ -63,8 +71,10 @@ export interface ReconcileDeps {
   reservationSets?: ReservationSets;
   log: Logger;
   now: () => number;
-  /** Kubernetes writes in flight at once. */
+  /** Kubernetes writes (and keyed node reads) in flight at once. */
   concurrency?: number;
+  /** The mass-deletion guard's window of runs (lib/aws/dynamodb-deletion-guard.ts); without it each run is judged alone. */
+  deletionWindow?: DeletionWindowStore;
 }
 
 export interface ReconcileReport {
@@ -92,24 +102,15 @@ export interface ReconcileReport {
 export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean } = {}): Promise<ReconcileReport> {
   const started = deps.now();
   const { config, log } = deps;
-  // The tables first, then nodes and leases: a node listed after the tables covers every route the
-  // worker made for a stored node. Listed side by side, a node created during the table listing
-  // could be missing from the node list while its route is in the tables, and that route would be
-  // planned as a `no-owner` deletion. A node just admitted is routed before it is stored (the
-  // admission's `sync-node`), so such a route can still be listed before its node: its lease,
-  // taken at admission, keeps it (`youngLeaseDeletes`).
-  const tables = config.mode === 'routes' ? await deps.routeTables.listRouteTables() : [];
-  const [nodes, clusterLeases] = await Promise.all([
-    deps.nodes.listNodes(),
-    config.mode === 'routes' ? Promise.all(deps.cidrSets.map((set) => set.leases())) : null,
-  ]);
-  // Prefixes mode: the sets are the pod ranges of the nodes' subnets, read from EC2 once per run.
-  const prefixRead = config.mode === 'prefixes' ? await readPrefixes(nodes, deps) : null;
+  const world = await readWorld(deps);
+  const { tables, nodes, leaseLists, prefixRead } = world;
   const run: ReconcileDeps = prefixRead ? { ...deps, cidrSets: prefixRead.sets } : deps;
-  const leaseLists = clusterLeases ?? (await Promise.all(run.cidrSets.map((set) => set.leases())));
-  const plan =
+  // Absence is confirmed by key (./absence.ts): the owners of old leases that the listing lacks.
+  const graceMs = config.leaseGraceSeconds * 1000;
+  const presence = await readPresence(absenceSuspects(nodes, leaseLists.flat(), deps.now(), graceMs), deps.nodes, deps.concurrency ?? 4);
+  const { plan, live } =
     config.mode === 'routes'
-      ? planRoutes({
+      ? planRoutesCounted({
           nodes,
           routeTables: tables,
           clusterCidrs: config.clusterCidrs,
@@ -117,7 +118,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
           minDeletesForGuard: config.minDeletesForGuard,
           ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
         })
-      : prefixModePlan(nodes, config);
+      : { plan: prefixModePlan(nodes, config), live: 0 };
+  const deletes = await settleDeletes({ plan, live, nodes, leases: leaseLists.flat(), presence, dryRun: options.dryRun === true }, deps);
 
   const report: ReconcileReport = {
     plan,
@@ -127,7 +129,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     nodesBlocked: countBlocked(nodes, started, (config.blockedNodeSeconds ?? DEFAULT_BLOCKED_NODE_SECONDS) * 1000),
     messagesSent: 0,
     messagesDeferred: 0,
-    deletionsWithheld: plan.unsafe === undefined ? 0 : plan.delete.length,
+    deletionsWithheld: deletes.withheld,
     conditionsPatched: 0,
     allocated: [],
     occupied: 0,
@@ -137,7 +139,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     errors: prefixRead?.error ? [{ step: 'prefix-read', message: prefixRead.error }] : [],
   };
   if (plan.unsafe !== undefined) {
-    log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: plan.delete.length });
+    log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: deletes.withheld });
   }
   for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
   // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
@@ -165,15 +167,11 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
       (error: unknown) => log.log('warn', 'route-table-full.clear-failed', { routeTableId, error }),
     );
   }
-  const deferred = youngLeaseDeletes(plan, nodes, leaseLists.flat(), deps.now(), config.leaseGraceSeconds * 1000);
-  if (deferred.size > 0) {
-    plan.delete = plan.delete.filter((op) => !deferred.has(op));
-    log.log('info', 'reconcile.deletes-deferred', { reason: 'lease of a node not stored yet', routes: [...deferred].map((op) => `${op.routeTableId} ${op.destinationCidr}`) });
-  }
   const sendable = new Set(full.send);
   const routesByKey = indexRoutes(tables);
-  const messages: RouteMessage[] = toMessages({ ...plan, create: plan.create.filter((op) => sendable.has(op)), replace: plan.replace.filter((op) => sendable.has(op)) }, {
-    withholdDeletes: plan.unsafe !== undefined,
+  const toSend = { ...plan, create: plan.create.filter((op) => sendable.has(op)), replace: plan.replace.filter((op) => sendable.has(op)), delete: deletes.send };
+  const messages: RouteMessage[] = toMessages(toSend, {
+    withholdDeletes: false,
     observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`),
   });
 
@@ -241,10 +239,53 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   });
 
   const delegated = prefixRead ? [...prefixRead.world.interfaces.values()].flatMap((eni) => eni.prefixes) : [];
-  await reclaimOrphans(nodes, leaseLists, run, report, delegated);
+  await reclaimOrphans(nodes, leaseLists, presence, run, report, delegated);
   summarize(report, deps, started);
   return report;
 }
+
+/**
+ * Gathers the run's inputs, the tables first, then nodes and leases: a node listed after the
+ * tables covers every route the worker made for a stored node. Listed side by side, a node created
+ * during the table listing could be missing from the node list while its route is in the tables,
+ * and that route would be planned as a `no-owner` deletion. A node just admitted is routed before
+ * it is stored (the admission's `sync-node`), so such a route can still be listed before its node:
+ * its lease, taken at admission, keeps it (./absence.ts sortRouteDeletes, `lease-young`).
+ *
+ * Empty means stop: when an input cannot be read or is suddenly empty (./absence.ts refuseWorld),
+ * the run fails retryably before it writes anything, with one log line and the `ReconcileRefused`
+ * metric (its alarm is serverless.yml's ReconcileRefusedAlarm).
+ */
+async function readWorld(deps: ReconcileDeps): Promise<{ tables: RouteTable[]; nodes: Node[]; leaseLists: Lease[][]; prefixRead: Awaited<ReturnType<typeof readPrefixes>> | null }> {
+  const { config } = deps;
+  const tables = config.mode === 'routes' ? await settled(deps.routeTables.listRouteTables()) : null;
+  const [nodes, clusterLeases] = await Promise.all([
+    settled(deps.nodes.listNodes()),
+    config.mode === 'routes' ? settled(Promise.all(deps.cidrSets.map((set) => set.leases()))) : null,
+  ]);
+  // Prefixes mode: the sets are the pod ranges of the nodes' subnets, read from EC2 once per run.
+  const prefixRead = config.mode === 'prefixes' && nodes.ok ? await readPrefixes(nodes.value, deps) : null;
+  const leases = clusterLeases ?? (prefixRead ? await settled(Promise.all(prefixRead.sets.map((set) => set.leases()))) : { ok: true as const, value: [] });
+  const count = <T>(read: Settled<T[]>): InputRead => (read.ok ? { ok: true, count: read.value.flat().length } : read);
+  const refusal = refuseWorld({
+    mode: config.mode,
+    clusterTag: config.clusterName ? clusterTagKey(config.clusterName) : clusterTagKey('<CLUSTER_NAME>'),
+    tables: tables && count(tables),
+    nodes: count(nodes),
+    leases: count(leases),
+  });
+  if (refusal !== null || !nodes.ok || !leases.ok || (tables !== null && !tables.ok)) {
+    const reason = refusal ?? 'an input could not be read';
+    const cause = [tables, nodes, leases].find((read) => read !== null && !read.ok);
+    deps.log.log('error', 'reconcile.refused', { reason });
+    deps.log.metric('ReconcileRefused', 1);
+    throw new PodrouteError(`reconcile refused to run: ${reason}`, { retryable: true, ...(cause && !cause.ok ? { cause: cause.error } : {}) });
+  }
+  return { tables: tables?.value ?? [], nodes: nodes.value, leaseLists: leases.value, prefixRead };
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+const settled = <T>(promise: Promise<T>): Promise<Settled<T>> => promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
 
 /** A node needs node sync when it lacks a pod CIDR of some cluster family (or, with prefixes, is not yet reachable). */
 function needsNodeSync(node: Node, wantedFamilies: ReadonlyArray<Family | undefined>, mode: ReconcileConfig['mode']): boolean {
@@ -329,28 +370,6 @@ function countBlocked(nodes: readonly Node[], now: number, thresholdMs: number):
 }
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-/**
- * `no-owner` deletions of routes inside a lease whose owner is not listed and whose lease is younger
- * than the grace period: the owner is a node admitted but not stored yet (or stored after the node
- * listing), whose routes the worker made from its admission. Its lease says it is coming; a lease
- * that outlives the grace period without its node is reclaimed, and the route goes on a later run.
- */
-function youngLeaseDeletes(plan: RoutePlan, nodes: readonly Node[], leases: readonly Lease[], now: number, graceMs: number): Set<RoutePlan['delete'][number]> {
-  const listed = new Set(nodes.map((node) => node.metadata.name));
-  const young = leases
-    .filter((lease) => lease.owner !== null && !listed.has(lease.owner) && lease.since !== undefined && now - lease.since <= graceMs)
-    .map((lease) => tryParseCidr(lease.cidr))
-    .filter((cidr) => cidr !== null);
-  const out = new Set<RoutePlan['delete'][number]>();
-  if (young.length === 0) return out;
-  for (const op of plan.delete) {
-    if (op.reason !== 'no-owner') continue;
-    const destination = tryParseCidr(op.destinationCidr);
-    if (destination && young.some((lease) => containsCidr(lease, destination))) out.add(op);
-  }
-  return out;
-}
 
 /** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
 function prefixModePlan(nodes: Node[], config: Partial<Pick<Config, 'nodeSelector'>>): RoutePlan {

@@ -216,6 +216,13 @@ describe('podroute plan on bad input', () => {
     ['a fractional --min-deletes-for-guard', async () => [...planArgs, '--min-deletes-for-guard', '2.5'], /--min-deletes-for-guard must be a whole number >= 0, got 2\.5/],
     ['a --max-delete-share above 1', async () => [...planArgs, '--max-delete-share', '1.5'], /--max-delete-share must be a number > 0 and <= 1, got 1\.5/],
     ['an unknown command', async () => ['apply'], /unknown command "apply"/],
+    // Contract 1: no table carrying the cluster tag is bad input (upstream refuses to run without one).
+    ['no table tagged for --cluster-name', async () => [...planArgs, '--cluster-name', 'demo-typo'], /no route table carries the tag kubernetes\.io\/cluster\/demo-typo/],
+    ['a route table file with no tables', async () => {
+      const p = join(dir, 'no-tables.json');
+      await writeFile(p, JSON.stringify({ RouteTables: [] }));
+      return ['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', example('nodes.json'), '--route-tables', p];
+    }, /no route table/],
   ];
 
   it.each(cases)('%s: exit 2, one clear line, no stack trace, nothing on stdout', async (_name, args, message) => {

@@ -806,10 +806,10 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
     const key = (alarm: Obj) => `${String(alarm.Namespace)}/${String(alarm.MetricName)}`;
     expect(alarms.map(key).sort()).toEqual([
       'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/SQS/ApproximateNumberOfMessagesVisible',
-      'podroute/DeletionsWithheld', 'podroute/MessagesRejected', 'podroute/NodesBlocked', 'podroute/RouteTableFull', 'podroute/WebhookFailures',
+      'podroute/DeletionsWithheld', 'podroute/MessagesRejected', 'podroute/NodesBlocked', 'podroute/ReconcileRefused', 'podroute/RouteTableFull', 'podroute/WebhookFailures',
     ]);
     const expectedFunction: Record<string, string> = {
-      DeletionsWithheld: 'reconcile', MessagesRejected: 'route-worker', NodesBlocked: 'reconcile', RouteTableFull: 'route-worker', WebhookFailures: 'node-webhook',
+      DeletionsWithheld: 'reconcile', MessagesRejected: 'route-worker', NodesBlocked: 'reconcile', ReconcileRefused: 'reconcile', RouteTableFull: 'route-worker', WebhookFailures: 'node-webhook',
     };
     for (const alarm of alarms.filter((a) => a.Namespace === 'podroute')) {
       expect(alarm.Dimensions, key(alarm)).toEqual([{ Name: 'cluster', Value: CLUSTER }, { Name: 'function', Value: expectedFunction[String(alarm.MetricName)] }]);

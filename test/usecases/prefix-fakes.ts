@@ -11,7 +11,7 @@ import type { Node } from '../../lib/nodes/node.ts';
 import type { EniPrefixes, NodeInterface, NodeSource, NodeWriteResult, Subnet, SubnetReservation, Subnets } from '../../lib/usecases/ports.ts';
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
 import { RecordingQueue, TimedMemoryCidrStore } from '../support/world.ts';
-import { PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
+import { NodeNotFoundError, PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
 
 const parse = (text: string) => {
   const cidr = tryParseCidr(text);
@@ -163,7 +163,8 @@ export class MemoryNodes implements NodeSource {
 
   private get(name: string): Node {
     const node = this.stored.get(name);
-    if (!node) throw new Error(`no node ${name}`);
+    // The port's answer for a node that does not exist (lib/usecases/ports.ts NodeSource.getNode).
+    if (!node) throw new NodeNotFoundError(name);
     return node;
   }
 }

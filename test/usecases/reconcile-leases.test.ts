@@ -37,6 +37,7 @@ describe('reconcile and CIDR leases', () => {
   // The DynamoDB store's leases carry the time they were taken; without it, reconcile could never
   // tell an orphan past its grace period and no lease would ever be reclaimed.
   it('reconcile reclaims the lease of a vanished node with the DynamoDB store (buildWiring)', async () => {
+    world.addClusterTable();
     await world.addNode('node-a', { podCidrs: ['100.64.0.0/24'] });
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
     const set = w.wiring.cidrSets[0];
@@ -52,17 +53,15 @@ describe('reconcile and CIDR leases', () => {
     expect(report.reclaimed).toEqual([{ cidr: '100.64.1.0/24', owner: 'node-gone' }]);
   });
 
-  // An empty (or failed) node listing must free no lease, however few orphans it seems to show:
-  // the guard must not wait for MIN_DELETES_FOR_GUARD of them.
-  it('reconcile withholds reclaiming when the node list is empty, however few the orphans', async () => {
+  // An empty node listing while leases exist stops the run: no lease is freed, however few.
+  it('reconcile refuses to run when the node list is empty while leases exist, however few', async () => {
+    world.addClusterTable();
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '300' });
     const set = await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(world.clock.now) });
     await set.allocateNext('node-a');
     await set.allocateNext('node-b');
     world.clock.advance(3_600_000);
-    const report = await reconcile({ ...w.reconcileDeps(), cidrSets: [set] });
-    expect(report.reclaimed).toEqual([]);
-    expect(report.reclaimWithheld).toBe(2);
+    await expect(reconcile({ ...w.reconcileDeps(), cidrSets: [set] })).rejects.toMatchObject({ retryable: true });
     expect((await set.leases()).map((l) => l.owner)).toEqual(['node-a', 'node-b']);
   });
 
@@ -70,6 +69,7 @@ describe('reconcile and CIDR leases', () => {
   // the release. Its admission finds (and renews) its lease, and the release must then fail:
   // conditional on the lease as listed, not only on the owner's name.
   it('reclaim spares a lease whose node re-joined between the listing and the release', async () => {
+    world.addClusterTable();
     await world.addNode('node-a', { podCidrs: ['100.64.0.0/24'] });
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
     const set = w.wiring.cidrSets[0];
@@ -103,6 +103,7 @@ describe('reconcile and CIDR leases', () => {
   // An occupy cut short after its block write (as older versions wrote them: block first) leaves a
   // lease without an owner record; the node's next allocation would then take a second block.
   it('reconcile links a lease without its owner record, so the node never gets a second block', async () => {
+    world.addClusterTable();
     await world.addNode('node-a', { podCidrs: ['100.64.5.0/24'] });
     const w = await testWiring(world, local);
     const raw = new DynamoDbClaimStore({ client: local.client(), tableName: w.wiring.config.cidrTableName, setId: cidrSetId('100.64.0.0/16', 24) });

@@ -76,6 +76,7 @@ describe('reconcile with existing pod CIDRs of another size', () => {
   });
 
   it('a dry run reports the mismatch and takes nothing', async () => {
+    world.addClusterTable();
     await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
     const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25' });
     const report = await reconcile(w.reconcileDeps(), { dryRun: true });

@@ -310,6 +310,7 @@ describe('reconcile: steady state', () => {
 
 describe('reconcile: leases', () => {
   it('occupies a node pod CIDR that has no lease, once', async () => {
+    world.addClusterTable();
     await world.addNode('node-a', { podCidrs: ['100.64.5.0/24'] });
     const w = await testWiring(world, local);
     expect((await reconcile(w.reconcileDeps())).occupied).toBe(1);
@@ -326,6 +327,7 @@ describe('reconcile: leases', () => {
   }
 
   it('reclaims a lease whose node is gone only after LEASE_GRACE_SECONDS', async () => {
+    world.addClusterTable();
     await world.addNode('node-a', { podCidrs: ['100.64.0.0/24'] });
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
     const { set, deps } = await timedDeps(w);
@@ -344,15 +346,15 @@ describe('reconcile: leases', () => {
     expect(w.log.lines.filter((l) => l.event === 'action' && l.action === 'release-cidr')).toHaveLength(1);
   });
 
-  it('withholds reclaiming when the node list is empty (as many orphans as the guard minimum)', async () => {
+  // Empty means stop: an empty node listing while leases exist frees nothing and writes nothing.
+  it('refuses the run, retryably, when the node list is empty while leases exist', async () => {
+    world.addClusterTable();
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '300' });
     const { set, deps } = await timedDeps(w);
     for (let i = 0; i < 6; i++) await set.allocateNext(`node-${i}`);
     world.clock.advance(3_600_000);
-    const report = await reconcile(deps);
-    expect(report.reclaimed).toEqual([]);
-    expect(report.reclaimWithheld).toBe(6);
+    await expect(reconcile(deps)).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(/node listing is empty while 6 CIDR leases exist/) });
     expect((await set.leases()).length).toBe(6);
-    expect(w.log.lines.filter((l) => l.event === 'reclaim.withheld')).toHaveLength(1);
+    expect(w.log.lines.filter((l) => l.event === 'reconcile.refused')).toHaveLength(1);
   });
 });

@@ -1,0 +1,95 @@
+/**
+ * The mass-deletion guard: the one decider of whether deletions that no keyed read confirmed may
+ * go, for route deletions (the planner per plan, reconcile over a window of runs) and lease releases
+ * (reconcile's reclaim). Pure: the window of earlier runs comes in as a value and the next window
+ * goes out as one; where it is kept (DynamoDB, lib/aws/dynamodb-deletion-guard.ts) is the caller's.
+ *
+ * A listing that lacks a node is not proof that it is gone, so what the guard judges is how much
+ * the runs of the window would have removed on the word of listings alone: the deletions it let go
+ * in the window plus the ones proposed now, against the most live items any run of the window saw.
+ * A listing that loses a few nodes each run trips it as surely as one that loses them all at once.
+ * Deletions confirmed by a keyed read (the node answered 404) are not a listing's word: they are
+ * never held back, and are not counted.
+ */
+
+export interface GuardLimits {
+  /** Share of the live items the window may remove unconfirmed, in (0, 1]. */
+  readonly maxDeleteShare: number;
+  /** The share rule trips only from this many unconfirmed deletions on. */
+  readonly minDeletesForGuard: number;
+  /** How far back runs count, in ms (0: this run alone). */
+  readonly windowMs: number;
+}
+
+/** One earlier run: when, how many items were live, and the deletions the guard let go. */
+export interface GuardRun {
+  readonly at: number;
+  readonly live: number;
+  readonly deleted: readonly string[];
+}
+
+/** The runs of the window, oldest first. */
+export interface GuardWindow {
+  readonly runs: readonly GuardRun[];
+}
+
+export const EMPTY_WINDOW: GuardWindow = { runs: [] };
+
+/** How long runs count by default: an hour of schedule ticks. */
+export const DEFAULT_GUARD_WINDOW_MS = 60 * 60 * 1000;
+
+export interface GuardInput {
+  /** What is deleted: `routes` or `leases`, for the reason's words. */
+  readonly what: 'routes' | 'leases';
+  /** Items live now (routes in the cluster CIDRs, leases of the set). */
+  readonly live: number;
+  /** Keys of the deletions proposed now that no keyed read confirmed (a route `table|cidr`, a lease's CIDR). */
+  readonly unconfirmed: readonly string[];
+  /** The node listing came back empty. */
+  readonly noNodes: boolean;
+  readonly window: GuardWindow;
+  readonly now: number;
+  readonly limits: GuardLimits;
+}
+
+export interface GuardVerdict {
+  /** Why the unconfirmed deletions must be withheld, or null when they may go. */
+  readonly unsafe: string | null;
+  /** The window to keep for the next run (this run added, runs past the window dropped). */
+  readonly window: GuardWindow;
+}
+
+/**
+ * Judges the unconfirmed deletions of one run against the window. They are withheld when the node
+ * listing is empty while items are live, or when the window's unconfirmed deletions with these
+ * would exceed `maxDeleteShare` of the most live items the window saw and number at least
+ * `minDeletesForGuard`. A key deleted in an earlier run and proposed again (its deletion still in
+ * flight) counts once.
+ */
+export function judgeDeletions(input: GuardInput): GuardVerdict {
+  const { limits, now } = input;
+  const recent = input.window.runs.filter((run) => now - run.at < limits.windowMs && run.at <= now);
+  const peak = Math.max(input.live, ...recent.map((run) => run.live));
+  const earlier = new Set(recent.flatMap((run) => run.deleted));
+  const counted = new Set([...earlier, ...input.unconfirmed]);
+  const unsafe = verdictReason(input, peak, counted.size, earlier.size);
+  const deleted = unsafe === null ? [...new Set(input.unconfirmed)].filter((key) => !earlier.has(key)) : [];
+  const runs = limits.windowMs > 0 ? [...recent, { at: now, live: input.live, deleted }] : [];
+  return { unsafe, window: { runs } };
+}
+
+function verdictReason(input: GuardInput, peak: number, counted: number, earlier: number): string | null {
+  const { what, limits } = input;
+  if (input.unconfirmed.length === 0) return null;
+  if (input.noNodes && input.live > 0) {
+    return `node list is empty but ${input.live} ${what} exist in the cluster CIDRs; refusing to delete them`;
+  }
+  if (counted > limits.maxDeleteShare * peak && counted >= limits.minDeletesForGuard) {
+    const share = Math.round((counted / peak) * 1000) / 10;
+    const allowed = Math.round(limits.maxDeleteShare * 1000) / 10;
+    const over = earlier > 0 ? ` (with ${earlier} deleted in the last ${Math.round(limits.windowMs / 60_000)} min)` : '';
+    const live = what === 'routes' ? 'live routes' : 'leases';
+    return `plan deletes ${counted} of ${peak} ${live} in the cluster CIDRs${over} (${share}%, more than the ${allowed}% allowed); refusing to delete them`;
+  }
+  return null;
+}

@@ -1,0 +1,142 @@
+/**
+ * Absence is confirmed before anything is freed. A node listing that lacks a node is a claim, not
+ * proof: a lagging or misbehaving API server can answer a short list without an error. So the
+ * owners of leases that no listed node has are read by key (`NodeSource.getNode`), and only a 404
+ * past the lease's grace period lets their lease go (reconcile's reclaim, ./lease-upkeep.ts) or a
+ * `no-owner` route inside it be deleted (`sortRouteDeletes`). What stays unconfirmed (a route no
+ * lease names) is the mass-deletion guard's to judge (lib/routes/deletion-guard.ts).
+ *
+ * Also here: `refuseWorld`, the rule for inputs that are suddenly empty or unreadable (the run
+ * stops, writes nothing, and says why), so reconcile decides it in one place.
+ */
+import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import type { Lease } from '../ipam/index.ts';
+import type { Node } from '../nodes/node.ts';
+import type { DeleteOp } from '../routes/route-plan.ts';
+import { mapSettled } from '../util/concurrency.ts';
+import { NodeNotFoundError } from './port-errors.ts';
+import type { NodeSource } from './ports.ts';
+
+/** What a keyed read of a node said: `absent` = 404. */
+export type Presence = 'absent' | 'present' | 'unreadable';
+
+/** A lease whose owner no listed node is, older than the grace period: its owner must be read by key. */
+export function isSuspect(lease: Lease, listed: ReadonlySet<string>, now: number, graceMs: number): lease is Lease & { owner: string } {
+  return lease.owner !== null && !listed.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs;
+}
+
+/** The owners, once each, of the leases whose absence a keyed read must confirm. */
+export function absenceSuspects(nodes: readonly Node[], leases: readonly Lease[], now: number, graceMs: number): string[] {
+  const listed = new Set(nodes.map((node) => node.metadata.name));
+  return [...new Set(leases.filter((lease) => isSuspect(lease, listed, now, graceMs)).map((lease) => lease.owner))].sort();
+}
+
+/** One keyed read per owner, `concurrency` at a time: 404 is `absent`, a node `present`, any other answer `unreadable`. */
+export async function readPresence(owners: readonly string[], nodes: Pick<NodeSource, 'getNode'>, concurrency: number): Promise<Map<string, Presence>> {
+  const results = await mapSettled(owners, concurrency, (owner) => nodes.getNode(owner));
+  const presence = new Map<string, Presence>();
+  results.forEach((result, i) => {
+    const owner = owners[i];
+    if (owner === undefined) return;
+    if (result.status === 'fulfilled') presence.set(owner, 'present');
+    else presence.set(owner, result.reason instanceof NodeNotFoundError ? 'absent' : 'unreadable');
+  });
+  return presence;
+}
+
+/** Why a planned deletion waits: its lease is young (the node may be coming), its node exists, or could not be read. */
+export type HeldReason = 'lease-young' | 'node-exists' | 'node-unreadable';
+
+export interface SortedDeletes {
+  /** Blackholes, and `no-owner` routes whose every lease owner read 404 past the grace period. */
+  confirmed: DeleteOp[];
+  /** `no-owner` routes that no lease names (or that a listed node's lease names): the guard judges them. */
+  unconfirmed: DeleteOp[];
+  held: Array<{ op: DeleteOp; why: HeldReason }>;
+}
+
+/**
+ * Sorts the planned deletions by what backs them. A `no-owner` route inside leases of owners that
+ * are not listed goes only when every such owner read 404 and its lease is past the grace period;
+ * a blackhole goes as planned (its target is gone whoever owns the CIDR).
+ */
+export function sortRouteDeletes(
+  deletes: readonly DeleteOp[],
+  nodes: readonly Node[],
+  leases: readonly Lease[],
+  presence: ReadonlyMap<string, Presence>,
+  now: number,
+  graceMs: number,
+): SortedDeletes {
+  const listed = new Set(nodes.map((node) => node.metadata.name));
+  const owned = leases.flatMap((lease) => {
+    const cidr = tryParseCidr(lease.cidr);
+    return cidr === null || lease.owner === null ? [] : [{ lease, cidr }];
+  });
+  const sorted: SortedDeletes = { confirmed: [], unconfirmed: [], held: [] };
+  for (const op of deletes) {
+    const destination = tryParseCidr(op.destinationCidr);
+    if (op.reason === 'blackhole' || destination === null) {
+      (op.reason === 'blackhole' ? sorted.confirmed : sorted.unconfirmed).push(op);
+      continue;
+    }
+    const naming = owned.filter(({ cidr }) => overlaps(cidr, destination)).map(({ lease }) => lease);
+    const unlisted = naming.filter((lease) => lease.owner !== null && !listed.has(lease.owner));
+    if (unlisted.length === 0) {
+      sorted.unconfirmed.push(op);
+      continue;
+    }
+    const why = heldReason(unlisted, listed, presence, now, graceMs);
+    if (why === null) sorted.confirmed.push(op);
+    else sorted.held.push({ op, why });
+  }
+  return sorted;
+}
+
+function heldReason(unlisted: readonly Lease[], listed: ReadonlySet<string>, presence: ReadonlyMap<string, Presence>, now: number, graceMs: number): HeldReason | null {
+  if (unlisted.some((lease) => !isSuspect(lease, listed, now, graceMs))) return 'lease-young';
+  const answers = unlisted.map((lease) => presence.get(lease.owner ?? '') ?? 'unreadable');
+  if (answers.includes('present')) return 'node-exists';
+  if (answers.includes('unreadable')) return 'node-unreadable';
+  return null;
+}
+
+/** An input of the run as read: its size, or why it could not be read. */
+export type InputRead = { ok: true; count: number } | { ok: false; error: unknown };
+
+export interface WorldReads {
+  mode: 'routes' | 'prefixes';
+  /** The tag the cluster's tables carry, for the message. */
+  clusterTag: string;
+  /** Routes mode: the cluster's tables. */
+  tables: InputRead | null;
+  nodes: InputRead;
+  /** Leases over every set of the run. */
+  leases: InputRead;
+}
+
+/**
+ * Why the run must stop before it writes anything, or null. An input that could not be read, no
+ * route table carrying the cluster tag in routes mode (upstream's AWS provider refuses to run
+ * without one: a mistyped CLUSTER_NAME must not mark every node unavailable), and a node listing
+ * that is empty while leases say nodes exist. Leases empty while nodes exist is no reason: reconcile
+ * occupies the nodes' pod CIDRs again (a restored table).
+ */
+export function refuseWorld(world: WorldReads): string | null {
+  const unread = (
+    [['route tables', world.tables], ['nodes', world.nodes], ['CIDR leases', world.leases]] as const
+  ).find(([, read]) => read !== null && !read.ok);
+  if (unread) {
+    const [what, read] = unread;
+    return `could not read the ${what} (${read !== null && !read.ok ? errorText(read.error) : '?'}); nothing was changed`;
+  }
+  if (world.mode === 'routes' && world.tables?.ok && world.tables.count === 0) {
+    return `no route table carries the tag ${world.clusterTag}; nothing was changed (check CLUSTER_NAME and the tables' tags)`;
+  }
+  if (world.nodes.ok && world.nodes.count === 0 && world.leases.ok && world.leases.count > 0) {
+    return `the node listing is empty while ${world.leases.count} CIDR leases exist; nothing was changed`;
+  }
+  return null;
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,78 @@
+/**
+ * Empty means stop: the rule (lib/usecases/absence.ts refuseWorld) table-driven, and reconcile
+ * applying it: a run over an untagged table set, an empty node listing while leases exist or a
+ * failed lease listing fails retryably, writes no condition and no lease, logs one line and counts
+ * the `ReconcileRefused` metric.
+ */
+import { describe, expect, it } from 'vitest';
+import type { CidrSet } from '../../lib/ipam/index.ts';
+import { refuseWorld } from '../../lib/usecases/absence.ts';
+import type { InputRead, WorldReads } from '../../lib/usecases/absence.ts';
+import { reconcile } from '../../lib/usecases/reconcile.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
+import { testWiring } from '../support/wiring.ts';
+import type { World } from '../support/world.ts';
+
+const n = (count: number): InputRead => ({ ok: true, count });
+const failed: InputRead = { ok: false, error: new Error('connection reset') };
+const TAG = 'kubernetes.io/cluster/alpha';
+
+describe('refuseWorld', () => {
+  it.each<[string, Omit<WorldReads, 'clusterTag'>, RegExp | null]>([
+    ['a fresh cluster (tables, no nodes, no leases)', { mode: 'routes', tables: n(1), nodes: n(0), leases: n(0) }, null],
+    ['a running cluster', { mode: 'routes', tables: n(2), nodes: n(14), leases: n(14) }, null],
+    ['leases empty while nodes exist (a restored table: reconcile occupies them)', { mode: 'routes', tables: n(1), nodes: n(14), leases: n(0) }, null],
+    ['no tagged table in routes mode', { mode: 'routes', tables: n(0), nodes: n(14), leases: n(14) }, /no route table carries the tag kubernetes\.io\/cluster\/alpha/],
+    ['no tagged table, even on a fresh cluster', { mode: 'routes', tables: n(0), nodes: n(0), leases: n(0) }, /no route table carries the tag/],
+    ['prefixes mode reads no tables', { mode: 'prefixes', tables: null, nodes: n(3), leases: n(3) }, null],
+    ['the node listing empty while leases exist', { mode: 'routes', tables: n(1), nodes: n(0), leases: n(14) }, /node listing is empty while 14 CIDR leases exist/],
+    ['the node listing empty while leases exist (prefixes)', { mode: 'prefixes', tables: null, nodes: n(0), leases: n(2) }, /node listing is empty while 2 CIDR leases exist/],
+    ['the route tables unreadable', { mode: 'routes', tables: failed, nodes: n(1), leases: n(1) }, /could not read the route tables \(connection reset\)/],
+    ['the node listing failed', { mode: 'routes', tables: n(1), nodes: failed, leases: n(1) }, /could not read the nodes/],
+    ['the lease listing failed', { mode: 'routes', tables: n(1), nodes: n(1), leases: failed }, /could not read the CIDR leases/],
+  ])('%s', (_name, reads, expected) => {
+    const refusal = refuseWorld({ ...reads, clusterTag: TAG });
+    if (expected === null) expect(refusal).toBeNull();
+    else expect(refusal).toMatch(expected);
+  });
+});
+
+let local: LocalDynamo;
+let world: World;
+useWorldAndDynamo((parts) => ({ world, local } = parts));
+
+describe('reconcile: empty means stop', () => {
+  const refusedMetrics = (lines: Array<Record<string, unknown>>) => lines.filter((line) => line.ReconcileRefused === 1);
+
+  it('with no table carrying the cluster tag: fails retryably, no condition, no lease, one line and the metric', async () => {
+    world.ec2.state.addRouteTable({ tags: { 'kubernetes.io/cluster/someone-else': 'owned' } });
+    await world.addNode('node-a', { podCidrs: ['100.64.0.0/24'], networkUnavailable: 'False' });
+    await world.addNode('node-b');
+    const w = await testWiring(world, local);
+    world.resetStats();
+    await expect(reconcile(w.reconcileDeps())).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(/no route table carries the tag kubernetes\.io\/cluster\/alpha/) });
+    expect(world.kubeWrites()).toBe(0);
+    expect(world.networkUnavailable('node-a')).toBe('False');
+    expect(w.dynamo.writes()).toBe(0);
+    expect(await w.wiring.cidrSets[0]?.leases()).toEqual([]);
+    expect(w.queue.sends).toEqual([]);
+    expect(w.log.lines.filter((line) => line.event === 'reconcile.refused')).toHaveLength(1);
+    expect(refusedMetrics(w.log.lines)).toHaveLength(1);
+  });
+
+  it('with the lease listing failing: fails retryably with the cause, and changes nothing', async () => {
+    world.addClusterTable();
+    await world.addNode('node-a');
+    const w = await testWiring(world, local);
+    const set = w.wiring.cidrSets[0];
+    if (!set) throw new Error('no CIDR set');
+    const broken: CidrSet = Object.assign(Object.create(set) as CidrSet, { leases: () => Promise.reject(new Error('DynamoDB Query failed')) });
+    world.resetStats();
+    await expect(reconcile({ ...w.reconcileDeps(), cidrSets: [broken] })).rejects.toMatchObject({ retryable: true, cause: expect.objectContaining({ message: 'DynamoDB Query failed' }) });
+    expect(world.kubeWrites()).toBe(0);
+    expect(world.podCidrs('node-a')).toEqual([]);
+    expect(w.dynamo.writes()).toBe(0);
+    expect(refusedMetrics(w.log.lines)).toHaveLength(1);
+  });
+});

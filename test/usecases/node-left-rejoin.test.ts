@@ -1,0 +1,62 @@
+/**
+ * A node's leave races its same-name re-join: the release of the gone node's lease is conditional
+ * on the lease not having changed since before the 404 read, so a re-join that renews the lease
+ * between that read and the release keeps its block. Forced deterministically: the node source's
+ * keyed read answers 404 and, before it returns, the node re-joins (its admission renews the lease,
+ * as the webhook's allocation does). Against dynalite through the deployed DynamoDB store, for the
+ * worker's node-left check and for a (replayed) signed NodeLeft event alike.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbCidrStore } from '../../lib/aws/dynamodb-cidr-store.ts';
+import { createCidrSet } from '../../lib/ipam/index.ts';
+import type { CidrSet } from '../../lib/ipam/index.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import type { Node } from '../../lib/nodes/node.ts';
+import { checkNodeLeft, releaseIfGone } from '../../lib/usecases/node-left.ts';
+import { NodeNotFoundError } from '../../lib/usecases/port-errors.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { FakeClock } from '../support/world.ts';
+
+let local: LocalDynamo;
+let client: DynamoDBClient;
+let sets = 0;
+beforeAll(async () => {
+  local = await startDynalite();
+  client = local.client();
+});
+afterAll(async () => {
+  await local.close();
+});
+
+async function dynamoSet(clock: FakeClock): Promise<CidrSet> {
+  const store = new DynamoDbCidrStore({ client, tableName: local.tableName, setId: `rejoin-${++sets}`, clock: clock.now });
+  return createCidrSet({ clusterCidr: '10.20.0.0/16', nodeMaskSize: 24, store });
+}
+
+/** A node source whose node is gone at the read, and re-joins (its admission renews its lease) before the read returns. */
+function rejoinsAtRead(set: CidrSet, clock: FakeClock) {
+  return {
+    getNode: async (name: string): Promise<Node> => {
+      clock.advance(1000);
+      await set.allocateNext(name);
+      throw new NodeNotFoundError(name);
+    },
+    listNodes: async (): Promise<Node[]> => [],
+  };
+}
+
+describe('node-left and a same-name re-join', () => {
+  it.each([
+    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: rejoinsAtRead(set, clock), cidrSets: [set], log: memoryLogger() })],
+    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: rejoinsAtRead(set, clock), cidrSets: [set], log: memoryLogger() })],
+  ])('%s keeps the block of a node that re-joined between the 404 read and the release', async (_name, leave) => {
+    const clock = new FakeClock();
+    const set = await dynamoSet(clock);
+    expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
+    await leave(set, clock);
+    expect((await set.leases()).map((lease) => `${lease.cidr} ${lease.owner}`)).toEqual(['10.20.0.0/24 node-a']);
+    // The next join gets another block, not the re-joined node's.
+    expect(await set.allocateNext('node-b')).toBe('10.20.1.0/24');
+  });
+});
