@@ -108,6 +108,12 @@ describe('node-webhook handler', () => {
     expect(patchOf(result)).toEqual([
       { op: 'add', path: '/spec/podCIDR', value: '100.64.0.0/24' },
       { op: 'add', path: '/spec/podCIDRs', value: ['100.64.0.0/24'] },
+      // Created unschedulable until routed (upstream kubelet's initial condition where routes are needed).
+      {
+        op: 'add',
+        path: '/status/conditions/-',
+        value: { type: 'NetworkUnavailable', status: 'True', reason: 'NoRouteCreated', message: 'Node created without a route', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      },
     ]);
     expect(await leases()).toEqual(['100.64.0.0/24=node-a']);
     // At once, with what the admission knows: the worker routes the node before it is stored.
