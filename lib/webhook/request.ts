@@ -4,10 +4,10 @@
  * come in as arguments, nothing is logged, nothing is changed.
  *
  * Two kinds of callers, two credentials, one shared secret:
- * - the Kubernetes API server sends an AdmissionReview with the secret as a token: in the path
+ * - the Kubernetes API server sends an AdmissionReview with the webhook token: in the path
  *   (`/webhook/{token}`, `pathParameters.token`; the only place an API server's webhook URL can
- *   carry it: the URL may hold no query string), as a query parameter `token`, or as
- *   `Authorization: Bearer <token>` (API servers given an admission kubeconfig);
+ *   carry it: the URL may hold no query string) or as `Authorization: Bearer <token>` (API servers
+ *   given an admission kubeconfig). A `token` query parameter is refused;
  * - other tools send a NodeEvent signed with HMAC-SHA256 (see events.ts).
  *
  * Order of checks, so that an unauthenticated caller learns nothing and costs little:
@@ -33,7 +33,7 @@ import { describeFirstIssue, issueWording } from './validation.ts';
 
 /** 1 MiB: the largest body the webhook reads (a Node object is a few KiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
-/** Query string and path parameter that carry the API server's token. */
+/** The path parameter that carries the API server's token (and the query parameter refused). */
 const TOKEN_PARAMETER = 'token';
 
 type Values = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -132,13 +132,16 @@ function lowerCaseKeys(values: Values | null | undefined): Map<string, Value> {
   return out;
 }
 
-/** Tokens presented in the path, the query string and an `Authorization: Bearer` header. */
+/**
+ * Tokens presented in the path and an `Authorization: Bearer` header. A token in the query string
+ * is refused (it counts as a wrong token): query strings are kept in more places than paths
+ * (proxies, browser history, tools that log URLs), and no caller of ours needs one.
+ */
 function presentedTokens(request: WebhookRequest, headers: Map<string, Value>): Value[] {
   const tokens: Value[] = [];
-  for (const source of [request.pathParameters, request.query]) {
-    const token = lowerCaseKeys(source).get(TOKEN_PARAMETER);
-    if (token !== undefined) tokens.push(token);
-  }
+  const token = lowerCaseKeys(request.pathParameters).get(TOKEN_PARAMETER);
+  if (token !== undefined) tokens.push(token);
+  if (lowerCaseKeys(request.query).has(TOKEN_PARAMETER)) tokens.push(AMBIGUOUS);
   const authorization = headers.get('authorization');
   if (authorization === AMBIGUOUS) tokens.push(AMBIGUOUS);
   else if (authorization !== undefined) {

@@ -47,13 +47,13 @@ export function review(operation: string, request: Record<string, unknown> = {})
 
 export const json = (value: unknown): string => JSON.stringify(value);
 
-/** An admission request carrying the token in the query string (unless other parts are given). */
+/** An admission request carrying the token in the path, `/webhook/{token}` (unless other parts are given). */
 export function withToken(body: unknown, parts: Partial<WebhookRequest> = {}): WebhookRequest {
   return {
     headers: { 'content-type': 'application/json' },
     rawBody: typeof body === 'string' || Buffer.isBuffer(body) ? body : json(body),
     isBase64Encoded: false,
-    query: { token: SECRET },
+    pathParameters: { token: SECRET },
     ...parts,
   };
 }

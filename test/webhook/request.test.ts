@@ -33,15 +33,13 @@ describe('classifyRequest: accepted requests', () => {
   const signedAt = (at: number) => signed(event('NodeJoined'), { at });
 
   it.each<[string, WebhookRequest, Accepted]>([
-    ['CREATE, token in query', withToken(review('CREATE')), create],
-    ['DELETE, token in query', withToken(review('DELETE')), del],
-    ['CREATE, token in Authorization', withToken(review('CREATE'), { query: undefined, headers: { authorization: `Bearer ${SECRET}` } }), create],
-    ['DELETE, token in Authorization', withToken(review('DELETE'), { query: {}, headers: { authorization: `Bearer ${SECRET}` } }), del],
-    ['CREATE, token in path', withToken(review('CREATE'), { query: undefined, pathParameters: { token: SECRET } }), create],
-    ['token in path, query and header, all right', withToken(review('CREATE'), { pathParameters: { token: SECRET }, headers: { authorization: `Bearer ${SECRET}` } }), create],
-    ['bearer scheme in any case, extra blanks', withToken(review('CREATE'), { query: null, headers: { authorization: `bEaReR   ${SECRET}  ` } }), create],
-    ['header names in upper case', withToken(review('DELETE'), { query: undefined, headers: { AUTHORIZATION: `Bearer ${SECRET}`, 'Content-Type': 'application/json' } }), del],
-    ['query parameter name in upper case', withToken(review('CREATE'), { query: { TOKEN: SECRET } }), create],
+    ['CREATE, token in path', withToken(review('CREATE')), create],
+    ['DELETE, token in path', withToken(review('DELETE')), del],
+    ['CREATE, token in Authorization', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${SECRET}` } }), create],
+    ['DELETE, token in Authorization', withToken(review('DELETE'), { pathParameters: {}, headers: { authorization: `Bearer ${SECRET}` } }), del],
+    ['token in path and header, both right', withToken(review('CREATE'), { headers: { authorization: `Bearer ${SECRET}` } }), create],
+    ['bearer scheme in any case, extra blanks', withToken(review('CREATE'), { pathParameters: null, headers: { authorization: `bEaReR   ${SECRET}  ` } }), create],
+    ['header names in upper case', withToken(review('DELETE'), { pathParameters: undefined, headers: { AUTHORIZATION: `Bearer ${SECRET}`, 'Content-Type': 'application/json' } }), del],
     ['base64 body', withToken(b64(json(review('CREATE'))), { isBase64Encoded: true }), create],
     ['Buffer body', withToken(Buffer.from(json(review('DELETE')))), del],
     ['dry run', withToken(review('CREATE', { dryRun: true })), { ...create, dryRun: true }],
@@ -56,8 +54,8 @@ describe('classifyRequest: accepted requests', () => {
     ['signed, Buffer body', signed(Buffer.from(event('NodeJoined'))), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['signed 300 s ago', signedAt(NOW_SECONDS - 300), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['signed 300 s ahead', signedAt(NOW_SECONDS + 300), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
-    ['signed event plus a valid token', { ...signed(event('NodeJoined')), query: { token: SECRET } }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
-    ['signed AdmissionReview plus a valid token', { ...signed(json(review('CREATE'))), query: { token: SECRET } }, create],
+    ['signed event plus a valid token', { ...signed(event('NodeJoined')), pathParameters: { token: SECRET } }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
+    ['signed AdmissionReview plus a valid token', { ...signed(json(review('CREATE'))), pathParameters: { token: SECRET } }, create],
     ['other Authorization scheme next to a valid signature', { ...signed(event('NodeJoined')), headers: { ...signed(event('NodeJoined')).headers, authorization: 'Basic dXNlcjpwYXNz' } }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['body of exactly 1 MiB', withToken(json(review('CREATE')).padEnd(MAX_BODY_BYTES, ' ')), create],
   ])('%s', (_name, request, expected) => {
@@ -82,16 +80,21 @@ describe('classifyRequest: rejected requests', () => {
 
   it.each<[string, WebhookRequest, readonly [400 | 401 | 413, string]]>([
     // authentication
-    ['wrong token in query', withToken(review('CREATE'), { query: { token: `${SECRET}x` } }), unauthorized],
-    ['wrong token in Authorization', withToken(review('CREATE'), { query: undefined, headers: { authorization: 'Bearer nope' } }), unauthorized],
-    ['wrong token in path', withToken(review('CREATE'), { query: undefined, pathParameters: { token: SECRET.slice(1) } }), unauthorized],
-    ['right token in query, wrong one in Authorization', withToken(review('CREATE'), { headers: { authorization: 'Bearer nope' } }), unauthorized],
-    ['token given twice with different values', withToken(review('CREATE'), { query: { token: [SECRET, 'nope'] } }), unauthorized],
-    ['Authorization header in two cases, different values', withToken(review('CREATE'), { query: undefined, headers: { authorization: `Bearer ${SECRET}`, Authorization: 'Bearer nope' } }), unauthorized],
-    ['no credential at all', withToken(review('CREATE'), { query: undefined }), unauthorized],
-    ['no credential, empty query', withToken(review('CREATE'), { query: {} }), unauthorized],
-    ['only a Basic Authorization header', withToken(review('CREATE'), { query: undefined, headers: { authorization: `Basic ${b64(`x:${SECRET}`)}` } }), unauthorized],
-    ['event without signature', withToken(event('NodeJoined'), { query: undefined }), unauthorized],
+    ['wrong token in path (one character more)', withToken(review('CREATE'), { pathParameters: { token: `${SECRET}x` } }), unauthorized],
+    // The token is accepted in the path only: a URL query string is logged and cached in more places.
+    ['the right token in the query string only', withToken(review('CREATE'), { pathParameters: undefined, query: { token: SECRET } }), unauthorized],
+    ['the right token in the query string, name in upper case', withToken(review('CREATE'), { pathParameters: undefined, query: { TOKEN: SECRET } }), unauthorized],
+    ['the right token in the path and again in the query string', withToken(review('CREATE'), { query: { token: SECRET } }), unauthorized],
+    ['the right bearer token and a token in the query string', withToken(review('CREATE'), { pathParameters: undefined, query: { token: SECRET }, headers: { authorization: `Bearer ${SECRET}` } }), unauthorized],
+    ['wrong token in Authorization', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: 'Bearer nope' } }), unauthorized],
+    ['wrong token in path', withToken(review('CREATE'), { pathParameters: { token: SECRET.slice(1) } }), unauthorized],
+    ['right token in path, wrong one in Authorization', withToken(review('CREATE'), { headers: { authorization: 'Bearer nope' } }), unauthorized],
+    ['token given twice with different values', withToken(review('CREATE'), { pathParameters: { token: [SECRET, 'nope'] } }), unauthorized],
+    ['Authorization header in two cases, different values', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${SECRET}`, Authorization: 'Bearer nope' } }), unauthorized],
+    ['no credential at all', withToken(review('CREATE'), { pathParameters: undefined }), unauthorized],
+    ['no credential, empty path parameters', withToken(review('CREATE'), { pathParameters: {} }), unauthorized],
+    ['only a Basic Authorization header', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Basic ${b64(`x:${SECRET}`)}` } }), unauthorized],
+    ['event without signature', withToken(event('NodeJoined'), { pathParameters: undefined }), unauthorized],
     ['event with a token but no signature (read as a review)', withToken(event('NodeJoined')), [400, 'apiVersion is required']],
     ['bad signature (other secret)', signed(event('NodeJoined'), { secret: 'another-secret' }), unauthorized],
     ['signature in upper-case hex', signed(event('NodeJoined'), { headers: { 'x-podroute-signature': goodSig['x-podroute-signature'].toUpperCase().replace('SHA256=', 'sha256=') } }), unauthorized],
@@ -105,17 +108,17 @@ describe('classifyRequest: rejected requests', () => {
     ['tampered body', { ...signed(event('NodeJoined')), rawBody: event('NodeLeft') }, unauthorized],
     ['tampered body (base64 of other bytes)', { ...signed(event('NodeJoined')), rawBody: b64(`${event('NodeJoined')} `), isBase64Encoded: true }, unauthorized],
     ['signature header twice, different values', signed(event('NodeJoined'), { headers: { 'X-Podroute-Signature': 'sha256=00' } }), unauthorized],
-    ['valid signature, wrong token', { ...signed(event('NodeJoined')), query: { token: 'nope' } }, unauthorized],
+    ['valid signature, wrong token', { ...signed(event('NodeJoined')), pathParameters: { token: 'nope' } }, unauthorized],
     ['signed AdmissionReview without a token', signed(json(review('CREATE'))), unauthorized],
     ['signed AdmissionReview v1beta1 without a token', signed(json({ ...review('CREATE'), apiVersion: 'admission.k8s.io/v1beta1' })), unauthorized],
-    ['bad body and no credential: 401 first', withToken('{', { query: undefined }), unauthorized],
+    ['bad body and no credential: 401 first', withToken('{', { pathParameters: undefined }), unauthorized],
     // size
     ['body over 1 MiB (string)', withToken(huge), tooLarge],
     ['body over 1 MiB (Buffer)', withToken(Buffer.from(huge)), tooLarge],
     ['body over 1 MiB (base64)', withToken(b64(huge), { isBase64Encoded: true }), tooLarge],
     ['body over 1 MiB in UTF-8 bytes, not in characters', withToken('\u00e9'.repeat(MAX_BODY_BYTES / 2 + 1)), tooLarge],
-    ['unsigned huge body: 401, not 413', withToken(huge, { query: undefined }), unauthorized],
-    ['wrong token and huge body: 401, not 413', withToken(huge, { query: { token: 'nope' } }), unauthorized],
+    ['unsigned huge body: 401, not 413', withToken(huge, { pathParameters: undefined }), unauthorized],
+    ['wrong token and huge body: 401, not 413', withToken(huge, { pathParameters: { token: 'nope' } }), unauthorized],
     // decoding
     ['base64 with junk', withToken(`${b64(json(review('CREATE')))}!`, { isBase64Encoded: true }), [400, 'body is not valid base64']],
     ['base64 with a bad length', withToken(b64(json(review('CREATE'))).slice(1), { isBase64Encoded: true }), [400, 'body is not valid base64']],
@@ -165,7 +168,7 @@ describe('classifyRequest: rejected requests', () => {
   });
 
   it('refuses to run with an empty secret', () => {
-    expect(() => classifyRequest(withToken(review('CREATE'), { query: { token: '' } }), { ...options, secret: '' })).toThrow(PodrouteError);
+    expect(() => classifyRequest(withToken(review('CREATE'), { pathParameters: { token: '' } }), { ...options, secret: '' })).toThrow(PodrouteError);
   });
 
   it('does not modify the request', () => {

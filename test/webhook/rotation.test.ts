@@ -35,8 +35,8 @@ describe('classifyRequest during a rotation', () => {
     ['previous', PREVIOUS, 'admission'],
     ['an older third', OTHER, 'rejected'],
   ])('token with the %s secret: %s', (_label, token, kind) => {
-    expect(classifyRequest(withToken(review('CREATE'), { query: { token } }), rotating).kind).toBe(kind);
-    expect(classifyRequest(withToken(review('CREATE'), { query: undefined, pathParameters: { token } }), rotating).kind).toBe(kind);
+    expect(classifyRequest(withToken(review('CREATE'), { pathParameters: { token } }), rotating).kind).toBe(kind);
+    expect(classifyRequest(withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${token}` } }), rotating).kind).toBe(kind);
   });
 
   it.each([
@@ -49,12 +49,12 @@ describe('classifyRequest during a rotation', () => {
 
   it('refuses the previous secret once there is none (rotation over)', () => {
     const done = { ...rotating, previousSecret: null };
-    expect(classifyRequest(withToken(review('CREATE'), { query: { token: PREVIOUS } }), done)).toEqual({ kind: 'rejected', status: 401, message: 'unauthorized' });
+    expect(classifyRequest(withToken(review('CREATE'), { pathParameters: { token: PREVIOUS } }), done)).toEqual({ kind: 'rejected', status: 401, message: 'unauthorized' });
     expect(classifyRequest(signed(event('NodeJoined'), { secret: PREVIOUS }), done).kind).toBe('rejected');
   });
 
   it('fails a request whose copies of the token name different secrets, even both valid ones', () => {
-    const request = withToken(review('CREATE'), { query: { token: CURRENT }, headers: { authorization: `Bearer ${OTHER}` } });
+    const request = withToken(review('CREATE'), { pathParameters: { token: CURRENT }, headers: { authorization: `Bearer ${OTHER}` } });
     expect(classifyRequest(request, rotating).kind).toBe('rejected');
   });
 });

@@ -39,14 +39,14 @@ describe('auth comparison', () => {
   });
 
   it.each<[string, WebhookRequest, number, 401 | 'accepted']>([
-    ['empty token in query', withToken(review('CREATE'), { query: { token: '' } }), 1, 401],
-    ['empty bearer token', withToken(review('CREATE'), { query: undefined, headers: { authorization: 'Bearer' } }), 1, 401],
-    ['one-character token', withToken(review('CREATE'), { query: { token: 'x' } }), 1, 401],
-    ['1 MiB token', withToken(review('CREATE'), { query: { token: 'x'.repeat(1024 * 1024) } }), 1, 401],
-    ['secret plus one character', withToken(review('CREATE'), { query: { token: `${SECRET}\u00e9` } }), 1, 401],
-    ['secret prefix', withToken(review('CREATE'), { query: { token: SECRET.slice(0, -1) } }), 1, 401],
+    ['empty token in path', withToken(review('CREATE'), { pathParameters: { token: '' } }), 1, 401],
+    ['empty bearer token', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: 'Bearer' } }), 1, 401],
+    ['one-character token', withToken(review('CREATE'), { pathParameters: { token: 'x' } }), 1, 401],
+    ['1 MiB token', withToken(review('CREATE'), { pathParameters: { token: 'x'.repeat(1024 * 1024) } }), 1, 401],
+    ['secret plus one character', withToken(review('CREATE'), { pathParameters: { token: `${SECRET}\u00e9` } }), 1, 401],
+    ['secret prefix', withToken(review('CREATE'), { pathParameters: { token: SECRET.slice(0, -1) } }), 1, 401],
     ['the right token', withToken(review('CREATE')), 1, 'accepted'],
-    ['two right tokens', withToken(review('CREATE'), { pathParameters: { token: SECRET } }), 2, 'accepted'],
+    ['two right tokens', withToken(review('CREATE'), { headers: { authorization: `Bearer ${SECRET}` } }), 2, 'accepted'],
     ['right token, then a wrong one: both compared', withToken(review('CREATE'), { headers: { authorization: 'Bearer no' } }), 2, 401],
     ['empty signature', { headers: { ...goodSignature, 'x-podroute-signature': '' }, rawBody: event('NodeJoined') }, 1, 401],
     ['very long signature', { headers: { ...goodSignature, 'x-podroute-signature': `sha256=${'a'.repeat(100_000)}` }, rawBody: event('NodeJoined') }, 1, 401],
