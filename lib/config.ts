@@ -163,6 +163,8 @@ export const configSchema = z
     KUBE_SECRET_ID: z.optional(z.string()),
     WEBHOOK_SECRET_SOURCE: z._default(z.enum(['secretsmanager', 'ssm']), 'secretsmanager'),
     WEBHOOK_SECRET_ID: z._default(z.string(), ''),
+    // The NodeJoined / NodeLeft signing key: a secret of its own, beside the URL token.
+    WEBHOOK_SIGNING_SECRET_ID: z._default(z.string(), ''),
     MAX_DELETE_SHARE: numberFrom('MAX_DELETE_SHARE'),
     MIN_DELETES_FOR_GUARD: numberFrom('MIN_DELETES_FOR_GUARD'),
     LEASE_GRACE_SECONDS: numberFrom('LEASE_GRACE_SECONDS'),
@@ -230,7 +232,8 @@ export interface Config {
   queueUrl: string;
   cidrTableName: string;
   kube: { auth: 'eks' | 'secret'; eksClusterName: string; secretId: string | undefined };
-  webhookSecret: { source: 'secretsmanager' | 'ssm'; id: string };
+  /** Where the webhook's two secrets live: the URL token (`id`) and the event signing key (`signingKeyId`). */
+  webhookSecret: { source: 'secretsmanager' | 'ssm'; id: string; signingKeyId: string };
   maxDeleteShare: number;
   minDeletesForGuard: number;
   leaseGraceSeconds: number;
@@ -268,7 +271,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     queueUrl: e.QUEUE_URL,
     cidrTableName: e.CIDR_TABLE_NAME,
     kube: { auth: e.KUBE_AUTH, eksClusterName: e.EKS_CLUSTER_NAME ?? e.CLUSTER_NAME, secretId: e.KUBE_SECRET_ID },
-    webhookSecret: { source: e.WEBHOOK_SECRET_SOURCE, id: e.WEBHOOK_SECRET_ID },
+    webhookSecret: { source: e.WEBHOOK_SECRET_SOURCE, id: e.WEBHOOK_SECRET_ID, signingKeyId: e.WEBHOOK_SIGNING_SECRET_ID },
     maxDeleteShare: e.MAX_DELETE_SHARE ?? DEFAULT_MAX_DELETE_SHARE,
     minDeletesForGuard: e.MIN_DELETES_FOR_GUARD ?? DEFAULT_MIN_DELETES_FOR_GUARD,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,

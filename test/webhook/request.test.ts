@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PodrouteError } from '../../lib/errors.ts';
 import { signEvent } from '../../lib/webhook/events.ts';
 import { classifyRequest } from '../../lib/webhook/request.ts';
-import { NODE_NAME, NOW_SECONDS, SECRET, event, json, node, options, review, signed, withToken, type WebhookRequest } from './fixtures.ts';
+import { NODE_NAME, NOW_SECONDS, SECRET, SIGNING_KEY, event, json, node, options, review, signed, withToken, type WebhookRequest } from './fixtures.ts';
 
 type ClassifiedRequest = ReturnType<typeof classifyRequest>;
 
@@ -27,6 +27,14 @@ function summary(result: ClassifiedRequest): unknown {
   }
 }
 
+describe('classifyRequest without a readable signing key', () => {
+  it('answers a signed request 503 (retry later) and still admits a review with the token', () => {
+    const noKey = { ...options, signingKey: null };
+    expect(classifyRequest(signed(event('NodeLeft')), noKey)).toEqual({ kind: 'rejected', status: 503, message: 'service unavailable' });
+    expect(classifyRequest(withToken(review('CREATE')), noKey).kind).toBe('admission');
+  });
+});
+
 describe('classifyRequest: accepted requests', () => {
   const create = { kind: 'admission', operation: 'CREATE', name: NODE_NAME, dryRun: false } as const;
   const del = { kind: 'admission', operation: 'DELETE', name: NODE_NAME, dryRun: false } as const;
@@ -47,7 +55,7 @@ describe('classifyRequest: accepted requests', () => {
     ['signed NodeJoined', signed(event('NodeJoined')), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['signed NodeLeft', signed(event('NodeLeft', 'node-1')), { kind: 'event', type: 'NodeLeft', nodeName: 'node-1' }],
     ['signed, header names in mixed case', {
-      headers: { 'X-Podroute-Signature': signEvent(event('NodeLeft'), SECRET, NOW_SECONDS)['x-podroute-signature'], 'X-PODROUTE-TIMESTAMP': String(NOW_SECONDS) },
+      headers: { 'X-Podroute-Signature': signEvent(event('NodeLeft'), SIGNING_KEY, NOW_SECONDS)['x-podroute-signature'], 'X-PODROUTE-TIMESTAMP': String(NOW_SECONDS) },
       rawBody: event('NodeLeft'),
     }, { kind: 'event', type: 'NodeLeft', nodeName: NODE_NAME }],
     ['signed, base64 body (HMAC over the decoded bytes)', { ...signed(event('NodeJoined')), rawBody: b64(event('NodeJoined')), isBase64Encoded: true }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
@@ -74,12 +82,16 @@ describe('classifyRequest: accepted requests', () => {
 
 describe('classifyRequest: rejected requests', () => {
   const unauthorized = [401, 'unauthorized'] as const;
-  const goodSig = signEvent(event('NodeJoined'), SECRET, NOW_SECONDS);
+  const goodSig = signEvent(event('NodeJoined'), SIGNING_KEY, NOW_SECONDS);
   const tooLarge = [413, `body is larger than ${MAX_BODY_BYTES} bytes (1 MiB)`] as const;
   const huge = json(review('CREATE')).padEnd(MAX_BODY_BYTES + 1, ' ');
 
   it.each<[string, WebhookRequest, readonly [400 | 401 | 413, string]]>([
     // authentication
+    // Two secrets: the URL token cannot sign events, the signing key is no token.
+    ['an event signed with the webhook token', signed(event('NodeLeft'), { secret: SECRET }), unauthorized],
+    ['the signing key as the path token', withToken(review('CREATE'), { pathParameters: { token: SIGNING_KEY } }), unauthorized],
+    ['the signing key as a bearer token', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${SIGNING_KEY}` } }), unauthorized],
     ['wrong token in path (one character more)', withToken(review('CREATE'), { pathParameters: { token: `${SECRET}x` } }), unauthorized],
     // The token is accepted in the path only: a URL query string is logged and cached in more places.
     ['the right token in the query string only', withToken(review('CREATE'), { pathParameters: undefined, query: { token: SECRET } }), unauthorized],

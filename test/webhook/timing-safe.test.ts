@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signEvent } from '../../lib/webhook/events.ts';
 import type * as Request from '../../lib/webhook/request.ts';
-import { NOW_SECONDS, SECRET, event, json, options, review, withToken, type WebhookRequest } from './fixtures.ts';
+import { NOW_SECONDS, SECRET, SIGNING_KEY, event, json, options, review, withToken, type WebhookRequest } from './fixtures.ts';
 
 // Hoisted above the imports: the webhook code sees the spy.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -31,7 +31,7 @@ afterAll(() => {
   vi.doUnmock('node:crypto');
   vi.resetModules();
 });
-const goodSignature = signEvent(event('NodeJoined'), SECRET, NOW_SECONDS);
+const goodSignature = signEvent(event('NodeJoined'), SIGNING_KEY, NOW_SECONDS);
 
 describe('auth comparison', () => {
   beforeEach(() => {
@@ -52,7 +52,7 @@ describe('auth comparison', () => {
     ['very long signature', { headers: { ...goodSignature, 'x-podroute-signature': `sha256=${'a'.repeat(100_000)}` }, rawBody: event('NodeJoined') }, 1, 401],
     ['right signature, stale timestamp (still compared)', { headers: { ...goodSignature, 'x-podroute-timestamp': String(NOW_SECONDS - 1000) }, rawBody: event('NodeJoined') }, 1, 401],
     ['right signature', { headers: goodSignature, rawBody: event('NodeJoined') }, 1, 'accepted'],
-    ['right signature, admission body, no token', { headers: signEvent(json(review('CREATE')), SECRET, NOW_SECONDS), rawBody: json(review('CREATE')) }, 1, 401],
+    ['right signature, admission body, no token', { headers: signEvent(json(review('CREATE')), SIGNING_KEY, NOW_SECONDS), rawBody: json(review('CREATE')) }, 1, 401],
   ])('%s', (_name, request, calls, outcome) => {
     const result = classifyRequest(request, options);
     if (outcome === 401) expect(result).toEqual({ kind: 'rejected', status: 401, message: 'unauthorized' });
