@@ -14,6 +14,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { PodrouteError } from '../lib/errors.ts';
 import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
 import { classifyRequest } from '../lib/webhook/index.ts';
+import { SIGNATURE_HEADER } from '../lib/webhook/events.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import type { Telemetry } from '../lib/log.ts';
 import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
@@ -24,15 +25,9 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event) => {
     const wiring = await getWiring();
     const deps = useCaseDeps(wiring);
-    const [token, signingKey] = await Promise.allSettled([wiring.webhookSecret(), wiring.eventSigningKey?.() ?? Promise.reject(new Error('no event signing key is configured'))]);
-    if (token.status === 'rejected') {
-      wiring.log.log('error', 'webhook.secret-unavailable', { which: 'token', error: token.reason });
-      return json(503, { message: 'service unavailable' });
-    }
-    // Without the signing key only signed events fail (503); admission reviews go on.
-    if (signingKey.status === 'rejected') wiring.log.log('error', 'webhook.secret-unavailable', { which: 'signing-key', error: signingKey.reason });
-    const secrets = pair(token.value);
-    const keys = signingKey.status === 'fulfilled' ? pair(signingKey.value) : null;
+    const read = await readSecrets(event, wiring);
+    if (read === null) return json(503, { message: 'service unavailable' });
+    const { secrets, keys } = read;
     const request = classifyRequest(
       {
         headers: event.headers,
@@ -62,6 +57,24 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
 }
 
 const pair = (read: string | WebhookSecrets): WebhookSecrets => (typeof read === 'string' ? { current: read, previous: null } : read);
+
+/**
+ * The token (null when it cannot be read: 503) and, for a signed request only, the signing key
+ * (null when it cannot be read: classifyRequest answers that request 503, reviews are not affected).
+ */
+async function readSecrets(event: APIGatewayProxyEventV2, wiring: Wiring): Promise<{ secrets: WebhookSecrets; keys: WebhookSecrets | null } | null> {
+  const signed = Object.keys(event.headers ?? {}).some((name) => name.toLowerCase() === SIGNATURE_HEADER);
+  const [token, signingKey] = await Promise.allSettled([
+    wiring.webhookSecret(),
+    signed ? (wiring.eventSigningKey?.() ?? Promise.reject(new Error('no event signing key is configured'))) : Promise.resolve(null),
+  ]);
+  if (token.status === 'rejected') {
+    wiring.log.log('error', 'webhook.secret-unavailable', { which: 'token', error: token.reason });
+    return null;
+  }
+  if (signingKey.status === 'rejected') wiring.log.log('error', 'webhook.secret-unavailable', { which: 'signing-key', error: signingKey.reason });
+  return { secrets: pair(token.value), keys: signingKey.status === 'fulfilled' && signingKey.value !== null ? pair(signingKey.value) : null };
+}
 
 function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
   return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
