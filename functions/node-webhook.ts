@@ -1,9 +1,10 @@
 /**
  * node-webhook: the HTTP API Lambda for node join and leave (lib/usecases/node-webhook.ts).
  *
- * Routes: `POST /webhook/{token}` (the Kubernetes API server's AdmissionReview; the shared secret is
- * the last path segment, since an EKS API server cannot send credentials) and `POST /webhook`
- * (AdmissionReview with `Authorization: Bearer <secret>`, or a JSON event signed with HMAC-SHA256).
+ * Routes: `POST /webhook/{token}` (the Kubernetes API server's AdmissionReview; the token is the
+ * last path segment, since an EKS API server cannot send credentials) and `POST /webhook`
+ * (AdmissionReview with `Authorization: Bearer <token>`, or a JSON event signed with HMAC-SHA256
+ * with the signing key, a second secret).
  * Every request is authenticated before its body is read: 401 for bad auth, 400 for bad input, and
  * nothing changes in either case. Only the caller's faults (4xx) are explained; anything else is a
  * plain 500 or 503 (retry) with the details in the log.
@@ -13,6 +14,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { PodrouteError } from '../lib/errors.ts';
 import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
 import { classifyRequest } from '../lib/webhook/index.ts';
+import { SIGNATURE_HEADER } from '../lib/webhook/events.ts';
+import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import type { Telemetry } from '../lib/log.ts';
 import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
@@ -22,14 +25,9 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event) => {
     const wiring = await getWiring();
     const deps = useCaseDeps(wiring);
-    let secrets: { current: string; previous: string | null };
-    try {
-      const read = await wiring.webhookSecret();
-      secrets = typeof read === 'string' ? { current: read, previous: null } : read;
-    } catch (error) {
-      wiring.log.log('error', 'webhook.secret-unavailable', { error });
-      return json(503, { message: 'service unavailable' });
-    }
+    const read = await readSecrets(event, wiring);
+    if (read === null) return json(503, { message: 'service unavailable' });
+    const { secrets, keys } = read;
     const request = classifyRequest(
       {
         headers: event.headers,
@@ -38,7 +36,7 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
         query: event.queryStringParameters ?? null,
         pathParameters: event.pathParameters ?? null,
       },
-      { secret: secrets.current, previousSecret: secrets.previous, now: wiring.now },
+      { secret: secrets.current, previousSecret: secrets.previous, signingKey: keys?.current ?? null, previousSigningKey: keys?.previous ?? null, now: wiring.now },
     );
     if (request.kind === 'rejected') {
       wiring.log.log('warn', 'webhook.rejected', { status: request.status, reason: request.status === 401 ? 'unauthorized' : request.message });
@@ -56,6 +54,26 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
       return json(retryable ? 503 : 500, { message: retryable ? 'temporarily unavailable, retry later' : 'internal error' });
     }
   });
+}
+
+const pair = (read: string | WebhookSecrets): WebhookSecrets => (typeof read === 'string' ? { current: read, previous: null } : read);
+
+/**
+ * The token (null when it cannot be read: 503) and, for a signed request only, the signing key
+ * (null when it cannot be read: classifyRequest answers that request 503, reviews are not affected).
+ */
+async function readSecrets(event: APIGatewayProxyEventV2, wiring: Wiring): Promise<{ secrets: WebhookSecrets; keys: WebhookSecrets | null } | null> {
+  const signed = Object.keys(event.headers ?? {}).some((name) => name.toLowerCase() === SIGNATURE_HEADER);
+  const [token, signingKey] = await Promise.allSettled([
+    wiring.webhookSecret(),
+    signed ? (wiring.eventSigningKey?.() ?? Promise.reject(new Error('no event signing key is configured'))) : Promise.resolve(null),
+  ]);
+  if (token.status === 'rejected') {
+    wiring.log.log('error', 'webhook.secret-unavailable', { which: 'token', error: token.reason });
+    return null;
+  }
+  if (signingKey.status === 'rejected') wiring.log.log('error', 'webhook.secret-unavailable', { which: 'signing-key', error: signingKey.reason });
+  return { secrets: pair(token.value), keys: signingKey.status === 'fulfilled' && signingKey.value !== null ? pair(signingKey.value) : null };
 }
 
 function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {

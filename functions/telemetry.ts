@@ -1,6 +1,6 @@
 /**
  * Logging and metrics in the handlers' middy chains: the Lambda context goes into every log line
- * (request id, cold start: Powertools' own middy middleware), and the invocation's metrics are
+ * (request id, cold start: Powertools' own middy middleware) but never the event, and the invocation's metrics are
  * flushed once, when the handler returns or throws. A handler built without telemetry (tests,
  * the sandbox) gets no middleware at all.
  */
@@ -12,7 +12,10 @@ import type { FunctionName, Telemetry } from '../lib/log.ts';
 /** The middlewares for one handler; an empty list without telemetry. */
 export function telemetryMiddlewares(telemetry: Telemetry | undefined): middy.MiddlewareObj[] {
   if (!telemetry) return [];
-  return [injectLambdaContext(telemetry.logger, { resetKeys: true }), flushMetrics(telemetry)];
+  // logEvent false whatever POWERTOOLS_LOGGER_LOG_EVENT says (the option wins over the variable,
+  // Powertools Logger `shouldLogEvent`): a webhook event carries its token in rawPath,
+  // pathParameters and the Authorization header, and never goes to a log.
+  return [injectLambdaContext(telemetry.logger, { resetKeys: true, logEvent: false }), flushMetrics(telemetry)];
 }
 
 /**

@@ -49,6 +49,11 @@ export interface Wiring {
    * rotation. Cached for WEBHOOK_SECRET_TTL_MS, so a rotated secret is picked up without a cold start.
    */
   webhookSecret: () => Promise<string | WebhookSecrets>;
+  /**
+   * The key that signs NodeJoined / NodeLeft events: another secret than the token, cached alike.
+   * Absent (a wiring without one): signed events are answered 503.
+   */
+  eventSigningKey?: () => Promise<string | WebhookSecrets>;
   log: Logger;
   now: () => number;
   /**
@@ -70,7 +75,7 @@ export async function buildWiring(
   clients: Clients,
   nodes: NodeSource,
   webhookSecret: () => Promise<string | WebhookSecrets>,
-  options: { log?: Logger; now?: () => number; timeScale?: number } = {},
+  options: { log?: Logger; now?: () => number; timeScale?: number; eventSigningKey?: () => Promise<string | WebhookSecrets> } = {},
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
   const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
@@ -141,6 +146,7 @@ export async function buildWiring(
     cidrSets,
     deletionWindow: new DynamoDbDeletionWindow({ client: clients.dynamodb, tableName: config.cidrTableName }),
     webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
+    ...(options.eventSigningKey ? { eventSigningKey: cachedFor(options.eventSigningKey, WEBHOOK_SECRET_TTL_MS, now) } : {}),
     log,
     now,
     timeScale: options.timeScale ?? 1,
@@ -187,9 +193,8 @@ export async function wiringFromEnv(env: Record<string, string | undefined>, opt
         }
       : { kind: 'secret', fetchSecret: () => readSecretsManager(region, config.kube.secretId ?? '') },
   );
-  const webhookSecret = async (): Promise<WebhookSecrets> => {
-    const id = config.webhookSecret.id;
-    if (!id) throw new Error('WEBHOOK_SECRET_ID is not set');
+  const readSecrets = (variable: string, id: string) => async (): Promise<WebhookSecrets> => {
+    if (!id) throw new Error(`${variable} is not set`);
     // Loaded on first use, like the clients they call: only the webhook reads its secret.
     const { secretsManagerWebhookSecrets, ssmWebhookSecrets } = await import('../lib/aws/webhook-secrets.ts');
     if (config.webhookSecret.source === 'ssm') {
@@ -201,7 +206,9 @@ export async function wiringFromEnv(env: Record<string, string | undefined>, opt
   };
   const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
   const nodes = new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) });
-  return buildWiring(config, clients, nodes, webhookSecret, { ...options, log });
+  const webhookSecret = readSecrets('WEBHOOK_SECRET_ID', config.webhookSecret.id);
+  const eventSigningKey = readSecrets('WEBHOOK_SIGNING_SECRET_ID', config.webhookSecret.signingKeyId);
+  return buildWiring(config, clients, nodes, webhookSecret, { ...options, log, eventSigningKey });
 }
 
 async function readSecretsManager(region: string, id: string): Promise<string> {

@@ -4,12 +4,24 @@
  */
 import * as z from './util/zod-mini.ts';
 import { reject } from './util/zod-mini.ts';
-import { addressBits, formatCidr, lastAddress, tryParseCidr } from './cidr/cidr.ts';
+import { addressBits, formatCidr, lastAddress, overlaps, parseCidr, tryParseAddress, tryParseCidr } from './cidr/cidr.ts';
 import { MAX_IPV6_SUBNET_BITS } from './ipam/index.ts';
 import { InvalidInputError } from './errors.ts';
 import { parseLabelSelector } from './nodes/label-selector.ts';
 import type { LabelSelector } from './nodes/label-selector.ts';
 import { DEFAULT_MAX_DELETE_SHARE, DEFAULT_MIN_DELETES_FOR_GUARD, ROUTE_TABLE_ID } from './routes/index.ts';
+
+/** The longest part of a value an error quotes: a message never echoes a whole (10 KB) value. */
+const MAX_SHOWN = 64;
+
+/** `text` cut to MAX_SHOWN characters for an error message. */
+const cut = (text: string): string => (text.length <= MAX_SHOWN ? text : `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)`);
+
+/** `text` quoted for an error message, cut to MAX_SHOWN characters. */
+const shown = (text: string): string => (text.length <= MAX_SHOWN ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, MAX_SHOWN))}… (${text.length} characters)`);
+
+/** The longest configuration error message, whatever the values. */
+const MAX_PROBLEMS_LENGTH = 500;
 
 const list = (text: string | undefined): string[] =>
   (text ?? '').split(',').map((part) => part.trim()).filter((part) => part.length > 0);
@@ -33,8 +45,10 @@ const NUMBER_BOUNDS = {
   NODE_MASK_SIZE_IPV6: { integer: true, min: 1, max: 128 },
   // A share of the live routes: 0 would withhold every deletion, above 1 would never trip.
   MAX_DELETE_SHARE: { integer: false, min: 0, max: 1, minExclusive: true },
-  // A count of deletions (the planner rejects anything but a whole number >= 0).
-  MIN_DELETES_FOR_GUARD: { integer: true, min: 0, max: Number.MAX_SAFE_INTEGER },
+  // A count of deletions (the planner rejects anything but a whole number >= 0). At most 1,000:
+  // a route table holds at most 1,000 routes (the adjustable quota's ceiling, ARCHITECTURE.md), so
+  // a larger floor would switch the guard off without saying so.
+  MIN_DELETES_FOR_GUARD: { integer: true, min: 0, max: 1000 },
   // Floor: a lease is written while the node's CREATE is admitted, and the node is listed only
   // once the API server has stored it: up to kube-apiserver's --request-timeout (60 s by default)
   // later. Reconcile judges a lease's age at the end of a run against a node list read at its start,
@@ -59,7 +73,7 @@ export function numberProblem(name: NumericVariable, value: number): string | nu
   const what = bounds.integer ? `a whole number ${range}` : `a number ${range}`;
   const below = bounds.minExclusive ? value <= bounds.min : value < bounds.min;
   if (!Number.isFinite(value) || (bounds.integer && !Number.isInteger(value)) || below || value > bounds.max) {
-    return `${name} must be ${what}, got ${String(value)}`;
+    return `${name} must be ${what}, got ${cut(String(value))}`;
   }
   return null;
 }
@@ -75,7 +89,7 @@ const numberFrom = (name: NumericVariable) =>
     if (text === undefined || text.trim() === '') return undefined;
     const trimmed = text.trim();
     const bounds: NumberBounds = NUMBER_BOUNDS[name];
-    const notation = `${name} must be written in plain decimal digits${bounds.integer ? '' : ' (a fraction as 0.5)'}, got ${JSON.stringify(text)}`;
+    const notation = `${name} must be written in plain decimal digits${bounds.integer ? '' : ' (a fraction as 0.5)'}, got ${shown(text)}`;
     const value = DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
     const problem = Number.isFinite(value) ? numberProblem(name, value) : notation;
     if (problem !== null) return reject(ctx, problem);
@@ -84,6 +98,18 @@ const numberFrom = (name: NumericVariable) =>
 
 /** Node masks when NODE_MASK_SIZE_IPV4/IPV6 are unset: upstream's defaults, and ENI prefix sizes in prefixes mode. */
 const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 } } as const;
+
+/**
+ * Ranges no cluster CIDR may overlap: link-local addresses are never forwarded by a router (RFC
+ * 3927 for 169.254.0.0/16, which also holds the instance metadata service; RFC 4291 for fe80::/10),
+ * and multicast groups are no unicast pod addresses (RFC 5771 for 224.0.0.0/4, RFC 4291 for ff00::/8).
+ */
+const UNROUTABLE = [
+  { what: 'link-local', cidr: parseCidr('169.254.0.0/16') },
+  { what: 'link-local', cidr: parseCidr('fe80::/10') },
+  { what: 'multicast', cidr: parseCidr('224.0.0.0/4') },
+  { what: 'multicast', cidr: parseCidr('ff00::/8') },
+];
 
 /** The shortest cluster CIDR prefix accepted per family. */
 const MIN_CLUSTER_PREFIX = { 4: 8, 6: 8 } as const;
@@ -103,17 +129,21 @@ const MIN_CLUSTER_PREFIX = { 4: 8, 6: 8 } as const;
  */
 function clusterCidrProblem(text: string): string | null {
   const cidr = tryParseCidr(text);
-  if (!cidr) return `invalid CIDR ${JSON.stringify(text)}`;
-  const shown = formatCidr(cidr);
+  if (!cidr) return `invalid CIDR ${shown(text)}`;
+  const canonical = formatCidr(cidr);
+  const address = tryParseAddress(text.slice(0, text.indexOf('/')));
+  if (address !== null && address.value !== cidr.network) return `${text} has host bits set: write ${canonical}`;
   const bits = addressBits(cidr.family);
   const top = (1n << BigInt(bits)) - 1n;
   if (cidr.network === 0n || lastAddress(cidr) === top) {
     const everything = cidr.family === 4 ? '0.0.0.0/0' : '::/0';
-    return `${shown} is too broad: it holds an end of the address space, so the default route ${everything} (a NAT instance's, say) would count as podroute's and could be deleted`;
+    return `${canonical} is too broad: it holds an end of the address space, so the default route ${everything} (a NAT instance's, say) would count as podroute's and could be deleted`;
   }
   if (cidr.prefix < MIN_CLUSTER_PREFIX[cidr.family]) {
-    return `${shown} is too broad: a cluster CIDR must be /${MIN_CLUSTER_PREFIX[cidr.family]} or longer (instance routes inside it that no node owns are deleted)`;
+    return `${canonical} is too broad: a cluster CIDR must be /${MIN_CLUSTER_PREFIX[cidr.family]} or longer (instance routes inside it that no node owns are deleted)`;
   }
+  const special = UNROUTABLE.find((range) => range.cidr.family === cidr.family && overlaps(range.cidr, cidr));
+  if (special) return `${canonical} overlaps the ${special.what} range ${formatCidr(special.cidr)}`;
   return null;
 }
 
@@ -151,7 +181,8 @@ export const configSchema = z
         const ids = list(text);
         const bad = ids.filter((id) => !ROUTE_TABLE_ID.test(id));
         if (bad.length > 0) {
-          return reject(ctx, `ROUTE_TABLE_IDS must be EC2 route table ids (rtb- and 8 or 17 hex characters), got ${bad.map((id) => JSON.stringify(id)).join(', ')}`);
+          const more = bad.length > 3 ? ` and ${bad.length - 3} more` : '';
+          return reject(ctx, `ROUTE_TABLE_IDS must be EC2 route table ids (rtb- and 8 or 17 hex characters), got ${bad.slice(0, 3).map(shown).join(', ')}${more}`);
         }
         return ids;
       }),
@@ -163,6 +194,8 @@ export const configSchema = z
     KUBE_SECRET_ID: z.optional(z.string()),
     WEBHOOK_SECRET_SOURCE: z._default(z.enum(['secretsmanager', 'ssm']), 'secretsmanager'),
     WEBHOOK_SECRET_ID: z._default(z.string(), ''),
+    // The NodeJoined / NodeLeft signing key: a secret of its own, beside the URL token.
+    WEBHOOK_SIGNING_SECRET_ID: z._default(z.string(), ''),
     MAX_DELETE_SHARE: numberFrom('MAX_DELETE_SHARE'),
     MIN_DELETES_FOR_GUARD: numberFrom('MIN_DELETES_FOR_GUARD'),
     LEASE_GRACE_SECONDS: numberFrom('LEASE_GRACE_SECONDS'),
@@ -175,7 +208,8 @@ export const configSchema = z
         try {
           return parseLabelSelector(text ?? '');
         } catch (error) {
-          return reject(ctx, `NODE_SELECTOR: ${error instanceof Error ? error.message : String(error)}`);
+          const message = error instanceof Error ? error.message : String(error);
+          return reject(ctx, `NODE_SELECTOR: ${message.length > 200 ? `${message.slice(0, 200)}…` : message}`);
         }
       }),
     ),
@@ -230,7 +264,8 @@ export interface Config {
   queueUrl: string;
   cidrTableName: string;
   kube: { auth: 'eks' | 'secret'; eksClusterName: string; secretId: string | undefined };
-  webhookSecret: { source: 'secretsmanager' | 'ssm'; id: string };
+  /** Where the webhook's two secrets live: the URL token (`id`) and the event signing key (`signingKeyId`). */
+  webhookSecret: { source: 'secretsmanager' | 'ssm'; id: string; signingKeyId: string };
   maxDeleteShare: number;
   minDeletesForGuard: number;
   leaseGraceSeconds: number;
@@ -255,7 +290,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       const key = issue.path.join('.');
       return issue.message.includes(key) || key === '' ? issue.message : `${key}: ${issue.message}`;
     });
-    throw new InvalidInputError(`invalid podroute configuration: ${problems.join('; ')}`);
+    const text = problems.join('; ');
+    // Every message quotes values cut short already; this bounds their sum (and zod's own wording).
+    throw new InvalidInputError(`invalid podroute configuration: ${text.length > MAX_PROBLEMS_LENGTH ? `${text.slice(0, MAX_PROBLEMS_LENGTH)}…` : text}`);
   }
   const e = result.data;
   return {
@@ -268,7 +305,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     queueUrl: e.QUEUE_URL,
     cidrTableName: e.CIDR_TABLE_NAME,
     kube: { auth: e.KUBE_AUTH, eksClusterName: e.EKS_CLUSTER_NAME ?? e.CLUSTER_NAME, secretId: e.KUBE_SECRET_ID },
-    webhookSecret: { source: e.WEBHOOK_SECRET_SOURCE, id: e.WEBHOOK_SECRET_ID },
+    webhookSecret: { source: e.WEBHOOK_SECRET_SOURCE, id: e.WEBHOOK_SECRET_ID, signingKeyId: e.WEBHOOK_SIGNING_SECRET_ID },
     maxDeleteShare: e.MAX_DELETE_SHARE ?? DEFAULT_MAX_DELETE_SHARE,
     minDeletesForGuard: e.MIN_DELETES_FOR_GUARD ?? DEFAULT_MIN_DELETES_FOR_GUARD,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,

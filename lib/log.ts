@@ -10,7 +10,8 @@
  * the dimensions `cluster` and `function`. `memoryLogger` and `silentLogger` serve tests and the
  * sandbox; `jsonLogger` writes the same plain JSON lines to any sink (the sandbox's log file).
  *
- * Never log tokens, kubeconfigs or whole events.
+ * Never log tokens, kubeconfigs or whole events; every logger here also redacts credential fields
+ * and the token segment of a webhook path, should one be handed to it.
  */
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -74,7 +75,7 @@ export function powertoolsTelemetry(options: { cluster: string; functionName: Fu
   return { log, logger, metrics };
 }
 
-/** Errors as `{ name, message, cause }` and bigints as text, the same shape in every logger. */
+/** The fields as errorReplacer shapes them, the same in every logger. */
 function plainFields(fields: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(fields, errorReplacer)) as Record<string, unknown>;
 }
@@ -125,7 +126,18 @@ export function memoryLogger(): Logger & { lines: Array<Record<string, unknown>>
 
 export const silentLogger: Logger = { log: () => undefined, metric: () => undefined };
 
-function errorReplacer(_key: string, value: unknown): unknown {
+/** Field names whose values are credentials, in any case: logged as `[redacted]`. */
+const SECRET_KEYS = new Set(['authorization', 'token', 'pathparameters', 'x-podroute-signature', 'cookie', 'cookies', 'secret', 'signingkey', 'kubeconfig']);
+/** The webhook's token route (`/webhook/{token}`): the segment after it is a credential. */
+const TOKEN_PATH = /(\/webhook\/)[^/?#\s"]+/g;
+
+/**
+ * Errors as `{ name, message, cause }`, bigints as text, and credentials redacted: whatever a
+ * caller hands the logger (even a whole event by mistake), no token reaches a log line.
+ */
+function errorReplacer(key: string, value: unknown): unknown {
+  if (SECRET_KEYS.has(key.toLowerCase())) return '[redacted]';
+  if (typeof value === 'string') return value.replace(TOKEN_PATH, '$1[redacted]');
   if (value instanceof Error) {
     return { name: value.name, message: value.message, ...(value.cause instanceof Error ? { cause: value.cause.message } : {}) };
   }

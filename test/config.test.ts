@@ -35,8 +35,11 @@ describe('loadConfig: numeric variables and their bounds', () => {
   });
 
   it.each<[Record<string, string>, string]>([
-    [{ MIN_DELETES_FOR_GUARD: '2.5' }, 'MIN_DELETES_FOR_GUARD must be a whole number >= 0, got 2.5'],
-    [{ MIN_DELETES_FOR_GUARD: '-1' }, 'MIN_DELETES_FOR_GUARD must be a whole number >= 0, got -1'],
+    [{ MIN_DELETES_FOR_GUARD: '2.5' }, 'MIN_DELETES_FOR_GUARD must be a whole number from 0 to 1000, got 2.5'],
+    [{ MIN_DELETES_FOR_GUARD: '-1' }, 'MIN_DELETES_FOR_GUARD must be a whole number from 0 to 1000, got -1'],
+    // Above the largest route table (1,000 routes, the quota's ceiling) the guard could never trip.
+    [{ MIN_DELETES_FOR_GUARD: '1001' }, 'MIN_DELETES_FOR_GUARD must be a whole number from 0 to 1000, got 1001'],
+    [{ MIN_DELETES_FOR_GUARD: '9007199254740991' }, 'MIN_DELETES_FOR_GUARD must be a whole number from 0 to 1000, got 9007199254740991'],
     [{ MIN_DELETES_FOR_GUARD: 'five' }, 'MIN_DELETES_FOR_GUARD must be written in plain decimal digits, got "five"'],
     [{ MAX_DELETE_SHARE: '0' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 0'],
     [{ MAX_DELETE_SHARE: '1.5' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 1.5'],
@@ -94,6 +97,53 @@ describe('loadConfig: numeric variables and their bounds', () => {
   it.each([0, 1, 5, 1000])('MIN_DELETES_FOR_GUARD=%i that loads, plans', (value) => {
     const config = load({ MIN_DELETES_FOR_GUARD: String(value) });
     expect(planRoutes({ nodes: [], routeTables: [], clusterCidrs: config.clusterCidrs, maxDeleteShare: config.maxDeleteShare, minDeletesForGuard: config.minDeletesForGuard }).create).toEqual([]);
+  });
+});
+
+describe('cluster CIDRs that are not a network podroute may route', () => {
+  it.each<[string, string]>([
+    ['10.244.0.1/16', '10.244.0.1/16 has host bits set: write 10.244.0.0/16'],
+    ['10.244.3.7/24', '10.244.3.7/24 has host bits set: write 10.244.3.0/24'],
+    ['fd00:10::1/48', 'fd00:10::1/48 has host bits set: write fd00:10::/48'],
+    // RFC 3927 / RFC 4291: link-local addresses are never routed (and 169.254.169.254 is the instance metadata service).
+    ['169.254.0.0/16', '169.254.0.0/16 overlaps the link-local range 169.254.0.0/16'],
+    ['169.254.8.0/24', '169.254.8.0/24 overlaps the link-local range 169.254.0.0/16'],
+    ['169.0.0.0/8', '169.0.0.0/8 overlaps the link-local range 169.254.0.0/16'],
+    ['fe80::/10', 'fe80::/10 overlaps the link-local range fe80::/10'],
+    ['fe80:0:0:1::/64', 'fe80:0:0:1::/64 overlaps the link-local range fe80::/10'],
+    // RFC 5771 / RFC 4291: multicast groups are no unicast pod addresses.
+    ['224.0.0.0/8', '224.0.0.0/8 overlaps the multicast range 224.0.0.0/4'],
+    ['239.1.0.0/16', '239.1.0.0/16 overlaps the multicast range 224.0.0.0/4'],
+    ['ff02::/16', 'ff02::/16 overlaps the multicast range ff00::/8'],
+    ['10.244.0.0/16,fe80::/64', 'fe80::/64 overlaps the link-local range fe80::/10'],
+  ])('%s is refused', (cidrs, problem) => {
+    expect(clusterCidrsProblem(cidrs.split(','))).toBe(problem);
+    expect(() => load({ CLUSTER_CIDRS: cidrs })).toThrow(`CLUSTER_CIDRS ${problem}`);
+  });
+});
+
+describe('an error never echoes a long value', () => {
+  const long = 'x'.repeat(10_240);
+  it.each<[string, Record<string, string>]>([
+    ['CLUSTER_CIDRS', { CLUSTER_CIDRS: long }],
+    ['CLUSTER_CIDRS (a long CIDR-looking value)', { CLUSTER_CIDRS: `10.0.0.0/${'1'.repeat(10_240)}` }],
+    ['ROUTE_TABLE_IDS', { ROUTE_TABLE_IDS: long }],
+    ['ROUTE_TABLE_IDS (many bad ids)', { ROUTE_TABLE_IDS: Array.from({ length: 1000 }, (_, i) => `rtb-${i}`).join(',') }],
+    ['LEASE_GRACE_SECONDS', { LEASE_GRACE_SECONDS: long }],
+    ['LEASE_GRACE_SECONDS (digits)', { LEASE_GRACE_SECONDS: '9'.repeat(10_240) }],
+    ['NODE_SELECTOR', { NODE_SELECTOR: `a=${long}` }],
+    ['CLUSTER_NAME', { CLUSTER_NAME: long }],
+    ['MODE', { MODE: long }],
+  ])('%s', (_name, env) => {
+    let message = '';
+    try {
+      load(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidInputError);
+      message = error instanceof Error ? error.message : '';
+    }
+    expect(message).toMatch(/^invalid podroute configuration: /);
+    expect(message.length).toBeLessThan(600);
   });
 });
 

@@ -84,6 +84,7 @@ function physicalNames(clusterName, stage, region) {
     deadLetterQueue: `${base}-dlq`,
     table: `${base}-cidrs`,
     webhookSecret: `podroute/${base}/webhook-token`,
+    webhookSigningSecret: `podroute/${base}/webhook-signing-key`,
     schedule: `${base}-reconcile`,
     reconcileRole: `${global}-reconcile`,
     routeWorkerRole: `${global}-route-worker`,

@@ -2,7 +2,8 @@
  * Bearer tokens for the Kubernetes API of an EKS cluster, in the format of `aws eks get-token` and
  * aws-iam-authenticator: `k8s-aws-v1.` + base64url (no padding) of a SigV4-presigned STS
  * `GetCallerIdentity` URL whose signed headers include `x-k8s-aws-id: <cluster name>`. EKS accepts
- * such a token for 15 minutes after it was signed; the provider refreshes well before that.
+ * such a token for 15 minutes after it was signed; the provider refreshes well before that. The
+ * STS host is the region's, in the region's partition (`sts.cn-north-1.amazonaws.com.cn`).
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
@@ -18,6 +19,25 @@ const EKS_TOKEN_LIFETIME_MS = 15 * 60_000;
 const PRESIGN_EXPIRES_SECONDS = 60;
 const CLUSTER_ID_HEADER = 'x-k8s-aws-id';
 
+/**
+ * The DNS suffix of a region's partition, by the region name's prefix, as the SDK's partition data
+ * has it (@aws-sdk/core util-endpoints partitions: each partition's `regionRegex` and `dnsSuffix`):
+ * aws-cn `amazonaws.com.cn`, aws-iso `c2s.ic.gov`, aws-iso-b `sc2s.sgov.gov`, aws-iso-e
+ * `cloud.adc-e.uk`, aws-iso-f `csp.hci.ic.gov`, aws-eusc `amazonaws.eu`; aws and aws-us-gov
+ * `amazonaws.com`. Kept here rather than imported: the SDK does not export it from a package
+ * podroute depends on (test/kube/kube-config.test.ts compares the two).
+ */
+const PARTITION_SUFFIXES: ReadonlyArray<[RegExp, string]> = [
+  [/^cn-/, 'amazonaws.com.cn'],
+  [/^us-iso-/, 'c2s.ic.gov'],
+  [/^us-isob-/, 'sc2s.sgov.gov'],
+  [/^eu-isoe-/, 'cloud.adc-e.uk'],
+  [/^us-isof-/, 'csp.hci.ic.gov'],
+  [/^eusc-/, 'amazonaws.eu'],
+];
+
+const dnsSuffixOf = (region: string): string => PARTITION_SUFFIXES.find(([prefix]) => prefix.test(region))?.[1] ?? 'amazonaws.com';
+
 type EksTokenRequest = {
   clusterName: string;
   region: string;
@@ -31,7 +51,7 @@ type EksTokenRequest = {
  * Exported for its test (test/kube/kube-config.test.ts), which reads the signed URL and the expiry.
  */
 export async function createEksToken(request: EksTokenRequest): Promise<{ token: string; expiresAt: Date }> {
-  const hostname = `sts.${request.region}.amazonaws.com`;
+  const hostname = `sts.${request.region}.${dnsSuffixOf(request.region)}`;
   const signer = new SignatureV4({ credentials: request.credentials, region: request.region, service: 'sts', sha256: Sha256 });
   const presigned = await signer.presign(
     {

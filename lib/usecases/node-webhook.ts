@@ -2,12 +2,16 @@
  * The node webhook's use case: a node joins or leaves, and podroute acts at once instead of at the
  * next schedule tick (upstream waits for its resync).
  *
- * - Admission CREATE: allocate the node's pod CIDRs (node sync, configured mode) and answer with a
- *   JSON Patch that sets them; the node is not stored yet, so the patch is the only way to write them.
- *   Then queue a `sync-node` message at once, carrying the node's instance and pod CIDRs: the worker
- *   routes them without waiting for the stored node, and only its condition write waits for it
- *   (lib/usecases/route-worker.ts, `syncNodeRoutes`). No fixed delay. In prefixes mode the
- *   admission delegates the prefixes itself and the message only settles the condition.
+ * - Admission CREATE, of a node that does not exist yet (a keyed read: a kubelet sends CREATE on
+ *   every start, and the server answers AlreadyExists only after admission, so a CREATE of a stored
+ *   node changes nothing here). Without pod CIDRs: allocate them (node sync, configured mode) and
+ *   answer with a JSON Patch that sets them; the node is not stored yet, so the patch is the only
+ *   way to write them. Then queue a `sync-node` message at once, carrying the node's instance and
+ *   pod CIDRs: the worker routes them without waiting for the stored node, and only its condition
+ *   write waits for it (lib/usecases/route-worker.ts, `syncNodeRoutes`). In prefixes mode the
+ *   admission delegates the prefixes itself and the message only settles the condition. With pod
+ *   CIDRs (a claim): only a node's own lease is queued; anything else is refused, never adopted
+ *   (lib/webhook/claims.ts). Every such node is created NetworkUnavailable=True (NoRouteCreated).
  * - Admission DELETE: release nothing and unroute nothing. The delete is not stored yet and a later
  *   webhook or a failed precondition can still refuse it; queue a delayed `node-left` check, which
  *   the worker turns into a release only once the node is gone (404). See ./node-left.ts.
@@ -16,10 +20,11 @@
  * Route deletions are never built here: the planner decides them (next reconcile, with its
  * mass-deletion guard).
  *
- * An admission review is never refused: whatever fails is logged and the node is admitted without a
- * patch (the schedule repairs it); a dry run changes nothing.
+ * An admission review is never refused: whatever fails is logged and the node is admitted without
+ * pod CIDRs (the schedule repairs it), still NetworkUnavailable=True; a dry run changes nothing.
  */
-import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { PodrouteError } from '../errors.ts';
 import { nodeLeftMessage, syncNodeMessage } from '../messages/route-message.ts';
 import type { Admitted } from '../messages/route-message.ts';
 import { instanceIdOf, parseNode, podCidrsOf } from '../nodes/node.ts';
@@ -27,7 +32,8 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
-import { admissionResponse, podCidrPatch } from '../webhook/index.ts';
+import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
+import { claimantOf, judgeClaims, refusalMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
@@ -46,6 +52,7 @@ type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: 
 export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const request = review.request;
   if (request.dryRun === true) return admissionResponse(request.uid);
+  let unavailable: ReturnType<typeof networkUnavailablePatch> = [];
   try {
     if (request.operation === 'CREATE') {
       const node = parseNode(request.object);
@@ -55,11 +62,14 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
         deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
         return admissionResponse(request.uid);
       }
-      const cidrs = await allocateForNewNode(node, deps);
-      await queueNodeSync(node.metadata.name, deps, admittedOf(node, cidrs));
-      deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', podCidrs: cidrs });
-      const warnings = await warnMaskMismatches(node, deps);
-      return admissionResponse(request.uid, cidrs.length > 0 ? podCidrPatch(node, cidrs) : undefined, warnings);
+      if (await nodeExists(node.metadata.name, deps)) {
+        // A kubelet's CREATE on restart: the server answers AlreadyExists after admission, and the
+        // stored node is reconcile's. Nothing to allocate, queue or patch.
+        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
+        return admissionResponse(request.uid);
+      }
+      unavailable = networkUnavailablePatch(node, rfc3339(deps.now()));
+      return await admitNewNode(request.uid, node, unavailable, deps);
     }
     const node = parseNode(request.oldObject);
     await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
@@ -68,9 +78,57 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
   } catch (error) {
     deps.log.log('error', 'webhook.failed', { uid: request.uid, operation: request.operation, error });
     deps.log.metric('WebhookFailures', 1);
-    return admissionResponse(request.uid, undefined, ['podroute could not act on this node now; its next reconcile will']);
+    // Whatever failed, a node being created stays unschedulable until it is routed.
+    return admissionResponse(request.uid, unavailable, ['podroute could not act on this node now; its next reconcile will']);
   }
 }
+
+/**
+ * A managed node that does not exist yet. It comes with pod CIDRs: they are judged against the
+ * leases (lib/webhook/claims.ts), never adopted here; only a node's own lease is routed. It comes
+ * without: allocate, and patch the blocks in. Either way the node is created NetworkUnavailable=True.
+ */
+async function admitNewNode(uid: string, node: Node, unavailable: ReturnType<typeof networkUnavailablePatch>, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+  const name = node.metadata.name;
+  if (podCidrsOf(node).length > 0) {
+    const verdict = judgeClaims(node, await leasedSets(deps));
+    if (verdict.kind === 'refused') {
+      const warnings = verdict.refused.map((claim) => refusalMessage(name, claim));
+      for (const [i, claim] of verdict.refused.entries()) {
+        deps.log.log('warn', 'webhook.claim-refused', { node: name, cidr: claim.cidr, reason: claim.reason, ...(claim.reason === 'conflict' ? { owner: claim.owner } : {}), detail: warnings[i] });
+      }
+      deps.log.metric('ClaimsRefused', verdict.refused.length);
+      return admissionResponse(uid, unavailable, warnings);
+    }
+    await queueNodeSync(name, deps, admittedOf(node, []));
+    deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: verdict.cidrs, leased: true });
+    return admissionResponse(uid, unavailable);
+  }
+  const cidrs = await allocateForNewNode(node, deps);
+  await queueNodeSync(name, deps, admittedOf(node, cidrs));
+  deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: cidrs });
+  return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable]);
+}
+
+/** A keyed read: does a node of this name exist? (404 = no; any other failure rejects.) */
+async function nodeExists(name: string, deps: WebhookDeps): Promise<boolean> {
+  try {
+    await deps.nodes.getNode(name);
+    return true;
+  } catch (error) {
+    if (error instanceof NodeNotFoundError) return false;
+    throw error;
+  }
+}
+
+/** The leases a claim is judged against: the cluster CIDRs' sets, or prefixes mode's pod ranges'. */
+async function leasedSets(deps: WebhookDeps): Promise<LeasedSet[]> {
+  const sets = deps.config.mode === 'prefixes' ? ((await deps.usedReservationSets?.()) ?? []) : deps.cidrSets;
+  return Promise.all(sets.map(async (set) => ({ clusterCidr: set.clusterCidr, leases: await set.leases() })));
+}
+
+/** RFC 3339 with seconds precision, as metav1.Time marshals. */
+const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 type EventResult = { status: 202 | 404 | 409; message: string };
 
@@ -96,8 +154,38 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
   return { status: 202, message: `node ${event.nodeName}: released ${result.cidrs.length} pod CIDR(s)` };
 }
 
-/** Allocates pod CIDRs for a node being created; returns them (empty when it has them already). */
+/**
+ * Allocates pod CIDRs for a node being created; returns them. Routes mode never hands out a block
+ * that another node carries without a lease (written by someone else since reconcile last adopted
+ * what it listed): such a block is given back and the next one taken, so the lease table keeps
+ * every block in use, and reconcile adopts the carrier's.
+ */
 async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string[]> {
+  const others = deps.config.mode === 'routes' ? await deps.nodes.listNodes() : [];
+  const name = node.metadata.name;
+  for (let round = 0; round <= MAX_CLAIMED_SKIPS; round += 1) {
+    const cidrs = await allocateOnce(node, deps);
+    const claimed = cidrs.map((cidr) => ({ cidr, by: claimantOf(cidr, others, name) })).filter((c) => c.by !== null);
+    if (claimed.length === 0) return cidrs;
+    for (const { cidr, by } of claimed) {
+      deps.log.log('warn', 'webhook.candidate-claimed', { node: name, cidr, carrier: by });
+      const set = deps.cidrSets.find((s) => overlapsText(s.clusterCidr, cidr));
+      await set?.release(cidr, name);
+    }
+  }
+  throw new PodrouteError(`node ${name}: ${MAX_CLAIMED_SKIPS + 1} blocks in a row are carried by other nodes without a lease; reconcile adopts them first`);
+}
+
+/** Blocks skipped per admission because other nodes carry them; past that, reconcile allocates. */
+const MAX_CLAIMED_SKIPS = 8;
+
+const overlapsText = (a: string, b: string): boolean => {
+  const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
+  return x !== null && y !== null && overlaps(x, y);
+};
+
+/** One node sync for a node being created, its pod CIDRs captured for the admission patch. */
+async function allocateOnce(node: Node, deps: WebhookDeps): Promise<string[]> {
   const captured: string[] = [];
   const kube: DualStackKubeNodes = {
     ...nodeSyncKube(deps),

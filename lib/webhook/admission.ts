@@ -156,3 +156,30 @@ export function podCidrPatch(node: Node, cidrs: readonly string[]): JsonPatchOp[
   ops.push({ op: 'add', path: jsonPointer('spec', 'podCIDRs'), value: [...cidrs] });
   return ops;
 }
+
+/**
+ * The condition a node is created with until its routes exist: upstream's kubelet registers a node
+ * with it where the cloud needs routes (kubernetes pkg/kubelet/kubelet_node_status.go, initialNode:
+ * NetworkUnavailable=True, reason NoRouteCreated, "Node created without a route"), and the route
+ * controller turns it False once they do.
+ */
+const NETWORK_UNAVAILABLE_AT_CREATE = { type: 'NetworkUnavailable', status: 'True', reason: 'NoRouteCreated', message: 'Node created without a route' } as const;
+
+/**
+ * JSON Patch operations that give a node being created `NetworkUnavailable=True` (transition time
+ * `at`, RFC 3339), so nothing is scheduled on it before its pod CIDR is routed. Node create stores
+ * status as sent (k8s pkg/registry/core/node/strategy.go, PrepareForCreate: nodes allow all fields,
+ * including status, on create; the recorded node-as-stored-after-kubelet-create keeps the
+ * kubelet's conditions). The kubelet's other conditions are kept; a NetworkUnavailable it sent is
+ * replaced where it stands. Meant to follow `podCidrPatch` in one answer.
+ */
+export function networkUnavailablePatch(node: Node, at: string): JsonPatchOp[] {
+  const condition = { ...NETWORK_UNAVAILABLE_AT_CREATE, lastTransitionTime: at };
+  const conditions = node.status?.conditions;
+  if (node.status === undefined) return [{ op: 'add', path: jsonPointer('status'), value: { conditions: [condition] } }];
+  if (!conditions) return [{ op: 'add', path: jsonPointer('status', 'conditions'), value: [condition] }];
+  const index = conditions.findIndex((c) => c.type === condition.type);
+  if (index >= 0) return [{ op: 'replace', path: jsonPointer('status', 'conditions', String(index)), value: condition }];
+  // `-` appends to the array (RFC 6901 section 4, RFC 6902 section 4.1).
+  return [{ op: 'add', path: jsonPointer('status', 'conditions', '-'), value: condition }];
+}

@@ -3,12 +3,14 @@
  * (API Gateway HTTP API, payload format 2.0) and say what it is. Pure: the secret and the clock
  * come in as arguments, nothing is logged, nothing is changed.
  *
- * Two kinds of callers, two credentials, one shared secret:
- * - the Kubernetes API server sends an AdmissionReview with the secret as a token: in the path
+ * Two kinds of callers, two credentials, two secrets:
+ * - the Kubernetes API server sends an AdmissionReview with the webhook token: in the path
  *   (`/webhook/{token}`, `pathParameters.token`; the only place an API server's webhook URL can
- *   carry it: the URL may hold no query string), as a query parameter `token`, or as
- *   `Authorization: Bearer <token>` (API servers given an admission kubeconfig);
- * - other tools send a NodeEvent signed with HMAC-SHA256 (see events.ts).
+ *   carry it: the URL may hold no query string) or as `Authorization: Bearer <token>` (API servers
+ *   given an admission kubeconfig). A `token` query parameter is refused;
+ * - other tools send a NodeEvent signed with HMAC-SHA256 (see events.ts) with the signing key, a
+ *   secret of its own: whoever holds the URL (the API server's configuration, a log of it) cannot
+ *   sign a NodeLeft, and the signing key is no token.
  *
  * Order of checks, so that an unauthenticated caller learns nothing and costs little:
  *   1. no credential at all                                   -> 401
@@ -22,8 +24,9 @@
  * Every auth failure says only "unauthorized". Secrets are compared as SHA-256 digests with
  * `timingSafeEqual`, so the compared lengths never depend on the input.
  *
- * During a rotation two secrets are valid: the current one and the previous one. A token or a
- * signature is compared with both, always (no short circuit), and passes when either matches.
+ * During a rotation two values of each secret are valid: the current one and the previous one. A
+ * token or a signature is compared with both, always (no short circuit), and passes when either
+ * matches.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { PodrouteError } from '../errors.ts';
@@ -33,7 +36,7 @@ import { describeFirstIssue, issueWording } from './validation.ts';
 
 /** 1 MiB: the largest body the webhook reads (a Node object is a few KiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
-/** Query string and path parameter that carry the API server's token. */
+/** The path parameter that carries the API server's token (and the query parameter refused). */
 const TOKEN_PARAMETER = 'token';
 
 type Values = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -53,15 +56,22 @@ type WebhookRequest = {
 };
 
 type WebhookOptions = {
-  /** The shared webhook secret (token and HMAC key). Must not be empty. */
+  /** The webhook token (the API server's credential). Must not be empty. */
   secret: string;
-  /** The secret before the last rotation, still accepted; absent, null or empty when there is none. */
+  /** The token before the last rotation, still accepted; absent, null or empty when there is none. */
   previousSecret?: string | null;
+  /**
+   * The HMAC key of signed node events, another secret than the token. Null when it could not be
+   * read: a signed request is then answered 503 (retry), an admission review is not affected.
+   */
+  signingKey: string | null;
+  /** The signing key before the last rotation; absent, null or empty when there is none. */
+  previousSigningKey?: string | null;
   /** Milliseconds since the Unix epoch, like `Date.now`. */
   now: () => number;
 };
 
-type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413; message: string };
+type RejectedRequest = { kind: 'rejected'; status: 400 | 401 | 413 | 503; message: string };
 
 type ClassifiedRequest =
   | { kind: 'admission'; review: AdmissionReview }
@@ -69,6 +79,7 @@ type ClassifiedRequest =
   | RejectedRequest;
 
 const UNAUTHORIZED: RejectedRequest = { kind: 'rejected', status: 401, message: 'unauthorized' };
+const UNAVAILABLE: RejectedRequest = { kind: 'rejected', status: 503, message: 'service unavailable' };
 const badRequest = (message: string): RejectedRequest => ({ kind: 'rejected', status: 400, message });
 
 /** Marks a header or parameter given more than once with different values. */
@@ -77,16 +88,16 @@ type Value = string | typeof AMBIGUOUS;
 
 /** Classifies one webhook request; see the module comment for the order of checks. */
 export function classifyRequest(request: WebhookRequest, options: WebhookOptions): ClassifiedRequest {
-  if (options.secret === '') {
+  if (options.secret === '' || options.signingKey === '') {
     // A configuration error, not the caller's: an empty secret would let an empty token in.
-    throw new PodrouteError('the webhook secret is empty; refusing to authenticate anything');
+    throw new PodrouteError('the webhook token or signing key is empty; refusing to authenticate anything');
   }
   const headers = lowerCaseKeys(request.headers);
   const tokens = presentedTokens(request, headers);
   const signature = headers.get(SIGNATURE_HEADER);
 
   if (tokens.length === 0 && signature === undefined) return UNAUTHORIZED;
-  const secrets = acceptedSecrets(options);
+  const secrets = accepted(options.secret, options.previousSecret);
   const secretDigests = secrets.map((secret) => sha256(secret));
   // Every presented token is compared with every accepted secret (no short circuit): one wrong copy
   // fails the request.
@@ -98,7 +109,9 @@ export function classifyRequest(request: WebhookRequest, options: WebhookOptions
 
   let signatureValid = false;
   if (signature !== undefined) {
-    signatureValid = verifySignature(body.bytes, signature, headers.get(TIMESTAMP_HEADER), secrets, options.now);
+    if (options.signingKey === null) return UNAVAILABLE;
+    const keys = accepted(options.signingKey, options.previousSigningKey);
+    signatureValid = verifySignature(body.bytes, signature, headers.get(TIMESTAMP_HEADER), keys, options.now);
     if (!signatureValid) return UNAUTHORIZED;
   }
 
@@ -132,13 +145,16 @@ function lowerCaseKeys(values: Values | null | undefined): Map<string, Value> {
   return out;
 }
 
-/** Tokens presented in the path, the query string and an `Authorization: Bearer` header. */
+/**
+ * Tokens presented in the path and an `Authorization: Bearer` header. A token in the query string
+ * is refused (it counts as a wrong token): query strings are kept in more places than paths
+ * (proxies, browser history, tools that log URLs), and no caller of ours needs one.
+ */
 function presentedTokens(request: WebhookRequest, headers: Map<string, Value>): Value[] {
   const tokens: Value[] = [];
-  for (const source of [request.pathParameters, request.query]) {
-    const token = lowerCaseKeys(source).get(TOKEN_PARAMETER);
-    if (token !== undefined) tokens.push(token);
-  }
+  const token = lowerCaseKeys(request.pathParameters).get(TOKEN_PARAMETER);
+  if (token !== undefined) tokens.push(token);
+  if (lowerCaseKeys(request.query).has(TOKEN_PARAMETER)) tokens.push(AMBIGUOUS);
   const authorization = headers.get('authorization');
   if (authorization === AMBIGUOUS) tokens.push(AMBIGUOUS);
   else if (authorization !== undefined) {
@@ -171,10 +187,9 @@ function verifySignature(bytes: Buffer, signature: Value, timestamp: Value | und
   return matches && fresh;
 }
 
-/** The current secret, then the previous one when there is a different, non-empty one. */
-function acceptedSecrets(options: WebhookOptions): string[] {
-  const previous = options.previousSecret;
-  return previous && previous !== options.secret ? [options.secret, previous] : [options.secret];
+/** The current value, then the previous one when there is a different, non-empty one. */
+function accepted(current: string, previous: string | null | undefined): string[] {
+  return previous && previous !== current ? [current, previous] : [current];
 }
 
 /** True when any comparison matched; every comparison has already been made by the caller. */

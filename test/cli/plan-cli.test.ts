@@ -213,7 +213,7 @@ describe('podroute plan on bad input', () => {
     // The functions' config checks (lib/config.ts), shared.
     ['a cluster CIDR of everything (IPv4)', async () => ['plan', '--cluster-cidrs', '0.0.0.0/0', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /--cluster-cidrs: 0\.0\.0\.0\/0 is too broad/],
     ['a cluster CIDR of everything (IPv6)', async () => ['plan', '--cluster-cidrs', '10.244.0.0/16,::/0', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /--cluster-cidrs: ::\/0 is too broad/],
-    ['a fractional --min-deletes-for-guard', async () => [...planArgs, '--min-deletes-for-guard', '2.5'], /--min-deletes-for-guard must be a whole number >= 0, got 2\.5/],
+    ['a fractional --min-deletes-for-guard', async () => [...planArgs, '--min-deletes-for-guard', '2.5'], /--min-deletes-for-guard must be a whole number from 0 to 1000, got 2\.5/],
     ['a --max-delete-share above 1', async () => [...planArgs, '--max-delete-share', '1.5'], /--max-delete-share must be a number > 0 and <= 1, got 1\.5/],
     ['an unknown command', async () => ['apply'], /unknown command "apply"/],
     // Contract 1: no table carrying the cluster tag is bad input (upstream refuses to run without one).

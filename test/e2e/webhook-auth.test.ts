@@ -49,12 +49,14 @@ describe('the webhook refuses bad credentials and bad bodies, and changes nothin
   it.each([
     ['no credentials at all', () => post('/webhook', leftEvent)],
     ['a signature made with another secret', () => post('/webhook', leftEvent, signEvent(leftEvent, 'not-the-secret', now()))],
-    ['a signature of another body', () => post('/webhook', leftEvent, signEvent(JSON.stringify({ type: 'NodeLeft', nodeName: 'hook-2' }), sandbox.webhook.secret, now()))],
-    ['a signature an hour old', () => post('/webhook', leftEvent, signEvent(leftEvent, sandbox.webhook.secret, now() - 3600))],
+    ['a signature of another body', () => post('/webhook', leftEvent, signEvent(JSON.stringify({ type: 'NodeLeft', nodeName: 'hook-2' }), sandbox.webhook.signingKey, now()))],
+    ['a signature an hour old', () => post('/webhook', leftEvent, signEvent(leftEvent, sandbox.webhook.signingKey, now() - 3600))],
     ['a malformed signature header', () => post('/webhook', leftEvent, { 'x-podroute-signature': 'sha256=zz', 'x-podroute-timestamp': String(now()) })],
     ['an admission review with a wrong path token', () => post('/webhook/not-the-secret', review('DELETE'))],
     ['an admission review with a wrong bearer token', () => post('/webhook', review('DELETE'), { authorization: 'Bearer not-the-secret' })],
-    ['an admission review signed instead of carrying the token', () => post('/webhook', review('DELETE'), signEvent(review('DELETE'), sandbox.webhook.secret, now()))],
+    ['an admission review signed instead of carrying the token', () => post('/webhook', review('DELETE'), signEvent(review('DELETE'), sandbox.webhook.signingKey, now()))],
+    ['a NodeLeft signed with the URL token (the signing key is another secret)', () => post('/webhook', leftEvent, signEvent(leftEvent, sandbox.webhook.secret, now()))],
+    ['an admission review with the token in the query string', () => post(`/webhook?token=${sandbox.webhook.secret}`, review('DELETE'))],
   ])('401 for %s', async (_case, send) => {
     const response = await send();
     expect(response.status).toBe(401);
@@ -62,10 +64,10 @@ describe('the webhook refuses bad credentials and bad bodies, and changes nothin
   });
 
   it.each([
-    ['a signed body that is not JSON', () => { const body = '{"type": "NodeLeft",'; return post('/webhook', body, signEvent(body, sandbox.webhook.secret, now())); }],
-    ['a signed event of an unknown type', () => { const body = JSON.stringify({ type: 'NodeExploded', nodeName: 'hook-1' }); return post('/webhook', body, signEvent(body, sandbox.webhook.secret, now())); }],
-    ['a signed event with an invalid node name', () => { const body = JSON.stringify({ type: 'NodeLeft', nodeName: 'Not_A/Name' }); return post('/webhook', body, signEvent(body, sandbox.webhook.secret, now())); }],
-    ['a signed event with extra fields', () => { const body = JSON.stringify({ type: 'NodeLeft', nodeName: 'hook-1', force: true }); return post('/webhook', body, signEvent(body, sandbox.webhook.secret, now())); }],
+    ['a signed body that is not JSON', () => { const body = '{"type": "NodeLeft",'; return post('/webhook', body, signEvent(body, sandbox.webhook.signingKey, now())); }],
+    ['a signed event of an unknown type', () => { const body = JSON.stringify({ type: 'NodeExploded', nodeName: 'hook-1' }); return post('/webhook', body, signEvent(body, sandbox.webhook.signingKey, now())); }],
+    ['a signed event with an invalid node name', () => { const body = JSON.stringify({ type: 'NodeLeft', nodeName: 'Not_A/Name' }); return post('/webhook', body, signEvent(body, sandbox.webhook.signingKey, now())); }],
+    ['a signed event with extra fields', () => { const body = JSON.stringify({ type: 'NodeLeft', nodeName: 'hook-1', force: true }); return post('/webhook', body, signEvent(body, sandbox.webhook.signingKey, now())); }],
     ['an admission review without a uid', () => post(`/webhook/${sandbox.webhook.secret}`, review('DELETE', { uid: undefined }))],
     ['an admission review of another resource', () => post(`/webhook/${sandbox.webhook.secret}`, review('DELETE', { resource: { group: 'apps', version: 'v1', resource: 'deployments' } }))],
     ['an admission review of an unknown operation', () => post(`/webhook/${sandbox.webhook.secret}`, review('DELETE', { operation: 'CONNECT' }))],
@@ -74,7 +76,7 @@ describe('the webhook refuses bad credentials and bad bodies, and changes nothin
   });
 
   it('answers 409 to a well-signed NodeLeft for a node that still exists', async () => {
-    const response = await post('/webhook', leftEvent, signEvent(leftEvent, sandbox.webhook.secret, now()));
+    const response = await post('/webhook', leftEvent, signEvent(leftEvent, sandbox.webhook.signingKey, now()));
     expect(response.status).toBe(409);
   });
 
@@ -89,7 +91,7 @@ describe('the webhook refuses bad credentials and bad bodies, and changes nothin
 
   it('accepts the same kind of event when it is signed right (the 401s were the signatures)', async () => {
     const joined = JSON.stringify({ type: 'NodeJoined', nodeName: 'hook-2' });
-    const response = await post('/webhook', joined, signEvent(joined, sandbox.webhook.secret, now()));
+    const response = await post('/webhook', joined, signEvent(joined, sandbox.webhook.signingKey, now()));
     expect(response.status).toBe(202);
   });
 });

@@ -3,12 +3,13 @@
  * API Gateway v2 events, against the EC2 and Kubernetes emulators and the DynamoDB CIDR store.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createNodeWebhookHandler } from '../../functions/node-webhook.ts';
+import { powertoolsTelemetry } from '../../lib/log.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS } from '../../lib/usecases/node-left.ts';
 import { signEvent } from '../../lib/webhook/events.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
-import { WEBHOOK_SECRET, testWiring, type TestWiring } from '../support/wiring.ts';
+import { EVENT_SIGNING_KEY, WEBHOOK_SECRET, testWiring, type TestWiring } from '../support/wiring.ts';
 import { T0, httpEvent, lambdaContext, startWorld, type World, type WorldNode } from '../support/world.ts';
 
 const NOW_SECONDS = T0 / 1000;
@@ -36,7 +37,7 @@ function review(operation: 'CREATE' | 'DELETE', node: Record<string, unknown>, e
   });
 }
 
-const signedEvent = (type: 'NodeJoined' | 'NodeLeft', nodeName: string, secret = WEBHOOK_SECRET, at = NOW_SECONDS): APIGatewayProxyEventV2 => {
+const signedEvent = (type: 'NodeJoined' | 'NodeLeft', nodeName: string, secret = EVENT_SIGNING_KEY, at = NOW_SECONDS): APIGatewayProxyEventV2 => {
   const body = JSON.stringify({ type, nodeName });
   return httpEvent({ body, headers: signEvent(body, secret, at) });
 };
@@ -108,6 +109,12 @@ describe('node-webhook handler', () => {
     expect(patchOf(result)).toEqual([
       { op: 'add', path: '/spec/podCIDR', value: '100.64.0.0/24' },
       { op: 'add', path: '/spec/podCIDRs', value: ['100.64.0.0/24'] },
+      // Created unschedulable until routed (upstream kubelet's initial condition where routes are needed).
+      {
+        op: 'add',
+        path: '/status/conditions/-',
+        value: { type: 'NetworkUnavailable', status: 'True', reason: 'NoRouteCreated', message: 'Node created without a route', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      },
     ]);
     expect(await leases()).toEqual(['100.64.0.0/24=node-a']);
     // At once, with what the admission knows: the worker routes the node before it is stored.
@@ -196,7 +203,7 @@ describe('node-webhook handler', () => {
 
   it('answers 401 to a NodeJoined signed more than MAX_CLOCK_SKEW_SECONDS ago and changes nothing', async () => {
     await world.addNode('node-b');
-    const result = await invoke(signedEvent('NodeJoined', 'node-b', WEBHOOK_SECRET, NOW_SECONDS - 301));
+    const result = await invoke(signedEvent('NodeJoined', 'node-b', EVENT_SIGNING_KEY, NOW_SECONDS - 301));
     expect(result.statusCode).toBe(401);
     expect(world.podCidrs('node-b')).toEqual([]);
     expect(await leases()).toEqual([]);
@@ -219,6 +226,45 @@ describe('node-webhook handler', () => {
     expect(w.queue.sends).toEqual([]);
     expect(world.ec2Writes()).toBe(0);
     for (const table of [t1, t2]) expect(world.route(table, '100.64.3.0/24')).toMatchObject({ instanceId: node.instanceId });
+  });
+
+  it('answers 401 to a NodeLeft signed with the URL token (a separate secret) and keeps the lease', async () => {
+    await routedNode(false);
+    const result = await invoke(signedEvent('NodeLeft', 'node-a', WEBHOOK_SECRET));
+    expect(result.statusCode).toBe(401);
+    expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
+    expect(w.dynamo.writes()).toBe(0);
+  });
+
+  it('answers 503 to a signed event while the signing key cannot be read, and still admits reviews', async () => {
+    handler = createNodeWebhookHandler(async () => ({ ...w.wiring, eventSigningKey: async () => Promise.reject(new Error('AccessDenied')) }));
+    await routedNode(false);
+    expect((await invoke(signedEvent('NodeLeft', 'node-a'))).statusCode).toBe(503);
+    expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
+    const instance = world.ec2.state.addInstance();
+    expect((await invoke(httpEvent({ body: review('CREATE', world.nodeObject('node-b', instance.id)), token: WEBHOOK_SECRET }))).statusCode).toBe(200);
+  });
+
+  it('never logs the token or the signing key, even with Powertools\' POWERTOOLS_LOGGER_LOG_EVENT=true', async () => {
+    vi.stubEnv('POWERTOOLS_LOGGER_LOG_EVENT', 'true');
+    const written: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const telemetry = powertoolsTelemetry({ cluster: 'alpha', functionName: 'node-webhook' });
+    const logged = createNodeWebhookHandler(async () => ({ ...w.wiring, log: telemetry.log }), telemetry);
+    const instance = world.ec2.state.addInstance();
+    const body = review('CREATE', world.nodeObject('node-a', instance.id));
+    await logged(httpEvent({ body, token: WEBHOOK_SECRET }), lambdaContext('node-webhook'));
+    await logged(httpEvent({ body, headers: { authorization: `Bearer ${WEBHOOK_SECRET}` } }), lambdaContext('node-webhook'));
+    await logged(signedEvent('NodeJoined', 'node-a'), lambdaContext('node-webhook'));
+    vi.mocked(process.stdout.write).mockRestore();
+    const out = written.join('');
+    expect(out).toContain('webhook.admitted');
+    expect(out).not.toContain(WEBHOOK_SECRET);
+    expect(out).not.toContain(EVENT_SIGNING_KEY);
+    expect(out).not.toContain(signedEvent('NodeJoined', 'node-a').headers['x-podroute-signature']);
   });
 
   it('answers 404 to NodeJoined for an unknown node and allocates nothing', async () => {

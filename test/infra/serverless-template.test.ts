@@ -317,7 +317,9 @@ describe('serverless.yml: least-privilege IAM', () => {
     // each function's calls, from the code: lib/usecases and functions/
     ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:DeleteTags', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
     ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:CreateTags', 'ec2:DeleteTags', 'sqs:ChangeMessageVisibility', 'dynamodb:GetItem', 'dynamodb:DeleteItem']],
-    ['NodeWebhookRole', ['ec2:DescribeRouteTables', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeInstances', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:PutItem', 'dynamodb:DeleteItem']],
+    // The webhook: prefixes mode's interface read (DescribeInstances), subnet read and delegation;
+    // the claim protocol's allocate, release and lease listing; the queue; both secrets.
+    ['NodeWebhookRole', ['ec2:DescribeInstances', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
@@ -327,6 +329,7 @@ describe('serverless.yml: least-privilege IAM', () => {
   const render = ({ sid, actions, resource, condition, when }: Statement): string => {
     const shortResource = (value: unknown): string => {
       if (typeof value === 'string') return value;
+      if (Array.isArray(value)) return value.map(shortResource).join(' + ');
       if (isObj(value) && 'Fn::GetAtt' in value) return String(listAt(value, 'Fn::GetAtt')[0]);
       if (isObj(value) && 'Ref' in value) return `Ref ${String(value.Ref)}`;
       if (isObj(value) && typeof value['Fn::Sub'] === 'string') {
@@ -350,8 +353,8 @@ describe('serverless.yml: least-privilege IAM', () => {
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
       'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables ec2:DescribeSubnets on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
-      'SubnetReservations ec2:GetSubnetCidrReservations on *',
-      'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'if PrefixesMode: SubnetReservations ec2:GetSubnetCidrReservations on *',
+      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:GetQueueAttributes sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on ReconcileLogGroup',
       'RouteTableFullMark ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
@@ -372,13 +375,13 @@ describe('serverless.yml: least-privilege IAM', () => {
     ]],
     ['NodeWebhookRole', [
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
-      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables ec2:DescribeSubnets on *',
+      'if PrefixesMode: Ec2Read ec2:DescribeInstances ec2:DescribeSubnets on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
-      'SubnetReservations ec2:GetSubnetCidrReservations on *',
-      'EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'if PrefixesMode: SubnetReservations ec2:GetSubnetCidrReservations on *',
+      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on NodeWebhookLogGroup',
-      'WebhookToken secretsmanager:GetSecretValue ssm:GetParameter on (CreateWebhookSecret ? Ref WebhookSecret : Ref WebhookSecretArn)',
+      'WebhookToken secretsmanager:GetSecretValue ssm:GetParameter on (CreateWebhookSecret ? Ref WebhookSecret : Ref WebhookSecretArn) + (CreateWebhookSigningSecret ? Ref WebhookSigningSecret : Ref WebhookSigningSecretArn)',
       'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
       'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
     ]],
@@ -484,7 +487,57 @@ describe('serverless.yml: configuration', () => {
     expect({ ...config, queueUrl: '', cidrTableName: '', webhookSecret: bare.webhookSecret }).toEqual(bare);
     expect(config.queueUrl).toBe('<WorkQueue>');
     expect(config.cidrTableName).toBe('<CidrTable>');
-    expect(config.webhookSecret).toEqual({ source: 'secretsmanager', id: '<WebhookSecret>' });
+    expect(config.webhookSecret).toEqual({ source: 'secretsmanager', id: '<WebhookSecret>', signingKeyId: '<WebhookSigningSecret>' });
+  });
+});
+
+describe('serverless.yml: exposure of the webhook', () => {
+  const all = statements();
+  const extension = (logicalId: string): Obj => objAt(sls, 'resources', 'extensions', logicalId, 'Properties');
+  const conditionHolds = (name: string, overrides: Obj = {}): boolean => {
+    const saved = { ...params };
+    Object.assign(params, overrides);
+    try {
+      return evaluate(objAt(sls, 'resources', 'Conditions', name)) === true;
+    } finally {
+      for (const key of Object.keys(params)) delete params[key];
+      Object.assign(params, saved);
+    }
+  };
+
+  it('throttles every route of the HTTP API (stage default route settings, from params)', () => {
+    const settings = objAt(extension('HttpApiStage'), 'DefaultRouteSettings');
+    expect(num(settings.ThrottlingRateLimit)).toBe(50);
+    expect(num(settings.ThrottlingBurstLimit)).toBe(100);
+  });
+
+  it('reserves the webhook function\'s concurrency from a param, and none when it is empty', () => {
+    const reserved = at(extension('NodeWebhookLambdaFunction'), 'ReservedConcurrentExecutions');
+    expect(reserved).toEqual({ 'Fn::If': ['HasWebhookReservedConcurrency', { Ref: 'WebhookReservedConcurrency' }, { Ref: 'AWS::NoValue' }] });
+    expect(num(reserved)).toBe(10);
+    const parameter = objAt(cfnParameters, 'WebhookReservedConcurrency');
+    expect(String(parameter.AllowedPattern)).toBe('^([1-9][0-9]{0,3})?$');
+    expect(conditionHolds('HasWebhookReservedConcurrency')).toBe(true);
+    expect(conditionHolds('HasWebhookReservedConcurrency', { webhookReservedConcurrency: '' })).toBe(false);
+  });
+
+  it('keeps the URL token and the event signing key in two secrets, both read by the webhook only', () => {
+    expect(objAt(resources, 'WebhookSigningSecret')).toMatchObject({ Type: 'AWS::SecretsManager::Secret', Condition: 'CreateWebhookSigningSecret' });
+    expect(at(resources, 'WebhookSigningSecret', 'Properties', 'Name')).not.toBe(at(resources, 'WebhookSecret', 'Properties', 'Name'));
+    expect(objAt(fn('nodeWebhook'), 'environment').WEBHOOK_SIGNING_SECRET_ID).toEqual({ 'Fn::If': ['CreateWebhookSigningSecret', { Ref: 'WebhookSigningSecret' }, { Ref: 'WebhookSigningSecretArn' }] });
+    const readers = all.filter((statement) => statement.actions.includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.resource).includes('WebhookSigningSecret'));
+    expect(readers.map((statement) => statement.role)).toEqual(['NodeWebhookRole']);
+  });
+
+  it('gives routes mode\'s roles no prefix action, and routes mode\'s webhook no EC2 action at all', () => {
+    const prefixActions = ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:GetSubnetCidrReservations'];
+    const holding = all.filter((statement) => statement.actions.some((action) => prefixActions.includes(action)));
+    expect(holding.length).toBeGreaterThan(0);
+    for (const statement of holding) expect(statement.when, `${statement.role}/${statement.sid}`).toBe('PrefixesMode');
+    const webhookEc2 = all.filter((statement) => statement.role === 'NodeWebhookRole' && statement.actions.some((action) => action.startsWith('ec2:')));
+    for (const statement of webhookEc2) expect(statement.when, statement.sid).toBe('PrefixesMode');
+    expect(conditionHolds('PrefixesMode')).toBe(false);
+    expect(conditionHolds('PrefixesMode', { mode: 'prefixes' })).toBe(true);
   });
 });
 

@@ -40,6 +40,28 @@ describe('EKS token', () => {
     expect(decode(other.token).searchParams.get('X-Amz-Signature')).not.toBe(q.get('X-Amz-Signature'));
   });
 
+  // Each partition has its own DNS suffix (the SDK's partition data: @aws-sdk/core's util-endpoints
+  // partitions, `dnsSuffix` by `regionRegex`); aws-iam-authenticator signs for the regional STS host.
+  it.each([
+    ['eu-west-1', 'https://sts.eu-west-1.amazonaws.com'],
+    ['us-gov-west-1', 'https://sts.us-gov-west-1.amazonaws.com'],
+    ['cn-north-1', 'https://sts.cn-north-1.amazonaws.com.cn'],
+    ['cn-northwest-1', 'https://sts.cn-northwest-1.amazonaws.com.cn'],
+    ['us-iso-east-1', 'https://sts.us-iso-east-1.c2s.ic.gov'],
+    ['us-isob-east-1', 'https://sts.us-isob-east-1.sc2s.sgov.gov'],
+    ['eu-isoe-west-1', 'https://sts.eu-isoe-west-1.cloud.adc-e.uk'],
+    ['us-isof-south-1', 'https://sts.us-isof-south-1.csp.hci.ic.gov'],
+    ['eusc-de-east-1', 'https://sts.eusc-de-east-1.amazonaws.eu'],
+  ])('is signed for the STS host of the region\'s partition: %s', async (region, origin) => {
+    const { token } = await createEksToken({ clusterName: 'prod-a', region, credentials, now: new Date('2026-05-06T07:08:09Z') });
+    const url = decode(token);
+    expect(url.origin).toBe(origin);
+    expect(url.searchParams.get('X-Amz-Credential')).toBe(`AKIDEXAMPLE/20260506/${region}/sts/aws4_request`);
+    // The same suffix as the SDK's own partition table says.
+    const { partition } = await import('@aws-sdk/core/client');
+    expect(url.hostname).toBe(`sts.${region}.${partition(region).dnsSuffix}`);
+  });
+
   it('is cached for 10 minutes, then signed again', async () => {
     let now = new Date('2026-05-06T07:00:00Z');
     let signs = 0;

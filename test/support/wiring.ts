@@ -11,6 +11,8 @@ import type { LocalDynamo } from './dynalite.ts';
 import { CLUSTER, RecordingQueue, countCommands, freshCidrTable, unusedSqsClient, type World } from './world.ts';
 
 export const WEBHOOK_SECRET = 'test-webhook-secret-0f3c9a7e2b814d55';
+/** The event signing key: another secret than the URL token. */
+export const EVENT_SIGNING_KEY = 'test-signing-key-7b2e4d6f8a0c1e3b';
 
 export interface TestWiring {
   wiring: Wiring;
@@ -38,6 +40,7 @@ export async function testWiring(world: World, local: LocalDynamo, env: Record<s
   const base = await buildWiring(config, { ec2: world.ec2Client, sqs: unusedSqsClient(), dynamodb: client }, world.nodes, async () => WEBHOOK_SECRET, {
     log,
     now: world.clock.now,
+    eventSigningKey: async () => EVENT_SIGNING_KEY,
   });
   const queue = new RecordingQueue();
   const wiring: Wiring = { ...base, queue };

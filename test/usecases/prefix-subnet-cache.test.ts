@@ -38,7 +38,9 @@ describe('the webhook reads subnets and reservations once per container and TTL'
     const join = async (name: string, subnetId: string) => {
       const instance = world.ec2.state.addInstance({ subnetId });
       const response = await admit(review(`u-${name}`, world.nodeObject(name, instance.id)), w.reconcileDeps());
-      return response.response.patch !== undefined;
+      // Given pod CIDRs (every admitted node also gets the NetworkUnavailable condition).
+      const ops = JSON.parse(Buffer.from(response.response.patch ?? 'W10=', 'base64').toString('utf8')) as Array<{ path: string }>;
+      return ops.some((op) => op.path === '/spec/podCIDRs');
     };
 
     const patched = await Promise.all(Array.from({ length: 30 }, (_, i) => join(`node-${i}`, zones[i % 3] ?? '')));

@@ -7,6 +7,7 @@ import {
   admissionReviewSchema,
   jsonPointer,
   looksLikeAdmissionReview,
+  networkUnavailablePatch,
   podCidrPatch,
 } from '../../lib/webhook/admission.ts';
 import { NODE_NAME, node, review } from './fixtures.ts';
@@ -43,7 +44,16 @@ function applyPatch(document: Json, jsonOps: readonly JsonPatchOp[] | PatchOps):
       if (next === undefined) throw new Error(`path ${op.path} has no parent`);
       parent = next;
     }
-    if (!isContainer(parent) || Array.isArray(parent)) throw new Error(`parent of ${op.path} is not an object`);
+    if (!isContainer(parent)) throw new Error(`parent of ${op.path} is not an object or array`);
+    if (Array.isArray(parent)) {
+      // RFC 6902 4.1: `-` appends; an index up to the length inserts there; replace needs an element.
+      const index = last === '-' ? parent.length : Number(last);
+      if (!Number.isInteger(index) || index < 0 || index > parent.length) throw new Error(`bad index ${op.path}`);
+      if (op.op === 'add') parent.splice(index, 0, op.value ?? null);
+      else if (op.op === 'replace' && index < parent.length) parent[index] = op.value ?? null;
+      else throw new Error(`unsupported array op ${op.op} at ${op.path}`);
+      continue;
+    }
     switch (op.op) {
       case 'add':
         parent[last] = op.value ?? null;
@@ -74,6 +84,9 @@ describe('tiny JSON patch applier (the test oracle)', () => {
     ['escaped token', { 'x/y': { '~': 0 } }, [{ op: 'replace', path: '/x~1y/~0', value: 2 }], { 'x/y': { '~': 2 } }],
     ['remove', { a: 1, b: 2 }, [{ op: 'remove', path: '/a' }], { b: 2 }],
     ['failed test', { a: 1 }, [{ op: 'test', path: '/a', value: 2 }], 'throws'],
+    ['append to an array', { a: [1] }, [{ op: 'add', path: '/a/-', value: 2 }], { a: [1, 2] }],
+    ['replace an array element', { a: [1, 2] }, [{ op: 'replace', path: '/a/1', value: 3 }], { a: [1, 3] }],
+    ['replace past the end throws', { a: [1] }, [{ op: 'replace', path: '/a/1', value: 3 }], 'throws'],
   ])('%s', (_name, document, ops, expected) => {
     if (expected === 'throws') expect(() => applyPatch(document, ops)).toThrow();
     else expect(applyPatch(document, ops)).toEqual(expected);
@@ -118,6 +131,34 @@ describe('podCidrPatch', () => {
     ['three CIDRs', [v4, v6, '10.244.4.0/24']],
   ])('rejects %s', (_name, cidrs) => {
     expect(() => podCidrPatch(bare({}), cidrs)).toThrow(InvalidInputError);
+  });
+});
+
+describe('networkUnavailablePatch', () => {
+  const at = '2026-01-01T00:00:05Z';
+  const wanted = { type: 'NetworkUnavailable', status: 'True', reason: 'NoRouteCreated', message: 'Node created without a route', lastTransitionTime: at };
+  const ready = { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'starting' };
+  const stale = { type: 'NetworkUnavailable', status: 'False', reason: 'RouteCreated', message: 'RouteController created a route', lastTransitionTime: '2025-01-01T00:00:00Z' };
+
+  it.each<[string, Record<string, unknown> | undefined, unknown[]]>([
+    ['no status', undefined, [wanted]],
+    ['status without conditions', {}, [wanted]],
+    ['null conditions', { conditions: null }, [wanted]],
+    ['the kubelet\'s conditions kept, ours appended', { conditions: [ready] }, [ready, wanted]],
+    ['a NetworkUnavailable the kubelet sent is replaced in place', { conditions: [stale, ready] }, [wanted, ready]],
+  ])('%s', (_name, status, conditions) => {
+    const target = parseNode(node(status === undefined ? {} : { status }));
+    const before = structuredClone(target);
+    const patched = applyPatch(asJson(target), networkUnavailablePatch(target, at));
+    expect(nodeSchema.parse(patched).status?.conditions).toEqual(conditions);
+    expect(nodeSchema.parse(patched).spec).toEqual(target.spec);
+    expect(target).toEqual(before);
+  });
+
+  it('applies after a pod CIDR patch to a node without spec or status', () => {
+    const target = bare();
+    const patched = applyPatch(asJson(target), [...podCidrPatch(target, ['10.1.2.0/24']), ...networkUnavailablePatch(target, at)]);
+    expect(nodeSchema.parse(patched)).toMatchObject({ spec: { podCIDR: '10.1.2.0/24' }, status: { conditions: [wanted] } });
   });
 });
 

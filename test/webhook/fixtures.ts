@@ -5,9 +5,12 @@ import type { classifyRequest } from '../../lib/webhook/request.ts';
 /** What the webhook hands to classifyRequest: an API Gateway request, as far as it reads one. */
 export type WebhookRequest = Parameters<typeof classifyRequest>[0];
 
+/** The webhook token (the API server's credential). */
 export const SECRET = 'Zq8rT2vX9mK4pL7nB3wY6cH1dF5gJ0sA8eU2iO4kR7tV9xQ3';
+/** The event signing key, a secret of its own (tools that sign NodeJoined / NodeLeft). */
+export const SIGNING_KEY = 'kS3pV8wN1qT6zR4mY9cB2xH7dL5fJ0aG3eU8iO1kP6tW4vQ9';
 export const NOW_SECONDS = 1_750_000_000;
-export const options = { secret: SECRET, now: () => NOW_SECONDS * 1000 };
+export const options = { secret: SECRET, signingKey: SIGNING_KEY, now: () => NOW_SECONDS * 1000 };
 
 export const NODE_NAME = 'ip-10-0-1-23.eu-west-1.compute.internal';
 
@@ -47,13 +50,13 @@ export function review(operation: string, request: Record<string, unknown> = {})
 
 export const json = (value: unknown): string => JSON.stringify(value);
 
-/** An admission request carrying the token in the query string (unless other parts are given). */
+/** An admission request carrying the token in the path, `/webhook/{token}` (unless other parts are given). */
 export function withToken(body: unknown, parts: Partial<WebhookRequest> = {}): WebhookRequest {
   return {
     headers: { 'content-type': 'application/json' },
     rawBody: typeof body === 'string' || Buffer.isBuffer(body) ? body : json(body),
     isBase64Encoded: false,
-    query: { token: SECRET },
+    pathParameters: { token: SECRET },
     ...parts,
   };
 }
@@ -61,7 +64,7 @@ export function withToken(body: unknown, parts: Partial<WebhookRequest> = {}): W
 /** A request signed as a tool would sign it (`at` in unix seconds). */
 export function signed(
   body: string | Buffer,
-  { secret = SECRET, at = NOW_SECONDS, headers = {} }: { secret?: string; at?: number; headers?: Record<string, string> } = {},
+  { secret = SIGNING_KEY, at = NOW_SECONDS, headers = {} }: { secret?: string; at?: number; headers?: Record<string, string> } = {},
 ): WebhookRequest {
   return {
     headers: { 'content-type': 'application/json', ...signEvent(body, secret, at), ...headers },

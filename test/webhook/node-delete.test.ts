@@ -118,7 +118,9 @@ describe('a DELETE admission', () => {
     const c = world.ec2.state.addInstance();
     const answer = await admit(review('CREATE', world.nodeObject('node-c', c.id)), w.reconcileDeps());
     expect(answer.response.allowed).toBe(true);
-    expect(answer.response).not.toHaveProperty('patch');
+    // No pod CIDR in the patch: only the condition that keeps node-c unschedulable until routed.
+    const ops = JSON.parse(Buffer.from(answer.response.patch ?? '', 'base64').toString('utf8')) as Array<{ path: string }>;
+    expect(ops.map((op) => op.path)).toEqual(['/status/conditions/-']);
     expect(await leases()).toEqual(['100.64.0.0/24=node-a', '100.64.1.0/24=node-b']);
     expect(world.routeSummary(table).filter((line) => line.startsWith('100.64.0.0/24 '))).toHaveLength(1);
   });

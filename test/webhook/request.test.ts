@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PodrouteError } from '../../lib/errors.ts';
 import { signEvent } from '../../lib/webhook/events.ts';
 import { classifyRequest } from '../../lib/webhook/request.ts';
-import { NODE_NAME, NOW_SECONDS, SECRET, event, json, node, options, review, signed, withToken, type WebhookRequest } from './fixtures.ts';
+import { NODE_NAME, NOW_SECONDS, SECRET, SIGNING_KEY, event, json, node, options, review, signed, withToken, type WebhookRequest } from './fixtures.ts';
 
 type ClassifiedRequest = ReturnType<typeof classifyRequest>;
 
@@ -27,21 +27,27 @@ function summary(result: ClassifiedRequest): unknown {
   }
 }
 
+describe('classifyRequest without a readable signing key', () => {
+  it('answers a signed request 503 (retry later) and still admits a review with the token', () => {
+    const noKey = { ...options, signingKey: null };
+    expect(classifyRequest(signed(event('NodeLeft')), noKey)).toEqual({ kind: 'rejected', status: 503, message: 'service unavailable' });
+    expect(classifyRequest(withToken(review('CREATE')), noKey).kind).toBe('admission');
+  });
+});
+
 describe('classifyRequest: accepted requests', () => {
   const create = { kind: 'admission', operation: 'CREATE', name: NODE_NAME, dryRun: false } as const;
   const del = { kind: 'admission', operation: 'DELETE', name: NODE_NAME, dryRun: false } as const;
   const signedAt = (at: number) => signed(event('NodeJoined'), { at });
 
   it.each<[string, WebhookRequest, Accepted]>([
-    ['CREATE, token in query', withToken(review('CREATE')), create],
-    ['DELETE, token in query', withToken(review('DELETE')), del],
-    ['CREATE, token in Authorization', withToken(review('CREATE'), { query: undefined, headers: { authorization: `Bearer ${SECRET}` } }), create],
-    ['DELETE, token in Authorization', withToken(review('DELETE'), { query: {}, headers: { authorization: `Bearer ${SECRET}` } }), del],
-    ['CREATE, token in path', withToken(review('CREATE'), { query: undefined, pathParameters: { token: SECRET } }), create],
-    ['token in path, query and header, all right', withToken(review('CREATE'), { pathParameters: { token: SECRET }, headers: { authorization: `Bearer ${SECRET}` } }), create],
-    ['bearer scheme in any case, extra blanks', withToken(review('CREATE'), { query: null, headers: { authorization: `bEaReR   ${SECRET}  ` } }), create],
-    ['header names in upper case', withToken(review('DELETE'), { query: undefined, headers: { AUTHORIZATION: `Bearer ${SECRET}`, 'Content-Type': 'application/json' } }), del],
-    ['query parameter name in upper case', withToken(review('CREATE'), { query: { TOKEN: SECRET } }), create],
+    ['CREATE, token in path', withToken(review('CREATE')), create],
+    ['DELETE, token in path', withToken(review('DELETE')), del],
+    ['CREATE, token in Authorization', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${SECRET}` } }), create],
+    ['DELETE, token in Authorization', withToken(review('DELETE'), { pathParameters: {}, headers: { authorization: `Bearer ${SECRET}` } }), del],
+    ['token in path and header, both right', withToken(review('CREATE'), { headers: { authorization: `Bearer ${SECRET}` } }), create],
+    ['bearer scheme in any case, extra blanks', withToken(review('CREATE'), { pathParameters: null, headers: { authorization: `bEaReR   ${SECRET}  ` } }), create],
+    ['header names in upper case', withToken(review('DELETE'), { pathParameters: undefined, headers: { AUTHORIZATION: `Bearer ${SECRET}`, 'Content-Type': 'application/json' } }), del],
     ['base64 body', withToken(b64(json(review('CREATE'))), { isBase64Encoded: true }), create],
     ['Buffer body', withToken(Buffer.from(json(review('DELETE')))), del],
     ['dry run', withToken(review('CREATE', { dryRun: true })), { ...create, dryRun: true }],
@@ -49,15 +55,15 @@ describe('classifyRequest: accepted requests', () => {
     ['signed NodeJoined', signed(event('NodeJoined')), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['signed NodeLeft', signed(event('NodeLeft', 'node-1')), { kind: 'event', type: 'NodeLeft', nodeName: 'node-1' }],
     ['signed, header names in mixed case', {
-      headers: { 'X-Podroute-Signature': signEvent(event('NodeLeft'), SECRET, NOW_SECONDS)['x-podroute-signature'], 'X-PODROUTE-TIMESTAMP': String(NOW_SECONDS) },
+      headers: { 'X-Podroute-Signature': signEvent(event('NodeLeft'), SIGNING_KEY, NOW_SECONDS)['x-podroute-signature'], 'X-PODROUTE-TIMESTAMP': String(NOW_SECONDS) },
       rawBody: event('NodeLeft'),
     }, { kind: 'event', type: 'NodeLeft', nodeName: NODE_NAME }],
     ['signed, base64 body (HMAC over the decoded bytes)', { ...signed(event('NodeJoined')), rawBody: b64(event('NodeJoined')), isBase64Encoded: true }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['signed, Buffer body', signed(Buffer.from(event('NodeJoined'))), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['signed 300 s ago', signedAt(NOW_SECONDS - 300), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['signed 300 s ahead', signedAt(NOW_SECONDS + 300), { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
-    ['signed event plus a valid token', { ...signed(event('NodeJoined')), query: { token: SECRET } }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
-    ['signed AdmissionReview plus a valid token', { ...signed(json(review('CREATE'))), query: { token: SECRET } }, create],
+    ['signed event plus a valid token', { ...signed(event('NodeJoined')), pathParameters: { token: SECRET } }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
+    ['signed AdmissionReview plus a valid token', { ...signed(json(review('CREATE'))), pathParameters: { token: SECRET } }, create],
     ['other Authorization scheme next to a valid signature', { ...signed(event('NodeJoined')), headers: { ...signed(event('NodeJoined')).headers, authorization: 'Basic dXNlcjpwYXNz' } }, { kind: 'event', type: 'NodeJoined', nodeName: NODE_NAME }],
     ['body of exactly 1 MiB', withToken(json(review('CREATE')).padEnd(MAX_BODY_BYTES, ' ')), create],
   ])('%s', (_name, request, expected) => {
@@ -76,22 +82,31 @@ describe('classifyRequest: accepted requests', () => {
 
 describe('classifyRequest: rejected requests', () => {
   const unauthorized = [401, 'unauthorized'] as const;
-  const goodSig = signEvent(event('NodeJoined'), SECRET, NOW_SECONDS);
+  const goodSig = signEvent(event('NodeJoined'), SIGNING_KEY, NOW_SECONDS);
   const tooLarge = [413, `body is larger than ${MAX_BODY_BYTES} bytes (1 MiB)`] as const;
   const huge = json(review('CREATE')).padEnd(MAX_BODY_BYTES + 1, ' ');
 
   it.each<[string, WebhookRequest, readonly [400 | 401 | 413, string]]>([
     // authentication
-    ['wrong token in query', withToken(review('CREATE'), { query: { token: `${SECRET}x` } }), unauthorized],
-    ['wrong token in Authorization', withToken(review('CREATE'), { query: undefined, headers: { authorization: 'Bearer nope' } }), unauthorized],
-    ['wrong token in path', withToken(review('CREATE'), { query: undefined, pathParameters: { token: SECRET.slice(1) } }), unauthorized],
-    ['right token in query, wrong one in Authorization', withToken(review('CREATE'), { headers: { authorization: 'Bearer nope' } }), unauthorized],
-    ['token given twice with different values', withToken(review('CREATE'), { query: { token: [SECRET, 'nope'] } }), unauthorized],
-    ['Authorization header in two cases, different values', withToken(review('CREATE'), { query: undefined, headers: { authorization: `Bearer ${SECRET}`, Authorization: 'Bearer nope' } }), unauthorized],
-    ['no credential at all', withToken(review('CREATE'), { query: undefined }), unauthorized],
-    ['no credential, empty query', withToken(review('CREATE'), { query: {} }), unauthorized],
-    ['only a Basic Authorization header', withToken(review('CREATE'), { query: undefined, headers: { authorization: `Basic ${b64(`x:${SECRET}`)}` } }), unauthorized],
-    ['event without signature', withToken(event('NodeJoined'), { query: undefined }), unauthorized],
+    // Two secrets: the URL token cannot sign events, the signing key is no token.
+    ['an event signed with the webhook token', signed(event('NodeLeft'), { secret: SECRET }), unauthorized],
+    ['the signing key as the path token', withToken(review('CREATE'), { pathParameters: { token: SIGNING_KEY } }), unauthorized],
+    ['the signing key as a bearer token', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${SIGNING_KEY}` } }), unauthorized],
+    ['wrong token in path (one character more)', withToken(review('CREATE'), { pathParameters: { token: `${SECRET}x` } }), unauthorized],
+    // The token is accepted in the path only: a URL query string is logged and cached in more places.
+    ['the right token in the query string only', withToken(review('CREATE'), { pathParameters: undefined, query: { token: SECRET } }), unauthorized],
+    ['the right token in the query string, name in upper case', withToken(review('CREATE'), { pathParameters: undefined, query: { TOKEN: SECRET } }), unauthorized],
+    ['the right token in the path and again in the query string', withToken(review('CREATE'), { query: { token: SECRET } }), unauthorized],
+    ['the right bearer token and a token in the query string', withToken(review('CREATE'), { pathParameters: undefined, query: { token: SECRET }, headers: { authorization: `Bearer ${SECRET}` } }), unauthorized],
+    ['wrong token in Authorization', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: 'Bearer nope' } }), unauthorized],
+    ['wrong token in path', withToken(review('CREATE'), { pathParameters: { token: SECRET.slice(1) } }), unauthorized],
+    ['right token in path, wrong one in Authorization', withToken(review('CREATE'), { headers: { authorization: 'Bearer nope' } }), unauthorized],
+    ['token given twice with different values', withToken(review('CREATE'), { pathParameters: { token: [SECRET, 'nope'] } }), unauthorized],
+    ['Authorization header in two cases, different values', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${SECRET}`, Authorization: 'Bearer nope' } }), unauthorized],
+    ['no credential at all', withToken(review('CREATE'), { pathParameters: undefined }), unauthorized],
+    ['no credential, empty path parameters', withToken(review('CREATE'), { pathParameters: {} }), unauthorized],
+    ['only a Basic Authorization header', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Basic ${b64(`x:${SECRET}`)}` } }), unauthorized],
+    ['event without signature', withToken(event('NodeJoined'), { pathParameters: undefined }), unauthorized],
     ['event with a token but no signature (read as a review)', withToken(event('NodeJoined')), [400, 'apiVersion is required']],
     ['bad signature (other secret)', signed(event('NodeJoined'), { secret: 'another-secret' }), unauthorized],
     ['signature in upper-case hex', signed(event('NodeJoined'), { headers: { 'x-podroute-signature': goodSig['x-podroute-signature'].toUpperCase().replace('SHA256=', 'sha256=') } }), unauthorized],
@@ -105,17 +120,17 @@ describe('classifyRequest: rejected requests', () => {
     ['tampered body', { ...signed(event('NodeJoined')), rawBody: event('NodeLeft') }, unauthorized],
     ['tampered body (base64 of other bytes)', { ...signed(event('NodeJoined')), rawBody: b64(`${event('NodeJoined')} `), isBase64Encoded: true }, unauthorized],
     ['signature header twice, different values', signed(event('NodeJoined'), { headers: { 'X-Podroute-Signature': 'sha256=00' } }), unauthorized],
-    ['valid signature, wrong token', { ...signed(event('NodeJoined')), query: { token: 'nope' } }, unauthorized],
+    ['valid signature, wrong token', { ...signed(event('NodeJoined')), pathParameters: { token: 'nope' } }, unauthorized],
     ['signed AdmissionReview without a token', signed(json(review('CREATE'))), unauthorized],
     ['signed AdmissionReview v1beta1 without a token', signed(json({ ...review('CREATE'), apiVersion: 'admission.k8s.io/v1beta1' })), unauthorized],
-    ['bad body and no credential: 401 first', withToken('{', { query: undefined }), unauthorized],
+    ['bad body and no credential: 401 first', withToken('{', { pathParameters: undefined }), unauthorized],
     // size
     ['body over 1 MiB (string)', withToken(huge), tooLarge],
     ['body over 1 MiB (Buffer)', withToken(Buffer.from(huge)), tooLarge],
     ['body over 1 MiB (base64)', withToken(b64(huge), { isBase64Encoded: true }), tooLarge],
     ['body over 1 MiB in UTF-8 bytes, not in characters', withToken('\u00e9'.repeat(MAX_BODY_BYTES / 2 + 1)), tooLarge],
-    ['unsigned huge body: 401, not 413', withToken(huge, { query: undefined }), unauthorized],
-    ['wrong token and huge body: 401, not 413', withToken(huge, { query: { token: 'nope' } }), unauthorized],
+    ['unsigned huge body: 401, not 413', withToken(huge, { pathParameters: undefined }), unauthorized],
+    ['wrong token and huge body: 401, not 413', withToken(huge, { pathParameters: { token: 'nope' } }), unauthorized],
     // decoding
     ['base64 with junk', withToken(`${b64(json(review('CREATE')))}!`, { isBase64Encoded: true }), [400, 'body is not valid base64']],
     ['base64 with a bad length', withToken(b64(json(review('CREATE'))).slice(1), { isBase64Encoded: true }), [400, 'body is not valid base64']],
@@ -165,7 +180,7 @@ describe('classifyRequest: rejected requests', () => {
   });
 
   it('refuses to run with an empty secret', () => {
-    expect(() => classifyRequest(withToken(review('CREATE'), { query: { token: '' } }), { ...options, secret: '' })).toThrow(PodrouteError);
+    expect(() => classifyRequest(withToken(review('CREATE'), { pathParameters: { token: '' } }), { ...options, secret: '' })).toThrow(PodrouteError);
   });
 
   it('does not modify the request', () => {

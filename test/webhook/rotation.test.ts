@@ -27,7 +27,9 @@ afterEach(() => {
 const CURRENT = 'current-secret-6f1e0c9b8a7d4e2f';
 const PREVIOUS = 'previous-secret-3a5c7e9b1d2f4a6c';
 const OTHER = 'older-secret-0b2d4f6a8c1e3a5c';
-const rotating = { secret: CURRENT, previousSecret: PREVIOUS, now: () => NOW_SECONDS * 1000 };
+const KEY = 'current-key-9d8c7b6a5f4e3d2c';
+const PREVIOUS_KEY = 'previous-key-1a2b3c4d5e6f7a8b';
+const rotating = { secret: CURRENT, previousSecret: PREVIOUS, signingKey: KEY, previousSigningKey: PREVIOUS_KEY, now: () => NOW_SECONDS * 1000 };
 
 describe('classifyRequest during a rotation', () => {
   it.each([
@@ -35,26 +37,27 @@ describe('classifyRequest during a rotation', () => {
     ['previous', PREVIOUS, 'admission'],
     ['an older third', OTHER, 'rejected'],
   ])('token with the %s secret: %s', (_label, token, kind) => {
-    expect(classifyRequest(withToken(review('CREATE'), { query: { token } }), rotating).kind).toBe(kind);
-    expect(classifyRequest(withToken(review('CREATE'), { query: undefined, pathParameters: { token } }), rotating).kind).toBe(kind);
+    expect(classifyRequest(withToken(review('CREATE'), { pathParameters: { token } }), rotating).kind).toBe(kind);
+    expect(classifyRequest(withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${token}` } }), rotating).kind).toBe(kind);
   });
 
   it.each([
-    ['current', CURRENT, 'event'],
-    ['previous', PREVIOUS, 'event'],
+    ['current', KEY, 'event'],
+    ['previous', PREVIOUS_KEY, 'event'],
     ['an older third', OTHER, 'rejected'],
-  ])('signature with the %s secret: %s', (_label, secret, kind) => {
+    ['current token\'s', CURRENT, 'rejected'],
+  ])('signature with the %s signing key: %s', (_label, secret, kind) => {
     expect(classifyRequest(signed(event('NodeJoined'), { secret }), rotating).kind).toBe(kind);
   });
 
   it('refuses the previous secret once there is none (rotation over)', () => {
-    const done = { ...rotating, previousSecret: null };
-    expect(classifyRequest(withToken(review('CREATE'), { query: { token: PREVIOUS } }), done)).toEqual({ kind: 'rejected', status: 401, message: 'unauthorized' });
-    expect(classifyRequest(signed(event('NodeJoined'), { secret: PREVIOUS }), done).kind).toBe('rejected');
+    const done = { ...rotating, previousSecret: null, previousSigningKey: null };
+    expect(classifyRequest(withToken(review('CREATE'), { pathParameters: { token: PREVIOUS } }), done)).toEqual({ kind: 'rejected', status: 401, message: 'unauthorized' });
+    expect(classifyRequest(signed(event('NodeJoined'), { secret: PREVIOUS_KEY }), done).kind).toBe('rejected');
   });
 
   it('fails a request whose copies of the token name different secrets, even both valid ones', () => {
-    const request = withToken(review('CREATE'), { query: { token: CURRENT }, headers: { authorization: `Bearer ${OTHER}` } });
+    const request = withToken(review('CREATE'), { pathParameters: { token: CURRENT }, headers: { authorization: `Bearer ${OTHER}` } });
     expect(classifyRequest(request, rotating).kind).toBe('rejected');
   });
 });

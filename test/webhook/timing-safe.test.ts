@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signEvent } from '../../lib/webhook/events.ts';
 import type * as Request from '../../lib/webhook/request.ts';
-import { NOW_SECONDS, SECRET, event, json, options, review, withToken, type WebhookRequest } from './fixtures.ts';
+import { NOW_SECONDS, SECRET, SIGNING_KEY, event, json, options, review, withToken, type WebhookRequest } from './fixtures.ts';
 
 // Hoisted above the imports: the webhook code sees the spy.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -31,7 +31,7 @@ afterAll(() => {
   vi.doUnmock('node:crypto');
   vi.resetModules();
 });
-const goodSignature = signEvent(event('NodeJoined'), SECRET, NOW_SECONDS);
+const goodSignature = signEvent(event('NodeJoined'), SIGNING_KEY, NOW_SECONDS);
 
 describe('auth comparison', () => {
   beforeEach(() => {
@@ -39,20 +39,20 @@ describe('auth comparison', () => {
   });
 
   it.each<[string, WebhookRequest, number, 401 | 'accepted']>([
-    ['empty token in query', withToken(review('CREATE'), { query: { token: '' } }), 1, 401],
-    ['empty bearer token', withToken(review('CREATE'), { query: undefined, headers: { authorization: 'Bearer' } }), 1, 401],
-    ['one-character token', withToken(review('CREATE'), { query: { token: 'x' } }), 1, 401],
-    ['1 MiB token', withToken(review('CREATE'), { query: { token: 'x'.repeat(1024 * 1024) } }), 1, 401],
-    ['secret plus one character', withToken(review('CREATE'), { query: { token: `${SECRET}\u00e9` } }), 1, 401],
-    ['secret prefix', withToken(review('CREATE'), { query: { token: SECRET.slice(0, -1) } }), 1, 401],
+    ['empty token in path', withToken(review('CREATE'), { pathParameters: { token: '' } }), 1, 401],
+    ['empty bearer token', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: 'Bearer' } }), 1, 401],
+    ['one-character token', withToken(review('CREATE'), { pathParameters: { token: 'x' } }), 1, 401],
+    ['1 MiB token', withToken(review('CREATE'), { pathParameters: { token: 'x'.repeat(1024 * 1024) } }), 1, 401],
+    ['secret plus one character', withToken(review('CREATE'), { pathParameters: { token: `${SECRET}\u00e9` } }), 1, 401],
+    ['secret prefix', withToken(review('CREATE'), { pathParameters: { token: SECRET.slice(0, -1) } }), 1, 401],
     ['the right token', withToken(review('CREATE')), 1, 'accepted'],
-    ['two right tokens', withToken(review('CREATE'), { pathParameters: { token: SECRET } }), 2, 'accepted'],
+    ['two right tokens', withToken(review('CREATE'), { headers: { authorization: `Bearer ${SECRET}` } }), 2, 'accepted'],
     ['right token, then a wrong one: both compared', withToken(review('CREATE'), { headers: { authorization: 'Bearer no' } }), 2, 401],
     ['empty signature', { headers: { ...goodSignature, 'x-podroute-signature': '' }, rawBody: event('NodeJoined') }, 1, 401],
     ['very long signature', { headers: { ...goodSignature, 'x-podroute-signature': `sha256=${'a'.repeat(100_000)}` }, rawBody: event('NodeJoined') }, 1, 401],
     ['right signature, stale timestamp (still compared)', { headers: { ...goodSignature, 'x-podroute-timestamp': String(NOW_SECONDS - 1000) }, rawBody: event('NodeJoined') }, 1, 401],
     ['right signature', { headers: goodSignature, rawBody: event('NodeJoined') }, 1, 'accepted'],
-    ['right signature, admission body, no token', { headers: signEvent(json(review('CREATE')), SECRET, NOW_SECONDS), rawBody: json(review('CREATE')) }, 1, 401],
+    ['right signature, admission body, no token', { headers: signEvent(json(review('CREATE')), SIGNING_KEY, NOW_SECONDS), rawBody: json(review('CREATE')) }, 1, 401],
   ])('%s', (_name, request, calls, outcome) => {
     const result = classifyRequest(request, options);
     if (outcome === 401) expect(result).toEqual({ kind: 'rejected', status: 401, message: 'unauthorized' });

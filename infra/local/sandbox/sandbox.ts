@@ -148,6 +148,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
     // --- Kubernetes, with its admission webhook pointed at the local HTTP API ------------------
     const secret = randomBytes(24).toString('hex');
+    // The NodeJoined / NodeLeft signing key: a second secret, as in the stack.
+    const signingKey = randomBytes(24).toString('hex');
     // The HTTP API needs the handler, the handler needs the wiring, the wiring needs the emulator,
     // and the emulator needs the HTTP API's address: the API starts first and looks the handler up late.
     const late: { webhook?: (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown> } = {};
@@ -208,6 +210,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(fn), dynamodb: db.client() }, nodes, async () => secret, {
         log,
         timeScale: clientTimeScale,
+        eventSigningKey: async () => signingKey,
       });
     };
     cleanups.push(() => {
@@ -391,7 +394,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       kube,
       queue: { sqs, client: sqsClient, queueUrl: work.queueUrl, dlqUrl: dlq.queueUrl, eventSource, depth, dlqDepth },
       db,
-      webhook: { url: api.url, secret, api },
+      webhook: { url: api.url, secret, signingKey, api },
       routeTableIds,
       logLines,
       tickErrors,

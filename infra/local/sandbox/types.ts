@@ -122,8 +122,8 @@ export interface Sandbox {
   readonly kube: KubeEmulator;
   readonly queue: SandboxQueue;
   readonly db: LocalDynamoDb;
-  /** The node webhook's local HTTP API and its shared secret. */
-  readonly webhook: { readonly url: string; readonly secret: string; readonly api: HttpApi };
+  /** The node webhook's local HTTP API, its URL token and its event signing key. */
+  readonly webhook: { readonly url: string; readonly secret: string; readonly signingKey: string; readonly api: HttpApi };
   /** The cluster's route table ids. */
   readonly routeTableIds: readonly string[];
   /** In-memory log lines (when no logger or file was given). */

@@ -1,0 +1,79 @@
+/**
+ * What the CREATE admission makes of the pod CIDRs a node comes with, and of a block it is about to
+ * hand out. Pure: the leases and the nodes come in as arguments.
+ *
+ * A node's `spec.podCIDR(s)` at CREATE is a claim its kubelet may write on itself (NodeRestriction
+ * does not check it), and the lease table is the authority (ARCHITECTURE.md, "Authority"). So at
+ * admission a claim is only ever accepted when it is exactly a block the node leases already; it
+ * is never adopted there (reconcile adopts, under its own conditions). Any other claim is refused:
+ * a `conflict` when it overlaps another node's lease (the same block, a sub-range or a super-range
+ * of it), `unverified` otherwise, `invalid` when it is no CIDR.
+ */
+import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { podCidrsOf, type Node } from '../nodes/node.ts';
+
+/** One set's leases as the admission reads them. */
+export interface LeasedSet {
+  clusterCidr: string;
+  leases: ReadonlyArray<{ cidr: string; owner: string | null }>;
+}
+
+export type RefusedClaim =
+  | { cidr: string; reason: 'conflict'; owner: string | null; leased: string }
+  | { cidr: string; reason: 'unverified' | 'invalid' };
+
+export type ClaimVerdict = { kind: 'own'; cidrs: string[] } | { kind: 'refused'; refused: RefusedClaim[] };
+
+/**
+ * The verdict on `node`'s claimed pod CIDRs (there is at least one): `own` when each is exactly a
+ * block leased to the node, else every claim that is not. A refused claim is reported on the
+ * claimant only; nothing of the lease's owner changes.
+ */
+export function judgeClaims(node: Node, sets: readonly LeasedSet[]): ClaimVerdict {
+  const name = node.metadata.name;
+  const own: string[] = [];
+  const refused: RefusedClaim[] = [];
+  for (const text of podCidrsOf(node)) {
+    const cidr = tryParseCidr(text);
+    if (!cidr) {
+      refused.push({ cidr: text, reason: 'invalid' });
+      continue;
+    }
+    const shown = formatCidr(cidr);
+    const leases = sets.flatMap((set) => set.leases);
+    const other = leases.find((lease) => lease.owner !== name && overlapsText(lease.cidr, cidr));
+    if (other) refused.push({ cidr: shown, reason: 'conflict', owner: other.owner, leased: other.cidr });
+    else if (leases.some((lease) => lease.owner === name && lease.cidr === shown)) own.push(shown);
+    else refused.push({ cidr: shown, reason: 'unverified' });
+  }
+  return refused.length === 0 ? { kind: 'own', cidrs: own } : { kind: 'refused', refused };
+}
+
+/** One line for the admission's warnings and the log. */
+export function refusalMessage(node: string, claim: RefusedClaim): string {
+  if (claim.reason === 'conflict') {
+    return `node ${node}: pod CIDR ${claim.cidr} overlaps ${claim.leased}, leased to ${claim.owner ?? 'no node'}; it is not routed to this node`;
+  }
+  if (claim.reason === 'invalid') return `node ${node}: pod CIDR ${JSON.stringify(claim.cidr.slice(0, 64))} is not a CIDR; it is not routed`;
+  return `node ${node}: pod CIDR ${claim.cidr} is not leased to this node; it is not routed until reconcile verifies it`;
+}
+
+/**
+ * The first of `nodes` (other than `self`) whose pod CIDRs overlap `candidate`, or null: a block a
+ * node carries without a lease (written by another writer since the last reconcile adopted what it
+ * saw) is not free, whatever the lease table says.
+ */
+export function claimantOf(candidate: string, nodes: readonly Node[], self: string): string | null {
+  const cidr = tryParseCidr(candidate);
+  if (!cidr) return null;
+  for (const node of nodes) {
+    if (node.metadata.name === self) continue;
+    if (podCidrsOf(node).some((text) => overlapsText(text, cidr))) return node.metadata.name;
+  }
+  return null;
+}
+
+function overlapsText(text: string, cidr: NonNullable<ReturnType<typeof tryParseCidr>>): boolean {
+  const other = tryParseCidr(text);
+  return other !== null && overlaps(other, cidr);
+}
