@@ -56,7 +56,7 @@ describe('classifyEc2Error', () => {
     ['InvalidInstanceID', 400, 'rejected'],
     ['InvalidInstanceID.Malformed', 400, 'rejected'],
     ['InvalidParameterValue', 400, 'rejected'],
-    ['UnauthorizedOperation', 403, 'rejected'],
+    ['UnauthorizedOperation', 403, 'denied'],
   ] as const)('%s (HTTP %i) is %s', (code, status, kind) => {
     expect(classifyEc2Error(ec2Error(code, status))).toBe(kind);
   });
@@ -224,7 +224,7 @@ describe('source/destination check and launch lag (mocked client)', () => {
   it.each([
     ['InvalidNetworkInterfaceID.NotFound', 400, { name: 'Ec2NotFoundError', retryable: false, operation: 'ModifyNetworkInterfaceAttribute' }, true],
     ['InvalidInstanceID.NotFound', 400, { name: 'Ec2NotFoundError', retryable: false }, true],
-    ['UnauthorizedOperation', 403, { name: 'Ec2Error', kind: 'rejected', retryable: false }, false],
+    ['UnauthorizedOperation', 403, { name: 'Ec2Error', kind: 'denied', retryable: false }, false],
     ['RequestLimitExceeded', 503, { name: 'Ec2Error', kind: 'throttled', retryable: true }, false],
   ] as const)('ModifyNetworkInterfaceAttribute %s maps to %j (launch lag: %s)', async (code, status, expected, lag) => {
     const cause = ec2Error(code, status);
