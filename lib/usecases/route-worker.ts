@@ -29,6 +29,7 @@ import { RouteTableFullError } from './port-errors.ts';
 import { checkNodeLeft } from './node-left.ts';
 import { RouteTableView } from './route-table-view.ts';
 import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import { settlePrefixJoin } from './route-worker-prefix-join.ts';
 import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-writes.ts';
 
 export { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, TARGET_CACHE_MS } from './route-worker-deps.ts';
@@ -101,7 +102,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'delete':
       return applyDelete(message, writeDeps);
     case 'sync-node':
-      return syncNodeRoutes(message, writeDeps, delivery);
+      return deps.mode === 'prefixes' ? settlePrefixJoin(message, deps, delivery) : syncNodeRoutes(message, writeDeps, delivery);
     case 'node-left':
       return checkNodeLeft(message.node, deps, delivery);
   }

@@ -161,6 +161,16 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     await expect(tables().listRouteTables()).rejects.toMatchObject({ retryable: true, code: 'RequestLimitExceeded' });
   });
 
+  it.each([
+    ['no route on re-read: the route vanished', [], 'RouteMissingError'],
+    ['the route still there on re-read: an error of its own', [{ DestinationCidrBlock: spec.destinationCidr, NetworkInterfaceId: 'eni-9', State: 'active' as const }], 'Ec2Error'],
+  ])('ReplaceRoute InvalidParameterValue with %s', async (_what, routes, name) => {
+    ec2Mock.on(ReplaceRouteCommand).rejects(ec2Error('InvalidParameterValue'));
+    ec2Mock.on(DescribeRouteTablesCommand).resolves({ RouteTables: [{ RouteTableId: spec.routeTableId, Routes: routes }] });
+    await expect(tables().replaceRoute(spec)).rejects.toMatchObject({ name, retryable: false });
+    expect(ec2Mock.commandCalls(DescribeRouteTablesCommand)).toHaveLength(1);
+  });
+
   it('rejects a malformed destination before calling EC2', async () => {
     await expect(tables().createRoute({ ...spec, destinationCidr: '10.244.1.0/33' })).rejects.toMatchObject({ name: 'InvalidInputError' });
     expect(ec2Mock.calls()).toHaveLength(0);
