@@ -28,6 +28,7 @@ import { planRoutes } from '../routes/index.ts';
 import { RouteTableFullError } from './port-errors.ts';
 import { checkNodeLeft } from './node-left.ts';
 import { RouteTableView } from './route-table-view.ts';
+import { MessageRefusedError } from './route-worker-claims.ts';
 import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
 import { settlePrefixJoin } from './route-worker-prefix-join.ts';
 import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-writes.ts';
@@ -72,6 +73,17 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
     deps.log.log('info', 'message.done', { ...describe(message), status, ms: deps.now() - started });
     return { outcome: 'ack', status };
   } catch (error) {
+    if (error instanceof MessageRefusedError) {
+      // A hint that contradicts the authority: acknowledged and reported, nothing acted on, no node told.
+      deps.log.log('warn', 'message.refused', { ...describe(message), reason: error.reason, error, receiveCount: delivery.receiveCount });
+      deps.log.metric('MessagesRefused', 1);
+      return { outcome: 'ack', status: `refused:${error.reason}` };
+    }
+    if (deps.signal?.aborted) {
+      // Cut at the deadline: the handler has answered this record already; nothing more is done.
+      deps.log.log('warn', 'message.aborted', { ...describe(message), error, receiveCount: delivery.receiveCount, ms: deps.now() - started });
+      return { outcome: 'retry', status: 'aborted' };
+    }
     const retryable = error instanceof PodrouteError && error.retryable;
     const outcome = failureOutcome(retryable, delivery);
     deps.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {

@@ -7,8 +7,8 @@
  * call is idempotent (`RouteAlreadyExists` with the same target and `InvalidRoute.NotFound` on
  * delete are success), so a duplicate or out-of-order delivery converges to the same state.
  */
-import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
-import { InvalidInputError, PodrouteError } from '../errors.ts';
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { PodrouteError } from '../errors.ts';
 import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
@@ -18,7 +18,8 @@ import type { Route, RouteTable } from '../routes/index.ts';
 import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
-import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode, leaseOf } from './route-worker-deps.ts';
+import { checkDelete, checkRouteClaim, refuse } from './route-worker-claims.ts';
 
 export interface RouteOp {
   routeTableId: string;
@@ -29,15 +30,17 @@ export interface RouteOp {
 
 /** A create or replace message: the one route, if the message still fits the node. */
 export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> {
+  if (!isResponsibleForRoute(op.destinationCidr, deps.clusterCidrs)) refuse('outside-cluster-cidrs', routeWhat(op));
   const node = await currentNode(op.node, deps);
   if (!node) return 'stale:node-gone';
   const unmanaged = unmanagedReason(node, deps.nodeSelector);
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
-  const stale = staleness(op, node, deps.clusterCidrs);
+  const stale = staleness(op, node);
   if (stale) return stale;
   // One listing serves the decision and the node's condition: EC2's describe budget is shared.
   const tables = await deps.view.current();
-  if (!tables.some((table) => table.routeTableId === op.routeTableId)) return 'stale:not-a-cluster-table';
+  if (!tables.some((table) => table.routeTableId === op.routeTableId)) refuse('not-a-cluster-table', routeWhat(op));
+  await verifyLeases([op], deps);
   const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
   await settle(node, deps);
   return result;
@@ -75,6 +78,8 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const tables = await deps.view.current();
   const plan = planRoutes({ nodes: [routed], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
+  // Nothing is written for a pod CIDR the lease table does not give this node, admitted or stored.
+  await verifyLeases(ops, deps);
   const results: string[] = [];
   for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), routed, deps)));
   if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, deps));
@@ -297,9 +302,11 @@ async function replaceOrCreate(spec: RouteSpec, deps: WriteDeps): Promise<'creat
 
 /** A delete message: the route read afresh, and deleted only while it still looks as planned. */
 export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps): Promise<string> {
-  if (!isResponsibleForRoute(message.destinationCidr, deps.clusterCidrs)) {
-    throw new InvalidInputError(`refusing to delete ${message.destinationCidr}: it is outside the cluster CIDRs ${deps.clusterCidrs.join(',')}`);
-  }
+  const what = `delete of ${message.destinationCidr} in ${message.routeTableId}`;
+  if (!isResponsibleForRoute(message.destinationCidr, deps.clusterCidrs)) refuse('outside-cluster-cidrs', what);
+  const tagged = new Set((await deps.view.current()).map((table) => table.routeTableId));
+  const refusal = checkDelete(message, tagged, deps.clusterCidrs);
+  if (refusal !== null) refuse(refusal, what);
   const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
   if (found === null) return 'absent';
   const current = currentRouteOf(found);
@@ -343,16 +350,26 @@ async function settle(node: Node, deps: WriteDeps): Promise<void> {
   deps.log.log('info', 'action', { action: 'set-network-unavailable', value: wanted, node: name, result, ms: deps.now() - started });
 }
 
-/** Why a create/replace no longer fits the node, or null when it still does. */
-function staleness(op: RouteOp, node: Node, clusterCidrs: readonly string[]): string | null {
+/** Why a create/replace no longer fits the node's own claim (its instance, its pod CIDRs), or null when it still does. */
+function staleness(op: RouteOp, node: Node): string | null {
   if (instanceIdOf(node) !== op.instanceId) return 'stale:instance-changed';
   const wanted = tryParseCidr(op.destinationCidr);
   if (!wanted) return 'stale:bad-destination';
   const owned = podCidrsOf(node).map((text) => tryParseCidr(text)).some((cidr) => cidr !== null && formatCidr(cidr) === formatCidr(wanted));
-  if (!owned) return 'stale:pod-cidr-changed';
-  const inside = clusterCidrs.some((text) => {
-    const cluster = tryParseCidr(text);
-    return cluster !== null && containsCidr(cluster, wanted);
-  });
-  return inside ? null : 'stale:outside-cluster-cidrs';
+  return owned ? null : 'stale:pod-cidr-changed';
+}
+
+const routeWhat = (op: RouteOp): string => `route ${op.destinationCidr} in ${op.routeTableId} to node ${op.node}`;
+
+/**
+ * Refuses the message unless the lease table agrees, for every destination of `ops`, that its node
+ * holds exactly that CIDR's lease (lib/usecases/route-worker-claims.ts, `checkRouteClaim`). One
+ * keyed read per distinct (CIDR, node).
+ */
+async function verifyLeases(ops: readonly RouteOp[], deps: RouteWorkerDeps): Promise<void> {
+  const claims = new Map(ops.map((op) => [`${op.destinationCidr}|${op.node}`, op]));
+  for (const op of claims.values()) {
+    const refusal = checkRouteClaim(op, await leaseOf(op.destinationCidr, op.node, deps), deps.clusterCidrs);
+    if (refusal !== null) refuse(refusal, routeWhat(op));
+  }
 }
