@@ -19,6 +19,7 @@ import type { WorkResult } from '../lib/usecases/route-worker.ts';
 import { PodrouteError } from '../lib/errors.ts';
 import type { Telemetry } from '../lib/log.ts';
 import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
+import { withAbortSignal } from '../lib/util/abort-scope.ts';
 import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
@@ -31,6 +32,14 @@ export class RetryLater extends PodrouteError {
   override name = 'RetryLater';
   constructor(message: string) {
     super(message, { retryable: true });
+  }
+}
+
+/** The reason the batch's signal is aborted with: its time budget ran out. */
+class DeadlineExceeded extends PodrouteError {
+  override name = 'DeadlineExceeded';
+  constructor(budgetMs: number) {
+    super(`still running ${budgetMs} ms into the invocation`, { retryable: true });
   }
 }
 
@@ -57,7 +66,10 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       // One listing of the route tables for the whole batch, taken when a message first needs it.
       const view = new RouteTableView(wiring.routeTables);
       const settled: Array<Settled | undefined> = records.map(() => undefined);
-      const work = records.map(async (record, index) => {
+      // Aborted at the deadline: every EC2, DynamoDB and Kubernetes call of the batch still under
+      // way (or started later) rejects at once, and no SDK retry wakes up after the invocation.
+      const controller = new AbortController();
+      const work = records.map((record, index) => withAbortSignal(controller.signal, async () => {
         const delivery = deliveryOf(record, wiring);
         let result: WorkResult;
         try {
@@ -75,6 +87,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
             mode: wiring.config.mode,
             // Prefixes mode: a joined node's condition is settled on its interface's prefixes.
             ...(wiring.config.mode === 'prefixes' ? { prefixes: wiring.prefixes } : {}),
+            signal: controller.signal,
           });
         } catch (error) {
           // handleRouteMessage never throws; should it, this record alone fails.
@@ -88,7 +101,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
           settled[index] = { status: 'rejected', reason: new RetryLater(result.status) };
           await retryLater(record, wiring);
         }
-      });
+      }));
 
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => {
@@ -96,6 +109,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       });
       await Promise.race([Promise.all(work), deadline]);
       clearTimeout(timer);
+      controller.abort(new DeadlineExceeded(budgetMs));
 
       // Records still running at the deadline: each answered on its own, never the whole batch.
       records.forEach((record, index) => {
