@@ -11,6 +11,7 @@
  * to reconcile when their receives are nearly used up); their EC2 calls are idempotent, so a redelivery converges.
  * Each failed record gets one log line saying what becomes of it.
  */
+import { setMaxListeners } from 'node:events';
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -69,6 +70,9 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       // Aborted at the deadline: every EC2, DynamoDB and Kubernetes call of the batch still under
       // way (or started later) rejects at once, and no SDK retry wakes up after the invocation.
       const controller = new AbortController();
+      // Every call under way listens on it (the SDK removes its listener when the call ends), and
+      // a batch runs many at once: no listener cap on a signal that lives one invocation.
+      setMaxListeners(0, controller.signal);
       const work = records.map((record, index) => withAbortSignal(controller.signal, async () => {
         const delivery = deliveryOf(record, wiring);
         let result: WorkResult;
@@ -109,7 +113,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       });
       await Promise.race([Promise.all(work), deadline]);
       clearTimeout(timer);
-      controller.abort(new DeadlineExceeded(budgetMs));
+      if (wiring.abortAtDeadline !== false) controller.abort(new DeadlineExceeded(budgetMs));
 
       // Records still running at the deadline: each answered on its own, never the whole batch.
       records.forEach((record, index) => {

@@ -62,6 +62,11 @@ export interface Wiring {
    * fast-forwards the schedule and the queue's timeouts, and scales the worker's retry delays alike.
    */
   timeScale?: number;
+  /**
+   * The route worker aborts what is still running at its deadline (default). Off only where the
+   * process is not frozen after an invocation (the local sandbox), so nothing can resume late.
+   */
+  abortAtDeadline?: boolean;
 }
 
 interface Clients {
