@@ -15,7 +15,7 @@ import { setMaxListeners } from 'node:events';
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { RouteTableView, failureOutcome, handleRouteMessage } from '../lib/usecases/route-worker.ts';
+import { RouteTableView, handleRouteMessage, outcomeOf } from '../lib/usecases/route-worker.ts';
 import type { WorkResult } from '../lib/usecases/route-worker.ts';
 import { PodrouteError } from '../lib/errors.ts';
 import type { Telemetry } from '../lib/log.ts';
@@ -113,16 +113,17 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       });
       await Promise.race([Promise.all(work), deadline]);
       clearTimeout(timer);
-      if (wiring.abortAtDeadline !== false) controller.abort(new DeadlineExceeded(budgetMs));
+      const cut = new DeadlineExceeded(budgetMs);
+      if (wiring.abortAtDeadline !== false) controller.abort(cut);
 
       // Records still running at the deadline: each answered on its own, never the whole batch.
       records.forEach((record, index) => {
         if (settled[index] !== undefined) return;
         const delivery = deliveryOf(record, wiring);
-        const outcome = failureOutcome(true, delivery);
+        const outcome = outcomeOf(cut, delivery);
         wiring.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
           messageId: record.messageId,
-          error: { name: 'DeadlineExceeded', message: `still running ${budgetMs} ms into the invocation` },
+          error: cut,
           retryable: true,
           outcome,
           receiveCount: delivery.receiveCount,

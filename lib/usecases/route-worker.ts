@@ -41,19 +41,22 @@ export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
 
 /**
  * What becomes of a failed message: `retry` (the queue delivers it again), `handed-back` (retryable,
- * but its receives are nearly used up: acknowledged, the next reconcile re-plans it) or `failed`
- * (retrying cannot help: acknowledged and reported).
+ * but its receives are nearly used up: acknowledged, the next reconcile re-plans it), `failed`
+ * (retrying cannot help: acknowledged and reported) or `refused` (it contradicts the authority:
+ * acknowledged, nothing done, no node told).
  */
-type FailureOutcome = 'retry' | 'handed-back' | 'failed';
+export type FailureOutcome = 'retry' | 'handed-back' | 'failed' | 'refused';
 
 /**
- * The outcome of a failure, from whether it is retryable and which receive this is. A retryable
- * failure is handed back one receive before the last: an invocation that crashes or times out
- * answers nothing and still counts a receive, so the last receive is kept as that margin. Only a
- * message whose invocations crash or time out again and again reaches the dead-letter queue.
+ * The one decider of a failed message's fate, from the failure and which receive this is; the
+ * handler asks it too for a record still running at the deadline. A retryable failure is handed
+ * back one receive before the last: an invocation that crashes or times out answers nothing and
+ * still counts a receive, so the last receive is kept as that margin. Only a message whose
+ * invocations crash or time out again and again reaches the dead-letter queue.
  */
-export function failureOutcome(retryable: boolean, delivery: Delivery): FailureOutcome {
-  if (!retryable) return 'failed';
+export function outcomeOf(error: unknown, delivery: Delivery): FailureOutcome {
+  if (error instanceof MessageRefusedError) return 'refused';
+  if (!(error instanceof PodrouteError && error.retryable)) return 'failed';
   return delivery.receiveCount >= delivery.maxReceiveCount - 1 ? 'handed-back' : 'retry';
 }
 
@@ -73,7 +76,8 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
     deps.log.log('info', 'message.done', { ...describe(message), status, ms: deps.now() - started });
     return { outcome: 'ack', status };
   } catch (error) {
-    if (error instanceof MessageRefusedError) {
+    const outcome = outcomeOf(error, delivery);
+    if (outcome === 'refused' && error instanceof MessageRefusedError) {
       // A hint that contradicts the authority: acknowledged and reported, nothing acted on, no node told.
       deps.log.log('warn', 'message.refused', { ...describe(message), reason: error.reason, error, receiveCount: delivery.receiveCount });
       deps.log.metric('MessagesRefused', 1);
@@ -85,7 +89,6 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
       return { outcome: 'retry', status: 'aborted' };
     }
     const retryable = error instanceof PodrouteError && error.retryable;
-    const outcome = failureOutcome(retryable, delivery);
     deps.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
       ...describe(message),
       error,
