@@ -11,14 +11,16 @@
  * to reconcile when their receives are nearly used up); their EC2 calls are idempotent, so a redelivery converges.
  * Each failed record gets one log line saying what becomes of it.
  */
+import { setMaxListeners } from 'node:events';
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { RouteTableView, failureOutcome, handleRouteMessage } from '../lib/usecases/route-worker.ts';
+import { RouteTableView, handleRouteMessage, outcomeOf } from '../lib/usecases/route-worker.ts';
 import type { WorkResult } from '../lib/usecases/route-worker.ts';
 import { PodrouteError } from '../lib/errors.ts';
 import type { Telemetry } from '../lib/log.ts';
 import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
+import { withAbortSignal } from '../lib/util/abort-scope.ts';
 import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
@@ -31,6 +33,14 @@ export class RetryLater extends PodrouteError {
   override name = 'RetryLater';
   constructor(message: string) {
     super(message, { retryable: true });
+  }
+}
+
+/** The reason the batch's signal is aborted with: its time budget ran out. */
+class DeadlineExceeded extends PodrouteError {
+  override name = 'DeadlineExceeded';
+  constructor(budgetMs: number) {
+    super(`still running ${budgetMs} ms into the invocation`, { retryable: true });
   }
 }
 
@@ -57,7 +67,13 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       // One listing of the route tables for the whole batch, taken when a message first needs it.
       const view = new RouteTableView(wiring.routeTables);
       const settled: Array<Settled | undefined> = records.map(() => undefined);
-      const work = records.map(async (record, index) => {
+      // Aborted at the deadline: every EC2, DynamoDB and Kubernetes call of the batch still under
+      // way (or started later) rejects at once, and no SDK retry wakes up after the invocation.
+      const controller = new AbortController();
+      // Every call under way listens on it (the SDK removes its listener when the call ends), and
+      // a batch runs many at once: no listener cap on a signal that lives one invocation.
+      setMaxListeners(0, controller.signal);
+      const work = records.map((record, index) => withAbortSignal(controller.signal, async () => {
         const delivery = deliveryOf(record, wiring);
         let result: WorkResult;
         try {
@@ -75,6 +91,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
             mode: wiring.config.mode,
             // Prefixes mode: a joined node's condition is settled on its interface's prefixes.
             ...(wiring.config.mode === 'prefixes' ? { prefixes: wiring.prefixes } : {}),
+            signal: controller.signal,
           });
         } catch (error) {
           // handleRouteMessage never throws; should it, this record alone fails.
@@ -88,7 +105,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
           settled[index] = { status: 'rejected', reason: new RetryLater(result.status) };
           await retryLater(record, wiring);
         }
-      });
+      }));
 
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => {
@@ -96,15 +113,17 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       });
       await Promise.race([Promise.all(work), deadline]);
       clearTimeout(timer);
+      const cut = new DeadlineExceeded(budgetMs);
+      if (wiring.abortAtDeadline !== false) controller.abort(cut);
 
       // Records still running at the deadline: each answered on its own, never the whole batch.
       records.forEach((record, index) => {
         if (settled[index] !== undefined) return;
         const delivery = deliveryOf(record, wiring);
-        const outcome = failureOutcome(true, delivery);
+        const outcome = outcomeOf(cut, delivery);
         wiring.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
           messageId: record.messageId,
-          error: { name: 'DeadlineExceeded', message: `still running ${budgetMs} ms into the invocation` },
+          error: cut,
           retryable: true,
           outcome,
           receiveCount: delivery.receiveCount,

@@ -27,6 +27,7 @@ import { EksTokenProvider } from '../lib/aws/eks-token.ts';
 import { SqsWorkQueue } from '../lib/aws/sqs-work-queue.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import { createKubeConfig } from '../lib/kube/kube-config.ts';
+import { abortable } from '../lib/util/abort-scope.ts';
 import { KubeNodes } from '../lib/kube/kube-nodes.ts';
 
 /** Everything a handler needs; built once per container. */
@@ -61,6 +62,11 @@ export interface Wiring {
    * fast-forwards the schedule and the queue's timeouts, and scales the worker's retry delays alike.
    */
   timeScale?: number;
+  /**
+   * The route worker aborts what is still running at its deadline (default). Off only where the
+   * process is not frozen after an invocation (the local sandbox), so nothing can resume late.
+   */
+  abortAtDeadline?: boolean;
 }
 
 interface Clients {
@@ -134,6 +140,10 @@ export async function buildWiring(
   const usedReservationSets: UsedReservationSets = async () => Promise.all((await registry.list()).map(openSet));
   // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
   countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
+  // EC2 and DynamoDB calls carry the abort signal of the work under way: the route worker aborts
+  // what is still running at its deadline (lib/util/abort-scope.ts). Outside that, no signal.
+  abortable(clients.ec2);
+  abortable(clients.dynamodb);
   return {
     config,
     routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),

@@ -1,8 +1,10 @@
 /**
  * The one place where EC2 failures become podroute errors. It decides by the error's code
- * (`error.name` on SDK v3 service exceptions) and its HTTP status, never by message text.
+ * (`error.name` on SDK v3 service exceptions) for EC2's own codes and by the classification all AWS
+ * adapters share (lib/aws/aws-errors.ts) for the rest, never by message text.
  */
 import { PodrouteError } from '../errors.ts';
+import { awsErrorCode, classifyAwsError } from './aws-errors.ts';
 import { ResourceNotFoundError, RouteTableFullError } from '../usecases/port-errors.ts';
 
 // The port errors this adapter throws, re-exported for its callers and tests.
@@ -14,43 +16,30 @@ type Ec2FailureKind =
   | 'route-missing' // InvalidRoute.NotFound: nothing to delete
   | 'throttled' // RequestLimitExceeded / Throttling: retry later
   | 'server' // a 5xx from EC2: retry later
-  | 'transport' // no answer at all (timeout, reset): retry later
+  | 'transport' // no answer (timeout, reset) or a transient 5xx, also after the SDK's retries: retry later
+  | 'aborted' // podroute cut the call at the invocation's deadline: retry later
+  | 'denied' // UnauthorizedOperation: the role lacks the permission, retrying cannot help
   | 'route-quota' // RouteLimitExceeded: the table is full, retrying will not help
   | 'not-found' // another Invalid*.NotFound: the resource is gone
   | 'rejected'; // any other client error
 
-const THROTTLING_CODES = new Set(['RequestLimitExceeded', 'Throttling', 'ThrottlingException', 'RequestThrottled', 'TooManyRequestsException']);
-const TRANSPORT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+/** The EC2 error code of a failure (`RouteAlreadyExists`, ...), or undefined when EC2 did not answer. */
+const ec2ErrorCode = awsErrorCode;
 
-interface ErrorShape {
-  name?: unknown;
-  code?: unknown;
-  $fault?: unknown;
-  $metadata?: { httpStatusCode?: unknown };
-}
-
-const shapeOf = (error: unknown): ErrorShape => (typeof error === 'object' && error !== null ? (error as ErrorShape) : {});
-
-/** The EC2 error code of a failure (`RouteAlreadyExists`, ...), or undefined for a non-service error. */
-function ec2ErrorCode(error: unknown): string | undefined {
-  const shape = shapeOf(error);
-  return shape.$metadata !== undefined && typeof shape.name === 'string' ? shape.name : undefined;
-}
-
+/**
+ * EC2's own codes first, then the classification every AWS adapter shares (lib/aws/aws-errors.ts:
+ * the SDK's throttling, transient and server-error checks).
+ */
 export function classifyEc2Error(error: unknown): Ec2FailureKind {
-  const shape = shapeOf(error);
-  const name = typeof shape.name === 'string' ? shape.name : '';
-  const status = typeof shape.$metadata?.httpStatusCode === 'number' ? shape.$metadata.httpStatusCode : undefined;
-  if (name === 'RouteAlreadyExists') return 'route-exists';
-  if (name === 'InvalidRoute.NotFound') return 'route-missing';
-  if (name === 'RouteLimitExceeded') return 'route-quota';
-  if (THROTTLING_CODES.has(name)) return 'throttled';
-  if ((status !== undefined && status >= 500) || shape.$fault === 'server') return 'server';
-  if (/^Invalid\w+\.NotFound$/.test(name)) return 'not-found';
-  if (shape.$metadata === undefined) {
-    const code = typeof shape.code === 'string' ? shape.code : '';
-    if (name === 'TimeoutError' || name === 'AbortError' || TRANSPORT_CODES.has(code)) return 'transport';
-  }
+  const code = ec2ErrorCode(error);
+  if (code === 'RouteAlreadyExists') return 'route-exists';
+  if (code === 'InvalidRoute.NotFound') return 'route-missing';
+  if (code === 'RouteLimitExceeded') return 'route-quota';
+  const kind = classifyAwsError(error);
+  // A transient failure EC2 answered is a 5xx (500, 502, 503, 504); without an answer it is the transport.
+  if (kind === 'transient') return code === undefined ? 'transport' : 'server';
+  if (kind !== 'rejected') return kind;
+  if (code !== undefined && /^Invalid\w+\.NotFound$/.test(code)) return 'not-found';
   return 'rejected';
 }
 
@@ -113,9 +102,11 @@ export function toPodrouteError(error: unknown, context: { operation: string; ro
     case 'throttled':
     case 'server':
     case 'transport':
+    case 'aborted':
       return new Ec2Error(`EC2 ${where}: ${what} (retryable)`, { kind, operation: context.operation, code, retryable: true, cause: error });
     case 'route-exists':
     case 'route-missing':
+    case 'denied':
     case 'rejected':
       return new Ec2Error(`EC2 ${where}: ${what}`, { kind, operation: context.operation, code, retryable: false, cause: error });
   }

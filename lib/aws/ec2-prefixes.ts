@@ -2,7 +2,7 @@
  * The node-sync "cloud alias" on AWS: the prefixes delegated to nodes' primary interfaces, a `/28`
  * for IPv4 or a `/80` for IPv6 (the only sizes EC2 delegates), read in batches and assigned.
  */
-import { AssignIpv6AddressesCommand, AssignPrivateIpAddressesCommand, DescribeInstancesCommand } from '@aws-sdk/client-ec2';
+import { AssignIpv6AddressesCommand, AssignPrivateIpAddressesCommand, DescribeInstancesCommand, DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
 import type { DescribeInstancesCommandOutput, EC2Client, InstanceNetworkInterface } from '@aws-sdk/client-ec2';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
@@ -108,6 +108,29 @@ export class Ec2EniPrefixes implements EniPrefixes {
     const first = assigned.map((text) => tryParseCidr(text)).find((c) => c !== null && c.family === family);
     if (!first) throw new PodrouteError(`EC2 assigned no IPv${family} prefix to ${networkInterfaceId}`, { retryable: true });
     return formatCidr(first);
+  }
+
+  /**
+   * Pages through the subnet's interfaces (DescribeNetworkInterfaces, `subnet-id` filter, EC2 API
+   * Reference) for the one holding `cidr`: a delegated prefix lies inside its interface's subnet
+   * (EC2 User Guide, "Prefix delegation for Amazon EC2 network interfaces"), so no other subnet
+   * needs reading. Only after a refusal, so its cost (a page per 1,000 interfaces) is rare.
+   */
+  async prefixHolder(subnetId: string, cidr: string): Promise<string | null> {
+    const wanted = tryParseCidr(cidr);
+    if (!wanted) throw new InvalidInputError(`invalid prefix ${JSON.stringify(cidr)}`);
+    const interfaces = await allPages('DescribeNetworkInterfaces', async (nextToken) => {
+      try {
+        const out = await this.client.send(
+          new DescribeNetworkInterfacesCommand({ Filters: [{ Name: 'subnet-id', Values: [subnetId] }], MaxResults: 1000, ...(nextToken ? { NextToken: nextToken } : {}) }),
+        );
+        return { items: out.NetworkInterfaces, nextToken: out.NextToken };
+      } catch (error) {
+        throw toPodrouteError(error, { operation: 'DescribeNetworkInterfaces', subject: subnetId });
+      }
+    });
+    const holder = interfaces.find((eni) => delegatedPrefixes(eni).includes(formatCidr(wanted)));
+    return holder?.NetworkInterfaceId ?? null;
   }
 
   private async assign(eniId: string, family: Family, what: { prefix: string } | { count: number }, subject: string): Promise<string[]> {

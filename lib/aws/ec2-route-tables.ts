@@ -28,7 +28,9 @@ import type { FullMark } from '../routes/table-full.ts';
 import type { Cidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { RouteSpec, RouteTables } from '../usecases/ports.ts';
+import { awsErrorCode } from './aws-errors.ts';
 import { RouteConflictError, classifyEc2Error, toPodrouteError } from './ec2-errors.ts';
+import { RouteMissingError } from '../usecases/port-errors.ts';
 import { primaryInterface } from './ec2-instances.ts';
 import { allPages } from './ec2-paging.ts';
 
@@ -159,13 +161,23 @@ export class Ec2RouteTables implements RouteTables {
     }
   }
 
-  /** Points an existing route at another interface (a blackhole or a moved pod CIDR). */
+  /**
+   * Points an existing route at another interface (a blackhole or a moved pod CIDR). A
+   * `RouteMissingError` when the destination has no route (any more): EC2 answers that with
+   * `InvalidParameterValue`, not `InvalidRoute.NotFound` (seen on AWS and reproduced by moto,
+   * getmoto/moto#6425; the API reference names no code), and `InvalidParameterValue` is EC2's
+   * catch-all for validation errors, so it means "no route" only when a re-read shows none.
+   */
   async replaceRoute(spec: RouteSpec): Promise<void> {
     const dest = destination(spec.destinationCidr);
     try {
       await this.client.send(new ReplaceRouteCommand({ RouteTableId: spec.routeTableId, ...dest.param, NetworkInterfaceId: spec.networkInterfaceId }));
     } catch (error) {
-      throw toPodrouteError(error, { operation: 'ReplaceRoute', routeTableId: spec.routeTableId, subject: spec.destinationCidr });
+      const mapped = toPodrouteError(error, { operation: 'ReplaceRoute', routeTableId: spec.routeTableId, subject: spec.destinationCidr });
+      if (awsErrorCode(error) !== 'InvalidParameterValue') throw mapped;
+      const now = await this.describeRoute(spec.routeTableId, spec.destinationCidr);
+      if (now === null || now.propagated === 'vgw') throw new RouteMissingError(spec.routeTableId, spec.destinationCidr, { cause: mapped });
+      throw mapped;
     }
   }
 

@@ -18,6 +18,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PodrouteError } from '../errors.ts';
+import { isRetryableAwsError } from './aws-errors.ts';
 import { serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
 import { forEachLimit } from '../util/concurrency.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
@@ -57,47 +58,13 @@ class WorkQueueError extends PodrouteError {
   }
 }
 
-const RETRYABLE_NAMES = new Set([
-  'RequestThrottled',
-  'ThrottlingException',
-  'Throttling',
-  'KmsThrottled',
-  'ServiceUnavailable',
-  'InternalError',
-  'InternalFailure',
-  'RequestTimeout',
-  'RequestTimeoutException',
-  'TimeoutError',
-  'AbortError',
-]);
-const TERMINAL_NAMES = new Set([
-  'AccessDenied',
-  'AccessDeniedException',
-  'QueueDoesNotExist',
-  'AWS.SimpleQueueService.NonExistentQueue',
-  'InvalidAddress',
-  'InvalidSecurity',
-  'UnsupportedOperation',
-  'KmsAccessDenied',
-  'KmsDisabled',
-  'KmsNotFound',
-  'KmsInvalidState',
-  'KmsInvalidKeyUsage',
-  'KmsOptInRequired',
-]);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);
-
-/** Whether an SDK (or transport) error is worth retrying: throttling, 5xx and network faults are. */
+/**
+ * Whether an SDK (or transport) error is worth retrying: the classification every AWS adapter
+ * shares (lib/aws/aws-errors.ts), plus SQS's own throttling of its KMS calls (`KmsThrottled`, SQS
+ * API Reference, SendMessageBatch errors), which the SDK's list does not name.
+ */
 function isRetryableSqsError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const e = error as { name?: unknown; code?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number } };
-  const name = typeof e.name === 'string' ? e.name : '';
-  if (TERMINAL_NAMES.has(name)) return false;
-  if (RETRYABLE_NAMES.has(name)) return true;
-  if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) return true;
-  const status = e.$metadata?.httpStatusCode;
-  if (typeof status === 'number') return status >= 500 || status === 429;
-  return e.$fault === 'server';
+  return isRetryableAwsError(error) || (error instanceof Error && error.name === 'KmsThrottled');
 }
 
 /** Maps an error thrown by the SQS client to a WorkQueueError with its cause. */

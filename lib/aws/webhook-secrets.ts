@@ -17,6 +17,7 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { PodrouteError } from '../errors.ts';
+import { isRetryableAwsError } from './aws-errors.ts';
 
 export interface WebhookSecrets {
   current: string;
@@ -41,7 +42,7 @@ async function readSecret(client: SecretsManagerClient, secretId: string, stage:
   } catch (error) {
     if (stage === 'AWSPREVIOUS' && isNamed(error, 'ResourceNotFoundException')) return null;
     if (error instanceof PodrouteError) throw error;
-    throw new PodrouteError(`cannot read secret ${secretId} (${stage})`, { retryable: true, cause: error });
+    throw new PodrouteError(`cannot read secret ${secretId} (${stage})`, { retryable: isRetryableAwsError(error), cause: error });
   }
 }
 
@@ -50,7 +51,7 @@ export async function ssmWebhookSecrets(client: SSMClient, name: string): Promis
   try {
     latest = (await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter;
   } catch (error) {
-    throw new PodrouteError(`cannot read SSM parameter ${name}`, { retryable: true, cause: error });
+    throw new PodrouteError(`cannot read SSM parameter ${name}`, { retryable: isRetryableAwsError(error), cause: error });
   }
   const current = latest?.Value;
   if (!current) throw new PodrouteError(`SSM parameter ${name} has no value`);
@@ -62,7 +63,7 @@ export async function ssmWebhookSecrets(client: SSMClient, name: string): Promis
     return { current, previous: previous && previous !== current ? previous : null };
   } catch (error) {
     if (isNamed(error, 'ParameterVersionNotFound')) return { current, previous: null };
-    throw new PodrouteError(`cannot read SSM parameter ${name}:${version - 1}`, { retryable: true, cause: error });
+    throw new PodrouteError(`cannot read SSM parameter ${name}:${version - 1}`, { retryable: isRetryableAwsError(error), cause: error });
   }
 }
 

@@ -8,6 +8,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import * as z from '../util/zod-mini.ts';
 import { InvalidInputError, type PodrouteError } from '../errors.ts';
 import { KubeApiError } from './kube-errors.ts';
+import { currentAbortSignal } from '../util/abort-scope.ts';
 
 const statusBodySchema = z.looseObject({ message: z.optional(z.string()), reason: z.optional(z.string()) });
 
@@ -85,7 +86,10 @@ export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = R
   for (const [key, value] of Object.entries(call.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
   if (call.method !== 'GET') url.searchParams.set('fieldManager', FIELD_MANAGER);
   const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body), 'utf8');
+  // The abort signal of the work under way (the route worker's deadline, lib/util/abort-scope.ts).
+  const signal = currentAbortSignal();
   const opts: RequestOptions = {
+    ...(signal === undefined ? {} : { signal }),
     method: call.method,
     headers: {
       Accept: 'application/json',

@@ -33,6 +33,21 @@ export class RouteConflictError extends PodrouteError {
 }
 
 /**
+ * RouteTables.replaceRoute: the destination has no route to replace (it vanished since it was
+ * read). The caller creates it instead. Not retryable as is.
+ */
+export class RouteMissingError extends PodrouteError {
+  override name = 'RouteMissingError';
+  constructor(
+    readonly routeTableId: string,
+    readonly destinationCidr: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`route ${destinationCidr} in ${routeTableId} is gone: nothing to replace`, { retryable: false, ...options });
+  }
+}
+
+/**
  * RouteTables.createRoute: the table holds no more routes. A quota, not a fault: not retryable.
  * Carries the table so the worker can report and mark it; `code` is the cloud's own for it.
  */

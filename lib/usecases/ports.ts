@@ -65,6 +65,11 @@ export interface EniPrefixes {
   assignPrefix(networkInterfaceId: string, cidr: string): Promise<void>;
   /** Lets EC2 pick one prefix of the family (from a `prefix` reservation when there is one); answers it. */
   assignAnyPrefix(networkInterfaceId: string, family: 4 | 6): Promise<string>;
+  /**
+   * The interface of the subnet that holds `cidr` as a delegated prefix now (read afresh), or null
+   * when none does. Absent in ports that cannot read it.
+   */
+  prefixHolder?(subnetId: string, cidr: string): Promise<string | null>;
 }
 
 /** A subnet CIDR reservation (EC2 `SubnetCidrReservation`). */

@@ -331,8 +331,17 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
             // A block the node leased before this run is that earlier call's, maybe not listed yet
             // (EC2's reads are eventually consistent): never another owner's, so never held for the cloud.
             if (heldBefore.has(cidr)) throw new PodrouteError(`EC2 refused prefix ${cidr} for ${eni.networkInterfaceId}, already leased to node ${name}: an earlier assignment of it may still be landing; left for the next run`, { retryable: true, cause: error });
-            await holdForCloud(cidr, error);
-            throw error;
+            // InvalidParameterValue is EC2's catch-all for validation errors: the block is in use only
+            // when a re-read shows it on another interface (on this one, it is done). Otherwise the
+            // refusal is an error of its own, reported for the node; the block is not held away.
+            const holder = prefixes.prefixHolder ? await prefixes.prefixHolder(eni.subnetId, cidr) : undefined;
+            if (holder === null) {
+              throw new PodrouteError(`EC2 refused prefix ${cidr} for ${eni.networkInterfaceId} (InvalidParameterValue), and no other interface holds it: not a prefix in use`, { cause: error });
+            }
+            if (holder !== eni.networkInterfaceId) {
+              await holdForCloud(cidr, error);
+              throw error;
+            }
           }
           deps.log.log('info', 'action', { action: 'adopt-prefix', cidr, node: name, networkInterfaceId: eni.networkInterfaceId, reason: 'already-on-interface' });
         }

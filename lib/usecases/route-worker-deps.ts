@@ -3,6 +3,7 @@
  * share with lib/usecases/route-writes.ts.
  */
 import type { Config } from '../config.ts';
+import { containsCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
@@ -10,6 +11,7 @@ import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
 import type { EniPrefixes, NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
+import type { LeaseRead } from './route-worker-claims.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
 /** The event reason when a route table holds as many routes as its quota allows. */
@@ -42,6 +44,11 @@ export interface RouteWorkerDeps {
   mode?: Config['mode'];
   /** Prefixes mode: the nodes' primary interfaces and the prefixes delegated to them. */
   prefixes?: EniPrefixes;
+  /**
+   * Aborted when the invocation's time is up (functions/route-worker.ts): a message failing after
+   * that reports nothing (no node is told, nothing is re-read); the queue delivers it again.
+   */
+  signal?: AbortSignal;
 }
 
 /** The deps with the listing every write decides on. */
@@ -75,4 +82,18 @@ export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nod
     if (error instanceof NodeNotFoundError) return null;
     throw error;
   }
+}
+
+/**
+ * The lease `node` holds in the cluster set that covers `destinationCidr`, read by key from the
+ * lease table (the authority on who owns a pod CIDR); `no-set` when no configured set covers it.
+ */
+export async function leaseOf(destinationCidr: string, node: string, deps: Pick<RouteWorkerDeps, 'cidrSets'>): Promise<LeaseRead> {
+  const cidr = tryParseCidr(destinationCidr);
+  const set = deps.cidrSets.find((candidate) => {
+    const cluster = tryParseCidr(candidate.clusterCidr);
+    return cidr !== null && cluster !== null && containsCidr(cluster, cidr);
+  });
+  if (!set) return { kind: 'no-set' };
+  return { kind: 'read', lease: await set.ownedLease(node) };
 }

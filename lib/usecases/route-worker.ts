@@ -28,7 +28,9 @@ import { planRoutes } from '../routes/index.ts';
 import { RouteTableFullError } from './port-errors.ts';
 import { checkNodeLeft } from './node-left.ts';
 import { RouteTableView } from './route-table-view.ts';
+import { MessageRefusedError } from './route-worker-claims.ts';
 import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import { settlePrefixJoin } from './route-worker-prefix-join.ts';
 import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-writes.ts';
 
 export { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, TARGET_CACHE_MS } from './route-worker-deps.ts';
@@ -39,19 +41,22 @@ export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
 
 /**
  * What becomes of a failed message: `retry` (the queue delivers it again), `handed-back` (retryable,
- * but its receives are nearly used up: acknowledged, the next reconcile re-plans it) or `failed`
- * (retrying cannot help: acknowledged and reported).
+ * but its receives are nearly used up: acknowledged, the next reconcile re-plans it), `failed`
+ * (retrying cannot help: acknowledged and reported) or `refused` (it contradicts the authority:
+ * acknowledged, nothing done, no node told).
  */
-type FailureOutcome = 'retry' | 'handed-back' | 'failed';
+export type FailureOutcome = 'retry' | 'handed-back' | 'failed' | 'refused';
 
 /**
- * The outcome of a failure, from whether it is retryable and which receive this is. A retryable
- * failure is handed back one receive before the last: an invocation that crashes or times out
- * answers nothing and still counts a receive, so the last receive is kept as that margin. Only a
- * message whose invocations crash or time out again and again reaches the dead-letter queue.
+ * The one decider of a failed message's fate, from the failure and which receive this is; the
+ * handler asks it too for a record still running at the deadline. A retryable failure is handed
+ * back one receive before the last: an invocation that crashes or times out answers nothing and
+ * still counts a receive, so the last receive is kept as that margin. Only a message whose
+ * invocations crash or time out again and again reaches the dead-letter queue.
  */
-export function failureOutcome(retryable: boolean, delivery: Delivery): FailureOutcome {
-  if (!retryable) return 'failed';
+export function outcomeOf(error: unknown, delivery: Delivery): FailureOutcome {
+  if (error instanceof MessageRefusedError) return 'refused';
+  if (!(error instanceof PodrouteError && error.retryable)) return 'failed';
   return delivery.receiveCount >= delivery.maxReceiveCount - 1 ? 'handed-back' : 'retry';
 }
 
@@ -71,8 +76,19 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
     deps.log.log('info', 'message.done', { ...describe(message), status, ms: deps.now() - started });
     return { outcome: 'ack', status };
   } catch (error) {
+    const outcome = outcomeOf(error, delivery);
+    if (outcome === 'refused' && error instanceof MessageRefusedError) {
+      // A hint that contradicts the authority: acknowledged and reported, nothing acted on, no node told.
+      deps.log.log('warn', 'message.refused', { ...describe(message), reason: error.reason, error, receiveCount: delivery.receiveCount });
+      deps.log.metric('MessagesRefused', 1);
+      return { outcome: 'ack', status: `refused:${error.reason}` };
+    }
+    if (deps.signal?.aborted) {
+      // Cut at the deadline: the handler has answered this record already; nothing more is done.
+      deps.log.log('warn', 'message.aborted', { ...describe(message), error, receiveCount: delivery.receiveCount, ms: deps.now() - started });
+      return { outcome: 'retry', status: 'aborted' };
+    }
     const retryable = error instanceof PodrouteError && error.retryable;
-    const outcome = failureOutcome(retryable, delivery);
     deps.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
       ...describe(message),
       error,
@@ -101,7 +117,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'delete':
       return applyDelete(message, writeDeps);
     case 'sync-node':
-      return syncNodeRoutes(message, writeDeps, delivery);
+      return deps.mode === 'prefixes' ? settlePrefixJoin(message, deps, delivery) : syncNodeRoutes(message, writeDeps, delivery);
     case 'node-left':
       return checkNodeLeft(message.node, deps, delivery);
   }

@@ -7,18 +7,19 @@
  * call is idempotent (`RouteAlreadyExists` with the same target and `InvalidRoute.NotFound` on
  * delete are success), so a duplicate or out-of-order delivery converges to the same state.
  */
-import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
-import type { Cidr } from '../cidr/cidr.ts';
-import { InvalidInputError, PodrouteError } from '../errors.ts';
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { PodrouteError } from '../errors.ts';
 import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute, planRoutes } from '../routes/index.ts';
 import type { Route, RouteTable } from '../routes/index.ts';
-import { RouteConflictError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
+import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
+import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
-import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode, leaseOf } from './route-worker-deps.ts';
+import { checkDelete, checkRouteClaim, refuse } from './route-worker-claims.ts';
 
 export interface RouteOp {
   routeTableId: string;
@@ -29,15 +30,17 @@ export interface RouteOp {
 
 /** A create or replace message: the one route, if the message still fits the node. */
 export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> {
+  if (!isResponsibleForRoute(op.destinationCidr, deps.clusterCidrs)) refuse('outside-cluster-cidrs', routeWhat(op));
   const node = await currentNode(op.node, deps);
   if (!node) return 'stale:node-gone';
   const unmanaged = unmanagedReason(node, deps.nodeSelector);
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
-  const stale = staleness(op, node, deps.clusterCidrs);
+  const stale = staleness(op, node);
   if (stale) return stale;
   // One listing serves the decision and the node's condition: EC2's describe budget is shared.
   const tables = await deps.view.current();
-  if (!tables.some((table) => table.routeTableId === op.routeTableId)) return 'stale:not-a-cluster-table';
+  if (!tables.some((table) => table.routeTableId === op.routeTableId)) refuse('not-a-cluster-table', routeWhat(op));
+  await verifyLeases([op], deps);
   const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
   await settle(node, deps);
   return result;
@@ -57,7 +60,6 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
  * up as for any node that left.
  */
 export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string> {
-  if (deps.mode === 'prefixes') return settlePrefixJoin(message, deps, delivery);
   const name = message.node;
   const stored = await currentNode(name, deps);
   let node = stored;
@@ -76,6 +78,8 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const tables = await deps.view.current();
   const plan = planRoutes({ nodes: [routed], routeTables: tables, clusterCidrs: deps.clusterCidrs });
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
+  // Nothing is written for a pod CIDR the lease table does not give this node, admitted or stored.
+  await verifyLeases(ops, deps);
   const results: string[] = [];
   for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), routed, deps)));
   if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, deps));
@@ -83,62 +87,8 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
 
-/**
- * Prefixes mode's `sync-node`, queued by the webhook at a node's admission: there is no route to
- * make (the admission delegated the node's prefixes to its primary interface already,
- * lib/usecases/prefix-mode.ts), only the condition, which needs the stored node. So:
- * - not stored yet: retried shortly, once, as in routes mode (admission runs before the Node is
- *   persisted: Kubernetes docs, "Dynamic Admission Control"); still absent after: left to reconcile;
- * - stored with another instance or other pod CIDRs than admitted: the admission's facts are stale,
- *   left to reconcile;
- * - else one DescribeInstances by id (EniPrefixes.describeInterfaces), and NetworkUnavailable=False
- *   once every pod CIDR of the node is delegated to its primary interface, with one pod CIDR inside
- *   each cluster CIDR (as reconcile decides it, `syncPrefixNode`). DescribeInstances lists the
- *   prefixes assigned to each of an instance's interfaces (EC2 API Reference, InstanceIpv4Prefix
- *   and InstanceIpv6Prefix in InstanceNetworkInterface), and a prefix assigned to an interface is
- *   one EC2 checked and delegated to it (EC2 User Guide, "Prefix delegation for Amazon EC2 network
- *   interfaces").
- * Prefixes missing (or the instance not listed yet) are left to reconcile, which reads the subnet's
- * reservations and runs node sync: assigning is node sync's decision over the pod range's CIDR set
- * (adopting what a timed-out admission left, or EC2's pick in SyncFromCloud), and the worker has
- * neither the subnet and reservation reads nor the role's Assign permissions. The worker never
- * writes True here either: a node not ready yet stays as the kubelet registered it.
- */
-async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
-  const name = message.node;
-  const node = await currentNode(name, deps);
-  if (!node) {
-    if ((delivery?.receiveCount ?? 1) === 1) throw new PodrouteError(`node ${name} is not stored yet, so its condition waits`, { retryable: true });
-    return 'stale:node-gone';
-  }
-  const unmanaged = unmanagedReason(node, deps.nodeSelector);
-  if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
-  const instanceId = instanceIdOf(node);
-  const podCidrs = podCidrsOf(node).map((text) => tryParseCidr(text));
-  const cidrs = podCidrs.filter((c) => c !== null).map(formatCidr);
-  const admitted = message.admitted;
-  if (admitted && (instanceId !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs))) return 'left-to-reconcile:stored-differs-from-admitted';
-  if (networkUnavailableOf(node) === 'False') return 'in-sync';
-  const clusters = deps.clusterCidrs.map((text) => tryParseCidr(text));
-  const within = (cidr: Cidr | null, cluster: Cidr | null) => cidr !== null && cluster !== null && containsCidr(cluster, cidr);
-  const complete =
-    podCidrs.length > 0 && podCidrs.every((c) => clusters.some((cluster) => within(c, cluster))) && clusters.every((cluster) => podCidrs.some((c) => within(c, cluster)));
-  if (instanceId === null || !complete) return 'left-to-reconcile:pod-cidrs-incomplete';
-  if (!deps.prefixes) throw new PodrouteError('prefixes mode: the route worker has no ENI prefix port to read the node\'s interface with');
-  const eni = (await deps.prefixes.describeInterfaces([instanceId])).get(instanceId);
-  if (!eni) return 'left-to-reconcile:instance-unlisted';
-  const missing = cidrs.filter((cidr) => !eni.prefixes.includes(cidr));
-  if (missing.length > 0) {
-    deps.log.log('info', 'prefix.not-delegated', { node: name, networkInterfaceId: eni.networkInterfaceId, missing });
-    return 'left-to-reconcile:prefixes-missing';
-  }
-  const started = deps.now();
-  const result = await deps.nodes.setNetworkUnavailable(name, false);
-  deps.log.log('info', 'action', { action: 'set-network-unavailable', value: false, node: name, result, ms: deps.now() - started });
-  return 'ready';
-}
-
-function sameCidrs(a: readonly string[], b: readonly string[]): boolean {
+/** Whether two lists of canonical CIDRs hold the same CIDRs. */
+export function sameCidrs(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((cidr) => b.includes(cidr));
 }
 
@@ -313,8 +263,7 @@ async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDep
       if (!(error instanceof RouteConflictError)) throw error;
       const now = await freshRoute(op, deps);
       if (now === null || now.foreign !== null) throw error;
-      await deps.routeTables.replaceRoute(spec);
-      result = 'replaced';
+      result = await replaceOrCreate(spec, deps);
     }
   } else if (isNodes(current)) {
     result = 'exists';
@@ -323,8 +272,7 @@ async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDep
       `route ${op.destinationCidr} in ${op.routeTableId} targets ${current.foreign}, not an instance; podroute does not replace routes to gateways or bare interfaces`,
     );
   } else {
-    await deps.routeTables.replaceRoute(spec);
-    result = 'replaced';
+    result = await replaceOrCreate(spec, deps);
   }
   deps.view.recordRoute(op.routeTableId, op.destinationCidr, { instanceId: op.instanceId, networkInterfaceId: eni });
   deps.log.log('info', 'action', {
@@ -337,11 +285,28 @@ async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDep
   return result;
 }
 
+/**
+ * ReplaceRoute, or CreateRoute when the route vanished between the read and the replace (the
+ * adapter's `RouteMissingError`, confirmed by a re-read): the destination must route to the node
+ * either way, and a vanished route is no failure to report on it.
+ */
+async function replaceOrCreate(spec: RouteSpec, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+  try {
+    await deps.routeTables.replaceRoute(spec);
+    return 'replaced';
+  } catch (error) {
+    if (!(error instanceof RouteMissingError)) throw error;
+    return deps.routeTables.createRoute(spec);
+  }
+}
+
 /** A delete message: the route read afresh, and deleted only while it still looks as planned. */
 export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps): Promise<string> {
-  if (!isResponsibleForRoute(message.destinationCidr, deps.clusterCidrs)) {
-    throw new InvalidInputError(`refusing to delete ${message.destinationCidr}: it is outside the cluster CIDRs ${deps.clusterCidrs.join(',')}`);
-  }
+  const what = `delete of ${message.destinationCidr} in ${message.routeTableId}`;
+  if (!isResponsibleForRoute(message.destinationCidr, deps.clusterCidrs)) refuse('outside-cluster-cidrs', what);
+  const tagged = new Set((await deps.view.current()).map((table) => table.routeTableId));
+  const refusal = checkDelete(message, tagged, deps.clusterCidrs);
+  if (refusal !== null) refuse(refusal, what);
   const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
   if (found === null) return 'absent';
   const current = currentRouteOf(found);
@@ -385,16 +350,26 @@ async function settle(node: Node, deps: WriteDeps): Promise<void> {
   deps.log.log('info', 'action', { action: 'set-network-unavailable', value: wanted, node: name, result, ms: deps.now() - started });
 }
 
-/** Why a create/replace no longer fits the node, or null when it still does. */
-function staleness(op: RouteOp, node: Node, clusterCidrs: readonly string[]): string | null {
+/** Why a create/replace no longer fits the node's own claim (its instance, its pod CIDRs), or null when it still does. */
+function staleness(op: RouteOp, node: Node): string | null {
   if (instanceIdOf(node) !== op.instanceId) return 'stale:instance-changed';
   const wanted = tryParseCidr(op.destinationCidr);
   if (!wanted) return 'stale:bad-destination';
   const owned = podCidrsOf(node).map((text) => tryParseCidr(text)).some((cidr) => cidr !== null && formatCidr(cidr) === formatCidr(wanted));
-  if (!owned) return 'stale:pod-cidr-changed';
-  const inside = clusterCidrs.some((text) => {
-    const cluster = tryParseCidr(text);
-    return cluster !== null && containsCidr(cluster, wanted);
-  });
-  return inside ? null : 'stale:outside-cluster-cidrs';
+  return owned ? null : 'stale:pod-cidr-changed';
+}
+
+const routeWhat = (op: RouteOp): string => `route ${op.destinationCidr} in ${op.routeTableId} to node ${op.node}`;
+
+/**
+ * Refuses the message unless the lease table agrees, for every destination of `ops`, that its node
+ * holds exactly that CIDR's lease (lib/usecases/route-worker-claims.ts, `checkRouteClaim`). One
+ * keyed read per distinct (CIDR, node).
+ */
+async function verifyLeases(ops: readonly RouteOp[], deps: RouteWorkerDeps): Promise<void> {
+  const claims = new Map(ops.map((op) => [`${op.destinationCidr}|${op.node}`, op]));
+  for (const op of claims.values()) {
+    const refusal = checkRouteClaim(op, await leaseOf(op.destinationCidr, op.node, deps), deps.clusterCidrs);
+    if (refusal !== null) refuse(refusal, routeWhat(op));
+  }
 }

@@ -38,7 +38,7 @@ const cases: Array<[string, () => Error, boolean]> = [
   ['AccessDeniedException', () => serviceError('AccessDeniedException', 400), false],
   ['ResourceNotFoundException', () => serviceError('ResourceNotFoundException', 400), false],
   ['ValidationException', () => serviceError('ValidationException', 400), false],
-  ['a network error', () => Object.assign(new Error('socket hang up'), { name: 'ECONNRESET' }), false],
+  ['a connection reset', () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), true],
 ];
 
 const mock = mockClient(DynamoDBClient);

@@ -56,7 +56,7 @@ describe('classifyEc2Error', () => {
     ['InvalidInstanceID', 400, 'rejected'],
     ['InvalidInstanceID.Malformed', 400, 'rejected'],
     ['InvalidParameterValue', 400, 'rejected'],
-    ['UnauthorizedOperation', 403, 'rejected'],
+    ['UnauthorizedOperation', 403, 'denied'],
   ] as const)('%s (HTTP %i) is %s', (code, status, kind) => {
     expect(classifyEc2Error(ec2Error(code, status))).toBe(kind);
   });
@@ -161,6 +161,16 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     await expect(tables().listRouteTables()).rejects.toMatchObject({ retryable: true, code: 'RequestLimitExceeded' });
   });
 
+  it.each([
+    ['no route on re-read: the route vanished', [], 'RouteMissingError'],
+    ['the route still there on re-read: an error of its own', [{ DestinationCidrBlock: spec.destinationCidr, NetworkInterfaceId: 'eni-9', State: 'active' as const }], 'Ec2Error'],
+  ])('ReplaceRoute InvalidParameterValue with %s', async (_what, routes, name) => {
+    ec2Mock.on(ReplaceRouteCommand).rejects(ec2Error('InvalidParameterValue'));
+    ec2Mock.on(DescribeRouteTablesCommand).resolves({ RouteTables: [{ RouteTableId: spec.routeTableId, Routes: routes }] });
+    await expect(tables().replaceRoute(spec)).rejects.toMatchObject({ name, retryable: false });
+    expect(ec2Mock.commandCalls(DescribeRouteTablesCommand)).toHaveLength(1);
+  });
+
   it('rejects a malformed destination before calling EC2', async () => {
     await expect(tables().createRoute({ ...spec, destinationCidr: '10.244.1.0/33' })).rejects.toMatchObject({ name: 'InvalidInputError' });
     expect(ec2Mock.calls()).toHaveLength(0);
@@ -224,7 +234,7 @@ describe('source/destination check and launch lag (mocked client)', () => {
   it.each([
     ['InvalidNetworkInterfaceID.NotFound', 400, { name: 'Ec2NotFoundError', retryable: false, operation: 'ModifyNetworkInterfaceAttribute' }, true],
     ['InvalidInstanceID.NotFound', 400, { name: 'Ec2NotFoundError', retryable: false }, true],
-    ['UnauthorizedOperation', 403, { name: 'Ec2Error', kind: 'rejected', retryable: false }, false],
+    ['UnauthorizedOperation', 403, { name: 'Ec2Error', kind: 'denied', retryable: false }, false],
     ['RequestLimitExceeded', 503, { name: 'Ec2Error', kind: 'throttled', retryable: true }, false],
   ] as const)('ModifyNetworkInterfaceAttribute %s maps to %j (launch lag: %s)', async (code, status, expected, lag) => {
     const cause = ec2Error(code, status);

@@ -14,6 +14,7 @@ import { retryBackoffSeconds } from '../../lib/messages/work-queue.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
+import { parseRouteTables } from '../../lib/routes/index.ts';
 import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/world.ts';
 
@@ -47,7 +48,8 @@ function throttledTables(): RouteTables {
 }
 
 const syncNode = JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-new' } satisfies RouteMessage);
-const remove = JSON.stringify({ v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner' } satisfies RouteMessage);
+const EXPECT = { instanceId: null, blackhole: false };
+const remove = JSON.stringify({ v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner', expect: EXPECT } satisfies RouteMessage);
 
 describe('retries', () => {
   it.each([
@@ -122,6 +124,8 @@ describe('retries', () => {
     const good = 'rtb-0000000000000000a';
     const routeTables: RouteTables = {
       ...throttledTables(),
+      // The three tables carry the cluster tag (they are listed).
+      listRouteTables: async () => parseRouteTables({ RouteTables: [good, hang, 'rtb-0123456789abcdef0'].map((RouteTableId) => ({ RouteTableId, Routes: [] })) }),
       // The good record's route is already gone; the hanging one never answers.
       describeRoute: async (routeTableId: string) => {
         if (routeTableId === good) return null;
@@ -131,7 +135,7 @@ describe('retries', () => {
     };
     const { wiring, log } = wiringWith(routeTables, calls);
     const handler = createRouteWorkerHandler(async () => wiring);
-    const del = (routeTableId: string) => JSON.stringify({ v: 1, kind: 'delete', routeTableId, destinationCidr: '10.244.1.0/24', reason: 'no-owner' } satisfies RouteMessage);
+    const del = (routeTableId: string) => JSON.stringify({ v: 1, kind: 'delete', routeTableId, destinationCidr: '10.244.1.0/24', reason: 'no-owner', expect: EXPECT } satisfies RouteMessage);
     const response = await handler(
       sqsEvent(
         sqsRecord('done', del(good), 1),

@@ -319,7 +319,7 @@ describe('serverless.yml: least-privilege IAM', () => {
     ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:CreateTags', 'ec2:DeleteTags', 'sqs:ChangeMessageVisibility', 'dynamodb:GetItem', 'dynamodb:DeleteItem']],
     // The webhook: prefixes mode's interface read (DescribeInstances), subnet read and delegation;
     // the claim protocol's allocate, release and lease listing; the queue; both secrets.
-    ['NodeWebhookRole', ['ec2:DescribeInstances', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']],
+    ['NodeWebhookRole', ['ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
@@ -375,7 +375,7 @@ describe('serverless.yml: least-privilege IAM', () => {
     ]],
     ['NodeWebhookRole', [
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
-      'if PrefixesMode: Ec2Read ec2:DescribeInstances ec2:DescribeSubnets on *',
+      'if PrefixesMode: Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeSubnets on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
       'if PrefixesMode: SubnetReservations ec2:GetSubnetCidrReservations on *',
       'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',

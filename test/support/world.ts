@@ -20,7 +20,8 @@ import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { createKubeConfig } from '../../lib/kube/kube-config.ts';
 import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
-import { ClaimProtocolStore, MemoryClaimStore } from '../../lib/ipam/index.ts';
+import { ClaimProtocolStore, MemoryClaimStore, createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
+import { containsCidr, formatCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../../lib/messages/work-queue.ts';
@@ -56,6 +57,8 @@ export interface NodeSpec {
   instance?: InstanceRecord;
   /** A providerID without an instance. */
   noInstance?: boolean;
+  /** Take no lease in `World.cidrSets` for the pod CIDRs (a node claiming what podroute did not give it). */
+  unleased?: boolean;
 }
 
 export interface World {
@@ -66,6 +69,12 @@ export interface World {
   nodes: KubeNodes;
   routeTables: Ec2RouteTables;
   prefixes: Ec2EniPrefixes;
+  /**
+   * The lease table (in memory) for the tests' cluster CIDRs, 100.64.0.0/16 and 10.244.0.0/16 with
+   * /24 blocks: `addNode` leases each pod CIDR to its node there (unless `unleased`), as podroute's
+   * allocation would have.
+   */
+  cidrSets: CidrSet[];
   /** A route table tagged for the cluster. */
   addClusterTable(): string;
   /** Launches an instance (unless given) and stores its Node in the Kubernetes emulator. */
@@ -91,6 +100,18 @@ export interface World {
 
 const EC2_READS = /^(Describe|Get|List)/;
 
+/** Leases each pod CIDR that is exactly a block of one of the sets to `owner`. */
+export async function leaseTo(sets: readonly CidrSet[], owner: string, podCidrs: readonly string[]): Promise<void> {
+  for (const text of podCidrs) {
+    const cidr = tryParseCidr(text);
+    const set = sets.find((candidate) => {
+      const cluster = tryParseCidr(candidate.clusterCidr);
+      return cidr !== null && cluster !== null && containsCidr(cluster, cidr) && cidr.prefix === candidate.nodeMaskSize;
+    });
+    if (cidr !== null && set) await set.occupy(formatCidr(cidr), owner);
+  }
+}
+
 export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: FakeClock } = {}): Promise<World> {
   const clock = options.clock ?? new FakeClock();
   const ec2 = await startEc2Emulator({ throttle: false, now: clock.now, ...options.ec2 });
@@ -102,6 +123,7 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: Fa
   });
   const routeTables = new Ec2RouteTables(ec2Client, { clusterName: CLUSTER });
   const prefixes = new Ec2EniPrefixes(ec2Client);
+  const cidrSets = await Promise.all(['100.64.0.0/16', '10.244.0.0/16'].map((clusterCidr) => createCidrSet({ clusterCidr, nodeMaskSize: 24 })));
 
   // Nodes as the kubelet registers them (10-15 KB each), like the sandbox's and a real cluster's.
   let nodeIndex = 0;
@@ -126,6 +148,7 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: Fa
     nodes,
     routeTables,
     prefixes,
+    cidrSets,
     addClusterTable: () => ec2.state.addRouteTable({ tags: { [CLUSTER_TAG]: 'owned' } }).id,
     async addNode(name, spec = {}) {
       const instance = spec.instance ?? ec2.state.addInstance();
@@ -147,6 +170,7 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: Fa
         ];
       }
       await kube.state.addNode(object, { admit: false });
+      if (!spec.unleased) await leaseTo(cidrSets, name, spec.podCidrs ?? []);
       return { name, instanceId: instance.id, eniId: eni?.id ?? '' };
     },
     nodeObject,

@@ -9,13 +9,13 @@ import { memoryLogger } from '../../lib/log.ts';
 import { parseRouteMessage, syncNodeMessage } from '../../lib/messages/route-message.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World } from '../support/world.ts';
+import { leaseTo, startWorld, type World } from '../support/world.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const receive = (receiveCount: number) => ({ receiveCount, maxReceiveCount: 3 });
 
 function depsOf(world: World): RouteWorkerDeps {
-  return { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: [], log: memoryLogger(), now: world.clock.now };
+  return { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, log: memoryLogger(), now: world.clock.now };
 }
 
 /** The adapter, running `first` before each route-target lookup (where the worker is before any route). */
@@ -46,6 +46,8 @@ describe('sync-node from an admission: routes at once, the condition waits for t
     const [t1, t2] = [world.addClusterTable(), world.addClusterTable()];
     const instance = world.ec2.state.addInstance();
     const message = JSON.stringify(syncNodeMessage('node-a', { instanceId: instance.id, podCidrs: ['100.64.7.0/24'] }));
+    // The admission leased the pod CIDR to the node before it queued the message.
+    await leaseTo(world.cidrSets, 'node-a', ['100.64.7.0/24']);
 
     // First receive: the Node is not stored yet, yet both routes are made.
     expect(await handleRouteMessage(message, receive(1), depsOf(world))).toEqual({ outcome: 'retry', status: 'retry' });
@@ -69,6 +71,8 @@ describe('sync-node from an admission: routes at once, the condition waits for t
       await world.addNode('node-a', { podCidrs: ['100.64.7.0/24'], instance, networkUnavailable: 'True' });
     });
     const message = JSON.stringify(syncNodeMessage('node-a', { instanceId: instance.id, podCidrs: ['100.64.7.0/24'] }));
+    // The admission leased the pod CIDR to the node before it queued the message.
+    await leaseTo(world.cidrSets, 'node-a', ['100.64.7.0/24']);
     const notStored = await world.nodes.getNode('node-a').then(() => 'stored', () => 'not stored');
     expect(notStored).toBe('not stored');
     expect(await handleRouteMessage(message, receive(1), deps)).toEqual({ outcome: 'ack', status: 'created' });
@@ -82,21 +86,27 @@ describe('sync-node from an admission: routes at once, the condition waits for t
     const deps = depsOf(world);
     let stored = false;
     deps.routeTables = beforeTarget(world.routeTables, async () => {
-      if (!stored) await world.addNode('node-a', { podCidrs: ['100.64.8.0/24'], instance, networkUnavailable: 'True' });
+      // Stored with a pod CIDR of its own making: the lease table gives the node 100.64.7.0/24 only.
+      if (!stored) await world.addNode('node-a', { podCidrs: ['100.64.8.0/24'], instance, networkUnavailable: 'True', unleased: true });
       stored = true;
     });
     const message = JSON.stringify(syncNodeMessage('node-a', { instanceId: instance.id, podCidrs: ['100.64.7.0/24'] }));
+    // The admission leased the pod CIDR to the node before it queued the message.
+    await leaseTo(world.cidrSets, 'node-a', ['100.64.7.0/24']);
     expect(await handleRouteMessage(message, receive(1), deps)).toEqual({ outcome: 'retry', status: 'retry' });
     expect(world.networkUnavailable('node-a')).toBe('True');
-    expect(await handleRouteMessage(message, receive(2), deps)).toEqual({ outcome: 'ack', status: 'created' });
-    expect(world.routeSummary(t1)).toEqual([`100.64.7.0/24 -> ${instance.id}`, `100.64.8.0/24 -> ${instance.id}`]);
-    expect(world.networkUnavailable('node-a')).toBe('False');
+    // Its next receive syncs the stored node, whose pod CIDR is not leased to it: refused, nothing routed.
+    expect(await handleRouteMessage(message, receive(2), deps)).toEqual({ outcome: 'ack', status: 'refused:lease-differs' });
+    expect(world.routeSummary(t1)).toEqual([`100.64.7.0/24 -> ${instance.id}`]);
+    expect(world.networkUnavailable('node-a')).toBe('True');
   });
 
   it('hands a node that never appears back before the dead-letter queue, with nothing written to Kubernetes', async () => {
     world.addClusterTable();
     const instance = world.ec2.state.addInstance();
     const message = JSON.stringify(syncNodeMessage('node-a', { instanceId: instance.id, podCidrs: ['100.64.7.0/24'] }));
+    // The admission leased the pod CIDR to the node before it queued the message.
+    await leaseTo(world.cidrSets, 'node-a', ['100.64.7.0/24']);
     expect(await handleRouteMessage(message, receive(1), depsOf(world))).toEqual({ outcome: 'retry', status: 'retry' });
     // Later receives take the stored node's path only: nothing stored, nothing more to do.
     expect(await handleRouteMessage(message, receive(2), depsOf(world))).toEqual({ outcome: 'ack', status: 'stale:node-gone' });

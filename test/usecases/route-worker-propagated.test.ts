@@ -17,7 +17,8 @@ function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
     clusterCidrs: ['10.244.0.0/16'],
     cidrSets: [],
     routeTables: {
-      listRouteTables: async () => [],
+      // The cluster's tagged tables, as listed: the delete's table is one of them.
+      listRouteTables: async () => parseRouteTables({ RouteTables: [{ RouteTableId: 'rtb-0a1b2c3d4e5f60001', Routes: [route] }] }),
       createRoute: fail('createRoute'),
       replaceRoute: fail('replaceRoute'),
       deleteRoute: fail('deleteRoute'),

@@ -7,7 +7,6 @@ import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import type { Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { PodrouteError } from '../../lib/errors.ts';
-import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
@@ -38,7 +37,7 @@ function withListing(inner: RouteTables, listRouteTables: RouteTables['listRoute
 
 function depsOf(world: World, routeTables: RouteTables = world.routeTables) {
   const log = memoryLogger();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: [], log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, log, now: world.clock.now };
   return { deps, log };
 }
 
@@ -181,10 +180,10 @@ describe('handleRouteMessage: delete', () => {
     world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '192.168.5.0/24', networkInterfaceId: a.eniId });
     const { deps, log } = depsOf(world);
     const result = await handleRouteMessage(del('192.168.5.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, deps);
-    expect(result).toEqual({ outcome: 'ack', status: 'failed' });
+    expect(result).toEqual({ outcome: 'ack', status: 'refused:outside-cluster-cidrs' });
     expect(world.routeSummary(t1)).toEqual([`192.168.5.0/24 -> ${a.instanceId}`]);
     expect(world.ec2.stats.count('DeleteRoute')).toBe(0);
-    expect(log.lines.find((l) => l.event === 'message.failed')).toMatchObject({ retryable: false, cidr: '192.168.5.0/24' });
+    expect(log.lines.find((l) => l.event === 'message.refused')).toMatchObject({ reason: 'outside-cluster-cidrs', cidr: '192.168.5.0/24' });
     // A refused delete is no node's failure: nothing is reported on a node.
     expect(world.kubeWrites()).toBe(0);
   });
@@ -208,7 +207,7 @@ describe('handleRouteMessage: delete', () => {
     };
     const { deps } = depsOf(world, asNat ? natTables : real);
     for (const reason of ['no-owner', 'blackhole'] as const) {
-      const result = await handleRouteMessage(del('100.64.7.0/24', undefined, reason), FIRST, deps);
+      const result = await handleRouteMessage(del('100.64.7.0/24', { instanceId: null, blackhole: reason === 'blackhole' }, reason), FIRST, deps);
       expect(result.outcome).toBe('ack');
       expect(result.status).toBe(`stale:foreign-target ${asNat ? 'nat-0123456789abcdef0' : igw}`);
     }
@@ -371,7 +370,7 @@ describe('route-worker handler', () => {
       prefixes: w.prefixes,
       nodes: w.nodes,
       queue: new RecordingQueue(),
-      cidrSets: [await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24 })],
+      cidrSets: w.cidrSets,
       webhookSecret: async () => 'unused',
       log,
       now: w.clock.now,

@@ -124,11 +124,15 @@ describe('reading the current and previous secret', () => {
     expect(await secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).toEqual({ current: CURRENT, previous: null });
   });
 
-  it('Secrets Manager: another failure is a retryable error, not a missing previous secret', async () => {
+  it.each([
+    ['throttling: retryable', 'ThrottlingException', true],
+    ['a refused permission: not retryable (lib/aws/aws-errors.ts)', 'AccessDeniedException', false],
+  ])('Secrets Manager: another failure is an error, not a missing previous secret (%s)', async (_what, name, retryable) => {
     const sm = stubbed(mockClient(SecretsManagerClient));
     sm.on(GetSecretValueCommand, { VersionStage: 'AWSCURRENT' }).resolves({ SecretString: CURRENT });
-    sm.on(GetSecretValueCommand, { VersionStage: 'AWSPREVIOUS' }).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
-    await expect(secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).rejects.toMatchObject({ retryable: true });
+    const failure = Object.assign(new Error('refused'), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
+    sm.on(GetSecretValueCommand, { VersionStage: 'AWSPREVIOUS' }).rejects(failure);
+    await expect(secretsManagerWebhookSecrets(new SecretsManagerClient({}), 'hook')).rejects.toMatchObject({ retryable });
   });
 
   it('SSM: the latest version and version N-1 by selector', async () => {

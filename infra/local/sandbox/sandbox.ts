@@ -216,7 +216,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     cleanups.push(() => {
       for (const client of ec2Clients) client.destroy();
     });
-    const wirings = { reconcile: await makeWiring('reconcile'), worker: await makeWiring('worker'), webhook: await makeWiring('webhook') };
+    // The sandbox never freezes between invocations (a Lambda sandbox does), and it scales waits but
+    // not compute: its worker keeps running what is left at the deadline instead of aborting it.
+    const wirings = { reconcile: await makeWiring('reconcile'), worker: { ...(await makeWiring('worker')), abortAtDeadline: false }, webhook: await makeWiring('webhook') };
     late.webhook = createNodeWebhookHandler(async () => wirings.webhook);
     const reconcileHandler = createReconcileHandler(async () => wirings.reconcile);
     const workerHandler = createRouteWorkerHandler(async () => wirings.worker);

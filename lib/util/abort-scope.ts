@@ -1,0 +1,42 @@
+/**
+ * The abort signal of the work under way, for the adapters to pass to every outside call (the AWS
+ * SDK's `abortSignal`, node:https's `signal`), so that work past a Lambda invocation's deadline is
+ * aborted, not abandoned: a sandbox frozen at the end of an invocation resumes its pending
+ * callbacks when it is reused (AWS Lambda Developer Guide, "Lambda execution environment"), and an
+ * SDK retry asleep at the deadline would otherwise send its stale write minutes later.
+ *
+ * The signal follows the async context (node:async_hooks AsyncLocalStorage) of the work started in
+ * `withAbortSignal`, so work left over from one invocation keeps its own, aborted, signal when it
+ * resumes during the next one. Outside any scope there is no signal and calls are never aborted.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const scope = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs `work` with `signal` as the signal of every adapter call it makes, however deep. */
+export function withAbortSignal<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+  return scope.run(signal, work);
+}
+
+/** The signal of the work under way, or undefined outside `withAbortSignal`. */
+export function currentAbortSignal(): AbortSignal | undefined {
+  return scope.getStore();
+}
+
+interface SendingClient {
+  send(command: never, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+}
+
+/**
+ * The client, sending every command with the current abort signal (an explicit `abortSignal` wins).
+ * An SDK client aborted mid-call rejects with `AbortError` and starts no retry (its retry
+ * middleware races every backoff sleep against the signal).
+ */
+export function abortable<C extends SendingClient>(client: C): C {
+  const send = client.send.bind(client) as (command: unknown, options?: Record<string, unknown>) => Promise<unknown>;
+  const withSignal = (command: unknown, options?: Record<string, unknown>) => {
+    const signal = currentAbortSignal();
+    return send(command, signal === undefined ? options : { abortSignal: signal, ...options });
+  };
+  return Object.assign(client, { send: withSignal });
+}
