@@ -6,7 +6,7 @@
  *   const db = await startLocalDynamoDb();
  *   const client = db.client();   // destroyed by db.close()
  */
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { listenLocal } from './listen.ts';
 import { cidrTableDefinition } from '../../lib/aws/dynamodb-cidr-store.ts';
 
@@ -26,10 +26,11 @@ export interface LocalDynamoDb {
   close(): Promise<void>;
 }
 
-export async function startLocalDynamoDb(options: { tableName?: string; region?: string } = {}): Promise<LocalDynamoDb> {
+/** `createTableMs`: how long a new table stays CREATING (dynalite's timer; 0 by default). */
+export async function startLocalDynamoDb(options: { tableName?: string; region?: string; createTableMs?: number } = {}): Promise<LocalDynamoDb> {
   const region = options.region ?? 'us-east-1';
   const { default: dynalite } = await import('dynalite');
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const server = dynalite({ createTableMs: options.createTableMs ?? 0, deleteTableMs: 0, updateTableMs: 0 });
   const listening = await listenLocal(server);
   const endpoint = `http://127.0.0.1:${listening.port}`;
   const calls: Record<string, number> = {};
@@ -51,7 +52,7 @@ export async function startLocalDynamoDb(options: { tableName?: string; region?:
   };
   const tableName = options.tableName ?? LOCAL_CIDR_TABLE;
   try {
-    await client().send(new CreateTableCommand(cidrTableDefinition(tableName)));
+    await createTableAndWait(client(), cidrTableDefinition(tableName));
   } catch (error) {
     await listening.close();
     throw new Error(`local DynamoDB: could not create table ${tableName}`, { cause: error });
@@ -72,4 +73,26 @@ export async function startLocalDynamoDb(options: { tableName?: string; region?:
       await listening.close();
     },
   };
+}
+
+/**
+ * Creates a table and resolves once it is ACTIVE. CreateTable is asynchronous: the table is
+ * CREATING first, and DynamoDB (dynalite too) answers ResourceNotFoundException to item requests
+ * until it is ACTIVE (DynamoDB Developer Guide, "CreateTable": "you can perform read and write
+ * operations only on an ACTIVE table"). dynalite's createTableMs: 0 is a timer, so on a loaded
+ * machine the first PutItem could still find it CREATING.
+ */
+export async function createTableAndWait(
+  client: DynamoDBClient,
+  definition: CreateTableCommandInput,
+  timeoutMs = 30_000,
+): Promise<void> {
+  await client.send(new CreateTableCommand(definition));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const described = await client.send(new DescribeTableCommand({ TableName: definition.TableName }));
+    if (described.Table?.TableStatus === 'ACTIVE') return;
+    if (Date.now() > deadline) throw new Error(`local DynamoDB: table ${definition.TableName ?? '?'} not ACTIVE after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }

@@ -8,10 +8,11 @@
  *   const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
  *   ... afterAll(() => world.close());
  */
-import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createTableAndWait } from '../../infra/local/dynamodb.ts';
 import { startEc2Emulator, type Ec2Emulator, type Ec2EmulatorOptions, type InstanceRecord } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { kubeletNode } from '../../infra/local/kube/kubelet-node.ts';
@@ -269,7 +270,7 @@ let tables = 0;
 export async function freshCidrTable(client: DynamoDBClient): Promise<string> {
   tables += 1;
   const name = `podroute-cidrs-${process.pid}-${tables}`;
-  await client.send(new CreateTableCommand(cidrTableDefinition(name)));
+  await createTableAndWait(client, cidrTableDefinition(name));
   return name;
 }
 
