@@ -66,7 +66,9 @@ describe('node deletes refused after admission (denyDeletes 0.5, two route table
     const leases = await leaseLines(sandbox);
     const checks = sandbox.logLines.filter((line) => line.event === 'message.done' && line.kind === 'node-left');
     expect(checks.filter((line) => String(line.status).startsWith('released:') && line.status !== 'released:none').map((line) => line.node).sort()).toEqual(deleted());
-    expect(checks.filter((line) => line.status === 'stale:node-exists').map((line) => line.node).sort()).toEqual(refused());
+    // A queued check may be delivered more than once (SQS is at-least-once): every refused node was
+    // found still there, and no other node was; how many times is the queue's business.
+    expect([...new Set(checks.filter((line) => line.status === 'stale:node-exists').map((line) => line.node))].sort()).toEqual(refused());
     for (const name of deleted()) {
       expect(sandbox.kube.state.getNode(name)).toBeUndefined();
       expect(leases.some((line) => line.endsWith(`=${name}`))).toBe(false);
