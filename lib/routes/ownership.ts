@@ -27,7 +27,7 @@
  * Pod CIDRs that do not parse or do not lie inside a range (a set's, or a cluster CIDR without the
  * lease table) are not claims here: the planner reports them.
  */
-import { type Cidr, type Family, addressBits, containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { type Cidr, type Family, addressBits, containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
@@ -85,6 +85,8 @@ interface Claim {
   readonly text: string;
   /** The node mask of the range it lies in (lease table only). */
   readonly mask: number | null;
+  /** What it takes in the lease table: the block holding it when it is smaller than a block, else itself. */
+  readonly footprint: Cidr;
 }
 
 interface NodeClaims {
@@ -110,16 +112,7 @@ function createdAtOf(node: Node): number {
 const byRegistration = (a: NodeClaims, b: NodeClaims): number => a.createdAt - b.createdAt || compareText(a.name, b.name);
 
 export function decideOwnership(input: OwnershipInput): Ownership {
-  const ranges = input.leaseTable
-    ? input.leaseTable.sets.flatMap((set) => {
-        const cidr = tryParseCidr(set.clusterCidr);
-        return cidr ? [{ cidr, mask: set.nodeMaskSize }] : [];
-      })
-    : input.clusterCidrs.flatMap((text) => {
-        const cidr = tryParseCidr(text);
-        return cidr ? [{ cidr, mask: null }] : [];
-      });
-  const nodes = collectClaims(input, ranges);
+  const nodes = collectClaims(input, rangesOf(input));
   const conflicts: Conflict[] = [];
   const lost = new Set<Claim>();
   const lose = (claim: Claim, reason: ConflictReason, detail: string, other?: string) => {
@@ -128,50 +121,30 @@ export function decideOwnership(input: OwnershipInput): Ownership {
   };
 
   const owners = new Map<string, string>();
-  const leased = new Set<Claim>();
-  if (input.leaseTable) {
-    const leases = indexLeases(input.leaseTable.leases);
-    const migration = input.leaseTable.migrationMaskSizes;
-    for (const node of nodes) {
-      for (const claim of node.claims) {
-        const mask = claim.mask ?? claim.cidr.prefix;
-        const standing = leaseStanding(claim, mask, leases);
-        if (standing.kind === 'other') {
-          const who = standing.owner === null ? 'a lease without an owner' : `node ${standing.owner}`;
-          lose(claim, 'leased-to-another-node', `pod CIDR ${claim.text} of node ${node.name} overlaps ${standing.block}, leased to ${who}; it is not routed to ${node.name}`, standing.owner ?? undefined);
-        } else if (claim.cidr.prefix !== mask && !(migration?.[claim.cidr.family] ?? []).includes(claim.cidr.prefix)) {
-          lose(claim, 'mask-size', `pod CIDR ${claim.text} of node ${node.name} is a /${claim.cidr.prefix}, neither the node mask /${mask} nor a migration mask (MIGRATION_MASK_SIZES); it is neither leased nor routed`);
-        } else if (standing.kind === 'leased') {
-          leased.add(claim);
-          node.leased = true;
-          node.leasedSince = Math.min(node.leasedSince, standing.since);
-        }
-      }
-    }
-  }
+  const leased = input.leaseTable ? judgeLeases(nodes, input.leaseTable, lose) : new Set<Claim>();
   instanceRule(nodes, Boolean(input.leaseTable), lose, (node, instanceId, other) =>
     conflicts.push({ node, reason: 'instance-of-another-node', other, detail: `node ${node} names instance ${instanceId}, which node ${other} holds; it is not routed` }),
   );
 
   // Leased claims own their CIDR; the rest (candidates, or every claim without a lease table) are
   // taken in registration order, each unless it overlaps one taken before.
-  const taken: Claim[] = [];
+  const taken = new TakenIndex(nodes.flatMap((node) => node.claims.map((claim) => claim.footprint.prefix)));
   for (const claim of leased) {
     if (lost.has(claim)) continue;
     owners.set(claim.text, claim.node.name);
-    taken.push(claim);
+    taken.add(claim);
   }
   const reserved = new Map<string, string>();
   const adoptable: Array<{ node: string; cidr: string }> = [];
   for (const node of [...nodes].sort(byRegistration)) {
     for (const claim of node.claims) {
       if (lost.has(claim) || leased.has(claim)) continue;
-      const earlier = taken.find((other) => overlaps(other.cidr, claim.cidr));
+      const earlier = taken.overlapping(claim.footprint);
       if (earlier) {
         lose(claim, 'overlaps-pod-cidr', `pod CIDR ${claim.text} of node ${node.name} overlaps ${earlier.text} of node ${earlier.node.name}, registered first; it is not routed to ${node.name}`, earlier.node.name);
         continue;
       }
-      taken.push(claim);
+      taken.add(claim);
       if (input.leaseTable) {
         reserved.set(claim.text, node.name);
         adoptable.push({ node: node.name, cidr: claim.text });
@@ -183,6 +156,48 @@ export function decideOwnership(input: OwnershipInput): Ownership {
   adoptable.sort((a, b) => compareText(a.node, b.node) || compareText(a.cidr, b.cidr));
   conflicts.sort((a, b) => compareText(a.node, b.node) || compareText(a.cidr ?? '', b.cidr ?? ''));
   return { owners, reserved, adoptable, conflicts };
+}
+
+/** The ranges claims must lie in, with their node mask (lease table) or none. */
+function rangesOf(input: OwnershipInput): Array<{ cidr: Cidr; mask: number | null }> {
+  if (input.leaseTable) {
+    return input.leaseTable.sets.flatMap((set) => {
+      const cidr = tryParseCidr(set.clusterCidr);
+      return cidr ? [{ cidr, mask: set.nodeMaskSize }] : [];
+    });
+  }
+  return input.clusterCidrs.flatMap((text) => {
+    const cidr = tryParseCidr(text);
+    return cidr ? [{ cidr, mask: null }] : [];
+  });
+}
+
+type Lose = (claim: Claim, reason: ConflictReason, detail: string, other?: string) => void;
+
+/** Each claim against the leases and the masks: the claims leased to their node; the refused ones lost. */
+function judgeLeases(nodes: readonly NodeClaims[], table: LeaseTable, lose: Lose): Set<Claim> {
+  const leased = new Set<Claim>();
+  const leases = indexLeases(table.leases);
+  const migration = table.migrationMaskSizes;
+  for (const node of nodes) {
+    for (const claim of node.claims) {
+      const mask = claim.mask ?? claim.cidr.prefix;
+      const maskAllowed = claim.cidr.prefix === mask || (migration?.[claim.cidr.family] ?? []).includes(claim.cidr.prefix);
+      // A range wider than a block is judged by its mask first: its leases are not even looked at.
+      const standing = maskAllowed || claim.cidr.prefix > mask ? leaseStanding(claim, mask, leases) : null;
+      if (standing?.kind === 'other') {
+        const who = standing.owner === null ? 'a lease without an owner' : `node ${standing.owner}`;
+        lose(claim, 'leased-to-another-node', `pod CIDR ${claim.text} of node ${node.name} overlaps ${standing.block}, leased to ${who}; it is not routed to ${node.name}`, standing.owner ?? undefined);
+      } else if (!maskAllowed || standing === null) {
+        lose(claim, 'mask-size', `pod CIDR ${claim.text} of node ${node.name} is a /${claim.cidr.prefix}, neither the node mask /${mask} nor a migration mask (MIGRATION_MASK_SIZES); it is neither leased nor routed`);
+      } else if (standing.kind === 'leased') {
+        leased.add(claim);
+        node.leased = true;
+        node.leasedSince = Math.min(node.leasedSince, standing.since);
+      }
+    }
+  }
+  return leased;
 }
 
 /** One entry per node name (the first), with its parsed pod CIDRs that lie inside a range. */
@@ -210,11 +225,67 @@ function collectClaims(input: OwnershipInput, ranges: ReadonlyArray<{ cidr: Cidr
       const range = ranges.find((r) => containsCidr(r.cidr, cidr));
       if (!range || texts.has(text)) continue;
       texts.add(text);
-      entry.claims.push({ node: entry, cidr, text, mask: range.mask });
+      entry.claims.push({ node: entry, cidr, text, mask: range.mask, footprint: range.mask !== null && cidr.prefix > range.mask ? blockOf(cidr, range.mask) : cidr });
     }
     out.push(entry);
   }
   return out;
+}
+
+/** The `/mask` block holding `cidr` (its network with the block's host bits cleared). */
+const blockOf = (cidr: Cidr, mask: number): Cidr => truncate(cidr, mask);
+
+/** Every `/mask` block of `cidr` (a range wider than the block). */
+function blocksOf(cidr: Cidr, mask: number): Cidr[] {
+  const shift = BigInt(addressBits(cidr.family) - mask);
+  const first = cidr.network >> shift;
+  const out: Cidr[] = [];
+  for (let i = 0n; i < 1n << BigInt(mask - cidr.prefix); i++) out.push({ family: cidr.family, prefix: mask, network: (first + i) << shift });
+  return out;
+}
+
+/**
+ * The claims taken so far, for "does this CIDR overlap one of them" without comparing every pair:
+ * CIDRs overlap when one holds the other, so each taken CIDR is keyed by itself and by its
+ * truncation to every prefix a claim has; a CIDR is then looked up by its own key (it holds a
+ * taken one) and by its truncations (a taken one holds it).
+ */
+class TakenIndex {
+  private readonly prefixes: number[];
+  private readonly exact = new Map<string, Claim>();
+  private readonly within = new Map<string, Claim>();
+
+  constructor(prefixes: readonly number[]) {
+    this.prefixes = [...new Set(prefixes)].sort((a, b) => a - b);
+  }
+
+  add(claim: Claim): void {
+    const { footprint } = claim;
+    this.exact.set(keyOf(footprint), claim);
+    for (const prefix of this.prefixes) {
+      if (prefix > footprint.prefix) break;
+      const key = keyOf(truncate(footprint, prefix));
+      if (!this.within.has(key)) this.within.set(key, claim);
+    }
+  }
+
+  overlapping(cidr: Cidr): Claim | undefined {
+    const holdsTaken = this.within.get(keyOf(cidr));
+    if (holdsTaken) return holdsTaken;
+    for (const prefix of this.prefixes) {
+      if (prefix > cidr.prefix) break;
+      const holder = this.exact.get(keyOf(truncate(cidr, prefix)));
+      if (holder) return holder;
+    }
+    return undefined;
+  }
+}
+
+const keyOf = (cidr: Cidr): string => `${cidr.family}/${cidr.prefix}/${cidr.network.toString(16)}`;
+
+function truncate(cidr: Cidr, prefix: number): Cidr {
+  const shift = BigInt(addressBits(cidr.family) - prefix);
+  return { family: cidr.family, prefix, network: (cidr.network >> shift) << shift };
 }
 
 interface LeaseIndex {
@@ -241,18 +312,19 @@ function leaseStanding(claim: Claim, mask: number, leases: LeaseIndex): Standing
   const { cidr } = claim;
   const since = (lease: LeaseView) => lease.since ?? Number.POSITIVE_INFINITY;
   if (cidr.prefix >= mask) {
-    // One block holds it: the claim's network with the host bits of the block cleared.
-    const shift = BigInt(addressBits(cidr.family) - mask);
-    const block = formatCidr({ family: cidr.family, prefix: mask, network: (cidr.network >> shift) << shift });
+    const block = formatCidr(blockOf(cidr, mask));
     const lease = leases.byCidr.get(block);
     if (!lease) return { kind: 'unleased' };
     return lease.owner === claim.node.name ? { kind: 'leased', since: since(lease) } : { kind: 'other', owner: lease.owner, block };
   }
-  // A larger CIDR: every block inside it.
-  const inside = leases.parsed.filter((entry) => containsCidr(cidr, entry.cidr));
+  // A larger CIDR: every block inside it, looked up one by one when there are fewer blocks than leases.
+  const blocks = 2 ** (mask - cidr.prefix);
+  const inside = blocks <= leases.parsed.length ? blocksOf(cidr, mask).flatMap((block) => {
+    const lease = leases.byCidr.get(formatCidr(block));
+    return lease ? [{ cidr: block, lease }] : [];
+  }) : leases.parsed.filter((entry) => containsCidr(cidr, entry.cidr));
   const foreign = inside.find((entry) => entry.lease.owner !== claim.node.name);
   if (foreign) return { kind: 'other', owner: foreign.lease.owner, block: formatCidr(foreign.cidr) };
-  const blocks = 2 ** (mask - cidr.prefix);
   if (inside.length < blocks) return { kind: 'unleased' };
   return { kind: 'leased', since: Math.min(...inside.map((entry) => since(entry.lease))) };
 }
@@ -261,7 +333,7 @@ function leaseStanding(claim: Claim, mask: number, leases: LeaseIndex): Standing
 function instanceRule(
   nodes: readonly NodeClaims[],
   withLeases: boolean,
-  lose: (claim: Claim, reason: ConflictReason, detail: string, other?: string) => void,
+  lose: Lose,
   conflictless: (node: string, instanceId: string, other: string) => void,
 ): void {
   const byInstance = new Map<string, NodeClaims[]>();
@@ -290,4 +362,21 @@ function instanceRule(
       }
     }
   }
+}
+
+/**
+ * The lease table as it will be once `adoptable` is occupied (what `CidrSet.occupy` writes: every
+ * block of its set the CIDR overlaps, for its node). A dry run plans from it, as the run it stands
+ * for plans after adopting.
+ */
+export function withAdopted(table: LeaseTable, adoptable: ReadonlyArray<{ node: string; cidr: string }>): LeaseTable {
+  const added: LeaseView[] = [];
+  for (const { node, cidr: text } of adoptable) {
+    const cidr = tryParseCidr(text);
+    const set = cidr ? table.sets.find((s) => { const range = tryParseCidr(s.clusterCidr); return range !== null && containsCidr(range, cidr); }) : undefined;
+    if (!cidr || !set) continue;
+    const blocks = cidr.prefix >= set.nodeMaskSize ? [blockOf(cidr, set.nodeMaskSize)] : blocksOf(cidr, set.nodeMaskSize);
+    for (const block of blocks) added.push({ cidr: formatCidr(block), owner: node });
+  }
+  return { ...table, leases: [...table.leases, ...added] };
 }

@@ -65,7 +65,7 @@ describe('decideOwnership with the lease table', () => {
       name: 'the whole cluster CIDR: wider than the node mask, never adopted',
       nodes: [victim(), node('greedy', { instance: 2, podCidrs: [V4] })],
       leases: ['10.120.1.0/24=victim'],
-      want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['greedy 10.120.0.0/16 leased-to-another-node (victim)'] },
+      want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['greedy 10.120.0.0/16 mask-size'] },
     },
     {
       name: 'the whole cluster CIDR on an empty lease table: not adoptable (mask)',
@@ -99,6 +99,13 @@ describe('decideOwnership with the lease table', () => {
       leases: ['10.120.2.0/24=n23', '10.120.3.0/24=n23', '10.120.4.0/24=half'],
       migration: [23],
       want: { owners: ['10.120.2.0/23=n23'], reserved: ['10.120.4.0/23=half'], adoptable: ['10.120.4.0/23=half'], conflicts: [] },
+    },
+    {
+      name: 'two smaller candidates in one unleased block: the first registered takes the block',
+      nodes: [node('b', { instance: 1, podCidrs: ['10.120.5.128/25'] }), node('a', { instance: 2, podCidrs: ['10.120.5.0/25'] })],
+      leases: [],
+      migration: [25],
+      want: { owners: [], reserved: ['10.120.5.0/25=a'], adoptable: ['10.120.5.0/25=a'], conflicts: ['b 10.120.5.128/25 overlaps-pod-cidr (a)'] },
     },
     {
       name: 'two candidates for one unleased CIDR: the first registered is adopted',

@@ -84,7 +84,7 @@ describe('planRoutes with the lease table', () => {
       nodes: [victim, node('greedy', { instance: 2, podCidrs: [V4] })],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.1.0/24', instance: 1 }] }),
       leases: [VICTIM_LEASE],
-      want: { create: [], replace: [], delete: [], nodes: [{ node: 'greedy', networkUnavailable: true, patch: true, conflict: 'leased-to-another-node' }, ready] },
+      want: { create: [], replace: [], delete: [], nodes: [{ node: 'greedy', networkUnavailable: true, patch: true, conflict: 'mask-size' }, ready] },
       conflicts: ['greedy 10.120.0.0/16'],
     },
     {
