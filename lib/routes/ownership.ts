@@ -19,8 +19,8 @@
  * Without it (the plan CLI): of overlapping pod CIDRs the one of the node registered first
  * (`creationTimestamp`, then name) is owned, the others conflict (`overlaps-pod-cidr`).
  *
- * Two managed nodes naming one instance: the one holding a lease, then registered first, then
- * holding the older lease, then by name, keeps it; every pod CIDR of the others is a conflict
+ * Two managed nodes naming one instance: the one registered first, then the one holding a lease,
+ * then the older lease, then by name, keeps it; every pod CIDR of the others is a conflict
  * (`instance-of-another-node`). Unmanaged nodes (lib/nodes/managed-node.ts) take part in the pod
  * CIDR rules (their blocks are held like any node's) but never in the instance rule.
  *
@@ -343,10 +343,11 @@ function instanceRule(
     if (group) group.push(node);
     else byInstance.set(node.instanceId, [node]);
   }
+  // creationTimestamp first: the API server sets it and a kubelet cannot renew it (a lease's time
+  // is renewed at each re-registration); a migrated node's pod CIDR is not leased yet.
   const rank = (a: NodeClaims, b: NodeClaims): number =>
-    (withLeases ? Number(b.leased) - Number(a.leased) : 0) ||
     a.createdAt - b.createdAt ||
-    (withLeases ? a.leasedSince - b.leasedSince || 0 : 0) ||
+    (withLeases ? Number(b.leased) - Number(a.leased) || a.leasedSince - b.leasedSince || 0 : 0) ||
     compareText(a.name, b.name);
   for (const [instanceId, group] of byInstance) {
     if (group.length < 2) continue;

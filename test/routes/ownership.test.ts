@@ -114,10 +114,16 @@ describe('decideOwnership with the lease table', () => {
       want: { owners: [], reserved: ['10.120.5.0/24=early'], adoptable: ['10.120.5.0/24=early'], conflicts: ['late 10.120.5.0/24 overlaps-pod-cidr (early)'] },
     },
     {
-      name: 'two nodes naming one instance: the one holding a lease keeps it, even registered later',
-      nodes: [victim({ created: T2 }), node('twin', { instance: 1, podCidrs: ['10.120.2.0/24'], created: T1 })],
+      name: 'two nodes naming one instance, registered together: the one holding a lease keeps it',
+      nodes: [victim({ created: T1 }), node('a-twin', { instance: 1, podCidrs: ['10.120.2.0/24'], created: T1 })],
       leases: ['10.120.1.0/24=victim'],
-      want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['twin 10.120.2.0/24 instance-of-another-node (victim)'] },
+      want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['a-twin 10.120.2.0/24 instance-of-another-node (victim)'] },
+    },
+    {
+      name: 'two nodes naming one instance: a migrated node registered first keeps it over a newer leased one',
+      nodes: [node('old', { instance: 1, podCidrs: ['10.120.7.0/24'], created: T1 }), node('twin', { instance: 1, podCidrs: ['10.120.2.0/24'], created: T2 })],
+      leases: ['10.120.2.0/24=twin'],
+      want: { owners: [], reserved: ['10.120.7.0/24=old'], adoptable: ['10.120.7.0/24=old'], conflicts: ['twin 10.120.2.0/24 instance-of-another-node (old)'] },
     },
     {
       name: 'two nodes naming one instance, both leased: the first registered keeps it',
