@@ -3,14 +3,17 @@
  *
  * 1. Gather the cluster's route tables, then its nodes and the CIDR leases, once each; an input
  *    that is unreadable or suddenly empty stops the run before any write (`readWorld`). Owners of
- *    old leases that the listing lacks are read by key: only a 404 confirms a node gone.
- * 2. Plan routes with the pure planner; deletions not confirmed by a keyed read are judged by the
- *    mass-deletion guard over a window of runs (./reconcile-deletes.ts); withheld ones are told in
- *    a log line and a metric.
- * 3. Apply: route work goes to the queue (the worker does the EC2 calls); NetworkUnavailable is
- *    written for nodes whose routes are complete or that have no pod CIDR; nodes without pod CIDRs
- *    get them through node sync (the configured mode); leases are made to match the nodes: a pod
- *    CIDR without a lease is occupied, a lease whose node reads 404 is released after a grace period.
+ *    old leases that the listing lacks are read by key: only a 404 confirms a node gone. Repair
+ *    the leases and adopt the pod CIDRs the ownership decider (lib/routes/ownership.ts) allows.
+ * 2. Plan routes with the pure planner, from the leases (a pod CIDR is routed to the node holding
+ *    its lease; other claims are conflicts, told on the claimant); deletions not confirmed by a
+ *    keyed read are judged by the mass-deletion guard over a window of runs
+ *    (./reconcile-deletes.ts); withheld ones are told in a log line and a metric.
+ * 3. Apply: nodes not complete and without NetworkUnavailable are marked True first
+ *    (./node-claims.ts); route work goes to the queue (the worker does the EC2 calls);
+ *    NetworkUnavailable is written for nodes whose routes are complete or that have no pod CIDR;
+ *    nodes without pod CIDRs get them through node sync (the configured mode); a lease whose node
+ *    reads 404 is released after a grace period.
  *
  * Routes mode: the cloud "alias" of node sync is the node's route in the cluster's tables, and the
  * worker (not node sync) turns NetworkUnavailable false once every table has the route. Prefixes
