@@ -10,7 +10,7 @@
  * conflict, never leased or routed. Either way each such CIDR is reported with what to change (an
  * Event `PodCidrMaskMismatch` on the node when adopted, a plan warning, a log line).
  */
-import { type Cidr, type Family, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { type Cidr, type Family, containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
@@ -54,14 +54,16 @@ export function maskMismatchMessage(m: MaskMismatch): string {
 /**
  * Whether the leased block `blockCidr` still carries a pod CIDR of one of `nodes`: a block can hold
  * the smaller pod CIDRs of several nodes (held as the one block that contains them, owned by the
- * node occupied first), so it is not free while any of them lives. The one rule for every path that
- * releases a lease its owner no longer needs (reconcile's reclaim, the node-left check).
+ * node occupied first), so it is not free while any of them lives. Only a pod CIDR strictly inside
+ * the block counts: one as large or larger (another node's copy of it, the whole cluster CIDR) is a
+ * conflict (lib/routes/ownership.ts) and keeps nothing. The one rule for every path that releases a
+ * lease its owner no longer needs (reconcile's reclaim, the node-left check).
  */
 export function blockInUse(blockCidr: string, nodes: readonly Node[]): boolean {
   const block = tryParseCidr(blockCidr);
   return block !== null && nodes.some((node) => podCidrsOf(node).some((text) => {
     const cidr = tryParseCidr(text);
-    return cidr !== null && overlaps(block, cidr);
+    return cidr !== null && cidr.prefix > block.prefix && containsCidr(block, cidr);
   }));
 }
 

@@ -143,3 +143,18 @@ describe('reconcile: never schedulable before routed', () => {
     expect(world.networkUnavailable('joining')).toBe('False');
   });
 });
+
+describe('reconcile: a conflicting claim keeps no block from being freed', () => {
+  it('a node claiming the whole cluster CIDR does not keep a departed node\'s block', async () => {
+    world.addClusterTable();
+    await world.addNode('victim', { podCidrs: [VICTIM_CIDR] });
+    await world.addNode('greedy', { podCidrs: ['100.64.0.0/16'] });
+    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
+    await w.wiring.cidrSets[0]?.occupy(VICTIM_CIDR, 'victim');
+    await world.kube.state.deleteNode('victim', { admit: false });
+    world.clock.advance(600_001);
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.reclaimed).toEqual([{ cidr: VICTIM_CIDR, owner: 'victim' }]);
+    expect(await leases(w)).toEqual([]);
+  });
+});
