@@ -159,6 +159,29 @@ export function clusterCidrsProblem(cidrs: readonly string[]): string | null {
   return null;
 }
 
+/**
+ * MIGRATION_MASK_SIZES: pod CIDR masks other than the node mask that reconcile may adopt (a cluster
+ * migrated from kube-controller-manager or the cloud controller manager with another
+ * --node-cidr-mask-size), as `ipv4:<n>` / `ipv6:<n>` entries, comma-separated. Default none: a pod
+ * CIDR of another size is a conflict, never leased or routed (lib/routes/ownership.ts).
+ */
+const MIGRATION_ENTRY = /^ipv([46]):([0-9]{1,3})$/;
+
+const migrationMaskSizes = z.pipe(z.optional(z.string()), z.transform((text: string | undefined, ctx): { 4: number[]; 6: number[] } => {
+  const masks: { 4: number[]; 6: number[] } = { 4: [], 6: [] };
+  for (const entry of list(text)) {
+    const match = MIGRATION_ENTRY.exec(entry);
+    const family = match?.[1] === '4' ? 4 : 6;
+    const size = Number(match?.[2]);
+    if (!match || size < 1 || size > addressBits(family)) {
+      const shown = entry.length > 40 ? `${entry.slice(0, 40)}...` : entry;
+      return reject(ctx, `MIGRATION_MASK_SIZES entries must be ipv4:<1-32> or ipv6:<1-128> (e.g. ipv4:23,ipv6:80), got ${JSON.stringify(shown)}`);
+    }
+    if (!masks[family].includes(size)) masks[family].push(size);
+  }
+  return masks;
+}));
+
 /** Exported for test/infra/serverless-template.test.ts: serverless.yml sets every variable it reads. */
 export const configSchema = z
   .object({
@@ -171,6 +194,7 @@ export const configSchema = z
     })),
     NODE_MASK_SIZE_IPV4: numberFrom('NODE_MASK_SIZE_IPV4'),
     NODE_MASK_SIZE_IPV6: numberFrom('NODE_MASK_SIZE_IPV6'),
+    MIGRATION_MASK_SIZES: migrationMaskSizes,
     MODE: z._default(z.enum(['routes', 'prefixes']), 'routes'),
     NODE_SYNC_MODE: z._default(z.enum(['SyncFromCluster', 'SyncFromCloud']), 'SyncFromCluster'),
     // EC2 API Reference, CreateSubnetCidrReservation: Description is a free string on the reservation.
@@ -228,6 +252,11 @@ export const configSchema = z
           message: `MODE=prefixes needs NODE_MASK_SIZE_IPV4=${v4} and NODE_MASK_SIZE_IPV6=${v6} (the sizes of ENI prefix delegation; leave them unset for these)`,
         });
       }
+      const migration = env.MIGRATION_MASK_SIZES;
+      if (migration !== undefined && migration[4].length + migration[6].length > 0) {
+        // An ENI prefix has one size (/28, /80: Amazon EC2 User Guide, "Assign prefixes to network interfaces").
+        ctx.addIssue({ code: 'custom', path: ['MIGRATION_MASK_SIZES'], message: 'MIGRATION_MASK_SIZES is for routes mode only: an ENI prefix has one size' });
+      }
     }
     for (const text of Array.isArray(env.CLUSTER_CIDRS) ? env.CLUSTER_CIDRS : []) {
       const cluster = tryParseCidr(text);
@@ -258,6 +287,8 @@ export interface Config {
   clusterName: string;
   clusterCidrs: string[];
   nodeMaskSize: { 4: number; 6: number };
+  /** Pod CIDR masks besides the node mask that reconcile may adopt (MIGRATION_MASK_SIZES; default none). */
+  migrationMaskSizes: { 4: number[]; 6: number[] };
   mode: 'routes' | 'prefixes';
   nodeSyncMode: 'SyncFromCluster' | 'SyncFromCloud';
   routeTableIds: string[];
@@ -299,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     clusterName: e.CLUSTER_NAME,
     clusterCidrs: e.CLUSTER_CIDRS,
     nodeMaskSize: nodeMasks(e),
+    migrationMaskSizes: e.MIGRATION_MASK_SIZES,
     mode: e.MODE,
     nodeSyncMode: e.NODE_SYNC_MODE,
     routeTableIds: e.ROUTE_TABLE_IDS,

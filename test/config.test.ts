@@ -30,6 +30,8 @@ describe('loadConfig: numeric variables and their bounds', () => {
     ['MAX_RECEIVE_COUNT=1', { MAX_RECEIVE_COUNT: '1' }, (c) => c.maxReceiveCount, 1],
     ['MAX_RECEIVE_COUNT=1000 (SQS maximum)', { MAX_RECEIVE_COUNT: '1000' }, (c) => c.maxReceiveCount, 1000],
     ['an empty value is the default', { LEASE_GRACE_SECONDS: '' }, (c) => c.leaseGraceSeconds, 600],
+    ['MIGRATION_MASK_SIZES defaults to none', {}, (c) => c.migrationMaskSizes, { 4: [], 6: [] }],
+    ['MIGRATION_MASK_SIZES per family', { MIGRATION_MASK_SIZES: 'ipv4:23, ipv4:25,ipv6:80,ipv4:23' }, (c) => c.migrationMaskSizes, { 4: [23, 25], 6: [80] }],
   ])('accepts %s', (_name, env, pick, expected) => {
     expect(pick(load(env))).toEqual(expected);
   });
@@ -40,6 +42,11 @@ describe('loadConfig: numeric variables and their bounds', () => {
     // Above the largest route table (1,000 routes, the quota's ceiling) the guard could never trip.
     [{ MIN_DELETES_FOR_GUARD: '1001' }, 'MIN_DELETES_FOR_GUARD must be a whole number from 0 to 1000, got 1001'],
     [{ MIN_DELETES_FOR_GUARD: '9007199254740991' }, 'MIN_DELETES_FOR_GUARD must be a whole number from 0 to 1000, got 9007199254740991'],
+    [{ MIGRATION_MASK_SIZES: '23' }, 'MIGRATION_MASK_SIZES entries must be ipv4:<1-32> or ipv6:<1-128> (e.g. ipv4:23,ipv6:80), got "23"'],
+    [{ MIGRATION_MASK_SIZES: 'ipv4:33' }, 'MIGRATION_MASK_SIZES entries must be ipv4:<1-32> or ipv6:<1-128> (e.g. ipv4:23,ipv6:80), got "ipv4:33"'],
+    [{ MIGRATION_MASK_SIZES: 'ipv6:0' }, 'MIGRATION_MASK_SIZES entries must be ipv4:<1-32> or ipv6:<1-128> (e.g. ipv4:23,ipv6:80), got "ipv6:0"'],
+    [{ MIGRATION_MASK_SIZES: `ipv4:${'9'.repeat(10_000)}` }, `got "ipv4:${'9'.repeat(35)}..."`],
+    [{ MODE: 'prefixes', MIGRATION_MASK_SIZES: 'ipv4:27' }, 'MIGRATION_MASK_SIZES is for routes mode only'],
     [{ MIN_DELETES_FOR_GUARD: 'five' }, 'MIN_DELETES_FOR_GUARD must be written in plain decimal digits, got "five"'],
     [{ MAX_DELETE_SHARE: '0' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 0'],
     [{ MAX_DELETE_SHARE: '1.5' }, 'MAX_DELETE_SHARE must be a number > 0 and <= 1, got 1.5'],

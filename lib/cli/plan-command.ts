@@ -13,6 +13,9 @@ export const PLAN_HELP = `Usage: podroute plan --cluster-cidrs <cidr>[,<cidr>] -
 
 Plans the route controller's work without changing anything: which VPC routes to create, replace
 and delete, and which nodes' NetworkUnavailable condition to write. Prints one JSON object.
+With no lease table to ask, of nodes whose pod CIDRs overlap (or that name one instance) the one
+registered first (creationTimestamp, then name) owns them; the others are listed with "conflict"
+and get no route.
 
 Flags:
   --cluster-cidrs <list>      the cluster's pod CIDRs, comma-separated (one IPv4 and/or one IPv6)

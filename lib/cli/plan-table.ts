@@ -20,8 +20,8 @@ export function formatPlanTable(plan: RoutePlan): string {
 
   const nodeRows = plan.nodes
     .filter((n) => n.patch || n.networkUnavailable !== false)
-    .map((n) => [n.node, String(n.networkUnavailable), n.patch ? 'yes' : 'no']);
-  if (nodeRows.length > 0) lines.push('', ...table(['NODE', 'NETWORK UNAVAILABLE', 'PATCH'], nodeRows));
+    .map((n) => [n.node, String(n.networkUnavailable), n.patch ? 'yes' : 'no', n.conflict ?? '']);
+  if (nodeRows.length > 0) lines.push('', ...table(['NODE', 'NETWORK UNAVAILABLE', 'PATCH', 'CONFLICT'], nodeRows));
 
   const warnings = plan.warnings ?? [];
   if (warnings.length > 0) {

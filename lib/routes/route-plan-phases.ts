@@ -6,6 +6,7 @@
 import { type Cidr, containsAddress, containsCidr, formatCidr, lastAddress, tryParseCidr } from '../cidr/cidr.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 import { type UnmanagedReason, unmanagedReason } from '../nodes/managed-node.ts';
+import type { ConflictReason, Ownership } from './ownership.ts';
 import type { CreateOp, DeleteOp, PlanInput, PlanWarning, ReplaceOp } from './route-plan.ts';
 import { type Route, isClusterTable } from './route-tables.ts';
 
@@ -14,10 +15,14 @@ export interface NodeFacts {
   readonly node: Node;
   readonly instanceId: string | null;
   readonly unmanaged: UnmanagedReason | null;
-  /** Canonical pod CIDRs this node owns after duplicate resolution (inside the cluster CIDRs). */
+  /** Canonical pod CIDRs this node owns (./ownership.ts), inside the cluster CIDRs. */
   readonly owned: string[];
   blocked: boolean;
   pending: boolean;
+  /** Some pod CIDR of it waits for its lease (adoption by reconcile). */
+  adopting: boolean;
+  /** The first conflict of its pod CIDRs (./ownership.ts), if any. */
+  conflict: ConflictReason | null;
 }
 
 type OwnerFacts = NodeFacts & { readonly instanceId: string };
@@ -96,15 +101,14 @@ export function collectNodes(input: Pick<PlanInput, 'nodes' | 'nodeSelector'>, w
     }
     seen.add(name);
     const unmanaged = unmanagedReason(node, input.nodeSelector);
-    facts.push({ name, node, instanceId: instanceIdOf(node), unmanaged, owned: [], blocked: false, pending: false });
+    facts.push({ name, node, instanceId: instanceIdOf(node), unmanaged, owned: [], blocked: false, pending: false, adopting: false, conflict: null });
   }
   facts.sort((a, b) => compareText(a.name, b.name));
   return facts;
 }
 
-/** Step 7: canonical pod CIDR -> the nodes claiming it, in name order; bad pod CIDRs are warned about and block their node. */
-export function claimPodCidrs(facts: readonly NodeFacts[], clusters: readonly Cidr[], warnings: PlanWarning[]): Map<string, NodeFacts[]> {
-  const claims = new Map<string, NodeFacts[]>();
+/** Step 7: bad pod CIDRs (unparseable, outside every cluster CIDR) are warned about; one outside blocks its node. */
+export function checkPodCidrs(facts: readonly NodeFacts[], clusters: readonly Cidr[], warnings: PlanWarning[]): void {
   for (const fact of facts) {
     const mine = new Set<string>();
     for (const text of podCidrsOf(fact.node)) {
@@ -116,52 +120,55 @@ export function claimPodCidrs(facts: readonly NodeFacts[], clusters: readonly Ci
       const canonical = formatCidr(cidr);
       if (mine.has(canonical)) continue;
       mine.add(canonical);
-      if (!clusters.some((cluster) => containsCidr(cluster, cidr))) {
-        fact.blocked = true;
-        if (fact.unmanaged !== null) continue; // not podroute's node: nothing to say about its CIDRs
-        warnings.push({
-          reason: 'outside-cluster-cidrs',
-          node: fact.name,
-          destinationCidr: canonical,
-          detail: `pod CIDR ${canonical} is not inside any cluster CIDR; no route is made for it`,
-        });
-        continue;
-      }
-      const claimants = claims.get(canonical);
-      if (claimants) claimants.push(fact);
-      else claims.set(canonical, [fact]);
+      if (clusters.some((cluster) => containsCidr(cluster, cidr))) continue;
+      fact.blocked = true;
+      if (fact.unmanaged !== null) continue; // not podroute's node: nothing to say about its CIDRs
+      warnings.push({
+        reason: 'outside-cluster-cidrs',
+        node: fact.name,
+        destinationCidr: canonical,
+        detail: `pod CIDR ${canonical} is not inside any cluster CIDR; no route is made for it`,
+      });
     }
   }
-  return claims;
 }
 
 /**
- * Steps 2, 4a and 7: one owner per claimed pod CIDR. Wanted destinations are owned by a node with
- * an instance; reserved ones by an unmanaged node (neither routed nor deleted).
+ * Steps 2, 4a and 7: the owner of each pod CIDR, from the ownership decider (./ownership.ts).
+ * Wanted destinations are owned by a managed node with an instance; reserved ones belong to an
+ * unmanaged node or wait for their lease (neither routed nor deleted). A conflict blocks its node.
  */
 export function assignOwners(
-  claims: ReadonlyMap<string, NodeFacts[]>,
-  { tableIds, existing }: TableIndex,
+  facts: readonly NodeFacts[],
+  ownership: Ownership,
   warnings: PlanWarning[],
 ): { wanted: Map<string, OwnerFacts>; reserved: Set<string> } {
+  const byName = new Map(facts.map((fact) => [fact.name, fact]));
   const wanted = new Map<string, OwnerFacts>();
   const reserved = new Set<string>();
-  for (const [cidr, claimants] of claims) {
-    const owner = claimants.length === 1 ? claimants[0] : pickOwner(cidr, claimants, tableIds, existing);
+  for (const [cidr, name] of ownership.owners) {
+    const owner = byName.get(name);
     if (!owner) continue;
-    for (const loser of claimants) {
-      if (loser === owner) continue;
-      loser.blocked = true;
-      warnings.push({
-        reason: 'duplicate-pod-cidr',
-        node: loser.name,
-        destinationCidr: cidr,
-        detail: `pod CIDR ${cidr} is also claimed by node ${owner.name}, which keeps it; no route is made for ${loser.name}`,
-      });
-    }
     owner.owned.push(cidr);
     if (hasInstance(owner)) wanted.set(cidr, owner);
     else reserved.add(cidr);
+  }
+  for (const [cidr, name] of ownership.reserved) {
+    reserved.add(cidr);
+    const fact = byName.get(name);
+    if (fact) fact.adopting = true;
+  }
+  for (const conflict of ownership.conflicts) {
+    const fact = byName.get(conflict.node);
+    if (!fact || fact.unmanaged !== null) continue;
+    fact.blocked = true;
+    fact.conflict ??= conflict.reason;
+    warnings.push({
+      reason: 'pod-cidr-conflict',
+      node: conflict.node,
+      ...(conflict.cidr === undefined ? {} : { destinationCidr: conflict.cidr }),
+      detail: conflict.detail,
+    });
   }
   return { wanted, reserved };
 }
@@ -268,16 +275,6 @@ export function planDeletes(
 }
 
 const hasInstance = (fact: NodeFacts): fact is NodeFacts & { readonly instanceId: string } => fact.instanceId !== null && fact.unmanaged === null;
-
-/** Of several claimants: one an active route already targets (smallest name), else the smallest name. */
-function pickOwner(cidr: string, claimants: readonly NodeFacts[], tableIds: readonly string[], existing: ReadonlyMap<string, Route>): NodeFacts | undefined {
-  const targeted = new Set<string>();
-  for (const routeTableId of tableIds) {
-    const route = existing.get(keyOf(routeTableId, cidr));
-    if (route && !route.blackhole && route.target === 'instance' && route.instanceId !== null) targeted.add(route.instanceId);
-  }
-  return claimants.find((c) => c.instanceId !== null && targeted.has(c.instanceId)) ?? claimants[0];
-}
 
 function describeTarget(route: Route): string {
   switch (route.target) {

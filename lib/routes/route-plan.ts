@@ -46,11 +46,13 @@
  *     warning has become the `unmanaged` reasons `no-provider-id` / `not-an-ec2-instance`.)
  *  7. Bad node data never breaks planning: an unparseable pod CIDR (warning `invalid-pod-cidr`) is
  *     ignored; a pod CIDR not inside any cluster CIDR gets no route (warning
- *     `outside-cluster-cidrs`); a pod CIDR claimed by several nodes stays with the node an existing
- *     active route already targets (the smallest name if several are), else with the smallest node
- *     name (plain code-unit order); the others get warning `duplicate-pod-cidr` and no route for it.
+ *     `outside-cluster-cidrs`). Who owns a pod CIDR is the ownership decider's (./ownership.ts):
+ *     with `leaseTable` only the node holding its lease, without it the node registered first
+ *     among overlapping claims. A claim it refuses is a conflict: no route, warning
+ *     `pod-cidr-conflict`, the node's status carries `conflict`; a pod CIDR waiting for adoption is
+ *     neither routed nor deleted and its node is `'pending'`.
  *  8. Node status, for every node: no wanted pod CIDR -> `true`; a route blocked by a warning
- *     (`foreign-target`, `propagated-route`, `duplicate-pod-cidr`, `outside-cluster-cidrs`) -> `true`;
+ *     (`foreign-target`, `propagated-route`, `pod-cidr-conflict`, `outside-cluster-cidrs`) -> `true`;
  *     no cluster table at all -> `true`; a route of it to create or replace -> `'pending'` (the
  *     worker settles it, `patch` false); otherwise `false`. A blocked node is `true` even while its
  *     other routes are pending, because it cannot become ready this round. `patch` is true when the
@@ -71,11 +73,12 @@ import { type Node, networkUnavailableOf } from '../nodes/node.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { UnmanagedReason } from '../nodes/managed-node.ts';
 import { EMPTY_WINDOW, judgeDeletions } from './deletion-guard.ts';
+import { type ConflictReason, type LeaseTable, decideOwnership } from './ownership.ts';
 import { type RouteTable, clusterTagKey } from './route-tables.ts';
 import {
   type NodeFacts,
   assignOwners,
-  claimPodCidrs,
+  checkPodCidrs,
   collectNodes,
   compareText,
   indexTables,
@@ -111,6 +114,8 @@ interface NodeStatus {
   patch: boolean;
   /** Present only for a node that is not podroute's (then `patch` is false): why. */
   unmanaged?: UnmanagedReason;
+  /** Present only for a node claiming a pod CIDR or an instance that is not its own (./ownership.ts): why. */
+  conflict?: ConflictReason;
 }
 
 type PlanWarningReason =
@@ -118,7 +123,7 @@ type PlanWarningReason =
   | 'propagated-route'
   | 'invalid-pod-cidr'
   | 'outside-cluster-cidrs'
-  | 'duplicate-pod-cidr'
+  | 'pod-cidr-conflict'
   | 'duplicate-node'
   | 'duplicate-route-table'
   | 'no-route-tables'
@@ -154,6 +159,11 @@ export interface PlanInput {
   minDeletesForGuard?: number;
   /** Only nodes whose labels match are podroute's (NODE_SELECTOR). Default: every node. */
   nodeSelector?: LabelSelector;
+  /**
+   * The CIDR leases, the authority on who owns a pod CIDR (reconcile, the worker). Absent (the plan
+   * CLI): of overlapping pod CIDRs, the node registered first owns (./ownership.ts).
+   */
+  leaseTable?: LeaseTable;
 }
 
 export const DEFAULT_MAX_DELETE_SHARE = 0.5;
@@ -203,8 +213,14 @@ export function planRoutesCounted(input: PlanInput): { plan: RoutePlan; live: nu
 
   const index = indexTables(input, warnings);
   const facts = collectNodes(input, warnings);
-  const claims = claimPodCidrs(facts, clusters, warnings);
-  const owners = assignOwners(claims, index, warnings);
+  checkPodCidrs(facts, clusters, warnings);
+  const ownership = decideOwnership({
+    nodes: facts.map((fact) => fact.node),
+    clusterCidrs: input.clusterCidrs,
+    ...(input.leaseTable ? { leaseTable: input.leaseTable } : {}),
+    ...(input.nodeSelector ? { nodeSelector: input.nodeSelector } : {}),
+  });
+  const owners = assignOwners(facts, ownership, warnings);
   // Instances of unmanaged nodes: routes to them are someone else's and are left alone.
   const unmanagedInstances = new Set(facts.filter((f) => f.unmanaged !== null && f.instanceId !== null).map((f) => f.instanceId));
   if (index.tableIds.length === 0 && facts.length > 0) {
@@ -244,12 +260,14 @@ function statusOf(fact: NodeFacts, haveTables: boolean): NodeStatus {
     return { node: fact.name, networkUnavailable: networkUnavailableOf(fact.node) === 'True', patch: false, unmanaged: fact.unmanaged };
   }
   let wantedStatus: boolean | 'pending';
-  if (fact.owned.length === 0 || fact.blocked || !haveTables) wantedStatus = true;
-  else if (fact.pending) wantedStatus = 'pending';
+  if (fact.blocked || !haveTables || (fact.owned.length === 0 && !fact.adopting)) wantedStatus = true;
+  else if (fact.pending || fact.adopting) wantedStatus = 'pending';
   else wantedStatus = false;
   if (wantedStatus === 'pending') return { node: fact.name, networkUnavailable: 'pending', patch: false };
   const current = networkUnavailableOf(fact.node);
-  return { node: fact.name, networkUnavailable: wantedStatus, patch: current !== (wantedStatus ? 'True' : 'False') };
+  const status: NodeStatus = { node: fact.name, networkUnavailable: wantedStatus, patch: current !== (wantedStatus ? 'True' : 'False') };
+  if (fact.conflict !== null) status.conflict = fact.conflict;
+  return status;
 }
 
 /** The guard's key of a route deletion (lib/routes/deletion-guard.ts): its table and destination. */

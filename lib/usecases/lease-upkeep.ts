@@ -1,13 +1,15 @@
 /**
  * Reconcile's upkeep of the CIDR leases, run over the sets of the run (one per cluster CIDR in
- * routes mode, one per pod range in prefixes mode): repair crash leftovers, occupy pod CIDRs nodes
- * hold without a lease, release leases of nodes a keyed read found gone.
+ * routes mode, one per pod range in prefixes mode): repair crash leftovers, adopt pod CIDRs nodes
+ * hold without a lease (only what the ownership decider allows), release leases of nodes a keyed
+ * read found gone.
  */
-import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
-import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
-import { MASK_MISMATCH_EVENT, blockInUse, heldByLeases, holds, maskMismatchMessage } from './pod-cidr-mask.ts';
+import { decideOwnership, withAdopted } from '../routes/index.ts';
+import type { LeaseTable } from '../routes/index.ts';
+import { MASK_MISMATCH_EVENT, blockInUse, holds, maskMismatchMessage } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
 import { isSuspect } from './absence.ts';
 import type { Presence } from './absence.ts';
@@ -17,38 +19,74 @@ type LeaseDeps = Pick<ReconcileDeps, 'cidrSets' | 'nodes' | 'log' | 'now'> & { c
 type LeaseReport = Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'>;
 
 /**
- * Occupies the pod CIDRs nodes hold that the set has no lease for (adopted clusters, a restored
+ * Adoption, before the plan: the ownership decider (lib/routes/ownership.ts) names the pod CIDRs
+ * reconcile may occupy; outside a dry run they are occupied. Answers the lease lists after it and
+ * the lease table to plan from (a dry run's as if adopted, as the run it stands for plans).
+ */
+export async function adoptPodCidrs(
+  nodes: readonly Node[],
+  leaseLists: Lease[][],
+  mismatches: readonly MaskMismatch[],
+  deps: LeaseDeps & { config: Pick<ReconcileDeps['config'], 'clusterCidrs' | 'nodeSelector' | 'migrationMaskSizes'> },
+  report: LeaseReport,
+  dryRun: boolean,
+): Promise<{ leaseLists: Lease[][]; leaseTable: LeaseTable }> {
+  const { config } = deps;
+  const tableOf = (lists: readonly Lease[][]): LeaseTable => ({
+    leases: lists.flat(),
+    sets: deps.cidrSets,
+    ...(config.migrationMaskSizes ? { migrationMaskSizes: config.migrationMaskSizes } : {}),
+  });
+  const selector = config.nodeSelector ? { nodeSelector: config.nodeSelector } : {};
+  const { adoptable } = decideOwnership({ nodes, clusterCidrs: config.clusterCidrs, leaseTable: tableOf(leaseLists), ...selector });
+  if (dryRun) return { leaseLists, leaseTable: withAdopted(tableOf(leaseLists), adoptable) };
+  const after = await occupyUnleased(adoptable, leaseLists, mismatches, deps, report);
+  return { leaseLists: after, leaseTable: tableOf(after) };
+}
+
+/**
+ * Occupies the pod CIDRs the ownership decider (lib/routes/ownership.ts) found adoptable: unleased,
+ * no lease overlapping them, of the node mask or a migration mask (adopted clusters, a restored
  * table). A CIDR of another size than the set's blocks is held as every block it overlaps, for its
- * node, and the node gets a `PodCidrMaskMismatch` event when that happens.
+ * node, and the node gets a `PodCidrMaskMismatch` event when that happens. Answers the lease lists
+ * with every set that took something listed again, so the route plan sees the new leases.
  */
 export async function occupyUnleased(
-  nodes: Node[],
+  adoptable: ReadonlyArray<{ node: string; cidr: string }>,
   leaseLists: Lease[][],
   mismatches: readonly MaskMismatch[],
   deps: LeaseDeps,
   report: LeaseReport,
-): Promise<void> {
-  for (const [i, set] of deps.cidrSets.entries()) {
-    const leases = leaseLists[i] ?? [];
-    const leased = new Set(leases.map((lease) => lease.cidr));
-    for (const node of nodes) {
-      for (const text of podCidrsOf(node)) {
-        const cidr = tryParseCidr(text);
-        if (!cidr || !holds(set, cidr)) continue;
-        const mismatch = mismatches.find((m) => m.set === set && m.node === node.metadata.name && m.cidr === formatCidr(cidr));
-        if (mismatch ? heldByLeases(set, cidr, leases) : leased.has(formatCidr(cidr))) continue;
-        try {
-          await set.occupy(formatCidr(cidr), node.metadata.name);
-          report.occupied += 1;
-          deps.log.log('info', 'action', { action: 'occupy-cidr', cidr: formatCidr(cidr), node: node.metadata.name });
-        } catch (error) {
-          report.errors.push({ node: node.metadata.name, step: 'occupy', message: errorText(error) });
-          continue;
-        }
-        if (mismatch) await deps.nodes.warn(node.metadata.name, MASK_MISMATCH_EVENT, maskMismatchMessage(mismatch)).catch(() => undefined);
-      }
+): Promise<Lease[][]> {
+  const touched = new Set<number>();
+  for (const { node, cidr: text } of adoptable) {
+    const cidr = tryParseCidr(text);
+    const i = cidr ? deps.cidrSets.findIndex((set) => holds(set, cidr)) : -1;
+    const set = deps.cidrSets[i];
+    if (!set) continue;
+    try {
+      await set.occupy(text, node);
+      touched.add(i);
+      report.occupied += 1;
+      deps.log.log('info', 'action', { action: 'occupy-cidr', cidr: text, node });
+    } catch (error) {
+      report.errors.push({ node, step: 'occupy', message: errorText(error) });
+      continue;
+    }
+    const mismatch = mismatches.find((m) => m.set === set && m.node === node && m.cidr === text);
+    if (mismatch) await deps.nodes.warn(node, MASK_MISMATCH_EVENT, maskMismatchMessage(mismatch)).catch(() => undefined);
+  }
+  const lists = [...leaseLists];
+  for (const i of touched) {
+    const set = deps.cidrSets[i];
+    if (!set) continue;
+    try {
+      lists[i] = await set.leases();
+    } catch (error) {
+      report.errors.push({ step: 'occupy', message: errorText(error) });
     }
   }
+  return lists;
 }
 
 /** Links blocks that lost their owner record (see lib/ipam/claim-protocol.ts) to their owners. */

@@ -2,16 +2,16 @@
  * Pod CIDRs whose mask is not the configured node mask: a cluster migrated from kube-controller-
  * manager with another `--node-cidr-mask-size`, or a node given its CIDR by hand.
  *
- * Such a CIDR cannot be one block of the set, so it is held as every block it overlaps, owned by its
- * node (`CidrSet.occupy` of a range covers every block from the one holding its first address to the
- * one holding its last): a larger CIDR takes all the blocks inside it, a smaller one the block that
- * holds it. No new node can then be given an overlapping block. Holding is not enough to be right,
- * so each such CIDR is reported with what to change (an Event `PodCidrMaskMismatch` on the node, a
- * plan warning, a log line): new nodes keep getting blocks of the configured size until the mask
- * matches the one the nodes were given.
+ * Such a CIDR cannot be one block of the set. Reconcile adopts it only when the operator names its
+ * size in MIGRATION_MASK_SIZES and no lease overlaps it (the ownership decider,
+ * lib/routes/ownership.ts); it is then held as every block it overlaps, owned by its node
+ * (`CidrSet.occupy` of a range covers every block from the one holding its first address to the
+ * one holding its last), so no new node can be given an overlapping block. Otherwise it is a
+ * conflict, never leased or routed. Either way each such CIDR is reported with what to change (an
+ * Event `PodCidrMaskMismatch` on the node when adopted, a plan warning, a log line).
  */
-import { type Cidr, type Family, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
-import type { CidrSet, Lease } from '../ipam/index.ts';
+import { type Cidr, type Family, containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import type { CidrSet } from '../ipam/index.ts';
 import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 
@@ -46,36 +46,24 @@ export function maskMismatchMessage(m: MaskMismatch): string {
   const variable = m.family === 4 ? 'NODE_MASK_SIZE_IPV4' : 'NODE_MASK_SIZE_IPV6';
   const flag = m.family === 4 ? '--node-cidr-mask-size(-ipv4)' : '--node-cidr-mask-size-ipv6';
   return (
-    `pod CIDR ${m.cidr} is a /${prefix}, podroute allocates /${m.set.nodeMaskSize} (${variable}=${m.set.nodeMaskSize}); ` +
-    `every block it overlaps is held for this node. Set ${variable}=${prefix}, the kube-controller-manager ${flag} the nodes got`
+    `pod CIDR ${m.cidr} is a /${prefix}, podroute allocates /${m.set.nodeMaskSize} (${variable}=${m.set.nodeMaskSize}). ` +
+    `Set ${variable}=${prefix} (kube-controller-manager's ${flag} the nodes got) or adopt it: MIGRATION_MASK_SIZES=ipv${m.family}:${prefix}`
   );
-}
-
-/** Whether every block of `set` that `cidr` overlaps is among `leases` (so nothing is left to occupy). */
-export function heldByLeases(set: CidrSet, cidr: Cidr, leases: readonly Lease[]): boolean {
-  const cluster = tryParseCidr(set.clusterCidr);
-  if (!cluster) return false;
-  const widest = Math.max(cidr.prefix, cluster.prefix);
-  const blocks = cidr.prefix >= set.nodeMaskSize ? 1 : Math.min(2 ** (set.nodeMaskSize - widest), set.total);
-  let held = 0;
-  for (const lease of leases) {
-    const block = tryParseCidr(lease.cidr);
-    if (block && overlaps(block, cidr)) held += 1;
-  }
-  return held >= blocks;
 }
 
 /**
  * Whether the leased block `blockCidr` still carries a pod CIDR of one of `nodes`: a block can hold
  * the smaller pod CIDRs of several nodes (held as the one block that contains them, owned by the
- * node occupied first), so it is not free while any of them lives. The one rule for every path that
- * releases a lease its owner no longer needs (reconcile's reclaim, the node-left check).
+ * node occupied first), so it is not free while any of them lives. Only a pod CIDR strictly inside
+ * the block counts: one as large or larger (another node's copy of it, the whole cluster CIDR) is a
+ * conflict (lib/routes/ownership.ts) and keeps nothing. The one rule for every path that releases a
+ * lease its owner no longer needs (reconcile's reclaim, the node-left check).
  */
 export function blockInUse(blockCidr: string, nodes: readonly Node[]): boolean {
   const block = tryParseCidr(blockCidr);
   return block !== null && nodes.some((node) => podCidrsOf(node).some((text) => {
     const cidr = tryParseCidr(text);
-    return cidr !== null && overlaps(block, cidr);
+    return cidr !== null && cidr.prefix > block.prefix && containsCidr(block, cidr);
   }));
 }
 

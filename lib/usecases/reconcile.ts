@@ -3,14 +3,17 @@
  *
  * 1. Gather the cluster's route tables, then its nodes and the CIDR leases, once each; an input
  *    that is unreadable or suddenly empty stops the run before any write (`readWorld`). Owners of
- *    old leases that the listing lacks are read by key: only a 404 confirms a node gone.
- * 2. Plan routes with the pure planner; deletions not confirmed by a keyed read are judged by the
- *    mass-deletion guard over a window of runs (./reconcile-deletes.ts); withheld ones are told in
- *    a log line and a metric.
- * 3. Apply: route work goes to the queue (the worker does the EC2 calls); NetworkUnavailable is
- *    written for nodes whose routes are complete or that have no pod CIDR; nodes without pod CIDRs
- *    get them through node sync (the configured mode); leases are made to match the nodes: a pod
- *    CIDR without a lease is occupied, a lease whose node reads 404 is released after a grace period.
+ *    old leases that the listing lacks are read by key: only a 404 confirms a node gone. Repair
+ *    the leases and adopt the pod CIDRs the ownership decider (lib/routes/ownership.ts) allows.
+ * 2. Plan routes with the pure planner, from the leases (a pod CIDR is routed to the node holding
+ *    its lease; other claims are conflicts, told on the claimant); deletions not confirmed by a
+ *    keyed read are judged by the mass-deletion guard over a window of runs
+ *    (./reconcile-deletes.ts); withheld ones are told in a log line and a metric.
+ * 3. Apply: nodes not complete and without NetworkUnavailable are marked True first
+ *    (./node-claims.ts); route work goes to the queue (the worker does the EC2 calls);
+ *    NetworkUnavailable is written for nodes whose routes are complete or that have no pod CIDR;
+ *    nodes without pod CIDRs get them through node sync (the configured mode); a lease whose node
+ *    reads 404 is released after a grace period.
  *
  * Routes mode: the cloud "alias" of node sync is the node's route in the cluster's tables, and the
  * worker (not node sync) turns NetworkUnavailable false once every table has the route. Prefixes
@@ -43,7 +46,8 @@ import { withholdFullTables } from '../routes/table-full.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
-import { occupyUnleased, reclaimOrphans, repairLeases } from './lease-upkeep.ts';
+import { adoptPodCidrs, reclaimOrphans, repairLeases } from './lease-upkeep.ts';
+import { markUnrouted, warnConflicts } from './node-claims.ts';
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
 import { prefixCidrSets, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
@@ -53,7 +57,7 @@ type ReconcileConfig = Pick<
   Config,
   'clusterCidrs' | 'mode' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'
 > &
-  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector' | 'clusterName'>>;
+  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector' | 'clusterName' | 'migrationMaskSizes'>>;
 
 /** Default of `blockedNodeSeconds` (config BLOCKED_NODE_SECONDS). */
 const DEFAULT_BLOCKED_NODE_SECONDS = 600;
@@ -103,11 +107,20 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   const started = deps.now();
   const { config, log } = deps;
   const world = await readWorld(deps);
-  const { tables, nodes, leaseLists, prefixRead } = world;
+  const { tables, nodes, prefixRead } = world;
   const run: ReconcileDeps = prefixRead ? { ...deps, cidrSets: prefixRead.sets } : deps;
   // Absence is confirmed by key (./absence.ts): the owners of old leases that the listing lacks.
   const graceMs = config.leaseGraceSeconds * 1000;
-  const presence = await readPresence(absenceSuspects(nodes, leaseLists.flat(), deps.now(), graceMs), deps.nodes, deps.concurrency ?? 4);
+  const presence = await readPresence(absenceSuspects(nodes, world.leaseLists.flat(), deps.now(), graceMs), deps.nodes, deps.concurrency ?? 4);
+  // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
+  const mismatches = nodes.flatMap((node) => maskMismatches(node, run.cidrSets));
+  // Leases first (not in a dry run): a block left without its owner record is linked to it, and
+  // the pod CIDRs the ownership decider lets reconcile adopt are occupied, so the plan below routes
+  // them from their lease, and no new node is allocated a block a node already holds.
+  const errors = prefixRead?.error ? [{ step: 'prefix-read', message: prefixRead.error }] : [];
+  const upkeep: Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'> = { occupied: 0, leasesRepaired: [], reclaimed: [], reclaimWithheld: 0, errors };
+  if (!options.dryRun) await repairLeases(world.leaseLists, run, upkeep);
+  const { leaseLists, leaseTable } = await adoptPodCidrs(nodes, world.leaseLists, mismatches, run, upkeep, options.dryRun === true);
   const { plan, live } =
     config.mode === 'routes'
       ? planRoutesCounted({
@@ -116,6 +129,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
           clusterCidrs: config.clusterCidrs,
           maxDeleteShare: config.maxDeleteShare,
           minDeletesForGuard: config.minDeletesForGuard,
+          leaseTable,
           ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
         })
       : { plan: prefixModePlan(nodes, config), live: 0 };
@@ -132,18 +146,12 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     deletionsWithheld: deletes.withheld,
     conditionsPatched: 0,
     allocated: [],
-    occupied: 0,
-    reclaimed: [],
-    reclaimWithheld: 0,
-    leasesRepaired: [],
-    errors: prefixRead?.error ? [{ step: 'prefix-read', message: prefixRead.error }] : [],
+    ...upkeep,
   };
   if (plan.unsafe !== undefined) {
     log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: deletes.withheld });
   }
   for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
-  // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
-  const mismatches = nodes.flatMap((node) => maskMismatches(node, run.cidrSets));
   for (const m of mismatches) {
     const detail = maskMismatchMessage(m);
     plan.warnings = [...(plan.warnings ?? []), { reason: 'pod-cidr-mask-mismatch', node: m.node, destinationCidr: m.cidr, detail }];
@@ -153,6 +161,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     summarize(report, deps, started);
     return report;
   }
+  const markedUnrouted = await markUnrouted(plan, nodes, deps, report);
+  await warnConflicts(plan, deps);
 
   // Route work: one message per operation, deletions carrying the route they were planned from.
   // Creates and replaces to a table marked full wait (lib/routes/table-full.ts).
@@ -175,16 +185,14 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`),
   });
 
-  // Leases first: a pod CIDR a node already holds must be taken before any new node is allocated,
-  // and a block left without its owner record must be linked to it, or its owner's next
-  // allocation would take a second block.
-  await repairLeases(leaseLists, run, report);
-  await occupyUnleased(nodes, leaseLists, mismatches, run, report);
-
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const wantedFamilies = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
   // Nodes that are not podroute's (unmanagedReason) are never allocated, like the planner never routes them.
-  const needSync = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null && needsNodeSync(node, wantedFamilies, config.mode));
+  // Nor are nodes whose claim is a conflict (a second node naming another's instance, say).
+  const conflicted = new Set(plan.nodes.filter((status) => status.conflict !== undefined).map((status) => status.node));
+  const needSync = nodes.filter(
+    (node) => unmanagedReason(node, config.nodeSelector) === null && !conflicted.has(node.metadata.name) && needsNodeSync(node, wantedFamilies, config.mode),
+  );
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, async (node) => {
     if (prefixRead) return syncPrefixNode(node, prefixRead.world, run, nodeSyncKube(deps));
     await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, nodeSyncDeps(deps, tables));
@@ -222,7 +230,10 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // Conditions the plan can settle now: complete nodes (false) and nodes without routes (true).
   const allocatedNow = new Set(report.allocated);
   const patches = plan.nodes.filter(
-    (status) => status.patch && status.networkUnavailable !== 'pending' && !(allocatedNow.has(status.node) && status.networkUnavailable === true),
+    (status) =>
+      status.patch &&
+      status.networkUnavailable !== 'pending' &&
+      !(status.networkUnavailable === true && (allocatedNow.has(status.node) || markedUnrouted.has(status.node))),
   );
   const patched = await mapSettled(patches, deps.concurrency ?? 4, async (status) =>
     deps.nodes.setNetworkUnavailable(status.node, status.networkUnavailable === true),
@@ -286,6 +297,7 @@ async function readWorld(deps: ReconcileDeps): Promise<{ tables: RouteTable[]; n
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 const settled = <T>(promise: Promise<T>): Promise<Settled<T>> => promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+
 
 /** A node needs node sync when it lacks a pod CIDR of some cluster family (or, with prefixes, is not yet reachable). */
 function needsNodeSync(node: Node, wantedFamilies: ReadonlyArray<Family | undefined>, mode: ReconcileConfig['mode']): boolean {

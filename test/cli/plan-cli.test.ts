@@ -172,6 +172,49 @@ describe('podroute plan on the shipped examples', () => {
     expect(stdout).not.toMatch(/^\{/);
   });
 
+  it('nodes whose pod CIDRs overlap: the first registered owns, the others are conflicts with no route', async () => {
+    const kubeNode = (name: string, instance: string, podCidr: string, created: string) => ({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, creationTimestamp: created },
+      spec: { providerID: `aws:///us-east-1a/${instance}`, podCIDR: podCidr, podCIDRs: [podCidr] },
+      status: { conditions: [{ type: 'NetworkUnavailable', status: 'False', reason: 'RouteCreated' }] },
+    });
+    const nodes = join(dir, 'overlapping-nodes.json');
+    await writeFile(nodes, JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      metadata: { resourceVersion: '' },
+      items: [
+        // Registered later, with the victim's exact CIDR, and sorting first by name.
+        kubeNode('a-same', 'i-0000000000000000a', '10.244.1.0/24', '2026-01-02T00:00:00Z'),
+        kubeNode('b-inside', 'i-0000000000000000b', '10.244.1.128/25', '2026-01-02T00:00:00Z'),
+        kubeNode('c-everything', 'i-0000000000000000c', '10.244.0.0/16', '2026-01-02T00:00:00Z'),
+        kubeNode('victim', 'i-00000000000000001', '10.244.1.0/24', '2026-01-01T00:00:00Z'),
+      ],
+    }));
+    const tablesFile = join(dir, 'overlapping-tables.json');
+    const route = (cidr: string, instance: string) => ({ DestinationCidrBlock: cidr, InstanceId: instance, Origin: 'CreateRoute', State: 'active' });
+    await writeFile(tablesFile, JSON.stringify({
+      RouteTables: [{ RouteTableId: 'rtb-0a1b2c3d4e5f60001', Routes: [route('10.244.1.0/24', 'i-0000000000000000a'), route('10.244.1.128/25', 'i-0000000000000000b')], Tags: [] }],
+    }));
+    const { code, stdout, stderr } = await cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', nodes, '--route-tables', tablesFile]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout) as { create: unknown[]; replace: unknown[]; delete: unknown[]; nodes: unknown[] };
+    expect(plan.create).toEqual([]);
+    expect(plan.replace).toEqual([{ routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.1.0/24', node: 'victim', instanceId: 'i-00000000000000001', reason: 'moved' }]);
+    expect(plan.delete).toEqual([{ routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.1.128/25', reason: 'no-owner' }]);
+    expect(plan.nodes).toEqual([
+      { node: 'a-same', networkUnavailable: true, patch: true, conflict: 'overlaps-pod-cidr' },
+      { node: 'b-inside', networkUnavailable: true, patch: true, conflict: 'overlaps-pod-cidr' },
+      { node: 'c-everything', networkUnavailable: true, patch: true, conflict: 'overlaps-pod-cidr' },
+      { node: 'victim', networkUnavailable: 'pending', patch: false },
+    ]);
+    const table = await cli(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', nodes, '--route-tables', tablesFile, '--format', 'table']);
+    expect(table.stdout).toMatch(/a-same\s+true\s+yes\s+overlaps-pod-cidr/);
+  });
+
   it('documents every flag in --help', async () => {
     const { code, stdout } = await cli(['plan', '--help']);
     expect(code).toBe(0);

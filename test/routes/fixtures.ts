@@ -14,6 +14,8 @@ export interface NodeSpec {
   networkUnavailable?: 'True' | 'False' | 'Unknown';
   providerId?: string;
   labels?: Record<string, string>;
+  /** metadata.creationTimestamp (RFC 3339, as the API server writes it). */
+  created?: string;
 }
 
 export function node(name: string, spec: NodeSpec = {}): Node {
@@ -22,7 +24,12 @@ export function node(name: string, spec: NodeSpec = {}): Node {
   return parseNode({
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name, uid: `uid-${name}`, ...(spec.labels === undefined ? {} : { labels: spec.labels }) },
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      ...(spec.created === undefined ? {} : { creationTimestamp: spec.created }),
+      ...(spec.labels === undefined ? {} : { labels: spec.labels }),
+    },
     spec: {
       ...(providerID === undefined ? {} : { providerID }),
       ...(spec.podCidr === undefined ? {} : { podCIDR: spec.podCidr }),

@@ -466,51 +466,58 @@ describe('planRoutes: bad data gives warnings, never a failure', () => {
       }),
     },
     {
-      name: 'duplicate-pod-cidr: no route yet -> the smallest node name keeps it',
+      name: 'pod-cidr-conflict: no route yet, same creationTimestamp -> the smallest node name keeps it',
       nodes: [node('node-b', { instance: 2, podCidrs: ['10.120.0.0/24'] }), node('node-a', { instance: 1, podCidrs: ['10.120.0.0/24'] })],
       routeTables: tables({ id: RTB, routes: [] }),
       want: plan({
         create: [op('10.120.0.0/24', 'node-a', 1)],
-        nodes: [pending('node-a'), unavailable('node-b')],
+        nodes: [pending('node-a'), { ...unavailable('node-b'), conflict: 'overlaps-pod-cidr' }],
         warnings: [
           {
-            reason: 'duplicate-pod-cidr',
+            reason: 'pod-cidr-conflict',
             node: 'node-b',
             destinationCidr: '10.120.0.0/24',
-            detail: 'pod CIDR 10.120.0.0/24 is also claimed by node node-a, which keeps it; no route is made for node-b',
+            detail: 'pod CIDR 10.120.0.0/24 of node node-b overlaps 10.120.0.0/24 of node node-a, registered first; it is not routed to node-b',
           },
         ],
       }),
     },
     {
-      name: 'duplicate-pod-cidr: the node the existing route targets keeps it',
-      nodes: [node('node-a', { instance: 1, podCidrs: ['10.120.0.0/24'] }), node('node-b', { instance: 2, podCidrs: ['10.120.0.0/24'] })],
+      name: 'pod-cidr-conflict: the node registered first keeps it, not the one an existing route targets',
+      nodes: [
+        node('node-a', { instance: 1, podCidrs: ['10.120.0.0/24'], created: '2026-01-01T00:00:00Z' }),
+        node('node-b', { instance: 2, podCidrs: ['10.120.0.0/24'], created: '2026-01-01T00:00:01Z' }),
+      ],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 2 }] }),
       want: plan({
-        nodes: [unavailable('node-a'), ready('node-b')],
+        replace: [{ ...op('10.120.0.0/24', 'node-a', 1), reason: 'moved' }],
+        nodes: [pending('node-a'), { ...unavailable('node-b'), conflict: 'overlaps-pod-cidr' }],
         warnings: [
           {
-            reason: 'duplicate-pod-cidr',
-            node: 'node-a',
+            reason: 'pod-cidr-conflict',
+            node: 'node-b',
             destinationCidr: '10.120.0.0/24',
-            detail: 'pod CIDR 10.120.0.0/24 is also claimed by node node-b, which keeps it; no route is made for node-a',
+            detail: 'pod CIDR 10.120.0.0/24 of node node-b overlaps 10.120.0.0/24 of node node-a, registered first; it is not routed to node-b',
           },
         ],
       }),
     },
     {
-      name: 'duplicate-pod-cidr: a blackhole does not count as targeting',
-      nodes: [node('node-a', { instance: 1, podCidrs: ['10.120.0.0/24'] }), node('node-b', { instance: 2, podCidrs: ['10.120.0.0/24'] })],
+      name: 'pod-cidr-conflict: a blackhole to the later node is replaced for the first',
+      nodes: [
+        node('node-a', { instance: 1, podCidrs: ['10.120.0.0/24'], created: '2026-01-01T00:00:00Z' }),
+        node('node-b', { instance: 2, podCidrs: ['10.120.0.0/24'], created: '2026-01-01T00:00:01Z' }),
+      ],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 2, blackhole: true }] }),
       want: plan({
         replace: [{ ...op('10.120.0.0/24', 'node-a', 1), reason: 'blackhole' }],
-        nodes: [pending('node-a'), unavailable('node-b')],
+        nodes: [pending('node-a'), { ...unavailable('node-b'), conflict: 'overlaps-pod-cidr' }],
         warnings: [
           {
-            reason: 'duplicate-pod-cidr',
+            reason: 'pod-cidr-conflict',
             node: 'node-b',
             destinationCidr: '10.120.0.0/24',
-            detail: 'pod CIDR 10.120.0.0/24 is also claimed by node node-a, which keeps it; no route is made for node-b',
+            detail: 'pod CIDR 10.120.0.0/24 of node node-b overlaps 10.120.0.0/24 of node node-a, registered first; it is not routed to node-b',
           },
         ],
       }),
@@ -771,7 +778,7 @@ describe('planRoutes: deterministic output', () => {
     expect(new Set(baseline.replace.map((r) => r.reason))).toEqual(new Set(['moved', 'blackhole']));
     expect(new Set(baseline.delete.map((d) => d.reason))).toEqual(new Set(['no-owner', 'blackhole']));
     expect(new Set(baseline.warnings?.map((w) => w.reason))).toEqual(
-      new Set(['foreign-target', 'duplicate-pod-cidr', 'invalid-pod-cidr', 'outside-cluster-cidrs', 'propagated-route']),
+      new Set(['foreign-target', 'pod-cidr-conflict', 'invalid-pod-cidr', 'outside-cluster-cidrs', 'propagated-route']),
     );
   });
 

@@ -27,7 +27,7 @@ describe('reconcile with existing pod CIDRs of another size', () => {
   it.each<{ name: string; env: Record<string, string>; existing: string; leases: string[]; next: string; mentions: string[] }>([
     {
       name: 'a larger CIDR (/24 with NODE_MASK_SIZE_IPV4=25): both /25 blocks it covers',
-      env: { CLUSTER_CIDRS: '100.64.0.0/16', NODE_MASK_SIZE_IPV4: '25' },
+      env: { CLUSTER_CIDRS: '100.64.0.0/16', NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:24' },
       existing: '100.64.0.0/24',
       leases: ['100.64.0.0/25=node-old', '100.64.0.128/25=node-old'],
       next: '100.64.1.0/25',
@@ -35,7 +35,7 @@ describe('reconcile with existing pod CIDRs of another size', () => {
     },
     {
       name: 'a smaller CIDR (/26 with NODE_MASK_SIZE_IPV4=25): the /25 block holding it',
-      env: { CLUSTER_CIDRS: '100.64.0.0/16', NODE_MASK_SIZE_IPV4: '25' },
+      env: { CLUSTER_CIDRS: '100.64.0.0/16', NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:26' },
       existing: '100.64.0.64/26',
       leases: ['100.64.0.0/25=node-old'],
       next: '100.64.0.128/25',
@@ -43,7 +43,7 @@ describe('reconcile with existing pod CIDRs of another size', () => {
     },
     {
       name: 'IPv6 (/63 with NODE_MASK_SIZE_IPV6=64): both /64 blocks it covers',
-      env: { CLUSTER_CIDRS: 'fd00:10::/56', NODE_MASK_SIZE_IPV6: '64' },
+      env: { CLUSTER_CIDRS: 'fd00:10::/56', NODE_MASK_SIZE_IPV6: '64', MIGRATION_MASK_SIZES: 'ipv6:63' },
       existing: 'fd00:10::/63',
       leases: ['fd00:10::/64=node-old', 'fd00:10:0:1::/64=node-old'],
       next: 'fd00:10:0:2::/64',
@@ -89,7 +89,7 @@ describe('reconcile with existing pod CIDRs of another size', () => {
     world.addClusterTable();
     await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
     await world.addNode('node-other', { podCidrs: ['100.64.1.0/25'] });
-    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', LEASE_GRACE_SECONDS: '600' });
+    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:24', LEASE_GRACE_SECONDS: '600' });
     await reconcile(w.reconcileDeps());
     expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([
       '100.64.0.0/25=node-old',
@@ -134,13 +134,18 @@ describe('the webhook with a node that already carries a pod CIDR of another siz
 });
 
 describe('smaller pod CIDRs that share one block', () => {
-  it('the block stays taken while one of its nodes lives, and is freed once none does', async () => {
+  it('the first adopted holds the block, the other is a conflict; the block stays taken while one of them lives', async () => {
     world.addClusterTable();
     await world.addNode('node-a', { podCidrs: ['100.64.0.0/26'] });
     await world.addNode('node-b', { podCidrs: ['100.64.0.64/26'] });
-    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', LEASE_GRACE_SECONDS: '600' });
-    await reconcile(w.reconcileDeps());
+    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:26', LEASE_GRACE_SECONDS: '600' });
+    const first = await reconcile(w.reconcileDeps());
     expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/25=node-a']);
+    // The block is node-a's lease: node-b's /26 inside it is not routed (lib/routes/ownership.ts).
+    expect(first.plan.nodes.map((n) => [n.node, n.networkUnavailable, n.conflict ?? null])).toEqual([
+      ['node-a', 'pending', null],
+      ['node-b', true, 'leased-to-another-node'],
+    ]);
 
     await world.kube.state.deleteNode('node-a', { admit: false });
     world.clock.advance(600_001);

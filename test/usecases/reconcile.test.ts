@@ -65,7 +65,7 @@ describe('reconcile: route fan-out', () => {
       unsafe: null,
       messagesSent: 5,
       messagesDeferred: 0,
-      conditionsPatched: 0,
+      conditionsPatched: 1, // node-a: no condition and not routed yet -> NetworkUnavailable=True
       allocated: 0,
       reclaimed: 0,
       errors: 0,
@@ -79,8 +79,10 @@ describe('reconcile: route fan-out', () => {
     ]);
     expect(w.queue.sends).toHaveLength(1);
     expect(world.ec2Writes()).toBe(0);
-    // Both nodes are pending: the worker settles their conditions.
-    expect(world.kube.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(0);
+    // Both nodes are pending: the worker settles their conditions; node-a, which had none, is
+    // NetworkUnavailable=True until then.
+    expect(world.kube.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(1);
+    expect(world.networkUnavailable('node-a')).toBe('True');
 
     expect(await drainQueue(w.queue, w.workerDeps())).toEqual([
       'create:ack:created',
@@ -191,8 +193,9 @@ describe('reconcile: pod CIDR allocation and conditions', () => {
         { v: 1, kind: 'sync-node', node: 'node-b' },
       ]),
     );
-    // Routes mode: the allocation does not mark them reachable (the worker does, once routed).
-    expect([world.networkUnavailable('node-a'), world.networkUnavailable('node-b')]).toEqual([null, null]);
+    // Routes mode: the allocation does not mark them reachable (the worker does, once routed); until
+    // then they are NetworkUnavailable=True, never schedulable before routed.
+    expect([world.networkUnavailable('node-a'), world.networkUnavailable('node-b'), world.networkUnavailable('node-c')]).toEqual(['True', 'True', 'True']);
 
     await drainQueue(w.queue, w.workerDeps());
     expect(world.routeSummary(t1)).toHaveLength(3);

@@ -1,0 +1,160 @@
+/**
+ * Reconcile with hostile or wrong claims (lib/routes/ownership.ts over the lease table): a node
+ * cannot take another node's traffic by writing its pod CIDR, a range inside or around it, the
+ * whole cluster CIDR, or its instance. The claimant gets NetworkUnavailable=True and a
+ * PodCidrConflict event; the lease holder's routes and condition stay as they are.
+ */
+import { describe, expect, it } from 'vitest';
+import { reconcile } from '../../lib/usecases/reconcile.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
+import { testWiring, type TestWiring } from '../support/wiring.ts';
+import { drainQueue, type World, type WorldNode } from '../support/world.ts';
+
+let local: LocalDynamo;
+let world: World;
+useWorldAndDynamo((parts) => ({ world, local } = parts));
+
+const VICTIM_CIDR = '100.64.1.0/24';
+
+/** A routed, ready victim: its lease, its route in the one cluster table, NetworkUnavailable=False. */
+async function routedVictim(): Promise<{ table: string; victim: WorldNode; w: TestWiring }> {
+  const table = world.addClusterTable();
+  const victim = await world.addNode('victim', { podCidrs: [VICTIM_CIDR], networkUnavailable: 'False' });
+  world.ec2.state.addRoute({ routeTableId: table, destinationCidr: VICTIM_CIDR, instanceId: victim.instanceId });
+  const w = await testWiring(world, local);
+  await w.wiring.cidrSets[0]?.occupy(VICTIM_CIDR, 'victim');
+  return { table, victim, w };
+}
+
+const leases = async (w: TestWiring) => (await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`) ?? [];
+
+describe('reconcile: a node cannot take another node\'s traffic', () => {
+  it('another node\'s exact pod CIDR, its route already re-pointed to the claimant: the route goes back, the victim is untouched', async () => {
+    const { table, victim, w } = await routedVictim();
+    const attacker = await world.addNode('attacker', { podCidrs: [VICTIM_CIDR] });
+    world.ec2.state.replaceRoute({ routeTableId: table, destinationCidr: VICTIM_CIDR, instanceId: attacker.instanceId });
+
+    const report = await reconcile(w.reconcileDeps());
+    expect(w.queue.messages).toEqual([
+      { v: 1, kind: 'replace', routeTableId: table, destinationCidr: VICTIM_CIDR, node: 'victim', instanceId: victim.instanceId, reason: 'moved' },
+    ]);
+    expect(report.plan.nodes.find((n) => n.node === 'attacker')?.conflict).toBe('leased-to-another-node');
+    await drainQueue(w.queue, w.workerDeps());
+    expect(world.route(table, VICTIM_CIDR)?.instanceId).toBe(victim.instanceId);
+    expect(world.networkUnavailable('victim')).toBe('False');
+    expect(world.eventReasons('victim')).toEqual([]);
+    expect(world.networkUnavailable('attacker')).toBe('True');
+    expect(world.eventReasons('attacker')).toEqual(['PodCidrConflict']);
+    expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
+  });
+
+  it('a /25 and a /32 inside another node\'s block: no more-specific route, no lease', async () => {
+    const { table, victim, w } = await routedVictim();
+    await world.addNode('sub', { podCidrs: ['100.64.1.128/25'] });
+    await world.addNode('host', { podCidrs: ['100.64.1.7/32'] });
+
+    await reconcile(w.reconcileDeps());
+    await drainQueue(w.queue, w.workerDeps());
+    expect(world.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
+    expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
+    expect(world.networkUnavailable('victim')).toBe('False');
+    for (const name of ['sub', 'host']) {
+      expect(world.networkUnavailable(name)).toBe('True');
+      expect(world.eventReasons(name)).toEqual(['PodCidrConflict']);
+    }
+  });
+
+  it('the whole cluster CIDR: no block leased to it, and new nodes still get pod CIDRs', async () => {
+    const { table, victim, w } = await routedVictim();
+    await world.addNode('greedy', { podCidrs: ['100.64.0.0/16'] });
+    await world.addNode('newcomer');
+
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.occupied).toBe(0);
+    expect(report.allocated).toEqual(['newcomer']);
+    const [given] = world.podCidrs('newcomer');
+    expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`, `${given}=newcomer`].sort());
+    await drainQueue(w.queue, w.workerDeps());
+    expect(world.route(table, '100.64.0.0/16')).toBeUndefined();
+    expect(world.route(table, VICTIM_CIDR)?.instanceId).toBe(victim.instanceId);
+    expect(world.networkUnavailable('greedy')).toBe('True');
+    expect(world.eventReasons('greedy')).toEqual(['PodCidrConflict']);
+  });
+
+  it('a second node naming the victim\'s instance: not allocated, not routed; the victim keeps its routes and condition', async () => {
+    const { table, victim, w } = await routedVictim();
+    await world.addNode('twin', { instance: world.ec2.state.instance(victim.instanceId) });
+
+    for (let tick = 0; tick < 2; tick++) {
+      const report = await reconcile(w.reconcileDeps());
+      expect(report.allocated).toEqual([]);
+      await drainQueue(w.queue, w.workerDeps());
+    }
+    expect(world.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
+    expect(world.networkUnavailable('victim')).toBe('False');
+    expect(world.eventReasons('victim')).toEqual([]);
+    expect(world.networkUnavailable('twin')).toBe('True');
+    expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
+  });
+});
+
+describe('reconcile: adopting pod CIDRs podroute did not allocate', () => {
+  it('a CIDR of the node mask with no lease overlapping it is adopted and routed in the same run', async () => {
+    const table = world.addClusterTable();
+    const old = await world.addNode('old', { podCidrs: ['100.64.7.0/24'] });
+    const w = await testWiring(world, local);
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.occupied).toBe(1);
+    expect(await leases(w)).toEqual(['100.64.7.0/24=old']);
+    expect(w.queue.messages).toEqual([{ v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.7.0/24', node: 'old', instanceId: old.instanceId }]);
+  });
+
+  it('another mask is adopted only when MIGRATION_MASK_SIZES names it', async () => {
+    world.addClusterTable();
+    await world.addNode('wide', { podCidrs: ['100.64.2.0/23'] });
+    const refused = await testWiring(world, local);
+    const report = await reconcile(refused.reconcileDeps());
+    expect(report.occupied).toBe(0);
+    expect(await leases(refused)).toEqual([]);
+    expect(report.plan.nodes).toEqual([{ node: 'wide', networkUnavailable: true, patch: true, conflict: 'mask-size' }]);
+    expect(world.eventReasons('wide')).toEqual(['PodCidrConflict']);
+
+    const named = await testWiring(world, local, { MIGRATION_MASK_SIZES: 'ipv4:23' });
+    const adopted = await reconcile(named.reconcileDeps());
+    expect(adopted.occupied).toBe(1);
+    expect(await leases(named)).toEqual(['100.64.2.0/24=wide', '100.64.3.0/24=wide']);
+    expect(adopted.plan.create.map((op) => op.destinationCidr)).toEqual(['100.64.2.0/23']);
+  });
+});
+
+describe('reconcile: never schedulable before routed', () => {
+  it('a managed node without the condition whose routes are not complete gets NetworkUnavailable=True (NoRouteCreated) before its routes go out', async () => {
+    world.addClusterTable();
+    await world.addNode('joining', { podCidrs: ['100.64.5.0/24'] });
+    const w = await testWiring(world, local);
+    await w.wiring.cidrSets[0]?.occupy('100.64.5.0/24', 'joining');
+    await reconcile(w.reconcileDeps());
+    expect(world.networkUnavailable('joining')).toBe('True');
+    const condition = (world.kube.state.getNode('joining') as { status: { conditions: Array<{ type: string; reason?: string }> } }).status.conditions.find((c) => c.type === 'NetworkUnavailable');
+    expect(condition?.reason).toBe('NoRouteCreated');
+    // The worker turns it False once routed.
+    await drainQueue(w.queue, w.workerDeps());
+    expect(world.networkUnavailable('joining')).toBe('False');
+  });
+});
+
+describe('reconcile: a conflicting claim keeps no block from being freed', () => {
+  it('a node claiming the whole cluster CIDR does not keep a departed node\'s block', async () => {
+    world.addClusterTable();
+    await world.addNode('victim', { podCidrs: [VICTIM_CIDR] });
+    await world.addNode('greedy', { podCidrs: ['100.64.0.0/16'] });
+    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
+    await w.wiring.cidrSets[0]?.occupy(VICTIM_CIDR, 'victim');
+    await world.kube.state.deleteNode('victim', { admit: false });
+    world.clock.advance(600_001);
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.reclaimed).toEqual([{ cidr: VICTIM_CIDR, owner: 'victim' }]);
+    expect(await leases(w)).toEqual([]);
+  });
+});
