@@ -33,7 +33,7 @@ import { networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
-import { clusterTagKey } from '../routes/index.ts';
+import { clusterTagKey, isResponsibleForRoute } from '../routes/index.ts';
 import { planRoutesCounted } from '../routes/route-plan.ts';
 import { PodrouteError } from '../errors.ts';
 import { absenceSuspects, readPresence, refuseWorld } from './absence.ts';
@@ -47,6 +47,7 @@ import { occupyUnleased, reclaimOrphans, repairLeases } from './lease-upkeep.ts'
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
 import { prefixCidrSets, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
+import { hasBareInterfaceRoute, readPrimaryInterfaces } from './route-targets.ts';
 import type { PrefixWorld } from './prefix-mode.ts';
 
 type ReconcileConfig = Pick<
@@ -65,7 +66,11 @@ export interface ReconcileDeps {
   queue: WorkQueue;
   /** One CIDR set per cluster CIDR, in the order of `config.clusterCidrs`. */
   cidrSets: CidrSet[];
-  /** Prefixes mode only: the ENI prefix, subnet and pod-range set ports (see ./prefix-mode.ts). */
+  /**
+   * Prefixes mode: the ENI prefix, subnet and pod-range set ports (see ./prefix-mode.ts). Routes
+   * mode reads the nodes' primary interfaces through `prefixes` when a route names an interface
+   * alone (./route-targets.ts).
+   */
   prefixes?: EniPrefixes;
   subnets?: Subnets;
   reservationSets?: ReservationSets;
@@ -108,12 +113,16 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // Absence is confirmed by key (./absence.ts): the owners of old leases that the listing lacks.
   const graceMs = config.leaseGraceSeconds * 1000;
   const presence = await readPresence(absenceSuspects(nodes, leaseLists.flat(), deps.now(), graceMs), deps.nodes, deps.concurrency ?? 4);
+  // Routes described with their interface alone are matched to nodes by primary interface (route-targets.ts).
+  const bare = deps.prefixes !== undefined && hasBareInterfaceRoute(tables, (cidr) => isResponsibleForRoute(cidr, config.clusterCidrs));
+  const primaryInterfaces = bare && deps.prefixes ? await readPrimaryInterfaces(nodes, deps.prefixes) : undefined;
   const { plan, live } =
     config.mode === 'routes'
       ? planRoutesCounted({
           nodes,
           routeTables: tables,
           clusterCidrs: config.clusterCidrs,
+          ...(primaryInterfaces ? { primaryInterfaces } : {}),
           maxDeleteShare: config.maxDeleteShare,
           minDeletesForGuard: config.minDeletesForGuard,
           ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
