@@ -55,6 +55,7 @@ describe('sandbox report numbers', () => {
       hostileNodes: 0,
       honestNodesNotReady: 1,
       readyNodesTainted: 0,
+      liveRoutesRemoved: 0,
       routesExpected: 2,
       // b's CIDR points at a's instance: not programmed, and wrong (a holds no lease of it); the blackhole is wrong too.
       routesProgrammed: 1,
@@ -235,6 +236,14 @@ describe('the judge is independent of podroute’s rules', () => {
     ],
   ])('%s', (_what, state, want) => {
     expect(judged(state)).toEqual(want);
+  });
+
+  it('counts the blocks leased under a hostile claim of the whole cluster CIDR as leaked', () => {
+    const state = honest([{ cidr: '10.244.2.0/24', owner: 'x' }, { cidr: '10.244.3.0/24', owner: 'x' }], {
+      nodes: [node('x', I.x, ['10.244.0.0/16'], 'True')],
+      record: new Map([['x', { instanceId: I.x, hostile: true, planted: ['10.244.0.0/16'] }]]),
+    });
+    expect(countState(state).leakedCidrs).toBe(2);
   });
 
   it('counts a lease of a node that is gone as leaked, and a hostile node may stay unavailable', () => {

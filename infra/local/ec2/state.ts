@@ -20,6 +20,8 @@ export * from './records.ts';
 export class Ec2State extends Ec2Network {
   /** Which target fields a route to an attached interface is described with (records.ts, RouteTargetFields). */
   routeTargetFields: RouteTargetFields = 'both';
+  /** Observer: a static route deleted, or replaced by another target (`before` as it was described). */
+  onRouteRemoved?: (routeTableId: string, before: DescribedRoute) => void;
 
   /** Records a gateway id (igw-/vgw-...) that routes may target. */
   addGateway(id?: string): string {
@@ -227,7 +229,9 @@ export class Ec2State extends Ec2Network {
     if (route.target.kind === 'local') {
       throw new Ec2ApiError('InvalidParameterValue', `The route identified by ${dest} is the local route and cannot be replaced.`);
     }
+    const before = this.describeRoute(route);
     route.target = target;
+    this.onRouteRemoved?.(table.id, before);
     return route;
   }
 
@@ -242,7 +246,9 @@ export class Ec2State extends Ec2Network {
     if (route.target.kind === 'local') {
       throw new Ec2ApiError('InvalidParameterValue', `cannot remove local route ${dest} in route table ${table.id}`);
     }
+    const before = this.describeRoute(route);
     table.routes.splice(index, 1);
+    this.onRouteRemoved?.(table.id, before);
   }
 
   /**

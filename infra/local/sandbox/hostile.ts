@@ -3,7 +3,8 @@
  * has converged. Each is what an attacker, a lagging API server or an operator's typo can do:
  *
  * - `same-cidr`: a node registers with another node's exact pod CIDR;
- * - `sub-range`: nodes register with a /25 and a /32 inside other nodes' blocks (IPv4);
+ * - `sub-range`: nodes register with the first half (a /25 of a /24) and the last address (a /32)
+ *   of other nodes' blocks;
  * - `cluster-cidr`: a node registers with the whole (first) cluster CIDR;
  * - `other-instance`: a node names another node's instance in its providerID;
  * - `short-listings`: node listings silently leave out a quarter of the nodes, every other time, for a while;
@@ -97,10 +98,12 @@ const pick = <T>(list: readonly T[], index: number): T => {
   return item;
 };
 
-/** A /`prefix` inside `cidr`, at its start or (`last`) at its end. */
-function inside(cidr: string, prefix: number, last = false): string {
+/** The first half of `cidr` (`half`), or its last address. */
+function inside(cidr: string, part: 'half' | 'last'): string {
   const outer = parseCidr(cidr);
   const width = outer.family === 4 ? 32 : 128;
+  const prefix = part === 'half' ? outer.prefix + 1 : width;
+  const last = part === 'last';
   const offset = last ? (1n << BigInt(width - outer.prefix)) - (1n << BigInt(width - prefix)) : 0n;
   return formatCidr({ family: outer.family, prefix, network: outer.network + offset });
 }
@@ -147,8 +150,8 @@ const PLAY: Record<HostileScenario, (sandbox: Sandbox, options: HostileOptions) 
   },
   'sub-range': async (sandbox) => {
     const all = victims(sandbox);
-    await sandbox.joinNode('hostile-sub-range-25', { podCidrs: [inside(pick(all, 0).cidr, 25)] });
-    await sandbox.joinNode('hostile-sub-range-32', { podCidrs: [inside(pick(all, 1).cidr, 32, true)] });
+    await sandbox.joinNode('hostile-sub-range-25', { podCidrs: [inside(pick(all, 0).cidr, 'half')] });
+    await sandbox.joinNode('hostile-sub-range-32', { podCidrs: [inside(pick(all, 1).cidr, 'last')] });
   },
   'cluster-cidr': async (sandbox) => {
     const cluster = sandbox.config.clusterCidrs[0];

@@ -74,3 +74,26 @@ export function checkLeaves(facts: LeaveFacts): { deletesRefused: number; refuse
   }
   return { deletesRefused: facts.refused.size, refusedNodesBroken, departedLeftovers };
 }
+
+/**
+ * Counts routes taken from a live honest node: an active route of one of its pod CIDRs, deleted or
+ * replaced by another target while the node is stored with that pod CIDR. Hooked on the EC2
+ * emulator (Ec2State.onRouteRemoved); a node that left, a blackhole and a hostile node's route are
+ * not counted.
+ */
+export function watchLiveRouteRemovals(
+  ec2: Ec2State,
+  facts: { nodeOfInstance(instanceId: string): { name: string; hostile: boolean } | undefined; getNode(name: string): unknown },
+): () => number {
+  let removed = 0;
+  ec2.onRouteRemoved = (_table, before) => {
+    if (before.state !== 'active') return;
+    const instanceId = before.networkInterfaceId !== undefined ? ec2.networkInterfaces.get(before.networkInterfaceId)?.attachment?.instanceId : before.instanceId;
+    const owner = instanceId === undefined ? undefined : facts.nodeOfInstance(instanceId);
+    if (!owner || owner.hostile) return;
+    const destination = before.destinationCidrBlock ?? before.destinationIpv6CidrBlock;
+    const stored = readNode(facts.getNode(owner.name));
+    if (stored && destination !== undefined && stored.podCidrs.includes(destination)) removed += 1;
+  };
+  return () => removed;
+}

@@ -13,7 +13,7 @@
  * - no route (or delegated prefix) inside the cluster CIDRs points at a node that does not hold
  *   that exact pod CIDR by the lease table: `routesToNonLeaseholder`; nor anywhere but at the live
  *   node whose pod CIDR it is: `wrongRoutes`;
- * - every lease belongs to a live node: `leakedCidrs`;
+ * - every lease belongs to a live node that has that pod CIDR: `leakedCidrs`;
  * - no two live nodes share a block: `duplicateCidrs` (a hostile node's own claim, which the
  *   sandbox planted on purpose, is not a pod CIDR podroute gave; it is left out).
  * The field names of `SandboxReport` are a contract: `npm start --report` writes them and other
@@ -33,13 +33,15 @@ export interface SandboxReport {
   honestNodesNotReady: number;
   /** Nodes that were ready once and got NetworkUnavailable=True written later, from the writes podroute made (must be 0). */
   readyNodesTainted: number;
+  /** Active routes of an honest live node's pod CIDR deleted or replaced away from it, seen by the EC2 emulator (must be 0). */
+  liveRoutesRemoved: number;
   /** Routes mode: (pod CIDR, cluster table) pairs the honest live nodes need. Prefixes mode: delegated prefixes they need. */
   routesExpected: number;
   /** Of those, how many exist, are active and point at the node's primary interface. */
   routesProgrammed: number;
   /** Pod CIDRs of live nodes that overlap a pod CIDR of another live node (one per pair). */
   duplicateCidrs: number;
-  /** CIDR leases that no live node holds. */
+  /** CIDR leases that no live node holds as its pod CIDR (a hostile node's own claims not counted). */
   leakedCidrs: number;
   /** Routes (or delegated prefixes) inside the cluster CIDRs that are not the right route of a live node's pod CIDR. */
   wrongRoutes: number;
@@ -129,6 +131,8 @@ export interface ObservedState {
   leases: readonly LeaseRecord[];
   /** Nodes ready once and marked unavailable later (the sandbox observes podroute's writes). */
   readyNodesTainted?: number;
+  /** Routes taken from live honest nodes (observe.ts, watchLiveRouteRemovals). */
+  liveRoutesRemoved?: number;
 }
 
 export type RouteCounts = Pick<
@@ -139,6 +143,7 @@ export type RouteCounts = Pick<
   | 'hostileNodes'
   | 'honestNodesNotReady'
   | 'readyNodesTainted'
+  | 'liveRoutesRemoved'
   | 'routesExpected'
   | 'routesProgrammed'
   | 'duplicateCidrs'
@@ -306,6 +311,7 @@ export function countState(state: ObservedState): RouteCounts {
     hostileNodes: nodes.filter((node) => node.hostile).length,
     honestNodesNotReady: nodes.filter((node) => !node.hostile && !node.ready).length,
     readyNodesTainted: state.readyNodesTainted ?? 0,
+    liveRoutesRemoved: state.liveRoutesRemoved ?? 0,
     routesExpected,
     routesProgrammed,
     duplicateCidrs: duplicatePairs(nodes),
@@ -345,14 +351,19 @@ export function podCidrsOutsideSubnet(nodes: readonly LiveNode[], interfaces: Re
   return outside;
 }
 
-/** Leases that no live node holds: an owner that is no live node, or no owner and no node with the CIDR. */
+/**
+ * Leases that no live node holds: an owner that is no live node or has no such pod CIDR (a hostile
+ * node's own claim does not count: a block leased under a claim of the whole cluster CIDR is
+ * withheld from every other node), or no owner and no node with the CIDR.
+ */
 export function leakedLeases<T extends LeaseRecord>(nodes: readonly LiveNode[], leases: readonly T[]): T[] {
-  const liveNames = new Set(nodes.map((node) => node.name));
+  const cidrsOf = new Map(nodes.map((node) => [node.name, new Set(node.cidrs.map(formatCidr))]));
   const held = new Set(nodes.flatMap((node) => node.cidrs.map(formatCidr)));
   return leases.filter((lease) => {
-    if (lease.owner !== null) return !liveNames.has(lease.owner);
     const cidr = canonical(lease.cidr);
-    return cidr === null || !held.has(cidr);
+    if (cidr === null) return true;
+    if (lease.owner !== null) return !(cidrsOf.get(lease.owner)?.has(cidr) ?? false);
+    return !held.has(cidr);
   });
 }
 
@@ -368,7 +379,7 @@ export function percentile(values: readonly number[], p: number): number | null 
 export function isConverged(
   report: Pick<SandboxReport, 'nodes' | 'nodesReady' | 'routesExpected' | 'routesProgrammed' | 'wrongRoutes' | 'duplicateCidrs' | 'leakedCidrs' | 'dlqMessages'> &
     Partial<
-      Pick<SandboxReport, 'refusedNodesBroken' | 'departedLeftovers' | 'podCidrsOutsideSubnet' | 'honestNodesNotReady' | 'routesToNonLeaseholder' | 'readyNodesTainted'>
+      Pick<SandboxReport, 'refusedNodesBroken' | 'departedLeftovers' | 'podCidrsOutsideSubnet' | 'honestNodesNotReady' | 'routesToNonLeaseholder' | 'readyNodesTainted' | 'liveRoutesRemoved'>
     >,
 ): boolean {
   return (
@@ -377,6 +388,7 @@ export function isConverged(
     (report.departedLeftovers ?? 0) === 0 &&
     (report.routesToNonLeaseholder ?? 0) === 0 &&
     (report.readyNodesTainted ?? 0) === 0 &&
+    (report.liveRoutesRemoved ?? 0) === 0 &&
     (report.honestNodesNotReady ?? report.nodes - report.nodesReady) === 0 &&
     report.routesProgrammed === report.routesExpected &&
     report.wrongRoutes === 0 &&

@@ -48,7 +48,7 @@ import { scanLeases } from './lease-table.ts';
 import { ShortListings } from './hostile.ts';
 import { buildWorld, scaledThrottle } from './world.ts';
 import { Readiness } from './readiness.ts';
-import { checkLeaves, interfacesOf, podCidrsOfStored } from './observe.ts';
+import { checkLeaves, interfacesOf, podCidrsOfStored, watchLiveRouteRemovals } from './observe.ts';
 import { startWorkerSource } from './worker-source.ts';
 import { createSchedule } from './schedule.ts';
 import type { JoinOptions, LeaveOptions, QueueDepth, Sandbox, SandboxOptions, SettleOptions } from './types.ts';
@@ -131,7 +131,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       ...(faults > 0 ? { faults: { share: faults, kinds: ['RequestLimitExceeded', 'InternalError', 'ServiceUnavailable'] satisfies FaultKind[] } } : {}),
     });
     cleanups.push(() => ec2.close());
-    const world = buildWorld(ec2.state, { mode, dualStack, subnets: options.subnets, routeTables: tableCount, clusterName });
+    const world = buildWorld(ec2.state, { mode, dualStack, subnets: options.subnets, routeTables: tableCount, clusterName, clusterCidr: options.clusterCidr });
     const { routeTableIds } = world;
     const tagKey = clusterTagKey(clusterName);
 
@@ -322,6 +322,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // Leases straight from the CIDR table (lease-table.ts), not through podroute's sets.
     const leaseClient = db.client();
     const leases = (): Promise<LeaseRecord[]> => scanLeases(leaseClient, db.tableName);
+    const liveRoutesRemoved = watchLiveRouteRemovals(ec2.state, {
+      nodeOfInstance: (instanceId) => {
+        for (const [name, own] of record) if (own.instanceId === instanceId) return { name, hostile: own.hostile === true };
+        return undefined;
+      },
+      getNode: (name) => kube.state.getNode(name),
+    });
     const counts = (leaseList: readonly LeaseRecord[]): RouteCounts =>
       countState({
         mode,
@@ -332,6 +339,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         interfaces: interfacesOf(ec2.state),
         leases: leaseList,
         readyNodesTainted: readiness.tainted(),
+        liveRoutesRemoved: liveRoutesRemoved(),
       });
     const startedAt = performance.now();
     let convergedMs: number | null = null;
@@ -373,9 +381,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const pollMs = settleOptions.pollMs ?? 100;
       const deadline = performance.now() + timeoutMs;
       let lastOwnTick = performance.now();
-      let last: { state: RouteCounts; depth: QueueDepth } | undefined;
+      let last: { state: Omit<RouteCounts, 'leakedCidrs' | 'routesToNonLeaseholder'>; depth: QueueDepth } | undefined;
       for (;;) {
-        const state = counts([]);
+        // No lease scan while polling: the numbers that need leases are left out.
+        const { leakedCidrs: _leaked, routesToNonLeaseholder: _unread, ...state } = counts([]);
         const queueNow = await depth();
         last = { state, depth: queueNow };
         const quiet = queueNow.visible + queueNow.inFlight + queueNow.delayed + queueNow.running === 0 && schedule.running() === 0;

@@ -52,6 +52,8 @@ export interface SandboxOptions {
    * infra/local/ec2/records.ts, RouteTargetFields).
    */
   routeTargetFields?: RouteTargetFields;
+  /** Routes mode: the IPv4 cluster CIDR (/24 node blocks). Default 100.64.0.0/10. */
+  clusterCidr?: string;
   /** Routes per table (EC2 quota). Default: 50, raised (as one would ask AWS) to fit the cluster. */
   routeLimit?: number;
   /** Schedule period in ms (EventBridge's one minute, fast-forwarded). 0 = no schedule: call `tick()`. Default 2000. */
