@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { countState, isConverged, percentile, podCidrsOutsideSubnet, liveNodes } from '../../infra/local/sandbox/report.ts';
 import type { NodeRecord, ObservedInterface, ObservedRoute, ObservedState } from '../../infra/local/sandbox/report.ts';
 import { leaseOfItem } from '../../infra/local/sandbox/lease-table.ts';
+import { watchLiveRouteRemovals } from '../../infra/local/sandbox/observe.ts';
+import { Ec2State } from '../../infra/local/ec2/index.ts';
 
 const I = { a: 'i-0000000000000000a', b: 'i-0000000000000000b', c: 'i-0000000000000000c', x: 'i-0000000000000000f' };
 const ENI = { a: 'eni-0000000000000000a', b: 'eni-0000000000000000b', c: 'eni-0000000000000000c', x: 'eni-0000000000000000f' };
@@ -271,5 +273,31 @@ describe('leases read from the CIDR table’s items', () => {
     ['a block index outside the range', { pk: S('set#10.0.0.0/24@28'), sk: S('b#0000000016') }, null],
   ])('%s', (_what, item, want) => {
     expect(leaseOfItem(item)).toEqual(want);
+  });
+});
+
+describe('routes taken from live honest nodes (watchLiveRouteRemovals over the EC2 emulator)', () => {
+  it.each([
+    ['a live honest node’s route deleted', 'delete', 'honest', true, 1],
+    ['a live honest node’s route replaced to another instance', 'replace', 'honest', true, 1],
+    ['a hostile node’s route deleted', 'delete', 'hostile', true, 0],
+    ['the route of a node no longer stored', 'delete', 'honest', false, 0],
+    ['a blackhole deleted', 'blackhole', 'honest', true, 0],
+  ] as const)('%s: counted %i', (_what, action, kind, stored, want) => {
+    const ec2 = new Ec2State(50, () => 0);
+    const table = ec2.addRouteTable();
+    const a = ec2.addInstance();
+    const b = ec2.addInstance();
+    ec2.addRoute({ routeTableId: table.id, destinationCidr: '100.64.0.0/24', instanceId: a.id });
+    const count = watchLiveRouteRemovals(ec2, {
+      nodeOfInstance: (id) => (id === a.id ? { name: 'a', hostile: kind === 'hostile' } : undefined),
+      getNode: (name) => (stored && name === 'a' ? node('a', a.id, ['100.64.0.0/24'], 'False') : undefined),
+    });
+    if (action === 'replace') ec2.replaceRoute({ routeTableId: table.id, destinationCidr: '100.64.0.0/24', instanceId: b.id });
+    else {
+      if (action === 'blackhole') ec2.terminateInstance(a.id);
+      ec2.deleteRoute({ routeTableId: table.id, destinationCidr: '100.64.0.0/24' });
+    }
+    expect(count()).toBe(want);
   });
 });
