@@ -14,6 +14,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type { Sandbox, SandboxReport, SandboxStatus } from './sandbox/index.ts';
 import { MAX_SUBNETS, instanceCapacity } from './sandbox/world.ts';
+import { HOSTILE_SCENARIOS, isHostileScenario } from './sandbox/hostile.ts';
+import type { HostileScenario } from './sandbox/hostile.ts';
 
 const HELP = `Usage: npm start -- [options]
 
@@ -37,6 +39,22 @@ Options:
                        still routes to the primary one and turns its source/dest check off
   --deny-deletes SHARE share of the leaving nodes' deletes that a later validating webhook refuses
                        after podroute admitted them, 0 <= SHARE <= 1 (default 0); those nodes stay
+  --hostile LIST       once the cluster has converged, play these hostile scenarios (comma-separated,
+                       or \`all\`), then converge again:
+                         same-cidr          a node registers with another node's exact pod CIDR
+                         sub-range          nodes register with a /25 and a /32 inside other nodes' blocks
+                         cluster-cidr       a node registers with the whole cluster CIDR
+                         other-instance     a node names another node's instance in its providerID
+                         short-listings     node listings silently leave out a quarter of the nodes,
+                                            every other time, for a few reconcile periods
+                         forged-admissions  admission requests sent with the webhook token for nodes
+                                            that are never stored
+                         untagged-tables    the cluster tag is removed from every route table for a
+                                            few reconcile periods, then restored
+                       The hostile kubelets only set what a kubelet may set on its own Node at CREATE
+                       (spec.podCIDR(s), spec.providerID). Converged then also means: 0 routes to a
+                       node that does not hold their lease, no honest node ever marked unavailable
+                       after it was ready or its route taken away; hostile nodes need not be ready.
   --tick-ms MS         reconcile schedule period; the one minute of production, fast-forwarded (default 2000)
   --report FILE        write the final numbers as JSON to FILE
   --timeout-s S        give up after S seconds (default 300)
@@ -76,6 +94,7 @@ interface Flags {
   faults: number;
   secondaryEnis: number;
   denyDeletes: number;
+  hostile: HostileScenario[];
   tickMs: number;
   report: string | undefined;
   timeoutS: number;
@@ -101,6 +120,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
         faults: { type: 'string' },
         'secondary-enis': { type: 'string' },
         'deny-deletes': { type: 'string' },
+        hostile: { type: 'string' },
         'tick-ms': { type: 'string' },
         report: { type: 'string' },
         'timeout-s': { type: 'string' },
@@ -131,8 +151,11 @@ function parseFlags(argv: string[]): Flags | 'help' {
   if (nodes * (1 + secondaryEnis) > capacity) {
     throw new FlagError(`--nodes ${nodes} with --secondary-enis ${secondaryEnis}: ${nodes * (1 + secondaryEnis)} interfaces do not fit the sandbox subnets (at most ${capacity})`);
   }
+  const hostile = hostileFlag(values.hostile);
+  if (hostile.length > 0 && nodes - leave < 2) throw new FlagError('--hostile: needs at least 2 nodes that stay (--nodes minus --leave): they are the victims');
   return {
     subnets,
+    hostile,
     nodes,
     leave,
     dualStack: values['dual-stack'] ?? false,
@@ -146,6 +169,18 @@ function parseFlags(argv: string[]): Flags | 'help' {
     timeoutS: number('timeout-s', values['timeout-s'], 300, (n) => n > 0 && n <= 86_400, 'seconds, more than 0'),
     logFile: values['log-file'] ?? join(tmpdir(), `podroute-sandbox-${process.pid}.log`),
   };
+}
+
+/** `--hostile a,b` or `all`: the scenarios, in the order given, each once. */
+function hostileFlag(raw: string | undefined): HostileScenario[] {
+  if (raw === undefined) return [];
+  const names = raw.trim() === 'all' ? [...HOSTILE_SCENARIOS] : raw.split(',').map((name) => name.trim());
+  const out: HostileScenario[] = [];
+  for (const name of names) {
+    if (!isHostileScenario(name)) throw new FlagError(`--hostile ${JSON.stringify(raw)}: ${JSON.stringify(name)} is no scenario; want some of ${HOSTILE_SCENARIOS.join(', ')} or all`);
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
 }
 
 // --- terminal output ------------------------------------------------------------------------------
@@ -169,9 +204,12 @@ function summary(report: SandboxReport, converged: boolean, flags: Flags, elapse
     ['result', converged ? 'converged' : 'NOT converged', converged],
     ['mode', `${flags.mode}${flags.dualStack ? ', dual-stack' : ''}${flags.subnets === undefined ? '' : `, ${flags.subnets} subnet(s)`}, ${flags.routeTables} route table(s)`],
     ['live nodes', String(report.nodes)],
-    ['nodes ready', `${report.nodesReady}/${report.nodes}`, report.nodesReady === report.nodes],
+    ['nodes ready', `${report.nodesReady}/${report.nodes}${report.hostileNodes > 0 ? ` (${report.hostileNodes} hostile, need not be)` : ''}`, report.honestNodesNotReady === 0],
+    ['ready nodes tainted later', String(report.readyNodesTainted), report.readyNodesTainted === 0],
+    ['live routes removed', String(report.liveRoutesRemoved), report.liveRoutesRemoved === 0],
     [flags.mode === 'routes' ? 'routes programmed' : 'prefixes delegated', `${report.routesProgrammed}/${report.routesExpected}`, report.routesProgrammed === report.routesExpected],
     ['wrong routes', String(report.wrongRoutes), report.wrongRoutes === 0],
+    ['routes to a non-leaseholder', String(report.routesToNonLeaseholder), report.routesToNonLeaseholder === 0],
     ['duplicate CIDRs', String(report.duplicateCidrs), report.duplicateCidrs === 0],
     ['leaked CIDRs', String(report.leakedCidrs), report.leakedCidrs === 0],
     ['DLQ messages', String(report.dlqMessages), report.dlqMessages === 0],
@@ -207,6 +245,11 @@ function reportFile(r: SandboxReport): Record<string, unknown> {
     joinToReadyMs: { p50: r.joinToReadyMs.p50, p99: r.joinToReadyMs.p99 },
     deletesRefused: r.deletesRefused,
     podCidrsOutsideSubnet: r.podCidrsOutsideSubnet,
+    routesToNonLeaseholder: r.routesToNonLeaseholder,
+    hostileNodes: r.hostileNodes,
+    honestNodesNotReady: r.honestNodesNotReady,
+    readyNodesTainted: r.readyNodesTainted,
+    liveRoutesRemoved: r.liveRoutesRemoved,
   };
 }
 
@@ -214,14 +257,14 @@ function reportFile(r: SandboxReport): Record<string, unknown> {
 
 async function run(flags: Flags): Promise<number> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { startSandbox, isConverged } = await import('./sandbox/index.ts');
+  const { startSandbox, isConverged, runHostile } = await import('./sandbox/index.ts');
   const started = performance.now();
   const deadline = started + flags.timeoutS * 1000;
   const families = flags.dualStack ? 2 : 1;
 
   process.stdout.write(
     `podroute sandbox: ${flags.nodes} nodes (${flags.leave} leave), ${flags.mode} mode${flags.dualStack ? ', dual-stack' : ''}${flags.subnets === undefined ? '' : `, ${flags.subnets} subnet(s)`}, ` +
-      `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s)${flags.denyDeletes > 0 ? `, deny-deletes ${flags.denyDeletes}` : ''}, tick ${flags.tickMs} ms\n`,
+      `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s)${flags.denyDeletes > 0 ? `, deny-deletes ${flags.denyDeletes}` : ''}${flags.hostile.length > 0 ? `, hostile ${flags.hostile.join(',')}` : ''}, tick ${flags.tickMs} ms\n`,
   );
   const sandbox: Sandbox = await startSandbox({
     dualStack: flags.dualStack,
@@ -287,7 +330,7 @@ async function run(flags: Flags): Promise<number> {
       }
       await sleep(200);
     }
-    const lastJoin = performance.now();
+    let lastJoin = performance.now();
     const step = flags.leave > 0 ? flags.nodes / flags.leave : 0;
     const leaving = Array.from({ length: flags.leave }, (_, k) => names[Math.floor(k * step)]).filter((n): n is string => n !== undefined);
     const left = await Promise.all(leaving.map((name) => sandbox.leaveNode(name)));
@@ -295,6 +338,12 @@ async function run(flags: Flags): Promise<number> {
     if (refusedCount > 0) process.stdout.write(`${tty ? '\n' : ''}leave: ${left.length - refusedCount} deleted, ${refusedCount} refused after admission (--deny-deletes)\n`);
 
     await sandbox.settle({ timeoutMs: Math.max(1000, deadline - performance.now()) });
+    if (flags.hostile.length > 0) {
+      process.stdout.write(`${tty ? '\n' : ''}hostile: ${flags.hostile.join(', ')}\n`);
+      await runHostile(sandbox, flags.hostile, { tickMs: flags.tickMs });
+      lastJoin = performance.now();
+      await sandbox.settle({ timeoutMs: Math.max(1000, deadline - performance.now()) });
+    }
     const convergedMs = Math.round(performance.now() - scenarioStart);
 
     // The final reconcile, once the lease grace period has passed for every lease taken.

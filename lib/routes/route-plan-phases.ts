@@ -57,12 +57,26 @@ export function isResponsible(destination: Cidr, clusters: readonly Cidr[]): boo
   );
 }
 
+/**
+ * Step 1a: a route described with only a network interface that is some instance's primary one
+ * (`primaryInterfaces`: instance -> primary interface) is a route to that instance. EC2 is observed
+ * to describe a route to an attached interface with both ids, but the EC2 API reference (Route)
+ * does not say so; this keeps a node's route its own when only the interface id comes back.
+ */
+export function matchInterfaceTarget(route: Route, instanceOfInterface: ReadonlyMap<string, string>): Route {
+  if (route.target !== 'interface' || route.networkInterfaceId === null) return route;
+  const instanceId = instanceOfInterface.get(route.networkInterfaceId);
+  return instanceId === undefined ? route : { ...route, target: 'instance', instanceId };
+}
+
 /** Step 1: the cluster tables, one per id, sorted; their static routes indexed apart from the propagated ones. */
-export function indexTables(input: Pick<PlanInput, 'routeTables' | 'clusterName'>, warnings: PlanWarning[]): TableIndex {
+export function indexTables(input: Pick<PlanInput, 'routeTables' | 'clusterName' | 'primaryInterfaces'>, warnings: PlanWarning[]): TableIndex {
   const tableIds: string[] = [];
   const existing = new Map<string, Route>();
   const propagatedAt = new Map<string, Route>();
   const seen = new Set<string>();
+  const instanceOfInterface = new Map<string, string>();
+  for (const [instanceId, eni] of input.primaryInterfaces ?? []) instanceOfInterface.set(eni, instanceId);
   for (const table of input.routeTables) {
     if (input.clusterName !== undefined && !isClusterTable(table, input.clusterName)) continue;
     if (seen.has(table.routeTableId)) {
@@ -75,7 +89,8 @@ export function indexTables(input: Pick<PlanInput, 'routeTables' | 'clusterName'
     }
     seen.add(table.routeTableId);
     tableIds.push(table.routeTableId);
-    for (const route of table.routes) {
+    for (const listed of table.routes) {
+      const route = matchInterfaceTarget(listed, instanceOfInterface);
       const key = keyOf(table.routeTableId, route.destinationCidr);
       if (route.propagated !== undefined) {
         if (!propagatedAt.has(key) || route.propagated === 'route-server') propagatedAt.set(key, route);

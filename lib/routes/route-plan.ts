@@ -8,6 +8,9 @@
  *     value) are the cluster's; other tables are never touched. Without it every table given is the
  *     cluster's. Every cluster table must hold every wanted pod-CIDR route, and a VPC table holds one
  *     route per destination. A table id given twice: the first wins (warning `duplicate-route-table`).
+ *  1a. Targets. A route to an instance names its `InstanceId`; a route naming only a network
+ *     interface that `primaryInterfaces` holds as an instance's primary one is a route to that
+ *     instance. Any other interface-only route is a bare interface (step 4).
  *  2. Nodes. A node's instance is `instanceIdOf(node)`; its pod CIDRs are `podCidrsOf(node)`, parsed
  *     and canonicalised (host bits cleared). Its wanted routes are its valid pod CIDRs that lie wholly
  *     inside some cluster CIDR, in every cluster table. A node name given twice: the first wins
@@ -164,6 +167,11 @@ export interface PlanInput {
    * CLI): of overlapping pod CIDRs, the node registered first owns (./ownership.ts).
    */
   leaseTable?: LeaseTable;
+  /**
+   * Instance id -> its primary network interface id. A route described with only that interface
+   * (no InstanceId) is then a route to the instance (step 1a). Default: none.
+   */
+  primaryInterfaces?: ReadonlyMap<string, string>;
 }
 
 export const DEFAULT_MAX_DELETE_SHARE = 0.5;

@@ -36,7 +36,7 @@ import { networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
-import { clusterTagKey } from '../routes/index.ts';
+import { clusterTagKey, isResponsibleForRoute } from '../routes/index.ts';
 import { planRoutesCounted } from '../routes/route-plan.ts';
 import { PodrouteError } from '../errors.ts';
 import { absenceSuspects, readPresence, refuseWorld } from './absence.ts';
@@ -51,6 +51,7 @@ import { markUnrouted, warnConflicts } from './node-claims.ts';
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets } from './ports.ts';
 import { prefixCidrSets, readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
+import { hasBareInterfaceRoute, readPrimaryInterfaces } from './route-targets.ts';
 import type { PrefixWorld } from './prefix-mode.ts';
 
 type ReconcileConfig = Pick<
@@ -69,7 +70,11 @@ export interface ReconcileDeps {
   queue: WorkQueue;
   /** One CIDR set per cluster CIDR, in the order of `config.clusterCidrs`. */
   cidrSets: CidrSet[];
-  /** Prefixes mode only: the ENI prefix, subnet and pod-range set ports (see ./prefix-mode.ts). */
+  /**
+   * Prefixes mode: the ENI prefix, subnet and pod-range set ports (see ./prefix-mode.ts). Routes
+   * mode reads the nodes' primary interfaces through `prefixes` when a route names an interface
+   * alone (./route-targets.ts).
+   */
   prefixes?: EniPrefixes;
   subnets?: Subnets;
   reservationSets?: ReservationSets;
@@ -121,12 +126,16 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   const upkeep: Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'> = { occupied: 0, leasesRepaired: [], reclaimed: [], reclaimWithheld: 0, errors };
   if (!options.dryRun) await repairLeases(world.leaseLists, run, upkeep);
   const { leaseLists, leaseTable } = await adoptPodCidrs(nodes, world.leaseLists, mismatches, run, upkeep, options.dryRun === true);
+  // Routes described with their interface alone are matched to nodes by primary interface (route-targets.ts).
+  const bare = deps.prefixes !== undefined && hasBareInterfaceRoute(tables, (cidr) => isResponsibleForRoute(cidr, config.clusterCidrs));
+  const primaryInterfaces = bare && deps.prefixes ? await readPrimaryInterfaces(nodes, deps.prefixes) : undefined;
   const { plan, live } =
     config.mode === 'routes'
       ? planRoutesCounted({
           nodes,
           routeTables: tables,
           clusterCidrs: config.clusterCidrs,
+          ...(primaryInterfaces ? { primaryInterfaces } : {}),
           maxDeleteShare: config.maxDeleteShare,
           minDeletesForGuard: config.minDeletesForGuard,
           leaseTable,

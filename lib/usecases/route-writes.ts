@@ -13,11 +13,12 @@ import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
-import { isResponsibleForRoute, planRoutes } from '../routes/index.ts';
+import { isResponsibleForRoute } from '../routes/index.ts';
 import type { Route, RouteTable } from '../routes/index.ts';
 import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
+import { planNode } from './route-targets.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode, leaseOf } from './route-worker-deps.ts';
 import { checkDelete, checkRouteClaim, refuse } from './route-worker-claims.ts';
 
@@ -76,7 +77,7 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const routed = node;
   const tables = await deps.view.current();
-  const plan = planRoutes({ nodes: [routed], routeTables: tables, clusterCidrs: deps.clusterCidrs });
+  const plan = await planNode(routed, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps));
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   // Nothing is written for a pod CIDR the lease table does not give this node, admitted or stored.
   await verifyLeases(ops, deps);
@@ -198,7 +199,7 @@ async function freshRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<CurrentRo
 }
 
 /** The node's primary interface, with source/destination check off; remembered per container. */
-async function routeTarget(op: RouteOp, deps: RouteWorkerDeps): Promise<string> {
+async function routeTarget(op: Pick<RouteOp, 'node' | 'instanceId'>, deps: RouteWorkerDeps): Promise<string> {
   const cached = deps.targets?.get(op.instanceId);
   if (cached && deps.now() - cached.at < TARGET_CACHE_MS) return cached.primaryEniId;
   const started = deps.now();
@@ -249,7 +250,7 @@ function nodeAgeMs(node: Node, now: number): number | null {
 async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
   const started = deps.now();
   const eni = await routeTarget(op, deps);
-  const isNodes = (route: CurrentRoute) => route.networkInterfaceId === eni && !route.blackhole;
+  const isNodes = (r: CurrentRoute) => !r.blackhole && (r.networkInterfaceId === null ? r.instanceId === op.instanceId : r.networkInterfaceId === eni);
   // The listing is trusted for "no route" (CreateRoute refuses an existing destination) and for "the
   // node's route": anything else is read again before a ReplaceRoute overwrites it (route-table-view.ts).
   const current = listed === null || isNodes(listed) ? listed : await freshRoute(op, deps);
@@ -340,7 +341,7 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
  */
 async function settle(node: Node, deps: WriteDeps): Promise<void> {
   const name = node.metadata.name;
-  const plan = planRoutes({ nodes: [node], routeTables: await deps.view.current(), clusterCidrs: deps.clusterCidrs });
+  const plan = await planNode(node, await deps.view.current(), deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps));
   const status = plan.nodes.find((n) => n.node === name);
   if (!status || status.networkUnavailable === 'pending') return;
   const wanted = status.networkUnavailable;

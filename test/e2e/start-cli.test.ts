@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { main } from '../../infra/local/start.ts';
+import { HOSTILE_SCENARIOS } from '../../infra/local/sandbox/hostile.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'podroute-start-'));
@@ -50,6 +51,11 @@ const reportSchema = z.strictObject({
   joinToReadyMs: z.strictObject({ p50: ms, p99: ms }),
   deletesRefused: ms,
   podCidrsOutsideSubnet: ms.nullable(),
+  routesToNonLeaseholder: ms,
+  hostileNodes: ms,
+  honestNodesNotReady: ms,
+  readyNodesTainted: ms,
+  liveRoutesRemoved: ms,
 });
 
 describe('npm start', () => {
@@ -62,7 +68,7 @@ describe('npm start', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('converged');
     const report = reportSchema.parse(JSON.parse(readFileSync(reportFile, 'utf8')));
-    expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0, deletesRefused: 0, podCidrsOutsideSubnet: null });
+    expect(report).toMatchObject({ nodes: 4, nodesReady: 4, routesExpected: 8, routesProgrammed: 8, duplicateCidrs: 0, leakedCidrs: 0, wrongRoutes: 0, dlqMessages: 0, deletesRefused: 0, podCidrsOutsideSubnet: null, routesToNonLeaseholder: 0, hostileNodes: 0, honestNodesNotReady: 0, readyNodesTainted: 0, liveRoutesRemoved: 0 });
     // Every route of a node still there was created at least once; the two nodes that leave may go
     // before their routes are made, so their CreateRoute calls are a timing, not a promise.
     expect(report.ec2Calls.CreateRoute).toBeGreaterThanOrEqual(report.routesExpected);
@@ -90,6 +96,8 @@ describe('npm start', () => {
     [['--mode', 'prefixes', '--subnets', 'two']],
     [['--no-such-flag']],
     [['positional']],
+    [['--hostile', 'same-cidr,no-such-scenario']],
+    [['--hostile', 'all', '--nodes', '2', '--leave', '1']],
   ])('exits 2 with one line on stderr for %j', async (args) => {
     const run = await inProcess(args);
     expect(run.code).toBe(2);
@@ -107,8 +115,9 @@ describe('npm start', () => {
   it('documents every flag in --help', async () => {
     const run = await start(['--help']);
     expect(run.code).toBe(0);
-    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--subnets', '--faults', '--secondary-enis', '--deny-deletes', '--tick-ms', '--report', '--timeout-s']) {
+    for (const flag of ['--nodes', '--leave', '--dual-stack', '--route-tables', '--mode', '--subnets', '--faults', '--secondary-enis', '--deny-deletes', '--hostile', '--tick-ms', '--report', '--timeout-s']) {
       expect(run.stdout).toContain(flag);
     }
+    for (const scenario of HOSTILE_SCENARIOS) expect(run.stdout).toContain(scenario);
   });
 });

@@ -132,6 +132,39 @@ describe('EC2 emulator: route tables', () => {
     expect(error.$fault).toBe('client');
   });
 
+  // Which target fields a route to an attached interface comes back with. `both`: real EC2 as
+  // observed (hashicorp/terraform-provider-aws#14197 and #1426: a route made with one of the two
+  // reads back with the other too); the EC2 API reference (Route) does not say. `as-created`: only
+  // the field given, the emulator's switch for an EC2 that answers so.
+  it.each([
+    ['both', 'NetworkInterfaceId', { eni: true, instance: true }],
+    ['both', 'InstanceId', { eni: true, instance: true }],
+    ['as-created', 'NetworkInterfaceId', { eni: true, instance: false }],
+    ['as-created', 'InstanceId', { eni: false, instance: true }],
+  ] as const)('routeTargetFields %s: a route made with %s is described with %j', async (fields, param, shown) => {
+    const { ec2: own, client: ownClient } = await emulator({ routeTargetFields: fields });
+    const table = own.state.addRouteTable();
+    const node = own.state.addInstance();
+    const eni = eniOf(own, node.id);
+    const target = param === 'InstanceId' ? { InstanceId: node.id } : { NetworkInterfaceId: eni };
+    await ownClient.send(new CreateRouteCommand({ RouteTableId: table.id, DestinationCidrBlock: '100.64.7.0/24', ...target }));
+    const described = async () =>
+      (await ownClient.send(new DescribeRouteTablesCommand({ RouteTableIds: [table.id] }))).RouteTables?.[0]?.Routes?.find((r) => r.Origin === 'CreateRoute');
+    expect(await described()).toEqual({
+      DestinationCidrBlock: '100.64.7.0/24',
+      ...(shown.eni ? { NetworkInterfaceId: eni } : {}),
+      ...(shown.instance ? { InstanceId: node.id, InstanceOwnerId: '123456789012' } : {}),
+      State: 'active',
+      Origin: 'CreateRoute',
+    });
+    // A blackhole names the interface that went away, whatever the switch says.
+    own.state.terminateInstance(node.id);
+    expect(await described()).toEqual({ DestinationCidrBlock: '100.64.7.0/24', NetworkInterfaceId: eni, State: 'blackhole', Origin: 'CreateRoute' });
+  });
+
+  // ReplaceRoute of a destination with no route: EC2 answers InvalidParameterValue, not the
+  // InvalidRoute.NotFound that DeleteRoute answers (checked against AWS in getmoto/moto#6425; the EC2
+  // API reference, ReplaceRoute, names no error code for it).
   it('DeleteRoute of a missing route is InvalidRoute.NotFound; ReplaceRoute of one is InvalidParameterValue', async () => {
     const table = ec2.state.addRouteTable();
     const node = ec2.state.addInstance();

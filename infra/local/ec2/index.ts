@@ -7,6 +7,7 @@ export type {
   NetworkInterfaceRecord,
   ReservationRecord,
   ReservationType,
+  RouteTargetFields,
   RouteTableRecord,
   SubnetRecord,
   VpcRecord,

@@ -37,7 +37,20 @@ export interface SubnetRecord {
 export type RouteTarget =
   | { kind: 'local' }
   | { kind: 'gateway'; gatewayId: string }
-  | { kind: 'interface'; networkInterfaceId: string };
+  /** `createdWith`: the parameter the route was made with (CreateRoute/ReplaceRoute: InstanceId or NetworkInterfaceId). */
+  | { kind: 'interface'; networkInterfaceId: string; createdWith: 'instance' | 'interface' };
+
+/**
+ * Which target fields DescribeRouteTables shows for a route to an attached interface:
+ * - `both`: NetworkInterfaceId and InstanceId (with InstanceOwnerId), whichever the route was made
+ *   with. Real EC2 answers so (observed, not stated: hashicorp/terraform-provider-aws#14197 and
+ *   #1426, hashicorp/terraform#4097 and #4311 report the field not given coming back); the EC2 API
+ *   reference, Route, lists both fields without saying when each is present.
+ * - `as-created`: only the field the route was made with, as an EC2 that keeps to the letter of
+ *   the reference might (the instance's primary interface id for a route made with InstanceId is
+ *   then not shown, and neither is the instance of a route made with NetworkInterfaceId).
+ */
+export type RouteTargetFields = 'both' | 'as-created';
 
 export interface RouteRecord {
   /** Canonical destination CIDR. */

@@ -15,6 +15,7 @@ import { Ec2ApiError, Ec2State } from './state.ts';
 import { render } from './xml.ts';
 import { TokenBuckets } from './throttle.ts';
 import type { ThrottleOptions } from './throttle.ts';
+import type { RouteTargetFields } from './records.ts';
 
 const ACTIONS = { ...CORE_ACTIONS, ...SUBNET_ACTIONS };
 
@@ -41,6 +42,12 @@ export interface Ec2EmulatorOptions {
    * Developer Guide, "Eventual consistency in the Amazon EC2 API"). Default 0: visible at once.
    */
   notFoundAfterLaunchMs?: number;
+  /**
+   * Which target fields DescribeRouteTables shows for a route to an attached interface: `both`
+   * (default, as real EC2 is observed to answer) or `as-created` (only the field the route was made
+   * with). records.ts, RouteTargetFields, names the sources.
+   */
+  routeTargetFields?: RouteTargetFields;
 }
 
 export class Ec2EmulatorStats {
@@ -101,6 +108,7 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
   const random = faults?.random ?? Math.random;
   const state = new Ec2State(routeLimit, now);
   state.notFoundAfterLaunchMs = notFoundAfterLaunchMs;
+  state.routeTargetFields = options.routeTargetFields ?? 'both';
   const stats = new Ec2EmulatorStats();
   const buckets = options.throttle === false ? null : new TokenBuckets(options.throttle ?? {}, now);
   let requestCounter = 0;

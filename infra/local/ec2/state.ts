@@ -12,12 +12,17 @@ import { blockRange, blocksIn, probe } from './addresses.ts';
 import { DEFAULT_INSTANCE_TYPE, limitsOf } from './instance-types.ts';
 import { Ec2ApiError } from './errors.ts';
 import { ACCOUNT_ID, DEFAULT_ZONE, MAX_SECONDARY_ENIS, isStatic, parseDestination, parsed, ipValue, dnsNameFor, macFor, toTags } from './records.ts';
-import type { Tag, RouteTarget, RouteRecord, RouteTableRecord, NetworkInterfaceRecord, InstanceRecord, DescribedRoute, AddRouteInput } from './records.ts';
+import type { Tag, RouteTarget, RouteTargetFields, RouteRecord, RouteTableRecord, NetworkInterfaceRecord, InstanceRecord, DescribedRoute, AddRouteInput } from './records.ts';
 import { Ec2Network } from './network-state.ts';
 
 export * from './records.ts';
 
 export class Ec2State extends Ec2Network {
+  /** Which target fields a route to an attached interface is described with (records.ts, RouteTargetFields). */
+  routeTargetFields: RouteTargetFields = 'both';
+  /** Observer: a static route deleted, or replaced by another target (`before` as it was described). */
+  onRouteRemoved?: (routeTableId: string, before: DescribedRoute) => void;
+
   /** Records a gateway id (igw-/vgw-...) that routes may target. */
   addGateway(id?: string): string {
     const gatewayId = id ?? this.nextId('igw');
@@ -113,7 +118,11 @@ export class Ec2State extends Ec2Network {
     return instance;
   }
 
-  /** Terminates an instance: its interfaces are deleted, so routes through them become blackholes. */
+  /**
+   * Terminates an instance: its interfaces are deleted, so routes through them become blackholes
+   * (EC2 API reference, Route: State `blackhole` means the route's target is not available, a
+   * terminated NAT instance being its example).
+   */
   terminateInstance(id: string): void {
     const instance = this.instances.get(id);
     if (!instance) throw new Error(`no instance ${id}`);
@@ -157,7 +166,11 @@ export class Ec2State extends Ec2Network {
         const attached = eni?.attachment;
         if (!eni) return { ...base, networkInterfaceId: route.target.networkInterfaceId, state: 'blackhole' };
         if (!attached) return { ...base, networkInterfaceId: eni.id, state: 'blackhole' };
-        return { ...base, networkInterfaceId: eni.id, instanceId: attached.instanceId, instanceOwnerId: ACCOUNT_ID, state: 'active' };
+        const instance = { instanceId: attached.instanceId, instanceOwnerId: ACCOUNT_ID };
+        if (this.routeTargetFields === 'as-created') {
+          return route.target.createdWith === 'instance' ? { ...base, ...instance, state: 'active' } : { ...base, networkInterfaceId: eni.id, state: 'active' };
+        }
+        return { ...base, networkInterfaceId: eni.id, ...instance, state: 'active' };
       }
     }
   }
@@ -209,12 +222,16 @@ export class Ec2State extends Ec2Network {
     const target = this.resolveTarget(input);
     const route = table.routes.find((r) => isStatic(r) && r.destination === dest);
     if (!route) {
+      // EC2 answers InvalidParameterValue here, not InvalidRoute.NotFound (checked against AWS in
+      // getmoto/moto#6425; the EC2 API reference, ReplaceRoute, does not name the code).
       throw new Ec2ApiError('InvalidParameterValue', `There is no route defined for '${dest}' in the route table. Use CreateRoute instead.`);
     }
     if (route.target.kind === 'local') {
       throw new Ec2ApiError('InvalidParameterValue', `The route identified by ${dest} is the local route and cannot be replaced.`);
     }
+    const before = this.describeRoute(route);
     route.target = target;
+    this.onRouteRemoved?.(table.id, before);
     return route;
   }
 
@@ -229,7 +246,9 @@ export class Ec2State extends Ec2Network {
     if (route.target.kind === 'local') {
       throw new Ec2ApiError('InvalidParameterValue', `cannot remove local route ${dest} in route table ${table.id}`);
     }
+    const before = this.describeRoute(route);
     table.routes.splice(index, 1);
+    this.onRouteRemoved?.(table.id, before);
   }
 
   /**
@@ -363,9 +382,9 @@ export class Ec2State extends Ec2Network {
         throw new Ec2ApiError('IncorrectInstanceState', `The instance '${instance.id}' is not in a state from which it can be a route target.`);
       }
       this.assertSingleInterface(instance);
-      return { kind: 'interface', networkInterfaceId: primary };
+      return { kind: 'interface', networkInterfaceId: primary, createdWith: 'instance' };
     }
-    return { kind: 'interface', networkInterfaceId: this.networkInterface(input.networkInterfaceId ?? '').id };
+    return { kind: 'interface', networkInterfaceId: this.networkInterface(input.networkInterfaceId ?? '').id, createdWith: 'interface' };
   }
 
   /**

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { listenLocal } from '../listen.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { lambdaContext } from '../lambda-context.ts';
@@ -130,11 +131,14 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     };
 
     let result: unknown;
+    running += 1;
     try {
       result = await options.handler(event, lambdaContext(functionName));
     } catch (error) {
       options.onError?.(error);
       return json(res, 500, { message: 'Internal Server Error' });
+    } finally {
+      running -= 1;
     }
     if (isStructured(result)) {
       const out: Record<string, string> = {};
@@ -146,6 +150,8 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     return send(res, 200, { 'content-type': 'application/json' }, typeof result === 'string' ? result : JSON.stringify(result ?? null));
   };
 
+  /** Handler invocations still running (a caller that gave up does not stop them, as on Lambda). */
+  let running = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -168,7 +174,11 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   return {
     url,
     responses,
-    close: listening.close,
+    // Closing waits for the invocations still running, so none outlives the stand-ins it talks to.
+    close: async () => {
+      await listening.close();
+      while (running > 0) await sleep(20);
+    },
   };
 }
 

@@ -33,8 +33,6 @@ import { createKubeConfig } from '../../../lib/kube/kube-config.ts';
 import { KubeNodes } from '../../../lib/kube/kube-nodes.ts';
 import { jsonLogger, memoryLogger } from '../../../lib/log.ts';
 import type { Logger } from '../../../lib/log.ts';
-import type { CidrSet, Lease } from '../../../lib/ipam/index.ts';
-import { podRanges } from '../../../lib/usecases/prefix-mode.ts';
 import { startEc2Emulator } from '../ec2/index.ts';
 import type { FaultKind } from '../ec2/index.ts';
 import { ec2ClientConfig } from '../../../lib/aws/ec2-client.ts';
@@ -45,9 +43,12 @@ import { startLocalSqs } from '../queue/local-sqs.ts';
 import { startLocalDynamoDb } from '../dynamodb.ts';
 import { startHttpApi } from './http-api.ts';
 import { countState, leakedLeases, liveNodes, percentile } from './report.ts';
+import type { LeaseRecord, NodeRecord } from './report.ts';
+import { scanLeases } from './lease-table.ts';
+import { ShortListings } from './hostile.ts';
 import { buildWorld, scaledThrottle } from './world.ts';
 import { Readiness } from './readiness.ts';
-import { checkLeaves, instanceView, podCidrsOfStored } from './observe.ts';
+import { checkLeaves, interfacesOf, podCidrsOfStored, watchLiveRouteRemovals } from './observe.ts';
 import { startWorkerSource } from './worker-source.ts';
 import { createSchedule } from './schedule.ts';
 import type { JoinOptions, LeaveOptions, QueueDepth, Sandbox, SandboxOptions, SettleOptions } from './types.ts';
@@ -124,12 +125,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const defaultLimit = Math.max(50, Math.min(1000, (initialNodes + 16) * families + 1));
     const ec2 = await startEc2Emulator({
       routeLimit: options.routeLimit ?? defaultLimit,
+      ...(options.routeTargetFields ? { routeTargetFields: options.routeTargetFields } : {}),
       notFoundAfterLaunchMs: options.notFoundAfterLaunchMs ?? (mode === 'routes' && tickMs > 0 ? LAUNCH_LAG_PRODUCTION_MS / timeScale : 0),
       throttle: options.throttle === false ? false : typeof options.throttle === 'object' ? options.throttle : scaledThrottle(timeScale),
       ...(faults > 0 ? { faults: { share: faults, kinds: ['RequestLimitExceeded', 'InternalError', 'ServiceUnavailable'] satisfies FaultKind[] } } : {}),
     });
     cleanups.push(() => ec2.close());
-    const world = buildWorld(ec2.state, { mode, dualStack, subnets: options.subnets, routeTables: tableCount, clusterName });
+    const world = buildWorld(ec2.state, { mode, dualStack, subnets: options.subnets, routeTables: tableCount, clusterName, clusterCidr: options.clusterCidr });
     const { routeTableIds } = world;
     const tagKey = clusterTagKey(clusterName);
 
@@ -186,6 +188,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     const config = { ...loaded, leaseGraceSeconds: options.leaseGraceSeconds ?? 1 };
     const readiness = new Readiness();
+    const shortListings = new ShortListings();
     // Retry delays (SDK backoff, visibility backoff) run on the same fast-forwarded clock; a slower
     // schedule than production's keeps production's delays.
     const clientTimeScale = Math.max(1, timeScale);
@@ -206,7 +209,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       );
       ec2Clients.push(ec2Client);
       const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig() });
-      const nodes = readiness.observe(new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) }));
+      const nodes = shortListings.wrap(readiness.observe(new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) })));
       return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(fn), dynamodb: db.client() }, nodes, async () => secret, {
         log,
         timeScale: clientTimeScale,
@@ -254,6 +257,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     };
     const operator = clientAs();
     const instances = new Map<string, string>();
+    /** The sandbox's own record of the nodes it registered (the judge's truth, report.ts). */
+    const record = new Map<string, NodeRecord>();
     let nodeCounter = 0;
 
     const joinNode = async (name?: string, join: JoinOptions = {}): Promise<{ name: string; instanceId: string }> => {
@@ -264,6 +269,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (!subnet) throw new Error('the sandbox world has no subnet');
       const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
+      const hostile = join.podCidrs !== undefined || join.providerId !== undefined;
+      record.set(nodeName, { instanceId: instance.id, ...(hostile ? { hostile, planted: join.podCidrs ?? [] } : {}) });
       // A node as the kubelet registers it on EC2: about 8 KB of labels, images and nodeInfo, like
       // a real cluster's, with no server-set field (infra/local/kube/kubelet-node.ts).
       const body = kubeletNode({
@@ -274,6 +281,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         privateDnsName: instance.privateDnsName,
         index: nodeCounter,
       }) as V1Node;
+      // A hostile kubelet sets its own spec.podCIDR(s) and spec.providerID at CREATE, as a real one
+      // may (NodeRestriction checks neither: k8s plugin/pkg/admission/noderestriction).
+      if (hostile) {
+        body.spec = {
+          ...body.spec,
+          ...(join.podCidrs ? { podCIDR: join.podCidrs[0], podCIDRs: [...join.podCidrs] } : {}),
+          ...(join.providerId ? { providerID: join.providerId } : {}),
+        };
+      }
       readiness.joined(nodeName);
       if (join.webhook === false) await kube.state.addNode(body, { admit: false });
       else await clientAs(kube.state.kubeletToken(nodeName)).createNode({ body });
@@ -308,29 +324,42 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     };
 
     // --- observation ----------------------------------------------------------------------------
-    // Prefixes mode keeps one set per pod range (a podroute reservation, lib/usecases/prefix-mode.ts).
-    const allSets = async (): Promise<CidrSet[]> => {
-      const reservationSets = wirings.reconcile.reservationSets;
-      if (mode !== 'prefixes' || !reservationSets) return wirings.reconcile.cidrSets;
-      const ranges = world.subnets.flatMap((s) =>
-        podRanges({ subnetId: s.id, availabilityZone: s.availabilityZone, cidrs: [], reservations: ec2.state.reservationsOf(s.id).map((r) => ({ reservationId: r.id, cidr: r.cidr, type: r.type, description: r.description })) }, config),
-      );
-      return Promise.all(ranges.map((r) => reservationSets(r.range)));
-    };
-    const leases = async (): Promise<Lease[]> => (await Promise.all((await allSets()).map((set) => set.leases()))).flat();
-    const counts = (leaseList: readonly Lease[]): RouteCounts =>
+    // Leases straight from the CIDR table (lease-table.ts), not through podroute's sets.
+    const leaseClient = db.client();
+    const leases = (): Promise<LeaseRecord[]> => scanLeases(leaseClient, db.tableName);
+    const liveRoutesRemoved = watchLiveRouteRemovals(ec2.state, {
+      nodeOfInstance: (instanceId) => {
+        for (const [name, own] of record) if (own.instanceId === instanceId) return { name, hostile: own.hostile === true };
+        return undefined;
+      },
+      getNode: (name) => kube.state.getNode(name),
+    });
+    const counts = (leaseList: readonly LeaseRecord[]): RouteCounts =>
       countState({
         mode,
         clusterCidrs: config.clusterCidrs,
         nodes: kube.state.nodes(),
+        record,
         tables: routeTableIds.map((id) => ({ id, routes: ec2.state.routes(id) })),
-        ...instanceView(ec2.state, mode),
+        interfaces: interfacesOf(ec2.state),
         leases: leaseList,
+        readyNodesTainted: readiness.tainted(),
+        liveRoutesRemoved: liveRoutesRemoved(),
       });
     const startedAt = performance.now();
     let convergedMs: number | null = null;
-    const leaveChecks = (leaseList: readonly Lease[]) =>
-      checkLeaves({ mode, clusterCidrs: config.clusterCidrs, routeTableIds, ec2: ec2.state, getNode: (name) => kube.state.getNode(name), refused, departed, leases: leaseList });
+    const leaveChecks = (leaseList: readonly LeaseRecord[]) =>
+      checkLeaves({
+        mode,
+        clusterCidrs: config.clusterCidrs,
+        routeTableIds,
+        ec2: ec2.state,
+        getNode: (name) => kube.state.getNode(name),
+        instanceOf: (name) => instances.get(name),
+        refused,
+        departed,
+        leases: leaseList,
+      });
     /** SQS requests production would make (the functions' and the event source's), per action. */
     const sqsCounts = (): Pick<SandboxReport, 'sqsCalls' | 'sqsEmptyReceives'> => {
       const billed = sqs.stats.total(PRODUCTION_CALLERS);
@@ -357,15 +386,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const pollMs = settleOptions.pollMs ?? 100;
       const deadline = performance.now() + timeoutMs;
       let lastOwnTick = performance.now();
-      let last: { state: RouteCounts; depth: QueueDepth } | undefined;
+      let last: { state: Omit<RouteCounts, 'leakedCidrs' | 'routesToNonLeaseholder'>; depth: QueueDepth } | undefined;
       for (;;) {
-        const state = counts([]);
+        // No lease scan while polling: the numbers that need leases are left out.
+        const { leakedCidrs: _leaked, routesToNonLeaseholder: _unread, ...state } = counts([]);
         const queueNow = await depth();
         last = { state, depth: queueNow };
         const quiet = queueNow.visible + queueNow.inFlight + queueNow.delayed + queueNow.running === 0 && schedule.running() === 0;
         if (
           quiet &&
-          state.nodesReady === state.nodes &&
+          state.honestNodesNotReady === 0 &&
           state.routesProgrammed === state.routesExpected &&
           state.wrongRoutes === 0 &&
           state.duplicateCidrs === 0
@@ -407,12 +437,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       settle,
       snapshot,
       status: async () => {
-        const { leakedCidrs: _unused, ...state } = counts([]);
+        const { leakedCidrs: _leaked, routesToNonLeaseholder: _unread, ...state } = counts([]);
         const calls = Object.values(ec2.stats.calls).reduce((sum, n) => sum + n, 0);
         return { ...state, queue: await depth(), throttled: ec2.stats.throttled, ec2Calls: calls };
       },
       leases,
-      leakedLeases: async () => leakedLeases(liveNodes(kube.state.nodes(), config.clusterCidrs), await leases()),
+      leakedLeases: async () => leakedLeases(liveNodes(kube.state.nodes(), config.clusterCidrs, record), await leases()),
+      record,
+      setShortListings: (dropPerListing) => shortListings.set(dropPerListing),
       setSchedule,
       stop: cleanup,
     };

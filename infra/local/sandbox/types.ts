@@ -3,15 +3,14 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ReconcileResult } from '../../../functions/reconcile.ts';
 import type { Wiring } from '../../../functions/wiring.ts';
 import type { Config } from '../../../lib/config.ts';
-import type { Lease } from '../../../lib/ipam/index.ts';
 import type { Logger } from '../../../lib/log.ts';
-import type { Ec2Emulator, ThrottleOptions } from '../ec2/index.ts';
+import type { Ec2Emulator, RouteTargetFields, ThrottleOptions } from '../ec2/index.ts';
 import type { KubeEmulator } from '../kube/index.ts';
 import type { LocalSqs } from '../queue/local-sqs.ts';
 import type { SqsEventSource } from '../queue/sqs-event-source.ts';
 import type { LocalDynamoDb } from '../dynamodb.ts';
 import type { HttpApi } from './http-api.ts';
-import type { RouteCounts, SandboxReport } from './report.ts';
+import type { LeaseRecord, NodeRecord, RouteCounts, SandboxReport } from './report.ts';
 import type { SandboxMode } from './world.ts';
 
 export type { SandboxMode } from './world.ts';
@@ -47,6 +46,14 @@ export interface SandboxOptions {
    * by the schedule's fast-forward factor (60000 / tickMs), false = off, or custom buckets as given.
    */
   throttle?: boolean | ThrottleOptions;
+  /**
+   * Which target fields the EC2 emulator describes a route to an attached interface with: `both`
+   * (default, as real EC2 is observed to) or `as-created` (only the field it was made with:
+   * infra/local/ec2/records.ts, RouteTargetFields).
+   */
+  routeTargetFields?: RouteTargetFields;
+  /** Routes mode: the IPv4 cluster CIDR (/24 node blocks). Default 100.64.0.0/10. */
+  clusterCidr?: string;
   /** Routes per table (EC2 quota). Default: 50, raised (as one would ask AWS) to fit the cluster. */
   routeLimit?: number;
   /** Schedule period in ms (EventBridge's one minute, fast-forwarded). 0 = no schedule: call `tick()`. Default 2000. */
@@ -74,6 +81,14 @@ export interface SandboxOptions {
 export interface JoinOptions {
   /** false: create the Node without admission (as if the webhook were not installed). Default true. */
   webhook?: boolean;
+  /**
+   * Hostile registration: the kubelet sets these pod CIDRs on its own Node at CREATE (a kubelet may:
+   * NodeRestriction does not check spec.podCIDR(s)). The sandbox records them as the node's own
+   * claims, which the judge does not count as pod CIDRs podroute gave.
+   */
+  podCidrs?: readonly string[];
+  /** Hostile registration: the kubelet names this providerID (e.g. another node's instance) instead of its own. */
+  providerId?: string;
 }
 
 export interface LeaveOptions {
@@ -97,7 +112,7 @@ export interface QueueDepth {
   running: number;
 }
 
-export interface SandboxStatus extends Omit<RouteCounts, 'leakedCidrs'> {
+export interface SandboxStatus extends Omit<RouteCounts, 'leakedCidrs' | 'routesToNonLeaseholder'> {
   queue: QueueDepth;
   throttled: number;
   ec2Calls: number;
@@ -148,9 +163,13 @@ export interface Sandbox {
   /** A cheap look at progress (no lease scan): node and route counts, queue depth, throttles. */
   status(): Promise<SandboxStatus>;
   /** Leases that no live node holds (what `leakedCidrs` counts). */
-  leakedLeases(): Promise<Lease[]>;
-  /** Current CIDR leases of every set. */
-  leases(): Promise<Lease[]>;
+  leakedLeases(): Promise<LeaseRecord[]>;
+  /** Current CIDR leases, every set's, read straight from the CIDR table. */
+  leases(): Promise<LeaseRecord[]>;
+  /** The sandbox's own record of the nodes it registered: instance, and a hostile node's own claims. */
+  readonly record: ReadonlyMap<string, NodeRecord>;
+  /** Hostile: from now on every other node listing silently leaves out this many nodes (0 = honest listings). */
+  setShortListings(dropPerListing: number): void;
   /** Starts or stops the schedule (ticks already running finish). */
   setSchedule(running: boolean): void;
   stop(): Promise<void>;

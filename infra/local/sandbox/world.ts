@@ -51,6 +51,8 @@ export interface WorldOptions {
   subnets?: number | undefined;
   routeTables: number;
   clusterName: string;
+  /** Routes mode only: the IPv4 cluster CIDR instead of 100.64.0.0/10 (outside the VPC, /24 blocks). */
+  clusterCidr?: string | undefined;
 }
 
 export interface World {
@@ -69,6 +71,7 @@ export function clusterCidrsFor(mode: SandboxMode, subnets: number | undefined):
 
 export function buildWorld(state: Ec2State, options: WorldOptions): World {
   const { mode, dualStack } = options;
+  if (options.clusterCidr !== undefined && mode !== 'routes') throw new RangeError('clusterCidr: only in routes mode (prefixes mode takes its pod ranges from the subnets)');
   if (options.subnets !== undefined && (mode !== 'prefixes' || !Number.isInteger(options.subnets) || options.subnets < 1 || options.subnets > MAX_SUBNETS)) {
     throw new RangeError(`subnets ${options.subnets}: want a whole number from 1 to ${MAX_SUBNETS}, in prefixes mode`);
   }
@@ -118,7 +121,8 @@ export function buildWorld(state: Ec2State, options: WorldOptions): World {
   }
   // Someone else's table in the same VPC: podroute must never touch it.
   state.addRouteTable({ vpcId: vpc.id, tags: { Name: 'not-the-cluster' } });
-  return { vpcId: vpc.id, subnets, routeTableIds, cluster: clusterCidrsFor(mode, options.subnets) };
+  const cluster = clusterCidrsFor(mode, options.subnets);
+  return { vpcId: vpc.id, subnets, routeTableIds, cluster: options.clusterCidr === undefined ? cluster : { ...cluster, v4: options.clusterCidr } };
 }
 
 /**

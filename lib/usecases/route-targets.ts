@@ -1,0 +1,59 @@
+/**
+ * Which routes are a node's when EC2 describes a route with its NetworkInterfaceId alone: the
+ * instance -> primary interface map the planner matches such routes by (PlanInput.primaryInterfaces,
+ * lib/routes/route-plan.ts step 1a). EC2 is observed to describe a route to an attached interface
+ * with both InstanceId and NetworkInterfaceId (hashicorp/terraform-provider-aws#14197, #1426), but
+ * the EC2 API reference (Route) does not say so. The map is read only when a listing holds a route
+ * the caller cares about that names an interface alone, so against an EC2 that answers with both
+ * ids nothing more is read.
+ */
+import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import type { Node } from '../nodes/node.ts';
+import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import { planRoutes } from '../routes/route-plan.ts';
+import type { RoutePlan } from '../routes/route-plan.ts';
+import type { RouteTable } from '../routes/route-tables.ts';
+import type { EniPrefixes } from './ports.ts';
+
+/** True when a static, active route whose destination `wanted` accepts names a network interface and no instance. */
+export function hasBareInterfaceRoute(tables: readonly RouteTable[], wanted: (destinationCidr: string) => boolean): boolean {
+  return tables.some((table) =>
+    table.routes.some((r) => r.propagated === undefined && !r.blackhole && r.target === 'interface' && wanted(r.destinationCidr)),
+  );
+}
+
+/** Instance id -> primary interface id of the nodes' instances, in as few DescribeInstances calls as EniPrefixes makes. */
+export async function readPrimaryInterfaces(nodes: readonly Node[], interfaces: Pick<EniPrefixes, 'describeInterfaces'>): Promise<Map<string, string>> {
+  const ids = nodes.map(instanceIdOf).filter((id): id is string => id !== null);
+  const found = await interfaces.describeInterfaces(ids);
+  return new Map([...found].map(([instanceId, eni]) => [instanceId, eni.networkInterfaceId]));
+}
+
+/**
+ * One node's map, for the worker: read (through `primaryInterfaceOf`) only when a listed route of
+ * the node's own pod CIDRs names an interface alone; empty otherwise.
+ */
+export async function nodePrimaryInterface(
+  node: Node,
+  tables: readonly RouteTable[],
+  primaryInterfaceOf: (instanceId: string) => Promise<string>,
+): Promise<Map<string, string>> {
+  const instanceId = instanceIdOf(node);
+  const mine = new Set(podCidrsOf(node).flatMap((text) => {
+    const cidr = tryParseCidr(text);
+    return cidr === null ? [] : [formatCidr(cidr)];
+  }));
+  if (instanceId === null || !hasBareInterfaceRoute(tables, (cidr) => mine.has(cidr))) return new Map();
+  return new Map([[instanceId, await primaryInterfaceOf(instanceId)]]);
+}
+
+/** The worker's plan for one node, its primary interface read first when a route of it needs one to be matched. */
+export async function planNode(
+  node: Node,
+  tables: readonly RouteTable[],
+  clusterCidrs: readonly string[],
+  primaryInterfaceOf: (instanceId: string) => Promise<string>,
+): Promise<RoutePlan> {
+  const primaryInterfaces = await nodePrimaryInterface(node, tables, primaryInterfaceOf);
+  return planRoutes({ nodes: [node], routeTables: tables, clusterCidrs, primaryInterfaces });
+}
