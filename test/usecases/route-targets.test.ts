@@ -44,6 +44,8 @@ describe('route worker: a node’s routes described with one target field', () =
   it('a create for a route described with the instance alone: exists, no ReplaceRoute', async () => {
     const { tables, a } = await routedNode('instance', 'False');
     const w = await testWiring(world, local);
+    // The worker routes only what the lease table gives the node (messages are hints).
+    await w.wiring.cidrSets[0]?.occupy('100.64.1.0/24', 'node-a');
     world.resetStats();
     const message = { v: 1, kind: 'create', routeTableId: tables[0], destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: a.instanceId };
     const outcome = await handleRouteMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() });
