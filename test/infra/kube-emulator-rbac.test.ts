@@ -5,7 +5,7 @@
  * of each path, and the 403 a refused request gets over HTTPS.
  */
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { ADMIN, kubeletUser } from '../../infra/local/kube/identity.ts';
@@ -108,6 +108,14 @@ describe('emulated RBAC over HTTPS', () => {
     expect(statusBody(pods)).toMatchObject({
       message: 'pods is forbidden: User "podroute" cannot list resource "pods" in API group "" in the namespace "default"',
     });
+  });
+
+  // What `podroute doctor` asks, run with podroute's identity: the answers of the real server.
+  it.each(recorded.map((row) => [row.why, row] as const))('SelfSubjectAccessReview as podroute, %s: as the real server answered', async (_why, row) => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions(emulator.kubeConfig(emulator.podrouteToken));
+    const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { ...row.attrs } } } });
+    expect(review.status?.allowed).toBe(row.allowed);
   });
 
   it('lets podroute repeat a warning: the Event counts two', async () => {

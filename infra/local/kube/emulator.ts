@@ -60,9 +60,9 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
 
   // --- routing ---------------------------------------------------------------------------------
 
-  const authz = createAuthzRoutes(() => state.nextRv());
+  const authz = createAuthzRoutes(() => state.nextRv(), rbac);
   const routes: Route[] = [
-    ...authz.routes.map((r) => route(r.method, r.template, (ctx) => r.handle(ctx.body))),
+    ...authz.routes.map((r) => route(r.method, r.template, (ctx) => r.handle(ctx.body, ctx.caller.user))),
     route('GET', '/api/v1/nodes', async (ctx) => ({ code: 200, body: listNodes(state, ctx, paging) })),
     route('POST', '/api/v1/nodes', async (ctx) => ({ code: 201, body: await createNode(server, parseJsonBody(ctx.body), ctx.caller, true) })),
     route('GET', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: copy(existing(state, param(ctx))) })),
