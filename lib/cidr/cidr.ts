@@ -83,6 +83,19 @@ export function tryParseCidr(text: unknown): Cidr | null {
   return { family: addr.family, prefix, network: addr.value & ~hostMask(addr.family, prefix) };
 }
 
+/**
+ * What an IPv4 `a.b.c.d/n` with leading zeros in a part stands for when read as decimal, as
+ * kube-apiserver 1.32 reads a Node's pod CIDR (k8s.io/utils/net `ParseCIDRSloppy`, Go's parser
+ * before 1.17; refusing them is KEP-4858 StrictIPCIDRValidation, alpha in 1.33) and so does the
+ * node. Null for text without leading zeros (use `tryParseCidr`) or that does not parse.
+ */
+export function leadingZerosReading(text: unknown): Cidr | null {
+  const parts = typeof text === 'string' ? /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(text)?.slice(1) : undefined;
+  if (!parts?.some((part) => /^0\d/.test(part))) return null;
+  const [a, b, c, d, prefix] = parts.map((part) => String(Number(part)));
+  return tryParseCidr(`${a}.${b}.${c}.${d}/${prefix}`);
+}
+
 /** Parses `addr/prefix` or throws a `CidrError` whose message names the bad input. */
 export function parseCidr(text: unknown): Cidr {
   const cidr = tryParseCidr(text);

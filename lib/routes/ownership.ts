@@ -24,15 +24,17 @@
  * (`instance-of-another-node`). Unmanaged nodes (lib/nodes/managed-node.ts) take part in the pod
  * CIDR rules (their blocks are held like any node's) but never in the instance rule.
  *
- * Pod CIDRs that do not parse or do not lie inside a range (a set's, or a cluster CIDR without the
- * lease table) are not claims here: the planner reports them.
+ * A pod CIDR with leading zeros (`010.244.1.0/24`: kube-apiserver 1.32 stores it, the node reads it
+ * as decimal, lib/cidr `leadingZerosReading`) is never a claim but a conflict on its node
+ * (`non-canonical-pod-cidr`). Other pod CIDRs that do not parse or lie outside every range (a set's,
+ * or a cluster CIDR without the lease table) are not claims here: the planner reports them.
  */
-import { type Cidr, type Family, addressBits, containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { type Cidr, type Family, addressBits, containsCidr, formatCidr, leadingZerosReading, tryParseCidr } from '../cidr/cidr.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 
-export type ConflictReason = 'leased-to-another-node' | 'overlaps-pod-cidr' | 'mask-size' | 'instance-of-another-node';
+export type ConflictReason = 'leased-to-another-node' | 'overlaps-pod-cidr' | 'mask-size' | 'instance-of-another-node' | 'non-canonical-pod-cidr';
 
 export interface Conflict {
   node: string;
@@ -112,8 +114,9 @@ function createdAtOf(node: Node): number {
 const byRegistration = (a: NodeClaims, b: NodeClaims): number => a.createdAt - b.createdAt || compareText(a.name, b.name);
 
 export function decideOwnership(input: OwnershipInput): Ownership {
-  const nodes = collectClaims(input, rangesOf(input));
-  const conflicts: Conflict[] = [];
+  const ranges = rangesOf(input);
+  const nodes = collectClaims(input, ranges);
+  const conflicts: Conflict[] = nonCanonicalClaims(input.nodes, ranges);
   const lost = new Set<Claim>();
   const lose = (claim: Claim, reason: ConflictReason, detail: string, other?: string) => {
     lost.add(claim);
@@ -230,6 +233,20 @@ function collectClaims(input: OwnershipInput, ranges: ReadonlyArray<{ cidr: Cidr
     out.push(entry);
   }
   return out;
+}
+
+/** A conflict for each pod CIDR with leading zeros read inside a range, of the first node of each name. */
+function nonCanonicalClaims(nodes: readonly Node[], ranges: ReadonlyArray<{ cidr: Cidr }>): Conflict[] {
+  const firsts = [...new Map([...nodes].reverse().map((node) => [node.metadata.name, node])).values()];
+  return firsts.flatMap((node) =>
+    [...new Set(podCidrsOf(node))].flatMap((raw) => {
+      const cidr = leadingZerosReading(raw);
+      if (!cidr || !ranges.some((range) => containsCidr(range.cidr, cidr))) return [];
+      const read = formatCidr(cidr);
+      const detail = `pod CIDR ${JSON.stringify(raw)} of node ${node.metadata.name} has leading zeros; its network reads it as ${read}, so it is neither leased nor routed`;
+      return [{ node: node.metadata.name, cidr: read, reason: 'non-canonical-pod-cidr' as const, detail }];
+    }),
+  );
 }
 
 /** The `/mask` block holding `cidr` (its network with the block's host bits cleared). */

@@ -74,7 +74,8 @@ const QUOTA_WARN_SHARE = 0.8;
 
 /**
  * The Kubernetes calls podroute makes (lib/kube/kube-nodes.ts): list/get/patch nodes, patch
- * nodes/status, create events in the event namespace.
+ * nodes/status, create events in the event namespace and get/patch them (a repeated warning adds
+ * to its Event's count, lib/kube/kube-events.ts).
  */
 function requiredPermissions(eventNamespace = 'default'): AccessQuestion[] {
   return [
@@ -83,6 +84,8 @@ function requiredPermissions(eventNamespace = 'default'): AccessQuestion[] {
     { verb: 'patch', group: '', resource: 'nodes' },
     { verb: 'patch', group: '', resource: 'nodes', subresource: 'status' },
     { verb: 'create', group: '', resource: 'events', namespace: eventNamespace },
+    { verb: 'get', group: '', resource: 'events', namespace: eventNamespace },
+    { verb: 'patch', group: '', resource: 'events', namespace: eventNamespace },
   ];
 }
 

@@ -11,6 +11,7 @@ import {
   formatAddress,
   formatCidr,
   lastAddress,
+  leadingZerosReading,
   overlaps,
   parseCidr,
   tryParseAddress,
@@ -110,6 +111,24 @@ describe('parseCidr / formatCidr', () => {
     expect(tryParseCidr(input)).toBeNull();
     expect(() => parseCidr(input)).toThrow(expect.objectContaining({ name: 'CidrError', code: 'INVALID_CIDR' }));
     expect(() => canonicalCidr(input)).toThrow(CidrError);
+  });
+});
+
+describe('leadingZerosReading: IPv4 with leading zeros read as decimal (k8s.io/utils/net ParseCIDRSloppy)', () => {
+  it.each([
+    ['010.244.1.0/24', '10.244.1.0/24'],
+    ['10.244.001.0/24', '10.244.1.0/24'],
+    ['0010.244.1.7/24', '10.244.1.0/24'],
+    ['10.244.1.0/024', '10.244.1.0/24'],
+    ['010.244.1.0/33', null],
+    ['256.244.01.0/24', null],
+    ['10.244.1.0/24', null],
+    ['0.0.0.0/0', null],
+    ['fd00::0001/64', null],
+    [42, null],
+  ])('%j -> %j', (input, want) => {
+    const cidr = leadingZerosReading(input);
+    expect(cidr === null ? null : formatCidr(cidr)).toBe(want);
   });
 });
 

@@ -5,11 +5,12 @@
  * test spawns the real binary.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { loadAll } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDoctorCommand } from '../../bin/doctor-command.ts';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
@@ -123,13 +124,13 @@ describe('podroute doctor', () => {
     expect(line(lines, `route quota ${tableId}`)).toBe(`ok    route quota ${tableId}: 2 of 50 routes (0 not podroute's + 2 for 2 managed nodes)`);
     expect(line(lines, 'pod CIDRs')).toBe('ok    pod CIDRs: 2 pod CIDRs, all /24 in 10.244.0.0/16');
     expect(line(lines, 'nodes')).toBe('ok    nodes: manages 2 of 3; leaves 1 alone: fargate-ip-10-0-9-9 (not-an-ec2-instance)');
-    expect(lines.filter((l) => l.includes(' permission '))).toHaveLength(5);
+    expect(lines.filter((l) => l.includes(' permission '))).toHaveLength(7);
     expect(line(lines, 'admission webhook')).toBe('ok    admission webhook: node CREATE and DELETE go to podroute/node-join.podroute.io -> abc123.execute-api.us-east-1.amazonaws.com');
     expect(line(lines, 'queue')).toMatch(/^ok {4}queue: arn:aws:sqs:us-east-1:\d+:podroute-demo-routes$/);
     expect(line(lines, 'cidr table')).toBe(`ok    cidr table: ${dynamo.tableName} is ACTIVE`);
     expect(line(lines, 'interface tags')).toBe(`ok    interface tags: the primary interfaces of 2 managed nodes carry kubernetes.io/cluster/${clusterName()}`);
     expect(lines.join('\n')).not.toContain('secret-token-do-not-print');
-    expect(kube.state.access.reviews()).toEqual(['list /nodes', 'get /nodes', 'patch /nodes', 'patch /nodes/status', 'create /events']);
+    expect(kube.state.access.reviews()).toEqual(['list /nodes', 'get /nodes', 'patch /nodes', 'patch /nodes/status', 'create /events', 'get /events', 'patch /events']);
     // Read-only: nothing changed.
     expect(JSON.stringify(ec2.state.routes(tableId))).toBe(before.routes);
     expect(JSON.stringify(kube.state.nodes())).toBe(before.nodes);
@@ -142,6 +143,14 @@ describe('podroute doctor', () => {
       'warn  nodes: manages 0 of 3; leaves 3 alone: fargate-ip-10-0-9-9 (outside-node-selector), ip-10-0-1-1 (outside-node-selector), ip-10-0-1-2 (outside-node-selector)',
     );
     expect(line(lines, `route quota ${tableId}`)).toMatch(/^ok {4}route quota .*\+ 0 for 0 managed nodes\)$/);
+  });
+
+  it("asks about exactly the permissions podroute's ClusterRole grants (infra/kubernetes/rbac.yaml)", async () => {
+    await healthyCluster();
+    await doctor();
+    const [role] = loadAll(await readFile(join(root, 'infra/kubernetes/rbac.yaml'), 'utf8')) as Array<{ rules: Array<Record<string, string[]>> }>;
+    const granted = (role?.rules ?? []).flatMap((r) => (r.verbs ?? []).flatMap((verb) => (r.resources ?? []).map((resource) => `${verb} /${resource}`)));
+    expect([...new Set(kube.state.access.reviews())].sort()).toEqual(granted.sort());
   });
 
   it('FAILs a missing permission, exit 1', async () => {

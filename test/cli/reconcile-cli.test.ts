@@ -62,7 +62,7 @@ beforeAll(async () => {
   kube = await startKubeEmulator();
   dir = await mkdtemp(join(tmpdir(), 'podroute-reconcile-'));
   kubeconfig = join(dir, 'kubeconfig');
-  await writeFile(kubeconfig, kube.kubeConfigYaml());
+  await writeFile(kubeconfig, kube.kubeConfigYaml(kube.podrouteToken));
   tableId = ec2.state.addRouteTable({ tags: { 'kubernetes.io/cluster/demo': 'owned' } }).id;
   const ready = ec2.state.addInstance({});
   const fresh = ec2.state.addInstance({});

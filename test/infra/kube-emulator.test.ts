@@ -170,6 +170,32 @@ describe('kube emulator with the real @kubernetes/client-node', () => {
     expect(emulator.state.getNode('cidr')?.spec).toMatchObject({ podCIDR: '10.0.2.0/24' });
   });
 
+  // k8s pkg/apis/core/validation `ValidateNode` parses each pod CIDR with k8s.io/utils/net
+  // ParseCIDRSloppy (leading zeros allowed, read as decimal) in 1.32; strict parsing is KEP-4858.
+  it.each([
+    ['010.244.1.0/24', true],
+    ['10.244.001.0/24', true],
+    ['0010.244.1.0/24', true],
+    ['10.244.1.0/24', true],
+    ['10.244.1.7/24', true],
+    ['256.244.1.0/24', false],
+    ['10.244.1.0/33', false],
+    ['10.244.1/24', false],
+    ['0x0a.244.1.0/24', false],
+    ['10.244.1.0/024', true],
+  ])('pod CIDR %s at create: accepted %s, stored as written', async (cidr, accepted) => {
+    const name = `sloppy-${cidr.replace(/[^0-9a-z]/g, '-')}`;
+    const created = api.createNode({ body: { ...node(name), spec: { ...node(name).spec, podCIDR: cidr, podCIDRs: [cidr] } } });
+    if (accepted) {
+      await created;
+      expect(emulator.state.getNode(name)?.spec).toMatchObject({ podCIDR: cidr, podCIDRs: [cidr] });
+    } else {
+      const error = await apiError(created);
+      expect(bodyOf(error)).toMatchObject({ reason: 'Invalid', code: 422 });
+      expect(emulator.state.getNode(name)).toBeUndefined();
+    }
+  });
+
   it('answers 415 for an unsupported patch type and 400 for a bad body', async () => {
     await api.createNode({ body: node('types') });
     const unsupported = await apiError(api.patchNode({ name: 'types', body: { spec: {} } }, setHeaderOptions('Content-Type', 'application/apply-patch+yaml')));

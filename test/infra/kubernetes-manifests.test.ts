@@ -85,7 +85,8 @@ describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapte
   beforeAll(async () => {
     emulator = await startKubeEmulator({ nodes: [node('a', '10.244.1.0/24'), node('b'), node('c')] });
     const kc = new KubeConfig();
-    kc.loadFromOptions(emulator.kubeConfig());
+    // podroute's own identity: the emulator authorizes it with rbac.yaml, so a call the rules miss is a 403 here.
+    kc.loadFromOptions(emulator.kubeConfig(emulator.podrouteToken));
     const kube = new KubeNodes(kc, { pageSize: 2, conflictBackoffMs: 0 });
     const run = async (method: string, call: () => Promise<unknown>) => { exercised.add(method); await call(); };
     await run('listNodes', () => kube.listNodes());
@@ -93,7 +94,12 @@ describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapte
     exercised.add('getNode');
     await run('updatePodCidr', () => kube.updatePodCidr(b, '10.244.2.0/24'));
     await run('setNetworkUnavailable', () => kube.setNetworkUnavailable('a', false));
-    await run('warn', async () => expect(await kube.warn('c', 'CloudCIDRAllocatorMismatch', 'test')).toBe(true));
+    // A repeat folds into the first Event (read it, then patch its count).
+    await run('warn', async () => {
+      expect(await kube.warn('c', 'CloudCIDRAllocatorMismatch', 'test')).toBe(true);
+      expect(await kube.warn('c', 'CloudCIDRAllocatorMismatch', 'again')).toBe(true);
+      expect(emulator.state.events().map((event) => [event.message, event.count])).toEqual([['again', 2]]);
+    });
     // The 422 path of updatePodCidr re-reads the node: the same verbs, asserted below all the same.
     emulator.state.setFailure({ kind: 'error', code: 422, times: 1, match: 'PATCH /api/v1/nodes/{name}' });
     await kube.updatePodCidr(await kube.getNode('c'), '10.244.3.0/24').catch(() => undefined);
@@ -112,7 +118,7 @@ describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapte
     const [role] = documents('infra/kubernetes/rbac.yaml');
     expect(role?.kind).toBe('ClusterRole');
     expect(granted(list(role?.rules, 'rules'))).toEqual([...requests].sort());
-    expect([...requests].sort()).toEqual(['create /events', 'get /nodes', 'list /nodes', 'patch /nodes', 'patch /nodes/status']);
+    expect([...requests].sort()).toEqual(['create /events', 'get /events', 'get /nodes', 'list /nodes', 'patch /events', 'patch /nodes', 'patch /nodes/status']);
   });
 
   it('binds the role to the group the Lambda roles are mapped to', () => {

@@ -108,7 +108,7 @@ describe('createKubeConfig', () => {
       tokens: {
         token: async () => {
           tokenCalls += 1;
-          return emulator.token;
+          return emulator.podrouteToken;
         },
       },
     });
@@ -126,7 +126,7 @@ describe('createKubeConfig', () => {
       kind: 'eks',
       clusterName: 'prod-a',
       describeCluster: async () => ({ endpoint: emulator.url, certificateAuthority: { data: otherCa } }),
-      tokens: { token: async () => emulator.token },
+      tokens: { token: async () => emulator.podrouteToken },
     });
     const error = await new KubeNodes(kc).listNodes().then(
       () => null,
@@ -138,15 +138,15 @@ describe('createKubeConfig', () => {
   });
 
   it.each([
-    ['JSON', () => JSON.stringify({ server: emulator.url, caData: Buffer.from(emulator.caPem).toString('base64'), token: emulator.token })],
-    ['kubeconfig YAML', () => emulator.kubeConfigYaml()],
+    ['JSON', () => JSON.stringify({ server: emulator.url, caData: Buffer.from(emulator.caPem).toString('base64'), token: emulator.podrouteToken })],
+    ['kubeconfig YAML', () => emulator.kubeConfigYaml(emulator.podrouteToken)],
   ])('reads a %s secret', async (_kind, secret) => {
     const kc = await createKubeConfig({ kind: 'secret', fetchSecret: async () => secret() });
     expect((await new KubeNodes(kc).listNodes()).map((n) => n.metadata.name)).toEqual(['n1']);
   });
 
   it('works with the emulator options directly', async () => {
-    const kc = await createKubeConfig({ kind: 'options', options: emulator.kubeConfig() });
+    const kc = await createKubeConfig({ kind: 'options', options: emulator.kubeConfig(emulator.podrouteToken) });
     expect((await new KubeNodes(kc).listNodes()).length).toBe(1);
   });
 

@@ -48,7 +48,7 @@ describe('KubeNodes against the emulator with the real client', () => {
   beforeAll(async () => {
     emulator = await startKubeEmulator();
     kc = new KubeConfig();
-    kc.loadFromOptions(emulator.kubeConfig());
+    kc.loadFromOptions(emulator.kubeConfig(emulator.podrouteToken));
   });
   afterAll(async () => {
     await emulator.close();
@@ -310,7 +310,7 @@ describe('KubeNodes speaks to the API server as the real one expects', () => {
   beforeAll(async () => {
     emulator = await startKubeEmulator();
     kc = new KubeConfig();
-    kc.loadFromOptions(emulator.kubeConfig());
+    kc.loadFromOptions(emulator.kubeConfig(emulator.podrouteToken));
   });
   afterAll(async () => {
     await emulator.close();

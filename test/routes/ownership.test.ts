@@ -137,6 +137,18 @@ describe('decideOwnership with the lease table', () => {
       leases: ['10.120.1.0/24=victim'],
       want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['twin - instance-of-another-node (victim)'] },
     },
+    {
+      name: 'a pod CIDR with leading zeros (read as decimal by the node, 10.120.1.0/24) over another node\'s block: a conflict, the victim keeps it',
+      nodes: [victim({ created: T2 }), node('zeros', { instance: 2, podCidrs: ['010.120.1.0/24'], created: T1 })],
+      leases: ['10.120.1.0/24=victim'],
+      want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['zeros 10.120.1.0/24 non-canonical-pod-cidr'] },
+    },
+    {
+      name: 'a pod CIDR with leading zeros on a free block: a conflict, never adopted nor leased',
+      nodes: [node('zeros', { instance: 2, podCidrs: ['10.120.002.0/24'] }), node('prefix', { instance: 3, podCidrs: ['10.120.3.0/024'] })],
+      leases: [],
+      want: { owners: [], reserved: [], adoptable: [], conflicts: ['prefix 10.120.3.0/24 non-canonical-pod-cidr', 'zeros 10.120.2.0/24 non-canonical-pod-cidr'] },
+    },
   ])('$name', ({ nodes, leases, migration, want }) => {
     expect(decide(nodes, leaseTable(leases, migration))).toStrictEqual(want);
   });
@@ -173,6 +185,11 @@ describe('decideOwnership without a lease table (the plan CLI): the first regist
       name: 'two nodes naming one instance: the older keeps it',
       nodes: [node('a', { instance: 1, podCidrs: ['10.120.2.0/24'], created: T2 }), victim()],
       want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['a 10.120.2.0/24 instance-of-another-node (victim)'] },
+    },
+    {
+      name: 'a pod CIDR with leading zeros, registered first: it does not shadow the later node\'s block',
+      nodes: [node('zeros', { instance: 2, podCidrs: ['010.120.1.0/24'], created: T1 }), victim({ created: T2 })],
+      want: { owners: ['10.120.1.0/24=victim'], reserved: [], adoptable: [], conflicts: ['zeros 10.120.1.0/24 non-canonical-pod-cidr'] },
     },
   ])('$name', ({ nodes, want }) => {
     expect(decide(nodes)).toStrictEqual(want);

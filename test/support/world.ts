@@ -118,7 +118,8 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: Fa
   const ec2 = await startEc2Emulator({ throttle: false, now: clock.now, ...options.ec2 });
   const kube = await startKubeEmulator();
   const ec2Client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials, maxAttempts: 1 });
-  const nodes = new KubeNodes(await createKubeConfig({ kind: 'options', options: kube.kubeConfig() }), {
+  // podroute's own identity, held to infra/kubernetes/rbac.yaml by the emulator.
+  const nodes = new KubeNodes(await createKubeConfig({ kind: 'options', options: kube.kubeConfig(kube.podrouteToken) }), {
     clock: () => new Date(clock.ms),
     conflictBackoffMs: 0,
   });

@@ -99,6 +99,37 @@ describe('reconcile: a node cannot take another node\'s traffic', () => {
   });
 });
 
+describe('reconcile: a pod CIDR with leading zeros (kube-apiserver 1.32 stores it as written)', () => {
+  it('is a conflict on its node, whose network reads it as the victim\'s block: no route, no lease, the victim untouched', async () => {
+    const { table, victim, w } = await routedVictim();
+    await world.addNode('zeros', { podCidrs: ['100.064.001.0/24'] });
+
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.plan.nodes.find((n) => n.node === 'zeros')?.conflict).toBe('non-canonical-pod-cidr');
+    await drainQueue(w.queue, w.workerDeps());
+    expect(world.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
+    expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
+    expect(world.networkUnavailable('victim')).toBe('False');
+    expect(world.eventReasons('victim')).toEqual([]);
+    expect(world.networkUnavailable('zeros')).toBe('True');
+    expect(world.eventReasons('zeros')).toEqual(['PodCidrConflict']);
+  });
+
+  it('on a free block: neither adopted (leased) nor routed', async () => {
+    const table = world.addClusterTable();
+    await world.addNode('zeros', { podCidrs: ['100.64.000.0/24'] });
+    const w = await testWiring(world, local);
+    const report = await reconcile(w.reconcileDeps());
+    expect(report.occupied).toBe(0);
+    expect(report.plan.nodes.find((n) => n.node === 'zeros')?.conflict).toBe('non-canonical-pod-cidr');
+    await drainQueue(w.queue, w.workerDeps());
+    expect(world.routeSummary(table)).toEqual([]);
+    expect(await leases(w)).toEqual([]);
+    expect(world.networkUnavailable('zeros')).toBe('True');
+    expect(world.eventReasons('zeros')).toEqual(['PodCidrConflict']);
+  });
+});
+
 describe('reconcile: adopting pod CIDRs podroute did not allocate', () => {
   it('a CIDR of the node mask with no lease overlapping it is adopted and routed in the same run', async () => {
     const table = world.addClusterTable();

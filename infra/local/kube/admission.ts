@@ -14,7 +14,6 @@ import type { ServerState } from './state.ts';
 import { seededRandom } from '../random.ts';
 import type { KubeEmulatorOptions, WebhookTarget } from './types.ts';
 
-
 /** Default `timeoutSeconds` of a webhook (admissionregistration.k8s.io/v1 `ValidatingWebhook`). */
 const DEFAULT_TIMEOUT_SECONDS = 10;
 
@@ -53,6 +52,54 @@ function postJson(target: WebhookTarget, payload: unknown): Promise<{ status: nu
   });
 }
 
+type Operation = 'CREATE' | 'DELETE';
+
+/** The AdmissionReview v1 the API server sends for a Node CREATE or DELETE. */
+function admissionReview(uid: string, operation: Operation, name: string, object: JsonObject | null, oldObject: JsonObject | null, user: UserInfo) {
+  const gvk = { group: '', version: 'v1', kind: 'Node' };
+  const gvr = { group: '', version: 'v1', resource: 'nodes' };
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: gvk,
+      resource: gvr,
+      requestKind: gvk,
+      requestResource: gvr,
+      name,
+      operation,
+      userInfo: { username: user.username, uid: user.uid, groups: [...user.groups] },
+      object,
+      oldObject,
+      dryRun: false,
+      options: { apiVersion: 'meta.k8s.io/v1', kind: operation === 'CREATE' ? 'CreateOptions' : 'DeleteOptions' },
+    },
+  };
+}
+
+/** The webhook's `response` for `review`; throws when the call fails or the answer is not one. */
+async function callWebhook(target: WebhookTarget, review: ReturnType<typeof admissionReview>): Promise<JsonObject> {
+  const { status, body } = await postJson(target, review);
+  if (status !== 200) throw new Error(`webhook answered HTTP ${status}`);
+  const parsed = parseJson(body);
+  if (!isObject(parsed) || !isObject(parsed.response)) throw new Error('webhook answer has no "response"');
+  if (parsed.response.uid !== review.request.uid) throw new Error('webhook answer has the wrong uid');
+  return parsed.response;
+}
+
+/** `object` with an allowing response's JSONPatch applied (none, or not a JSONPatch: unchanged); a broken patch is a 500. */
+function patchedBy(response: JsonObject, object: JsonObject): JsonObject {
+  if (response.patch === undefined || response.patchType !== 'JSONPatch' || typeof response.patch !== 'string') return object;
+  try {
+    const patched = applyJsonPatch(object, parseJson(Buffer.from(response.patch, 'base64').toString('utf8')));
+    if (!isObject(patched)) throw new Error('the patch did not leave an object');
+    return patched;
+  } catch (cause) {
+    throw new ApiError(500, 'InternalError', `Internal error occurred: admission webhook "podroute" returned an invalid patch: ${(cause as Error).message}`);
+  }
+}
+
 export class Admission {
   private readonly denyShare: number;
   private readonly denyDraw: () => number;
@@ -70,42 +117,14 @@ export class Admission {
    * Calls the webhook; returns the patched object (CREATE) or the original, or throws the
    * webhook's rejection. Any failure of the call itself is ignored (failurePolicy: Ignore).
    */
-  async admit(operation: 'CREATE' | 'DELETE', name: string, object: JsonObject | null, oldObject: JsonObject | null, user: UserInfo): Promise<JsonObject | null> {
+  async admit(operation: Operation, name: string, object: JsonObject | null, oldObject: JsonObject | null, user: UserInfo): Promise<JsonObject | null> {
     const target = operation === 'CREATE' ? this.targets.onNodeCreate : this.targets.onNodeDelete;
     if (!target) return object;
     const uid = randomUUID();
-    const gvk = { group: '', version: 'v1', kind: 'Node' };
-    const gvr = { group: '', version: 'v1', resource: 'nodes' };
-    const review = {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid,
-        kind: gvk,
-        resource: gvr,
-        requestKind: gvk,
-        requestResource: gvr,
-        name,
-        operation,
-        userInfo: { username: user.username, uid: user.uid, groups: [...user.groups] },
-        object,
-        oldObject,
-        dryRun: false,
-        options:
-          operation === 'CREATE'
-            ? { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' }
-            : { apiVersion: 'meta.k8s.io/v1', kind: 'DeleteOptions' },
-      },
-    };
     this.state.inc(`WEBHOOK ${operation}`);
     let response: JsonObject;
     try {
-      const { status, body } = await postJson(target, review);
-      if (status !== 200) throw new Error(`webhook answered HTTP ${status}`);
-      const parsed = parseJson(body);
-      if (!isObject(parsed) || !isObject(parsed.response)) throw new Error('webhook answer has no "response"');
-      if (parsed.response.uid !== uid) throw new Error('webhook answer has the wrong uid');
-      response = parsed.response;
+      response = await callWebhook(target, admissionReview(uid, operation, name, object, oldObject, user));
     } catch (error) {
       this.state.webhookCalls.push({ operation, name, ok: false, error: (error as Error).message });
       return object;
@@ -121,15 +140,7 @@ export class Admission {
       });
     }
     this.state.webhookCalls.push({ operation, name, ok: true, allowed: true });
-    if (operation !== 'CREATE' || object === null || response.patch === undefined) return object;
-    if (response.patchType !== 'JSONPatch' || typeof response.patch !== 'string') return object;
-    try {
-      const patched = applyJsonPatch(object, parseJson(Buffer.from(response.patch, 'base64').toString('utf8')));
-      if (!isObject(patched)) throw new Error('the patch did not leave an object');
-      return patched;
-    } catch (cause) {
-      throw new ApiError(500, 'InternalError', `Internal error occurred: admission webhook "podroute" returned an invalid patch: ${(cause as Error).message}`);
-    }
+    return operation === 'CREATE' && object !== null ? patchedBy(response, object) : object;
   }
 
   /**

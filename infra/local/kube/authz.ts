@@ -6,16 +6,19 @@
  *   (Kubernetes API reference, "SelfSubjectAccessReview v1 authorization.k8s.io"; types in
  *   k8s.io/api/authorization/v1): the spec holds exactly one of `resourceAttributes` and
  *   `nonResourceAttributes` (else 422 Invalid); the answer is the object with `status.allowed`
- *   (and `denied`, `reason` when refused), HTTP 201. The object is not stored. Every request is
- *   allowed unless a test denied it with `state.access.deny(...)`.
+ *   (and `denied`, `reason` when refused), HTTP 201. The object is not stored. The caller's RBAC
+ *   (rbac.ts, infra/kubernetes/rbac.yaml) answers: podroute's identity is allowed what its rules
+ *   grant, the admin everything; on top, a test may refuse with `state.access.deny(...)`.
  * - MutatingWebhookConfiguration list, `GET /apis/admissionregistration.k8s.io/v1/
  *   mutatingwebhookconfigurations` (Kubernetes API reference, "MutatingWebhookConfiguration v1
  *   admissionregistration.k8s.io"): a `MutatingWebhookConfigurationList` of what tests registered
  *   with `state.webhookConfigurations.put(...)`. Registering does not change which URL the emulator
  *   calls (that is still `onNodeCreate` / `onNodeDelete`).
  */
+import type { UserInfo } from './identity.ts';
 import type { Json, JsonObject } from './patch.ts';
 import { isObject } from './patch.ts';
+import type { Rbac } from './rbac.ts';
 
 export type AccessAttributes = { verb: string; resource: string; group?: string; subresource?: string; namespace?: string };
 
@@ -36,7 +39,7 @@ export type WebhookConfigurationState = {
 type Reply = { code: number; body: unknown };
 
 export type AuthzRoutes = {
-  routes: Array<{ method: string; template: string; handle: (body: Buffer) => Promise<Reply> }>;
+  routes: Array<{ method: string; template: string; handle: (body: Buffer, user: UserInfo) => Promise<Reply> }>;
   access: AccessState;
   webhookConfigurations: WebhookConfigurationState;
 };
@@ -48,7 +51,7 @@ const status = (code: number, reason: string, message: string): Reply => ({
 
 const text = (value: Json | undefined): string => (typeof value === 'string' ? value : '');
 
-export function createAuthzRoutes(nextRv: () => string): AuthzRoutes {
+export function createAuthzRoutes(nextRv: () => string, rbac: Rbac): AuthzRoutes {
   const denied: AccessAttributes[] = [];
   const seen: string[] = [];
   const configurations = new Map<string, JsonObject>();
@@ -60,7 +63,7 @@ export function createAuthzRoutes(nextRv: () => string): AuthzRoutes {
     (rule.subresource === undefined || rule.subresource === asked.subresource) &&
     (rule.namespace === undefined || rule.namespace === asked.namespace);
 
-  async function review(raw: Buffer): Promise<Reply> {
+  async function review(raw: Buffer, user: UserInfo): Promise<Reply> {
     let input: Json;
     try {
       input = JSON.parse(raw.toString('utf8')) as Json;
@@ -80,6 +83,7 @@ export function createAuthzRoutes(nextRv: () => string): AuthzRoutes {
       );
     }
     let allowed = true;
+    let byRbac = true;
     if (resource) {
       const asked = {
         verb: text(resource.verb),
@@ -89,14 +93,16 @@ export function createAuthzRoutes(nextRv: () => string): AuthzRoutes {
         namespace: text(resource.namespace),
       };
       seen.push(`${asked.verb} ${asked.group}/${asked.resource}${asked.subresource ? `/${asked.subresource}` : ''}`);
-      allowed = !denied.some((rule) => matches(rule, asked));
+      byRbac = rbac.allows(user, { ...asked, name: text(resource.name) });
+      allowed = byRbac && !denied.some((rule) => matches(rule, asked));
     }
     const answer: JsonObject = {
       kind: 'SelfSubjectAccessReview',
       apiVersion: 'authorization.k8s.io/v1',
       metadata: { creationTimestamp: null },
       spec,
-      status: allowed ? { allowed: true, reason: 'allowed by the emulator' } : { allowed: false, denied: true, reason: 'denied by the emulator' },
+      // RBAC only grants: a request it does not allow has no opinion, hence `allowed: false` alone.
+      status: allowed ? { allowed: true, reason: 'allowed by the emulator' } : byRbac ? { allowed: false, denied: true, reason: 'denied by the emulator' } : { allowed: false },
     };
     return { code: 201, body: answer };
   }

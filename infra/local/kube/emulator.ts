@@ -17,12 +17,13 @@ import { ApiError, REASONS, statusOf } from './api-error.ts';
 import { createAuthzRoutes } from './authz.ts';
 import { createEvent, getEvent, INITIAL_NAMESPACES, listEvents, patchEvent } from './events.ts';
 import { param, readBody, route, type Reply, type Route } from './http.ts';
-import { ADMIN, kubeletUser } from './identity.ts';
+import { ADMIN, kubeletUser, nodeOf } from './identity.ts';
 import { managerOf } from './managed-fields.ts';
 import { createNode, existing, patch, patchCarriesResourceVersion, removeNode, update, type Caller, type NodeServer } from './nodes.ts';
 import { copy, metadataOf, nameOf, parseJsonBody, toJson } from './objects.ts';
 import { DEFAULT_CONTINUE_TTL_MS, listNodes, type Paging } from './paging.ts';
 import { isObject, type JsonObject } from './patch.ts';
+import { loadRbac, PODROUTE_USER, requestAttributes } from './rbac.ts';
 import { ServerState } from './state.ts';
 import type { KubeConfigOptions, KubeEmulator, KubeEmulatorOptions, KubeEmulatorState, KubeEmulatorStats } from './types.ts';
 
@@ -49,6 +50,9 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
 
   const state = new ServerState();
   state.users.set(token, ADMIN);
+  const podrouteToken = `podroute-${randomUUID()}`;
+  state.users.set(podrouteToken, PODROUTE_USER);
+  const rbac = loadRbac();
   for (const namespace of [...INITIAL_NAMESPACES, ...(options.namespaces ?? [])]) state.namespaces.add(namespace);
   const paging: Paging = { now: options.now ?? Date.now, continueTtlMs: options.continueTtlMs ?? DEFAULT_CONTINUE_TTL_MS };
   const admission = new Admission(state, options);
@@ -56,9 +60,9 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
 
   // --- routing ---------------------------------------------------------------------------------
 
-  const authz = createAuthzRoutes(() => state.nextRv());
+  const authz = createAuthzRoutes(() => state.nextRv(), rbac);
   const routes: Route[] = [
-    ...authz.routes.map((r) => route(r.method, r.template, (ctx) => r.handle(ctx.body))),
+    ...authz.routes.map((r) => route(r.method, r.template, (ctx) => r.handle(ctx.body, ctx.caller.user))),
     route('GET', '/api/v1/nodes', async (ctx) => ({ code: 200, body: listNodes(state, ctx, paging) })),
     route('POST', '/api/v1/nodes', async (ctx) => ({ code: 201, body: await createNode(server, parseJsonBody(ctx.body), ctx.caller, true) })),
     route('GET', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: copy(existing(state, param(ctx))) })),
@@ -91,6 +95,9 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     const user = auth.startsWith('Bearer ') ? state.users.get(auth.slice('Bearer '.length)) : undefined;
     if (!user) throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     const decodedPath = url.pathname;
+    // Authorization precedes routing, as the API server's filter chain has it; kubelets answer to the Node authorizer.
+    const attributes = requestAttributes(method, decodedPath, url.searchParams);
+    if (attributes && nodeOf(user) === null) rbac.authorize(user, attributes);
     const sameTemplate = routes.filter((r) => r.pattern.test(decodedPath));
     const matched = sameTemplate.find((r) => r.method === method);
     if (!matched) {
@@ -212,9 +219,10 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     port,
     caPem,
     token,
+    podrouteToken,
     kubeConfig,
-    kubeConfigYaml: () => {
-      const c = kubeConfig();
+    kubeConfigYaml: (userToken = token) => {
+      const c = kubeConfig(userToken);
       return [
         'apiVersion: v1',
         'kind: Config',
@@ -226,7 +234,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
         'users:',
         '- name: podroute',
         '  user:',
-        `    token: ${token}`,
+        `    token: ${userToken}`,
         'contexts:',
         `- name: ${c.currentContext}`,
         '  context:',

@@ -6,9 +6,10 @@
  *   `podCIDR` alone fills `podCIDRs`; a `podCIDR` that differs from `podCIDRs[0]` wins and the list
  *   becomes `[podCIDR]`; on the way out `podCIDR` is `podCIDRs[0]`.
  * - Validation (k8s pkg/apis/core/validation `ValidateNode`, `ValidateNodeUpdate`): each pod CIDR
- *   is a CIDR (not necessarily canonical: the legacy-field rule); two or more are one of each IP
- *   family; a set list never changes (`node updates may not change podCIDR except from "" to
- *   valid`); providerID only goes from "" to a value; uid is immutable.
+ *   is a CIDR (not necessarily canonical: the legacy-field rule; leading zeros allowed, see
+ *   `familyOf`); two or more are one of each IP family; a set list never changes (`node updates
+ *   may not change podCIDR except from "" to valid`); providerID only goes from "" to a value;
+ *   uid is immutable.
  */
 import { forbidden, invalidValue, required, throwIfInvalid, type FieldError } from './field-errors.ts';
 import { metadataOf, nameOf } from './objects.ts';
@@ -16,14 +17,19 @@ import { isObject, type Json, type JsonObject } from './patch.ts';
 
 const CIDR_EXAMPLE = 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)';
 
-/** 4 or 6 for a CIDR string (host bits allowed), null for anything else. */
+/**
+ * 4 or 6 for a CIDR string (host bits allowed), null for anything else. kube-apiserver 1.32 parses
+ * pod CIDRs with k8s.io/utils/net `ParseCIDRSloppy` (the Go 1.16 parser, kept for stored values):
+ * an IPv4 octet or the prefix may have leading zeros and is read as decimal (`010.244.1.0/24` is
+ * 10.244.1.0/24). Refusing them is KEP-4858's StrictIPCIDRValidation, alpha in 1.33.
+ */
 function familyOf(cidr: string): 4 | 6 | null {
-  const m = cidr.match(/^([^/]+)\/(\d{1,3})$/);
+  const m = cidr.match(/^([^/]+)\/(\d+)$/);
   if (!m) return null;
   const [, address = '', bits = ''] = m;
   const prefix = Number(bits);
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) {
-    return address.split('.').every((o) => Number(o) <= 255 && !/^0\d/.test(o)) && prefix <= 32 ? 4 : null;
+  if (/^\d+(\.\d+){3}$/.test(address)) {
+    return address.split('.').every((o) => Number(o) <= 255) && prefix <= 32 ? 4 : null;
   }
   if (address.includes(':') && /^[0-9a-fA-F:.]+$/.test(address) && (address.match(/::/g) ?? []).length <= 1) return prefix <= 128 ? 6 : null;
   return null;

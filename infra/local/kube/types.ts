@@ -126,11 +126,14 @@ export type KubeEmulator = {
   url: string;
   port: number;
   caPem: string;
+  /** The admin's token (system:masters: every request is allowed). */
   token: string;
+  /** podroute's token: a user in group `podroute`, allowed only what infra/kubernetes/rbac.yaml grants. */
+  podrouteToken: string;
   /** Options for `new KubeConfig().loadFromOptions(...)`: the admin's, or the given token's. */
   kubeConfig(token?: string): KubeConfigOptions;
   /** The same as a kubeconfig YAML document. */
-  kubeConfigYaml(): string;
+  kubeConfigYaml(token?: string): string;
   state: KubeEmulatorState;
   stats: KubeEmulatorStats;
   close(): Promise<void>;

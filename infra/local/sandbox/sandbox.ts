@@ -208,7 +208,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         ),
       );
       ec2Clients.push(ec2Client);
-      const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig() });
+      // podroute's own identity, allowed only what infra/kubernetes/rbac.yaml grants.
+      const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig(kube.podrouteToken) });
       const nodes = shortListings.wrap(readiness.observe(new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) })));
       return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(fn), dynamodb: db.client() }, nodes, async () => secret, {
         log,
