@@ -62,13 +62,14 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
         deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
         return admissionResponse(request.uid);
       }
-      if (await nodeExists(node.metadata.name, deps)) {
-        // A kubelet's CREATE on restart: the server answers AlreadyExists after admission, and the
-        // stored node is reconcile's. Nothing to allocate, queue or patch.
-        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
-        return admissionResponse(request.uid);
-      }
+      // Decided before any read: whatever fails from here on, a new node is created unschedulable.
       unavailable = networkUnavailablePatch(node, rfc3339(deps.now()));
+      if (await nodeExists(node.metadata.name, deps)) {
+        // A kubelet's CREATE on restart: the server answers AlreadyExists after admission (so the
+        // patch changes nothing), and the stored node is reconcile's. Nothing to allocate or queue.
+        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
+        return admissionResponse(request.uid, unavailable);
+      }
       return await admitNewNode(request.uid, node, unavailable, deps);
     }
     const node = parseNode(request.oldObject);

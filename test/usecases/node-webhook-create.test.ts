@@ -101,7 +101,8 @@ describe('CREATE admission', () => {
     world.resetStats();
     // The kubelet restarts and sends its Node again; the stored one has no pod CIDR yet.
     const answer = answerOf(await admit(nodeCreateReview(world.nodeObject('node-d', stored.instanceId)), w.reconcileDeps()));
-    expect(answer.patch).toEqual([]);
+    // The condition is patched in regardless: the CREATE is refused AlreadyExists after admission.
+    expect(answer.patch).toEqual([conditionOp]);
     expect(await leases()).toEqual([]);
     expect(w.queue.sends).toEqual([]);
     expect(w.dynamo.writes()).toBe(0);
@@ -120,5 +121,19 @@ describe('CREATE admission', () => {
       { op: 'add', path: '/spec/podCIDRs', value: ['100.64.1.0/24'] },
     ]);
     expect(await leases()).toEqual(['100.64.1.0/24=node-f']);
+  });
+
+  it.each([
+    ['a server error', { kind: 'error', code: 500 }],
+    ['throttling', { kind: 'error', code: 429 }],
+  ] as const)('when the keyed read of the node fails (%s) the node is still created NetworkUnavailable=True, nothing allocated or queued', async (_name, failure) => {
+    const { w, leases } = await setup();
+    const instance = world.ec2.state.addInstance();
+    world.kube.state.setFailure({ ...failure, times: 10, match: 'GET /api/v1/nodes/{name}' });
+    const { patch, warnings } = answerOf(await admit(nodeCreateReview(world.nodeObject('node-g', instance.id)), w.reconcileDeps()));
+    expect(patch).toEqual([conditionOp]);
+    expect(warnings.length).toBe(1);
+    expect(await leases()).toEqual([]);
+    expect(w.queue.sends).toEqual([]);
   });
 });
