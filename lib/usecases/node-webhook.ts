@@ -33,7 +33,7 @@ import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
 import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
-import { claimantOf, judgeClaims, refusalMessage, type LeasedSet } from '../webhook/claims.ts';
+import { claimantOf, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
@@ -101,14 +101,34 @@ async function admitNewNode(uid: string, node: Node, unavailable: ReturnType<typ
       deps.log.metric('ClaimsRefused', verdict.refused.length);
       return admissionResponse(uid, unavailable, warnings);
     }
-    await queueNodeSync(name, deps, admittedOf(node, []));
+    const warnings = await queueAdmitted(node, [], await deps.nodes.listNodes(), deps);
     deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: verdict.cidrs, leased: true });
-    return admissionResponse(uid, unavailable);
+    return admissionResponse(uid, unavailable, warnings);
   }
-  const cidrs = await allocateForNewNode(node, deps);
-  await queueNodeSync(name, deps, admittedOf(node, cidrs));
+  const others = await deps.nodes.listNodes();
+  const cidrs = await allocateForNewNode(node, others, deps);
+  const warnings = await queueAdmitted(node, cidrs, others, deps);
   deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: cidrs });
-  return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable]);
+  return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable], warnings);
+}
+
+/**
+ * Queues a new node's routes with what it is admitted with, unless a stored node names the same
+ * instance: that one came first and keeps its routes, so the new node waits for reconcile (no
+ * `admitted`) and the answer warns. Returns the admission's warnings.
+ */
+async function queueAdmitted(node: Node, allocated: readonly string[], others: readonly Node[], deps: WebhookDeps): Promise<string[]> {
+  const name = node.metadata.name;
+  const admitted = admittedOf(node, allocated);
+  const holder = admitted === undefined ? null : instanceHolderOf(admitted.instanceId, others, name);
+  if (admitted === undefined || holder === null) {
+    await queueNodeSync(name, deps, admitted);
+    return [];
+  }
+  const message = sharedInstanceMessage(name, admitted.instanceId, holder);
+  deps.log.log('warn', 'webhook.instance-shared', { node: name, instanceId: admitted.instanceId, holder, detail: message });
+  await queueNodeSync(name, deps);
+  return [message];
 }
 
 /** A keyed read: does a node of this name exist? (404 = no; any other failure rejects.) */
@@ -161,8 +181,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
  * what it listed): such a block is given back and the next one taken, so the lease table keeps
  * every block in use, and reconcile adopts the carrier's.
  */
-async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string[]> {
-  const others = deps.config.mode === 'routes' ? await deps.nodes.listNodes() : [];
+async function allocateForNewNode(node: Node, others: readonly Node[], deps: WebhookDeps): Promise<string[]> {
   const name = node.metadata.name;
   for (let round = 0; round <= MAX_CLAIMED_SKIPS; round += 1) {
     const cidrs = await allocateOnce(node, deps);

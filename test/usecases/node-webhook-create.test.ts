@@ -136,4 +136,21 @@ describe('CREATE admission', () => {
     expect(await leases()).toEqual([]);
     expect(w.queue.sends).toEqual([]);
   });
+
+  it.each([
+    ['without a pod CIDR (allocated)', null],
+    ['with its own leased block', '100.64.7.0/24'],
+  ])('a new node naming a stored node\'s instance, %s, is queued without what it was admitted with: the stored node keeps its routes', async (_name, ownBlock) => {
+    const { w } = await setup();
+    const victim = await world.addNode('victim', { podCidrs: ['100.64.3.0/24'] });
+    if (ownBlock !== null) await w.wiring.cidrSets[0]?.occupy(ownBlock, 'thief');
+    const claim = ownBlock === null ? [] : [ownBlock];
+    const { patch, warnings } = answerOf(await admit(nodeCreateReview(world.nodeObject('thief', victim.instanceId, claim)), w.reconcileDeps()));
+    expect(patch).toContainEqual(conditionOp);
+    expect(w.queue.sends).toEqual([{ messages: [{ v: 1, kind: 'sync-node', node: 'thief' }], options: { delaySeconds: 0 } }]);
+    expect(warnings).toEqual([expect.stringContaining(`node victim`)]);
+    expect(warnings[0]).toContain(victim.instanceId);
+    expect(w.log.lines.filter((l) => l.event === 'webhook.instance-shared').map((l) => [l.node, l.holder])).toEqual([['thief', 'victim']]);
+  });
 });
+
