@@ -34,7 +34,7 @@ import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
 import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
 import { claimantOf, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
-import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
+import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
@@ -49,39 +49,74 @@ import type { ReconcileDeps } from './reconcile.ts';
  */
 type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: UsedReservationSets };
 
-export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+/**
+ * Answers an admission review. With `deadline`, the answer comes when it aborts at the latest: a
+ * node being created is then allowed with NetworkUnavailable=True and nothing else. Work still
+ * under way is aborted through the adapters' signal (the caller runs this inside its scope,
+ * lib/util/abort-scope.ts), and a lease it took stays with the node's name: the node, stored
+ * without pod CIDRs, gets that same block at its next node sync (the allocator answers a node's
+ * own lease), and a node never stored loses it to the reclaim once a keyed read confirms it
+ * absent (./lease-upkeep.ts).
+ */
+export async function admit(review: AdmissionReview, deps: WebhookDeps, deadline?: AbortSignal): Promise<AdmissionReviewResponse> {
   const request = review.request;
   if (request.dryRun === true) return admissionResponse(request.uid);
-  let unavailable: ReturnType<typeof networkUnavailablePatch> = [];
+  const decided: { unavailable: JsonPatchOp[] } = { unavailable: [] };
   try {
-    if (request.operation === 'CREATE') {
-      const node = parseNode(request.object);
-      const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
-      if (unmanaged !== null) {
-        // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate.
-        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
-        return admissionResponse(request.uid);
-      }
-      // Decided before any read: whatever fails from here on, a new node is created unschedulable.
-      unavailable = networkUnavailablePatch(node, rfc3339(deps.now()));
-      if (await nodeExists(node.metadata.name, deps)) {
-        // A kubelet's CREATE on restart: the server answers AlreadyExists after admission (so the
-        // patch changes nothing), and the stored node is reconcile's. Nothing to allocate or queue.
-        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
-        return admissionResponse(request.uid, unavailable);
-      }
-      return await admitNewNode(request.uid, node, unavailable, deps);
-    }
-    const node = parseNode(request.oldObject);
-    await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
-    deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE', check: 'node-left', delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
-    return admissionResponse(request.uid);
+    return await beforeDeadline(admitRequest(request, deps, decided), deadline);
   } catch (error) {
-    deps.log.log('error', 'webhook.failed', { uid: request.uid, operation: request.operation, error });
+    const late = error instanceof AdmissionDeadlineError;
+    deps.log.log('error', late ? 'webhook.deadline' : 'webhook.failed', { uid: request.uid, operation: request.operation, error });
     deps.log.metric('WebhookFailures', 1);
     // Whatever failed, a node being created stays unschedulable until it is routed.
-    return admissionResponse(request.uid, unavailable, ['podroute could not act on this node now; its next reconcile will']);
+    const warning = late ? 'podroute ran out of time on this node; its next reconcile acts on it' : 'podroute could not act on this node now; its next reconcile will';
+    return admissionResponse(request.uid, decided.unavailable, [warning]);
   }
+}
+
+async function admitRequest(request: AdmissionReview['request'], deps: WebhookDeps, decided: { unavailable: JsonPatchOp[] }): Promise<AdmissionReviewResponse> {
+  if (request.operation === 'CREATE') {
+    const node = parseNode(request.object);
+    const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
+    if (unmanaged !== null) {
+      // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate.
+      deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
+      return admissionResponse(request.uid);
+    }
+    // Decided before any read: whatever fails from here on, a new node is created unschedulable.
+    decided.unavailable = networkUnavailablePatch(node, rfc3339(deps.now()));
+    if (await nodeExists(node.metadata.name, deps)) {
+      // A kubelet's CREATE on restart: the server answers AlreadyExists after admission (so the
+      // patch changes nothing), and the stored node is reconcile's. Nothing to allocate or queue.
+      deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
+      return admissionResponse(request.uid, decided.unavailable);
+    }
+    return await admitNewNode(request.uid, node, decided.unavailable, deps);
+  }
+  const node = parseNode(request.oldObject);
+  await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
+  deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE', check: 'node-left', delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
+  return admissionResponse(request.uid);
+}
+
+/** An admission that was still at work when its deadline came. */
+class AdmissionDeadlineError extends PodrouteError {
+  override name = 'AdmissionDeadlineError';
+}
+
+/** `work`'s outcome, or an AdmissionDeadlineError as soon as `deadline` aborts (work goes on, aborted by its adapters). */
+function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal | undefined): Promise<T> {
+  if (deadline === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const late = () => reject(new AdmissionDeadlineError('the admission deadline passed', { retryable: true }));
+    if (deadline.aborted) late();
+    deadline.addEventListener('abort', late, { once: true });
+    const done = () => deadline.removeEventListener('abort', late);
+    work.then(
+      (value) => (done(), resolve(value)),
+      (error: unknown) => (done(), reject(error)),
+    );
+  });
 }
 
 /**
@@ -89,7 +124,7 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
  * leases (lib/webhook/claims.ts), never adopted here; only a node's own lease is routed. It comes
  * without: allocate, and patch the blocks in. Either way the node is created NetworkUnavailable=True.
  */
-async function admitNewNode(uid: string, node: Node, unavailable: ReturnType<typeof networkUnavailablePatch>, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonPatchOp[], deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const name = node.metadata.name;
   if (podCidrsOf(node).length > 0) {
     const verdict = judgeClaims(node, await leasedSets(deps));
