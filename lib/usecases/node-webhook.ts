@@ -23,7 +23,8 @@
  * An admission review is never refused: whatever fails is logged and the node is admitted without
  * pod CIDRs (the schedule repairs it), still NetworkUnavailable=True; a dry run changes nothing.
  */
-import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
+import { rfc3339 } from '../util/time.ts';
 import { PodrouteError } from '../errors.ts';
 import { nodeLeftMessage, syncNodeMessage } from '../messages/route-message.ts';
 import type { Admitted } from '../messages/route-message.ts';
@@ -183,9 +184,6 @@ async function leasedSets(deps: WebhookDeps): Promise<LeasedSet[]> {
   return Promise.all(sets.map(async (set) => ({ clusterCidr: set.clusterCidr, leases: await set.leases() })));
 }
 
-/** RFC 3339 with seconds precision, as metav1.Time marshals. */
-const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 type EventResult = { status: 202 | 404 | 409; message: string };
 
 export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Promise<EventResult> {
@@ -233,11 +231,6 @@ async function allocateForNewNode(node: Node, others: readonly Node[], deps: Web
 
 /** Blocks skipped per admission because other nodes carry them; past that, reconcile allocates. */
 const MAX_CLAIMED_SKIPS = 8;
-
-const overlapsText = (a: string, b: string): boolean => {
-  const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
-  return x !== null && y !== null && overlaps(x, y);
-};
 
 /** One node sync for a node being created, its pod CIDRs captured for the admission patch. */
 async function allocateOnce(node: Node, deps: WebhookDeps): Promise<string[]> {

@@ -9,7 +9,7 @@
  * a `conflict` when it overlaps another node's lease (the same block, a sub-range or a super-range
  * of it), `unverified` otherwise, `invalid` when it is no CIDR.
  */
-import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
 import { instanceIdOf, podCidrsOf, type Node } from '../nodes/node.ts';
 
 /** One set's leases as the admission reads them. */
@@ -41,7 +41,7 @@ export function judgeClaims(node: Node, sets: readonly LeasedSet[]): ClaimVerdic
     }
     const shown = formatCidr(cidr);
     const leases = sets.flatMap((set) => set.leases);
-    const other = leases.find((lease) => lease.owner !== name && overlapsText(lease.cidr, cidr));
+    const other = leases.find((lease) => lease.owner !== name && overlapsText(lease.cidr, shown));
     if (other) refused.push({ cidr: shown, reason: 'conflict', owner: other.owner, leased: other.cidr });
     else if (leases.some((lease) => lease.owner === name && lease.cidr === shown)) own.push(shown);
     else refused.push({ cidr: shown, reason: 'unverified' });
@@ -64,11 +64,9 @@ export function refusalMessage(node: string, claim: RefusedClaim): string {
  * saw) is not free, whatever the lease table says.
  */
 export function claimantOf(candidate: string, nodes: readonly Node[], self: string): string | null {
-  const cidr = tryParseCidr(candidate);
-  if (!cidr) return null;
   for (const node of nodes) {
     if (node.metadata.name === self) continue;
-    if (podCidrsOf(node).some((text) => overlapsText(text, cidr))) return node.metadata.name;
+    if (podCidrsOf(node).some((text) => overlapsText(text, candidate))) return node.metadata.name;
   }
   return null;
 }
@@ -85,9 +83,4 @@ export function instanceHolderOf(instanceId: string, nodes: readonly Node[], sel
 /** One line for the admission's warnings and the log. */
 export function sharedInstanceMessage(node: string, instanceId: string, holder: string): string {
   return `node ${node}: instance ${instanceId} is node ${holder}'s already; this node is not routed until reconcile decides`;
-}
-
-function overlapsText(text: string, cidr: NonNullable<ReturnType<typeof tryParseCidr>>): boolean {
-  const other = tryParseCidr(text);
-  return other !== null && overlaps(other, cidr);
 }

@@ -12,6 +12,7 @@ import {
   formatCidr,
   lastAddress,
   overlaps,
+  overlapsText,
   parseCidr,
   tryParseAddress,
   tryParseCidr,
@@ -167,6 +168,17 @@ describe('containsCidr / overlaps / equality', () => {
     ['0.0.0.0/0', '::/0', false],
   ])('%s and %s are the same CIDR: %s', (a, b, equal) => {
     expect(isDeepStrictEqual(c(a), c(b))).toBe(equal);
+  });
+
+  it.each([
+    ['10.0.0.0/24', '10.0.0.128/25', true],
+    ['10.0.0.128/25', '10.0.0.0/16', true],
+    ['10.0.1.0/24', '10.0.0.0/24', false],
+    ['10.0.0.0/8', 'fd00::/8', false],
+    ['not a cidr', '10.0.0.0/8', false],
+    ['10.0.0.0/8', '', false],
+  ])('text %j overlaps %j: %s', (a, b, overlap) => {
+    expect(overlapsText(a, b)).toBe(overlap);
   });
 });
 
