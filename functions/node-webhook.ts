@@ -13,7 +13,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { PodrouteError } from '../lib/errors.ts';
 import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
-import { classifyRequest } from '../lib/webhook/index.ts';
+import { admissionBudgetMs, classifyRequest } from '../lib/webhook/index.ts';
+import { withAbortSignal } from '../lib/util/abort-scope.ts';
 import { SIGNATURE_HEADER } from '../lib/webhook/events.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import type { Telemetry } from '../lib/log.ts';
@@ -22,7 +23,7 @@ import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
 export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event) => {
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event, context) => {
     const wiring = await getWiring();
     const deps = useCaseDeps(wiring);
     const read = await readSecrets(event, wiring);
@@ -43,7 +44,10 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
       wiring.log.metric('WebhookRejected', 1);
       return json(request.status, { message: request.message });
     }
-    if (request.kind === 'admission') return json(200, await admit(request.review, deps));
+    if (request.kind === 'admission') {
+      const budgetMs = admissionBudgetMs(event.queryStringParameters?.timeout, context.getRemainingTimeInMillis());
+      return json(200, await admitWithin(budgetMs, (deadline) => admit(request.review, deps, deadline)));
+    }
     try {
       const result = await handleNodeEvent(request.event, deps);
       wiring.log.log('info', 'webhook.event', { type: request.event.type, node: request.event.nodeName, status: result.status });
@@ -54,6 +58,20 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
       return json(retryable ? 503 : 500, { message: retryable ? 'temporarily unavailable, retry later' : 'internal error' });
     }
   });
+}
+
+/**
+ * Runs an admission against its deadline: every adapter call it makes is aborted then, and none
+ * waits out a Retry-After (lib/util/abort-scope.ts), so the API server gets an answer in time.
+ */
+async function admitWithin<T>(budgetMs: number, work: (deadline: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), budgetMs);
+  try {
+    return await withAbortSignal(controller.signal, () => work(controller.signal), { retryWaits: false });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const pair = (read: string | WebhookSecrets): WebhookSecrets => (typeof read === 'string' ? { current: read, previous: null } : read);

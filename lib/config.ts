@@ -102,9 +102,13 @@ const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 
 /**
  * Ranges no cluster CIDR may overlap: link-local addresses are never forwarded by a router (RFC
  * 3927 for 169.254.0.0/16, which also holds the instance metadata service; RFC 4291 for fe80::/10),
- * and multicast groups are no unicast pod addresses (RFC 5771 for 224.0.0.0/4, RFC 4291 for ff00::/8).
+ * multicast groups are no unicast pod addresses (RFC 5771 for 224.0.0.0/4, RFC 4291 for ff00::/8),
+ * and loopback addresses never leave their host (RFC 1122 section 3.2.1.3 for 127.0.0.0/8, RFC 4291
+ * for ::1/128).
  */
 const UNROUTABLE = [
+  { what: 'loopback', cidr: parseCidr('127.0.0.0/8') },
+  { what: 'loopback', cidr: parseCidr('::1/128') },
   { what: 'link-local', cidr: parseCidr('169.254.0.0/16') },
   { what: 'link-local', cidr: parseCidr('fe80::/10') },
   { what: 'multicast', cidr: parseCidr('224.0.0.0/4') },
@@ -239,6 +243,10 @@ export const configSchema = z
     ),
   })
   .check(z.superRefine((env, ctx) => {
+    // One secret for both would let whoever holds the URL token sign NodeLeft events too.
+    if (env.WEBHOOK_SIGNING_SECRET_ID !== '' && env.WEBHOOK_SIGNING_SECRET_ID === env.WEBHOOK_SECRET_ID) {
+      ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SIGNING_SECRET_ID'], message: 'WEBHOOK_SIGNING_SECRET_ID must name another secret than WEBHOOK_SECRET_ID (the signing key and the URL token are separate secrets)' });
+    }
     if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
       ctx.addIssue({ code: 'custom', path: ['KUBE_SECRET_ID'], message: 'KUBE_SECRET_ID is required when KUBE_AUTH=secret' });
     }

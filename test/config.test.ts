@@ -122,6 +122,10 @@ describe('cluster CIDRs that are not a network podroute may route', () => {
     ['224.0.0.0/8', '224.0.0.0/8 overlaps the multicast range 224.0.0.0/4'],
     ['239.1.0.0/16', '239.1.0.0/16 overlaps the multicast range 224.0.0.0/4'],
     ['ff02::/16', 'ff02::/16 overlaps the multicast range ff00::/8'],
+    // RFC 1122 section 3.2.1.3 / RFC 4291: loopback addresses never leave a host.
+    ['127.0.0.0/8', '127.0.0.0/8 overlaps the loopback range 127.0.0.0/8'],
+    ['127.10.0.0/16', '127.10.0.0/16 overlaps the loopback range 127.0.0.0/8'],
+    ['::1/128', '::1/128 overlaps the loopback range ::1/128'],
     ['10.244.0.0/16,fe80::/64', 'fe80::/64 overlaps the link-local range fe80::/10'],
   ])('%s is refused', (cidrs, problem) => {
     expect(clusterCidrsProblem(cidrs.split(','))).toBe(problem);
@@ -208,5 +212,17 @@ describe('ROUTE_TABLE_IDS', () => {
   ])('refuses %j', (text, shown) => {
     expect(() => load({ ROUTE_TABLE_IDS: text })).toThrow(InvalidInputError);
     expect(() => load({ ROUTE_TABLE_IDS: text })).toThrow(`ROUTE_TABLE_IDS must be EC2 route table ids (rtb- and 8 or 17 hex characters), got ${shown}`);
+  });
+});
+
+describe('the two webhook secrets', () => {
+  it('WEBHOOK_SIGNING_SECRET_ID naming the URL token\'s secret is refused: the signing key is a secret of its own', () => {
+    expect(() => load({ WEBHOOK_SECRET_ID: 'podroute/webhook', WEBHOOK_SIGNING_SECRET_ID: 'podroute/webhook' })).toThrow(
+      'WEBHOOK_SIGNING_SECRET_ID must name another secret than WEBHOOK_SECRET_ID',
+    );
+  });
+
+  it('two different secrets load', () => {
+    expect(load({ WEBHOOK_SECRET_ID: 'podroute/webhook', WEBHOOK_SIGNING_SECRET_ID: 'podroute/signing' }).webhookSecret).toMatchObject({ id: 'podroute/webhook', signingKeyId: 'podroute/signing' });
   });
 });

@@ -127,6 +127,12 @@ export const containsCidr = (outer: Cidr, inner: Cidr): boolean =>
 /** True when the two ranges share at least one address. */
 export const overlaps = (a: Cidr, b: Cidr): boolean => containsCidr(a, b) || containsCidr(b, a);
 
+/** Whether two CIDRs written as text overlap; false when either is no CIDR. */
+export function overlapsText(a: string, b: string): boolean {
+  const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
+  return x !== null && y !== null && overlaps(x, y);
+}
+
 /** The overlap of two CIDRs: the narrower one when they overlap (CIDRs nest or are disjoint). */
 export function intersection(a: Cidr, b: Cidr): Cidr | null {
   if (a.family !== b.family || !overlaps(a, b)) return null;

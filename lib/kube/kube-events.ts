@@ -10,6 +10,7 @@ import * as z from '../util/zod-mini.ts';
 import { describeIssue } from '../nodes/node.ts';
 import { KubeApiError } from './kube-errors.ts';
 import type { Call, Target } from './kube-http.ts';
+import { rfc3339 } from '../util/time.ts';
 
 /**
  * Where Events about Nodes go. core/v1 validation (k8s pkg/apis/core/validation/events.go
@@ -33,9 +34,6 @@ const eventSchema = z.looseObject({
 export type CallJson = (target: Target, call: Call) => Promise<unknown>;
 
 export type NodeWarning = { nodeName: string; nodeUid: string; reason: string; message: string; component: string; now: Date };
-
-/** RFC 3339 in whole seconds, as metav1.Time is stored. */
-const rfc3339 = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * The name of the one Event per (node, reason): `<node>.<16 hex of sha256(reason)>` (upstream names

@@ -8,7 +8,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import * as z from '../util/zod-mini.ts';
 import { InvalidInputError, type PodrouteError } from '../errors.ts';
 import { KubeApiError } from './kube-errors.ts';
-import { currentAbortSignal } from '../util/abort-scope.ts';
+import { currentAbortSignal, retryWaitsAllowed } from '../util/abort-scope.ts';
 
 const statusBodySchema = z.looseObject({ message: z.optional(z.string()), reason: z.optional(z.string()) });
 
@@ -180,7 +180,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * One API call: its parsed JSON answer, or a typed error for any failure. A 429 with a Retry-After
  * is retried after that wait (bounded: `retryAfterMs`), up to RATE_LIMIT_RETRIES times, as client-go
- * does (API Priority and Fairness answers 429 with the header); then it is a retryable error.
+ * does (API Priority and Fairness answers 429 with the header); then it is a retryable error. Work
+ * run with `retryWaits: false` (lib/util/abort-scope.ts) gets that error at the first 429.
  */
 export async function callJson(endpoint: KubeEndpoint, target: Target, call: Call, options: { clock: () => Date; sleep?: (ms: number) => Promise<void> }): Promise<unknown> {
   let answer: Answer;
@@ -190,7 +191,8 @@ export async function callJson(endpoint: KubeEndpoint, target: Target, call: Cal
     } catch (error) {
       throw mapError(error, target);
     }
-    const wait = answer.status === 429 && retries < RATE_LIMIT_RETRIES ? retryAfterMs(answer.retryAfter, options.clock()) : null;
+    // Not inside work that may not wait (an admission review: lib/util/abort-scope.ts).
+    const wait = answer.status === 429 && retries < RATE_LIMIT_RETRIES && retryWaitsAllowed() ? retryAfterMs(answer.retryAfter, options.clock()) : null;
     if (wait === null) break;
     await (options.sleep ?? sleep)(wait);
   }

@@ -19,6 +19,7 @@ import type { NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 import { EVENT_NAMESPACE, recordNodeWarning } from './kube-events.ts';
 import { callJson, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
+import { rfc3339 } from '../util/time.ts';
 
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 
@@ -115,11 +116,6 @@ function pick(from: Record<string, unknown>, keys: readonly string[]): Record<st
   const out: Record<string, unknown> = {};
   for (const key of keys) if (key in from) out[key] = from[key];
   return out;
-}
-
-/** JSON.stringify-able RFC 3339 time with seconds precision, as metav1.Time marshals. */
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** Internal: a continue token expired after `pages` pages (`nodes` nodes) were read. */

@@ -4,7 +4,7 @@
  * hold without a lease (only what the ownership decider allows), release leases of nodes a keyed
  * read found gone.
  */
-import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { overlapsText, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
 import { decideOwnership, withAdopted } from '../routes/index.ts';
@@ -158,11 +158,6 @@ function keptBecause(lease: Lease, presence: Presence, nodes: readonly Node[], d
   if (delegated) return 'its prefix is still delegated to an interface';
   if (blockInUse(lease.cidr, nodes)) return 'a live node holds a pod CIDR inside it';
   return null;
-}
-
-function overlapsText(a: string, b: string): boolean {
-  const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
-  return x !== null && y !== null && overlaps(x, y);
 }
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -23,7 +23,8 @@
  * An admission review is never refused: whatever fails is logged and the node is admitted without
  * pod CIDRs (the schedule repairs it), still NetworkUnavailable=True; a dry run changes nothing.
  */
-import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
+import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
+import { rfc3339 } from '../util/time.ts';
 import { PodrouteError } from '../errors.ts';
 import { nodeLeftMessage, syncNodeMessage } from '../messages/route-message.ts';
 import type { Admitted } from '../messages/route-message.ts';
@@ -33,8 +34,8 @@ import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
 import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
-import { claimantOf, judgeClaims, refusalMessage, type LeasedSet } from '../webhook/claims.ts';
-import type { AdmissionReview, AdmissionReviewResponse, NodeEvent } from '../webhook/index.ts';
+import { claimantOf, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
+import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
@@ -49,38 +50,74 @@ import type { ReconcileDeps } from './reconcile.ts';
  */
 type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: UsedReservationSets };
 
-export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+/**
+ * Answers an admission review. With `deadline`, the answer comes when it aborts at the latest: a
+ * node being created is then allowed with NetworkUnavailable=True and nothing else. Work still
+ * under way is aborted through the adapters' signal (the caller runs this inside its scope,
+ * lib/util/abort-scope.ts), and a lease it took stays with the node's name: the node, stored
+ * without pod CIDRs, gets that same block at its next node sync (the allocator answers a node's
+ * own lease), and a node never stored loses it to the reclaim once a keyed read confirms it
+ * absent (./lease-upkeep.ts).
+ */
+export async function admit(review: AdmissionReview, deps: WebhookDeps, deadline?: AbortSignal): Promise<AdmissionReviewResponse> {
   const request = review.request;
   if (request.dryRun === true) return admissionResponse(request.uid);
-  let unavailable: ReturnType<typeof networkUnavailablePatch> = [];
+  const decided: { unavailable: JsonPatchOp[] } = { unavailable: [] };
   try {
-    if (request.operation === 'CREATE') {
-      const node = parseNode(request.object);
-      const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
-      if (unmanaged !== null) {
-        // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate.
-        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
-        return admissionResponse(request.uid);
-      }
-      if (await nodeExists(node.metadata.name, deps)) {
-        // A kubelet's CREATE on restart: the server answers AlreadyExists after admission, and the
-        // stored node is reconcile's. Nothing to allocate, queue or patch.
-        deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
-        return admissionResponse(request.uid);
-      }
-      unavailable = networkUnavailablePatch(node, rfc3339(deps.now()));
-      return await admitNewNode(request.uid, node, unavailable, deps);
-    }
-    const node = parseNode(request.oldObject);
-    await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
-    deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE', check: 'node-left', delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
-    return admissionResponse(request.uid);
+    return await beforeDeadline(admitRequest(request, deps, decided), deadline);
   } catch (error) {
-    deps.log.log('error', 'webhook.failed', { uid: request.uid, operation: request.operation, error });
+    const late = error instanceof AdmissionDeadlineError;
+    deps.log.log('error', late ? 'webhook.deadline' : 'webhook.failed', { uid: request.uid, operation: request.operation, error });
     deps.log.metric('WebhookFailures', 1);
     // Whatever failed, a node being created stays unschedulable until it is routed.
-    return admissionResponse(request.uid, unavailable, ['podroute could not act on this node now; its next reconcile will']);
+    const warning = late ? 'podroute ran out of time on this node; its next reconcile acts on it' : 'podroute could not act on this node now; its next reconcile will';
+    return admissionResponse(request.uid, decided.unavailable, [warning]);
   }
+}
+
+async function admitRequest(request: AdmissionReview['request'], deps: WebhookDeps, decided: { unavailable: JsonPatchOp[] }): Promise<AdmissionReviewResponse> {
+  if (request.operation === 'CREATE') {
+    const node = parseNode(request.object);
+    const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
+    if (unmanaged !== null) {
+      // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate.
+      deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
+      return admissionResponse(request.uid);
+    }
+    // Decided before any read: whatever fails from here on, a new node is created unschedulable.
+    decided.unavailable = networkUnavailablePatch(node, rfc3339(deps.now()));
+    if (await nodeExists(node.metadata.name, deps)) {
+      // A kubelet's CREATE on restart: the server answers AlreadyExists after admission (so the
+      // patch changes nothing), and the stored node is reconcile's. Nothing to allocate or queue.
+      deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
+      return admissionResponse(request.uid, decided.unavailable);
+    }
+    return await admitNewNode(request.uid, node, decided.unavailable, deps);
+  }
+  const node = parseNode(request.oldObject);
+  await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
+  deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE', check: 'node-left', delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
+  return admissionResponse(request.uid);
+}
+
+/** An admission that was still at work when its deadline came. */
+class AdmissionDeadlineError extends PodrouteError {
+  override name = 'AdmissionDeadlineError';
+}
+
+/** `work`'s outcome, or an AdmissionDeadlineError as soon as `deadline` aborts (work goes on, aborted by its adapters). */
+function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal | undefined): Promise<T> {
+  if (deadline === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const late = () => reject(new AdmissionDeadlineError('the admission deadline passed', { retryable: true }));
+    if (deadline.aborted) late();
+    deadline.addEventListener('abort', late, { once: true });
+    const done = () => deadline.removeEventListener('abort', late);
+    work.then(
+      (value) => (done(), resolve(value)),
+      (error: unknown) => (done(), reject(error)),
+    );
+  });
 }
 
 /**
@@ -88,7 +125,7 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps): Promise
  * leases (lib/webhook/claims.ts), never adopted here; only a node's own lease is routed. It comes
  * without: allocate, and patch the blocks in. Either way the node is created NetworkUnavailable=True.
  */
-async function admitNewNode(uid: string, node: Node, unavailable: ReturnType<typeof networkUnavailablePatch>, deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonPatchOp[], deps: WebhookDeps): Promise<AdmissionReviewResponse> {
   const name = node.metadata.name;
   if (podCidrsOf(node).length > 0) {
     const verdict = judgeClaims(node, await leasedSets(deps));
@@ -100,14 +137,34 @@ async function admitNewNode(uid: string, node: Node, unavailable: ReturnType<typ
       deps.log.metric('ClaimsRefused', verdict.refused.length);
       return admissionResponse(uid, unavailable, warnings);
     }
-    await queueNodeSync(name, deps, admittedOf(node, []));
+    const warnings = await queueAdmitted(node, [], await deps.nodes.listNodes(), deps);
     deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: verdict.cidrs, leased: true });
-    return admissionResponse(uid, unavailable);
+    return admissionResponse(uid, unavailable, warnings);
   }
-  const cidrs = await allocateForNewNode(node, deps);
-  await queueNodeSync(name, deps, admittedOf(node, cidrs));
+  const others = await deps.nodes.listNodes();
+  const cidrs = await allocateForNewNode(node, others, deps);
+  const warnings = await queueAdmitted(node, cidrs, others, deps);
   deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: cidrs });
-  return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable]);
+  return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable], warnings);
+}
+
+/**
+ * Queues a new node's routes with what it is admitted with, unless a stored node names the same
+ * instance: that one came first and keeps its routes, so the new node waits for reconcile (no
+ * `admitted`) and the answer warns. Returns the admission's warnings.
+ */
+async function queueAdmitted(node: Node, allocated: readonly string[], others: readonly Node[], deps: WebhookDeps): Promise<string[]> {
+  const name = node.metadata.name;
+  const admitted = admittedOf(node, allocated);
+  const holder = admitted === undefined ? null : instanceHolderOf(admitted.instanceId, others, name);
+  if (admitted === undefined || holder === null) {
+    await queueNodeSync(name, deps, admitted);
+    return [];
+  }
+  const message = sharedInstanceMessage(name, admitted.instanceId, holder);
+  deps.log.log('warn', 'webhook.instance-shared', { node: name, instanceId: admitted.instanceId, holder, detail: message });
+  await queueNodeSync(name, deps);
+  return [message];
 }
 
 /** A keyed read: does a node of this name exist? (404 = no; any other failure rejects.) */
@@ -126,9 +183,6 @@ async function leasedSets(deps: WebhookDeps): Promise<LeasedSet[]> {
   const sets = deps.config.mode === 'prefixes' ? ((await deps.usedReservationSets?.()) ?? []) : deps.cidrSets;
   return Promise.all(sets.map(async (set) => ({ clusterCidr: set.clusterCidr, leases: await set.leases() })));
 }
-
-/** RFC 3339 with seconds precision, as metav1.Time marshals. */
-const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 type EventResult = { status: 202 | 404 | 409; message: string };
 
@@ -160,8 +214,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
  * what it listed): such a block is given back and the next one taken, so the lease table keeps
  * every block in use, and reconcile adopts the carrier's.
  */
-async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string[]> {
-  const others = deps.config.mode === 'routes' ? await deps.nodes.listNodes() : [];
+async function allocateForNewNode(node: Node, others: readonly Node[], deps: WebhookDeps): Promise<string[]> {
   const name = node.metadata.name;
   for (let round = 0; round <= MAX_CLAIMED_SKIPS; round += 1) {
     const cidrs = await allocateOnce(node, deps);
@@ -178,11 +231,6 @@ async function allocateForNewNode(node: Node, deps: WebhookDeps): Promise<string
 
 /** Blocks skipped per admission because other nodes carry them; past that, reconcile allocates. */
 const MAX_CLAIMED_SKIPS = 8;
-
-const overlapsText = (a: string, b: string): boolean => {
-  const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
-  return x !== null && y !== null && overlaps(x, y);
-};
 
 /** One node sync for a node being created, its pod CIDRs captured for the admission patch. */
 async function allocateOnce(node: Node, deps: WebhookDeps): Promise<string[]> {

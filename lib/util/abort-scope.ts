@@ -11,16 +11,30 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-const scope = new AsyncLocalStorage<AbortSignal>();
+/**
+ * The scope of the work under way: its signal, and whether an adapter may wait out a server's
+ * Retry-After (not when the caller has a deadline of seconds, like an admission review).
+ */
+type Scope = { signal: AbortSignal; retryWaits: boolean };
 
-/** Runs `work` with `signal` as the signal of every adapter call it makes, however deep. */
-export function withAbortSignal<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
-  return scope.run(signal, work);
+const scope = new AsyncLocalStorage<Scope>();
+
+/**
+ * Runs `work` with `signal` as the signal of every adapter call it makes, however deep; with
+ * `retryWaits: false` no adapter sleeps on a Retry-After in it (the call fails retryably instead).
+ */
+export function withAbortSignal<T>(signal: AbortSignal, work: () => Promise<T>, options: { retryWaits?: boolean } = {}): Promise<T> {
+  return scope.run({ signal, retryWaits: options.retryWaits ?? true }, work);
 }
 
 /** The signal of the work under way, or undefined outside `withAbortSignal`. */
 export function currentAbortSignal(): AbortSignal | undefined {
-  return scope.getStore();
+  return scope.getStore()?.signal;
+}
+
+/** Whether the work under way may sleep on a server's Retry-After (true outside any scope). */
+export function retryWaitsAllowed(): boolean {
+  return scope.getStore()?.retryWaits ?? true;
 }
 
 interface SendingClient {

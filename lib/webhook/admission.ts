@@ -84,7 +84,7 @@ export function looksLikeAdmissionReview(value: unknown): boolean {
 // --- the answer ---------------------------------------------------------------------------------
 
 /** RFC 6902 operations podroute emits. */
-type JsonPatchOp =
+export type JsonPatchOp =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
   | { op: 'remove'; path: string };
 
@@ -182,4 +182,26 @@ export function networkUnavailablePatch(node: Node, at: string): JsonPatchOp[] {
   if (index >= 0) return [{ op: 'replace', path: jsonPointer('status', 'conditions', String(index)), value: condition }];
   // `-` appends to the array (RFC 6901 section 4, RFC 6902 section 4.1).
   return [{ op: 'add', path: jsonPointer('status', 'conditions', '-'), value: condition }];
+}
+
+/**
+ * The webhook's timeout when the URL does not say: admissionregistration.k8s.io/v1
+ * `timeoutSeconds` defaults to 10 and lies between 1 and 30.
+ */
+const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
+const MAX_WEBHOOK_TIMEOUT_SECONDS = 30;
+/** Share of the webhook's timeout an admission may spend; the rest carries the answer back. */
+const ADMISSION_BUDGET_SHARE = 0.8;
+
+/**
+ * How long an admission may work, in ms: a share of the webhook's timeout, which the API server
+ * sends on the URL as `?timeout=<n>s` (k8s.io/apiserver admission/plugin/webhook/request: the
+ * client sets the request timeout as that query parameter; `?timeout=5s` in every recorded
+ * exchange), and never past the function's own remaining time. An unreadable value counts as
+ * the default.
+ */
+export function admissionBudgetMs(timeout: string | undefined, remainingMs: number): number {
+  const match = /^(\d{1,2})s$/.exec(timeout ?? '');
+  const seconds = match ? Math.min(Math.max(Number(match[1]), 1), MAX_WEBHOOK_TIMEOUT_SECONDS) : DEFAULT_WEBHOOK_TIMEOUT_SECONDS;
+  return Math.floor(Math.max(0, Math.min(seconds * 1000, remainingMs)) * ADMISSION_BUDGET_SHARE);
 }

@@ -1,6 +1,6 @@
 /**
- * What the CREATE admission makes of the pod CIDRs a node comes with, and of a block it is about to
- * hand out. Pure: the leases and the nodes come in as arguments.
+ * What the CREATE admission makes of the pod CIDRs a node comes with, of a block it is about to
+ * hand out, and of the instance it names. Pure: the leases and the nodes come in as arguments.
  *
  * A node's `spec.podCIDR(s)` at CREATE is a claim its kubelet may write on itself (NodeRestriction
  * does not check it), and the lease table is the authority (ARCHITECTURE.md, "Authority"). So at
@@ -9,8 +9,8 @@
  * a `conflict` when it overlaps another node's lease (the same block, a sub-range or a super-range
  * of it), `unverified` otherwise, `invalid` when it is no CIDR.
  */
-import { formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
-import { podCidrsOf, type Node } from '../nodes/node.ts';
+import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
+import { instanceIdOf, podCidrsOf, type Node } from '../nodes/node.ts';
 
 /** One set's leases as the admission reads them. */
 export interface LeasedSet {
@@ -41,7 +41,7 @@ export function judgeClaims(node: Node, sets: readonly LeasedSet[]): ClaimVerdic
     }
     const shown = formatCidr(cidr);
     const leases = sets.flatMap((set) => set.leases);
-    const other = leases.find((lease) => lease.owner !== name && overlapsText(lease.cidr, cidr));
+    const other = leases.find((lease) => lease.owner !== name && overlapsText(lease.cidr, shown));
     if (other) refused.push({ cidr: shown, reason: 'conflict', owner: other.owner, leased: other.cidr });
     else if (leases.some((lease) => lease.owner === name && lease.cidr === shown)) own.push(shown);
     else refused.push({ cidr: shown, reason: 'unverified' });
@@ -64,16 +64,23 @@ export function refusalMessage(node: string, claim: RefusedClaim): string {
  * saw) is not free, whatever the lease table says.
  */
 export function claimantOf(candidate: string, nodes: readonly Node[], self: string): string | null {
-  const cidr = tryParseCidr(candidate);
-  if (!cidr) return null;
   for (const node of nodes) {
     if (node.metadata.name === self) continue;
-    if (podCidrsOf(node).some((text) => overlapsText(text, cidr))) return node.metadata.name;
+    if (podCidrsOf(node).some((text) => overlapsText(text, candidate))) return node.metadata.name;
   }
   return null;
 }
 
-function overlapsText(text: string, cidr: NonNullable<ReturnType<typeof tryParseCidr>>): boolean {
-  const other = tryParseCidr(text);
-  return other !== null && overlaps(other, cidr);
+/**
+ * The first of `nodes` (other than `self`) that names `instanceId` in its providerID, or null. Of two
+ * nodes naming one instance, the one stored first keeps its routes: a node being admitted is never
+ * routed from its admission to an instance a stored node names (the stored node decides later).
+ */
+export function instanceHolderOf(instanceId: string, nodes: readonly Node[], self: string): string | null {
+  return nodes.find((node) => node.metadata.name !== self && instanceIdOf(node) === instanceId)?.metadata.name ?? null;
+}
+
+/** One line for the admission's warnings and the log. */
+export function sharedInstanceMessage(node: string, instanceId: string, holder: string): string {
+  return `node ${node}: instance ${instanceId} is node ${holder}'s already; this node is not routed until reconcile decides`;
 }

@@ -3,7 +3,8 @@
  * them.
  *
  * A body `{"type": "NodeJoined" | "NodeLeft", "nodeName": "..."}` is signed with HMAC-SHA256 over
- * `<timestamp>.<raw body bytes>` with the shared webhook secret, and sent with the headers
+ * `<timestamp>.<raw body bytes>` with the event signing key (a secret of its own, not the URL
+ * token: ./request.ts), and sent with the headers
  * `x-podroute-timestamp: <unix seconds>` and `x-podroute-signature: sha256=<lowercase hex>`.
  * The timestamp must be within MAX_CLOCK_SKEW_SECONDS of the receiver's clock (replay window).
  */
@@ -29,9 +30,9 @@ export type NodeEvent = z.infer<typeof nodeEventSchema>;
 
 type SignatureHeaders = { [SIGNATURE_HEADER]: string; [TIMESTAMP_HEADER]: string };
 
-/** `sha256=<lowercase hex>` of HMAC-SHA256(secret, `<timestamp>.<body>`). */
-export function eventSignature(body: Buffer | string, secret: string, timestamp: number | string): string {
-  const hmac = createHmac('sha256', secret);
+/** `sha256=<lowercase hex>` of HMAC-SHA256(signingKey, `<timestamp>.<body>`). */
+export function eventSignature(body: Buffer | string, signingKey: string, timestamp: number | string): string {
+  const hmac = createHmac('sha256', signingKey);
   hmac.update(`${timestamp}.`, 'utf8');
   hmac.update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
   return `sha256=${hmac.digest('hex')}`;
@@ -42,13 +43,13 @@ export function eventSignature(body: Buffer | string, secret: string, timestamp:
  * `timestamp` (unix seconds, an integer; the caller's clock). For tools and tests.
  * Exported for its table-driven test (test/webhook/events.test.ts); webhook tests sign with it.
  */
-export function signEvent(body: Buffer | string, secret: string, timestamp: number): SignatureHeaders {
+export function signEvent(body: Buffer | string, signingKey: string, timestamp: number): SignatureHeaders {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
     throw new InvalidInputError('timestamp must be a whole number of seconds since the Unix epoch');
   }
-  if (secret === '') throw new InvalidInputError('the webhook secret must not be empty');
+  if (signingKey === '') throw new InvalidInputError('the event signing key must not be empty');
   return {
-    [SIGNATURE_HEADER]: eventSignature(body, secret, timestamp),
+    [SIGNATURE_HEADER]: eventSignature(body, signingKey, timestamp),
     [TIMESTAMP_HEADER]: String(timestamp),
   };
 }

@@ -13,6 +13,7 @@ import {
   lastAddress,
   leadingZerosReading,
   overlaps,
+  overlapsText,
   parseCidr,
   tryParseAddress,
   tryParseCidr,
@@ -186,6 +187,17 @@ describe('containsCidr / overlaps / equality', () => {
     ['0.0.0.0/0', '::/0', false],
   ])('%s and %s are the same CIDR: %s', (a, b, equal) => {
     expect(isDeepStrictEqual(c(a), c(b))).toBe(equal);
+  });
+
+  it.each([
+    ['10.0.0.0/24', '10.0.0.128/25', true],
+    ['10.0.0.128/25', '10.0.0.0/16', true],
+    ['10.0.1.0/24', '10.0.0.0/24', false],
+    ['10.0.0.0/8', 'fd00::/8', false],
+    ['not a cidr', '10.0.0.0/8', false],
+    ['10.0.0.0/8', '', false],
+  ])('text %j overlaps %j: %s', (a, b, overlap) => {
+    expect(overlapsText(a, b)).toBe(overlap);
   });
 });
 

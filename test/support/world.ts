@@ -14,7 +14,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createTableAndWait } from '../../infra/local/dynamodb.ts';
 import { startEc2Emulator, type Ec2Emulator, type Ec2EmulatorOptions, type InstanceRecord } from '../../infra/local/ec2/index.ts';
-import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { startKubeEmulator, type KubeEmulator, type KubeEmulatorOptions } from '../../infra/local/kube/index.ts';
 import { kubeletNode } from '../../infra/local/kube/kubelet-node.ts';
 import { cidrTableDefinition } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
@@ -113,10 +113,10 @@ export async function leaseTo(sets: readonly CidrSet[], owner: string, podCidrs:
   }
 }
 
-export async function startWorld(options: { ec2?: Ec2EmulatorOptions; clock?: FakeClock } = {}): Promise<World> {
+export async function startWorld(options: { ec2?: Ec2EmulatorOptions; kube?: KubeEmulatorOptions; clock?: FakeClock } = {}): Promise<World> {
   const clock = options.clock ?? new FakeClock();
   const ec2 = await startEc2Emulator({ throttle: false, now: clock.now, ...options.ec2 });
-  const kube = await startKubeEmulator();
+  const kube = await startKubeEmulator(options.kube);
   const ec2Client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials, maxAttempts: 1 });
   // podroute's own identity, held to infra/kubernetes/rbac.yaml by the emulator.
   const nodes = new KubeNodes(await createKubeConfig({ kind: 'options', options: kube.kubeConfig(kube.podrouteToken) }), {
@@ -304,13 +304,14 @@ export function sqsRecord(messageId: string, body: string, receiveCount = 1): SQ
 export const sqsEvent = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
 
 /** An API Gateway HTTP API (payload 2.0) event for `POST /webhook` or `POST /webhook/{token}`. */
-export function httpEvent(input: { body: string; headers?: Record<string, string>; token?: string }): APIGatewayProxyEventV2 {
+export function httpEvent(input: { body: string; headers?: Record<string, string>; token?: string; query?: Record<string, string> }): APIGatewayProxyEventV2 {
   const path = input.token === undefined ? '/webhook' : `/webhook/${input.token}`;
   return {
     version: '2.0',
     routeKey: input.token === undefined ? 'POST /webhook' : 'POST /webhook/{token}',
     rawPath: path,
-    rawQueryString: '',
+    rawQueryString: new URLSearchParams(input.query ?? {}).toString(),
+    ...(input.query === undefined ? {} : { queryStringParameters: input.query }),
     headers: { 'content-type': 'application/json', ...input.headers },
     requestContext: {
       accountId: '000000000000',

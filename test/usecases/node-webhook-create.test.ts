@@ -101,7 +101,8 @@ describe('CREATE admission', () => {
     world.resetStats();
     // The kubelet restarts and sends its Node again; the stored one has no pod CIDR yet.
     const answer = answerOf(await admit(nodeCreateReview(world.nodeObject('node-d', stored.instanceId)), w.reconcileDeps()));
-    expect(answer.patch).toEqual([]);
+    // The condition is patched in regardless: the CREATE is refused AlreadyExists after admission.
+    expect(answer.patch).toEqual([conditionOp]);
     expect(await leases()).toEqual([]);
     expect(w.queue.sends).toEqual([]);
     expect(w.dynamo.writes()).toBe(0);
@@ -121,4 +122,35 @@ describe('CREATE admission', () => {
     ]);
     expect(await leases()).toEqual(['100.64.1.0/24=node-f']);
   });
+
+  it.each([
+    ['a server error', { kind: 'error', code: 500 }],
+    ['throttling', { kind: 'error', code: 429 }],
+  ] as const)('when the keyed read of the node fails (%s) the node is still created NetworkUnavailable=True, nothing allocated or queued', async (_name, failure) => {
+    const { w, leases } = await setup();
+    const instance = world.ec2.state.addInstance();
+    world.kube.state.setFailure({ ...failure, times: 10, match: 'GET /api/v1/nodes/{name}' });
+    const { patch, warnings } = answerOf(await admit(nodeCreateReview(world.nodeObject('node-g', instance.id)), w.reconcileDeps()));
+    expect(patch).toEqual([conditionOp]);
+    expect(warnings.length).toBe(1);
+    expect(await leases()).toEqual([]);
+    expect(w.queue.sends).toEqual([]);
+  });
+
+  it.each([
+    ['without a pod CIDR (allocated)', null],
+    ['with its own leased block', '100.64.7.0/24'],
+  ])('a new node naming a stored node\'s instance, %s, is queued without what it was admitted with: the stored node keeps its routes', async (_name, ownBlock) => {
+    const { w } = await setup();
+    const victim = await world.addNode('victim', { podCidrs: ['100.64.3.0/24'] });
+    if (ownBlock !== null) await w.wiring.cidrSets[0]?.occupy(ownBlock, 'thief');
+    const claim = ownBlock === null ? [] : [ownBlock];
+    const { patch, warnings } = answerOf(await admit(nodeCreateReview(world.nodeObject('thief', victim.instanceId, claim)), w.reconcileDeps()));
+    expect(patch).toContainEqual(conditionOp);
+    expect(w.queue.sends).toEqual([{ messages: [{ v: 1, kind: 'sync-node', node: 'thief' }], options: { delaySeconds: 0 } }]);
+    expect(warnings).toEqual([expect.stringContaining(`node victim`)]);
+    expect(warnings[0]).toContain(victim.instanceId);
+    expect(w.log.lines.filter((l) => l.event === 'webhook.instance-shared').map((l) => [l.node, l.holder])).toEqual([['thief', 'victim']]);
+  });
 });
+

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { nodeSchema, parseNode, type Node } from '../../lib/nodes/node.ts';
 import {
+  admissionBudgetMs,
   admissionResponse,
   admissionReviewSchema,
   jsonPointer,
@@ -243,5 +244,21 @@ describe('looksLikeAdmissionReview', () => {
     ['AdmissionReview', false],
   ])('%j -> %s', (value, expected) => {
     expect(looksLikeAdmissionReview(value)).toBe(expected);
+  });
+});
+
+describe('admissionBudgetMs', () => {
+  it.each([
+    ['5s', 60_000, 4_000],
+    ['1s', 60_000, 800],
+    ['30s', 60_000, 24_000],
+    ['5s', 2_000, 1_600],
+    ['45s', 60_000, 24_000],
+    ['0s', 60_000, 800],
+    [undefined, 60_000, 8_000],
+    ['5000ms', 60_000, 8_000],
+    ['5s', -10, 0],
+  ])('timeout %s with %d ms left: %d ms', (timeout, remainingMs, budget) => {
+    expect(admissionBudgetMs(timeout, remainingMs)).toBe(budget);
   });
 });
