@@ -20,9 +20,20 @@ import type { NodeSource } from './ports.ts';
 /** What a keyed read of a node said: `absent` = 404. */
 export type Presence = 'absent' | 'present' | 'unreadable';
 
+/**
+ * Whether a 404 of its owner may free this lease: it is older than the grace period. A younger one
+ * may belong to a node admitted and not stored yet (a brand-new joiner, or a same-name re-join whose
+ * CREATE admission renewed it), which reads 404 too; it is left for a later run. A lease of unknown
+ * age (a store that stamps none) never is. The one rule for reconcile's reclaim and the node-left
+ * check (./node-left.ts).
+ */
+export function pastGrace(lease: Pick<Lease, 'since'>, now: number, graceMs: number): boolean {
+  return lease.since !== undefined && now - lease.since > graceMs;
+}
+
 /** A lease whose owner no listed node is, older than the grace period: its owner must be read by key. */
 export function isSuspect(lease: Lease, listed: ReadonlySet<string>, now: number, graceMs: number): lease is Lease & { owner: string } {
-  return lease.owner !== null && !listed.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs;
+  return lease.owner !== null && !listed.has(lease.owner) && pastGrace(lease, now, graceMs);
 }
 
 /** The owners, once each, of the leases whose absence a keyed read must confirm. */
