@@ -3,6 +3,7 @@ import { parseNodeList } from '../nodes/node.ts';
 import { clusterCidrsProblem, numberProblem } from '../config.ts';
 import type { NumericVariable } from '../config.ts';
 import { parseLabelSelector } from '../nodes/label-selector.ts';
+import { strayPodCidrs, strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts';
 import { clusterTagKey, parseRouteTables, planRoutes } from '../routes/index.ts';
 import { isClusterTable } from '../routes/route-tables.ts';
 import type { RoutePlan } from '../routes/index.ts';
@@ -79,6 +80,10 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
         : `--route-tables: no route table carries the tag ${clusterTagKey(clusterName)}; check --cluster-name`,
     );
   }
+  // Contract 1, bad input: a --cluster-cidrs that holds no node's pod CIDR (a typo) would plan
+  // every node unavailable. The functions' own rule (reconcile refuses to run on it).
+  const stray = strayPodCidrs(nodes, clusterCidrs, nodeSelector);
+  if (stray !== null) throw new InvalidInputError(strayPodCidrsMessage(stray, clusterCidrs, '--cluster-cidrs'));
 
   const plan: RoutePlan = planRoutes({
     nodes,
