@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.ts';
+import { InvalidInputError, errorText } from '../errors.ts';
 import { parseNodeList } from '../nodes/node.ts';
 import { clusterCidrsProblem, numberProblem } from '../config.ts';
 import type { NumericVariable } from '../config.ts';
@@ -65,7 +65,7 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
   try {
     nodeSelector = selectorText === undefined ? undefined : parseLabelSelector(selectorText);
   } catch (error) {
-    throw new UsageError(`--node-selector: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new UsageError(`--node-selector: ${errorText(error)}`, { cause: error });
   }
   const nodesPath = requireFlag(flags.string('nodes'), 'nodes', 'plan');
   const tablesPath = requireFlag(flags.string('route-tables'), 'route-tables', 'plan');
@@ -121,6 +121,6 @@ export async function readJson(io: CliIo, path: string, flag: string): Promise<u
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new InvalidInputError(`${flag}: ${JSON.stringify(path)} is not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    throw new InvalidInputError(`${flag}: ${JSON.stringify(path)} is not JSON (${errorText(error)})`, { cause: error });
   }
 }

@@ -9,6 +9,7 @@
  * Also here: `refuseWorld`, the rule for inputs that are suddenly empty or unreadable (the run
  * stops, writes nothing, and says why), so reconcile decides it in one place.
  */
+import { errorText } from '../errors.ts';
 import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
@@ -186,4 +187,3 @@ export function refuseWorld(world: WorldReads): string | null {
   return null;
 }
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

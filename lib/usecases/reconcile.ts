@@ -39,7 +39,7 @@ import { strayPodCidrs } from '../nodes/pod-cidr-scope.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import { clusterTagKey, isResponsibleForRoute } from '../routes/index.ts';
 import { planRoutesCounted } from '../routes/route-plan.ts';
-import { PodrouteError } from '../errors.ts';
+import { errorText, PodrouteError } from '../errors.ts';
 import { absenceSuspects, readLeaseOwners, readPresence, refuseWorld } from './absence.ts';
 import type { InputRead } from './absence.ts';
 import { settleDeletes } from './reconcile-deletes.ts';
@@ -396,7 +396,6 @@ function countBlocked(nodes: readonly Node[], now: number, thresholdMs: number):
   return blocked;
 }
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
 function prefixModePlan(nodes: Node[], config: Partial<Pick<Config, 'nodeSelector'>>): RoutePlan {
