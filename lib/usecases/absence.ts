@@ -13,7 +13,8 @@ import { errorText } from '../errors.ts';
 import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
-import { strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts';
+import type { LabelSelector } from '../nodes/label-selector.ts';
+import { strayPodCidrs, strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts';
 import type { StrayPodCidrs } from '../nodes/pod-cidr-scope.ts';
 import type { DeleteOp } from '../routes/route-plan.ts';
 import { mapSettled } from '../util/concurrency.ts';
@@ -59,11 +60,31 @@ export async function readPresence(owners: readonly string[], nodes: Pick<NodeSo
 }
 
 /**
- * The keyed reads that confirm an empty node listing: when no node is listed while leases exist,
- * every lease's owner is read by key, and the counts of those found present or unreadable go to
- * `refuseWorld`. Null when the listing is not empty or no lease names an owner.
+ * What `refuseWorld` judges beyond the inputs' sizes: managed nodes' pod CIDRs that all lie outside
+ * the cluster CIDRs, and, when the node listing is empty while leases exist, keyed reads of the
+ * leases' owners (an empty listing is no proof).
  */
-export async function readLeaseOwners(
+export async function worldChecks(
+  nodes: readonly Node[],
+  leases: readonly Lease[],
+  config: { clusterCidrs: readonly string[]; nodeSelector?: LabelSelector | undefined },
+  source: Pick<NodeSource, 'getNode'>,
+  concurrency: number,
+): Promise<Pick<WorldReads, 'strayPodCidrs' | 'clusterCidrs' | 'leaseOwners'>> {
+  const leaseOwners = await readLeaseOwners(nodes.length, leases, source, concurrency);
+  return {
+    strayPodCidrs: strayPodCidrs(nodes, config.clusterCidrs, config.nodeSelector),
+    clusterCidrs: config.clusterCidrs,
+    ...(leaseOwners === undefined ? {} : { leaseOwners }),
+  };
+}
+
+/**
+ * The keyed reads that confirm an empty node listing: when no node is listed while leases exist,
+ * every lease's owner is read by key; the counts of those found present or unreadable. Undefined
+ * when the listing is not empty or no lease names an owner.
+ */
+async function readLeaseOwners(
   listed: number,
   leases: readonly Lease[],
   nodes: Pick<NodeSource, 'getNode'>,

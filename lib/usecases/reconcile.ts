@@ -35,12 +35,11 @@ import type { WorkQueue } from '../messages/work-queue.ts';
 import { networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
-import { strayPodCidrs } from '../nodes/pod-cidr-scope.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import { clusterTagKey, isResponsibleForRoute } from '../routes/index.ts';
 import { planRoutesCounted } from '../routes/route-plan.ts';
 import { errorText, PodrouteError } from '../errors.ts';
-import { absenceSuspects, readLeaseOwners, readPresence, refuseWorld } from './absence.ts';
+import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
 import type { InputRead } from './absence.ts';
 import { settleDeletes } from './reconcile-deletes.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
@@ -288,17 +287,13 @@ async function readWorld(deps: ReconcileDeps): Promise<{ tables: RouteTable[]; n
   const prefixRead = config.mode === 'prefixes' && nodes.ok ? await readPrefixes(nodes.value, deps) : null;
   const leases = clusterLeases ?? (prefixRead ? await settled(Promise.all(prefixRead.sets.map((set) => set.leases()))) : { ok: true as const, value: [] });
   const count = <T>(read: Settled<T[]>): InputRead => (read.ok ? { ok: true, count: read.value.flat().length } : read);
-  // An empty listing is no proof: with leases left, their owners are read by key (./absence.ts).
-  const leaseOwners = nodes.ok && leases.ok ? await readLeaseOwners(nodes.value.length, leases.value.flat(), deps.nodes, deps.concurrency ?? 4) : undefined;
   const refusal = refuseWorld({
     mode: config.mode,
     clusterTag: config.clusterName ? clusterTagKey(config.clusterName) : clusterTagKey('<CLUSTER_NAME>'),
     tables: tables && count(tables),
     nodes: count(nodes),
     leases: count(leases),
-    strayPodCidrs: nodes.ok ? strayPodCidrs(nodes.value, config.clusterCidrs, config.nodeSelector) : null,
-    clusterCidrs: config.clusterCidrs,
-    ...(leaseOwners === undefined ? {} : { leaseOwners }),
+    ...(nodes.ok && leases.ok ? await worldChecks(nodes.value, leases.value.flat(), config, deps.nodes, deps.concurrency ?? 4) : {}),
   });
   if (refusal !== null || !nodes.ok || !leases.ok || (tables !== null && !tables.ok)) {
     const reason = refusal ?? 'an input could not be read';
@@ -395,7 +390,6 @@ function countBlocked(nodes: readonly Node[], now: number, thresholdMs: number):
   }
   return blocked;
 }
-
 
 /** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
 function prefixModePlan(nodes: Node[], config: Partial<Pick<Config, 'nodeSelector'>>): RoutePlan {
