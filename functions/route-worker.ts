@@ -83,6 +83,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
             nodes: wiring.nodes,
             nodeSelector: wiring.config.nodeSelector,
             cidrSets: wiring.cidrSets,
+            leaseGraceSeconds: wiring.config.leaseGraceSeconds,
             ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),
             log: wiring.log,
             now: wiring.now,

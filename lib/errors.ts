@@ -33,3 +33,6 @@ export class CodedError<Code extends string> extends PodrouteError {
     super(message, { retryable: false, ...options });
   }
 }
+
+/** An error's message for a report or a log field (a thrown non-Error as its string). */
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

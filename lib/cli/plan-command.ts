@@ -1,8 +1,9 @@
-import { InvalidInputError } from '../errors.ts';
+import { InvalidInputError, errorText } from '../errors.ts';
 import { parseNodeList } from '../nodes/node.ts';
 import { clusterCidrsProblem, numberProblem } from '../config.ts';
 import type { NumericVariable } from '../config.ts';
 import { parseLabelSelector } from '../nodes/label-selector.ts';
+import { strayPodCidrs, strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts';
 import { clusterTagKey, parseRouteTables, planRoutes } from '../routes/index.ts';
 import { isClusterTable } from '../routes/route-tables.ts';
 import type { RoutePlan } from '../routes/index.ts';
@@ -64,7 +65,7 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
   try {
     nodeSelector = selectorText === undefined ? undefined : parseLabelSelector(selectorText);
   } catch (error) {
-    throw new UsageError(`--node-selector: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new UsageError(`--node-selector: ${errorText(error)}`, { cause: error });
   }
   const nodesPath = requireFlag(flags.string('nodes'), 'nodes', 'plan');
   const tablesPath = requireFlag(flags.string('route-tables'), 'route-tables', 'plan');
@@ -79,6 +80,10 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
         : `--route-tables: no route table carries the tag ${clusterTagKey(clusterName)}; check --cluster-name`,
     );
   }
+  // Contract 1, bad input: a --cluster-cidrs that holds no node's pod CIDR (a typo) would plan
+  // every node unavailable. The functions' own rule (reconcile refuses to run on it).
+  const stray = strayPodCidrs(nodes, clusterCidrs, nodeSelector);
+  if (stray !== null) throw new InvalidInputError(strayPodCidrsMessage(stray, clusterCidrs, '--cluster-cidrs'));
 
   const plan: RoutePlan = planRoutes({
     nodes,
@@ -116,6 +121,6 @@ export async function readJson(io: CliIo, path: string, flag: string): Promise<u
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new InvalidInputError(`${flag}: ${JSON.stringify(path)} is not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    throw new InvalidInputError(`${flag}: ${JSON.stringify(path)} is not JSON (${errorText(error)})`, { cause: error });
   }
 }

@@ -1,19 +1,20 @@
 /**
- * The mass-deletion guard: the one decider of whether deletions that no keyed read confirmed may
- * go, for route deletions (the planner per plan, reconcile over a window of runs) and lease releases
- * (reconcile's reclaim). Pure: the window of earlier runs comes in as a value and the next window
- * goes out as one; where it is kept (DynamoDB, lib/aws/dynamodb-deletion-guard.ts) is the caller's.
+ * The mass-deletion guard: the one decider of whether route deletions that no keyed read confirmed
+ * may go (the plan CLI per plan, reconcile over a window of runs). Lease releases are not its to
+ * judge: a lease goes only on a keyed 404 past the grace period (lib/usecases/absence.ts). Pure:
+ * the window of earlier runs comes in as a value and the next window goes out as one; where it is
+ * kept (DynamoDB, lib/aws/dynamodb-deletion-guard.ts) is the caller's.
  *
  * A listing that lacks a node is not proof that it is gone, so what the guard judges is how much
  * the runs of the window would have removed on the word of listings alone: the deletions it let go
- * in the window plus the ones proposed now, against the most live items any run of the window saw.
+ * in the window plus the ones proposed now, against the most live routes any run of the window saw.
  * A listing that loses a few nodes each run trips it as surely as one that loses them all at once.
  * Deletions confirmed by a keyed read (the node answered 404) are not a listing's word: they are
  * never held back, and are not counted.
  */
 
 export interface GuardLimits {
-  /** Share of the live items the window may remove unconfirmed, in (0, 1]. */
+  /** Share of the live routes the window may remove unconfirmed, in (0, 1]. */
   readonly maxDeleteShare: number;
   /** The share rule trips only from this many unconfirmed deletions on. */
   readonly minDeletesForGuard: number;
@@ -21,7 +22,7 @@ export interface GuardLimits {
   readonly windowMs: number;
 }
 
-/** One earlier run: when, how many items were live, and the deletions the guard let go. */
+/** One earlier run: when, how many routes were live, and the deletions the guard let go. */
 export interface GuardRun {
   readonly at: number;
   readonly live: number;
@@ -39,11 +40,9 @@ export const EMPTY_WINDOW: GuardWindow = { runs: [] };
 export const DEFAULT_GUARD_WINDOW_MS = 60 * 60 * 1000;
 
 export interface GuardInput {
-  /** What is deleted: `routes` or `leases`, for the reason's words. */
-  readonly what: 'routes' | 'leases';
-  /** Items live now (routes in the cluster CIDRs, leases of the set). */
+  /** Routes live now in the cluster CIDRs. */
   readonly live: number;
-  /** Keys of the deletions proposed now that no keyed read confirmed (a route `table|cidr`, a lease's CIDR). */
+  /** Keys (`table|cidr`) of the route deletions proposed now that no keyed read confirmed. */
   readonly unconfirmed: readonly string[];
   /** The node listing came back empty. */
   readonly noNodes: boolean;
@@ -61,8 +60,8 @@ export interface GuardVerdict {
 
 /**
  * Judges the unconfirmed deletions of one run against the window. They are withheld when the node
- * listing is empty while items are live, or when the window's unconfirmed deletions with these
- * would exceed `maxDeleteShare` of the most live items the window saw and number at least
+ * listing is empty while routes are live, or when the window's unconfirmed deletions with these
+ * would exceed `maxDeleteShare` of the most live routes the window saw and number at least
  * `minDeletesForGuard`. A key deleted in an earlier run and proposed again (its deletion still in
  * flight) counts once.
  */
@@ -79,17 +78,16 @@ export function judgeDeletions(input: GuardInput): GuardVerdict {
 }
 
 function verdictReason(input: GuardInput, peak: number, counted: number, earlier: number): string | null {
-  const { what, limits } = input;
+  const { limits } = input;
   if (input.unconfirmed.length === 0) return null;
   if (input.noNodes && input.live > 0) {
-    return `node list is empty but ${input.live} ${what} exist in the cluster CIDRs; refusing to delete them`;
+    return `node list is empty but ${input.live} routes exist in the cluster CIDRs; refusing to delete them`;
   }
   if (counted > limits.maxDeleteShare * peak && counted >= limits.minDeletesForGuard) {
     const share = Math.round((counted / peak) * 1000) / 10;
     const allowed = Math.round(limits.maxDeleteShare * 1000) / 10;
     const over = earlier > 0 ? ` (with ${earlier} deleted in the last ${Math.round(limits.windowMs / 60_000)} min)` : '';
-    const live = what === 'routes' ? 'live routes' : 'leases';
-    return `plan deletes ${counted} of ${peak} ${live} in the cluster CIDRs${over} (${share}%, more than the ${allowed}% allowed); refusing to delete them`;
+    return `plan deletes ${counted} of ${peak} live routes in the cluster CIDRs${over} (${share}%, more than the ${allowed}% allowed); refusing to delete them`;
   }
   return null;
 }

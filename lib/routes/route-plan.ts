@@ -204,17 +204,38 @@ function validateOptions(maxDeleteShare: number, minDeletesForGuard: number): vo
 const compareOps = (a: { routeTableId: string; destinationCidr: string }, b: { routeTableId: string; destinationCidr: string }): number =>
   compareText(a.routeTableId, b.routeTableId) || compareText(a.destinationCidr, b.destinationCidr);
 
+/**
+ * The plan with its deletions judged alone (no window of runs), as the plan CLI and one node's
+ * route work want it: `unsafe` is set when the guard would withhold them.
+ */
 export function planRoutes(input: PlanInput): RoutePlan {
-  return planRoutesCounted(input).plan;
+  const { plan, live } = planRoutesCounted(input);
+  const { unsafe } = judgeDeletions({
+    live,
+    unconfirmed: plan.delete.filter((op) => op.reason === 'no-owner').map(deletionKey),
+    noNodes: input.nodes.length === 0,
+    window: EMPTY_WINDOW,
+    now: 0,
+    limits: { ...guardLimits(input), windowMs: 0 },
+  });
+  if (unsafe === null) return plan;
+  // In contract order: unsafe before warnings.
+  const { warnings, ...rest } = plan;
+  return { ...rest, unsafe, ...(warnings === undefined ? {} : { warnings }) };
 }
 
+const guardLimits = (input: PlanInput) => ({
+  maxDeleteShare: input.maxDeleteShare ?? DEFAULT_MAX_DELETE_SHARE,
+  minDeletesForGuard: input.minDeletesForGuard ?? DEFAULT_MIN_DELETES_FOR_GUARD,
+});
+
 /**
- * The plan and the guard's count of live routes (responsible active instance routes in cluster
- * tables), for callers that judge the plan's deletions again over a window of runs (reconcile).
+ * The plan without `unsafe`, and the guard's count of live routes (responsible active instance
+ * routes in cluster tables), for reconcile: its deletions are judged once, over a window of runs
+ * (lib/usecases/reconcile-deletes.ts), which alone decides `unsafe`.
  */
 export function planRoutesCounted(input: PlanInput): { plan: RoutePlan; live: number } {
-  const maxDeleteShare = input.maxDeleteShare ?? DEFAULT_MAX_DELETE_SHARE;
-  const minDeletesForGuard = input.minDeletesForGuard ?? DEFAULT_MIN_DELETES_FOR_GUARD;
+  const { maxDeleteShare, minDeletesForGuard } = guardLimits(input);
   validateOptions(maxDeleteShare, minDeletesForGuard);
   const clusters = parseClusterCidrs(input.clusterCidrs);
   const warnings: PlanWarning[] = [];
@@ -247,17 +268,6 @@ export function planRoutesCounted(input: PlanInput): { plan: RoutePlan; live: nu
 
   deletes.sort(compareOps);
   const plan: RoutePlan = { create, replace, delete: deletes, nodes };
-  // This plan alone (no window): reconcile judges its deletions again over a window of runs.
-  const { unsafe } = judgeDeletions({
-    what: 'routes',
-    live,
-    unconfirmed: deletes.filter((op) => op.reason === 'no-owner').map(deletionKey),
-    noNodes: input.nodes.length === 0,
-    window: EMPTY_WINDOW,
-    now: 0,
-    limits: { maxDeleteShare, minDeletesForGuard, windowMs: 0 },
-  });
-  if (unsafe !== null) plan.unsafe = unsafe;
   // Every warning above is built with its keys in contract order: reason, node, routeTableId, destinationCidr, detail.
   if (warnings.length > 0) plan.warnings = warnings.sort(compareWarnings);
   return { plan, live };

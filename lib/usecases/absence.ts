@@ -9,9 +9,13 @@
  * Also here: `refuseWorld`, the rule for inputs that are suddenly empty or unreadable (the run
  * stops, writes nothing, and says why), so reconcile decides it in one place.
  */
+import { errorText } from '../errors.ts';
 import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
+import type { LabelSelector } from '../nodes/label-selector.ts';
+import { strayPodCidrs, strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts';
+import type { StrayPodCidrs } from '../nodes/pod-cidr-scope.ts';
 import type { DeleteOp } from '../routes/route-plan.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { NodeNotFoundError } from './port-errors.ts';
@@ -20,9 +24,20 @@ import type { NodeSource } from './ports.ts';
 /** What a keyed read of a node said: `absent` = 404. */
 export type Presence = 'absent' | 'present' | 'unreadable';
 
+/**
+ * Whether a 404 of its owner may free this lease: it is older than the grace period. A younger one
+ * may belong to a node admitted and not stored yet (a brand-new joiner, or a same-name re-join whose
+ * CREATE admission renewed it), which reads 404 too; it is left for a later run. A lease of unknown
+ * age (a store that stamps none) never is. The one rule for reconcile's reclaim and the node-left
+ * check (./node-left.ts).
+ */
+export function pastGrace(lease: Pick<Lease, 'since'>, now: number, graceMs: number): boolean {
+  return lease.since !== undefined && now - lease.since > graceMs;
+}
+
 /** A lease whose owner no listed node is, older than the grace period: its owner must be read by key. */
 export function isSuspect(lease: Lease, listed: ReadonlySet<string>, now: number, graceMs: number): lease is Lease & { owner: string } {
-  return lease.owner !== null && !listed.has(lease.owner) && lease.since !== undefined && now - lease.since > graceMs;
+  return lease.owner !== null && !listed.has(lease.owner) && pastGrace(lease, now, graceMs);
 }
 
 /** The owners, once each, of the leases whose absence a keyed read must confirm. */
@@ -42,6 +57,43 @@ export async function readPresence(owners: readonly string[], nodes: Pick<NodeSo
     else presence.set(owner, result.reason instanceof NodeNotFoundError ? 'absent' : 'unreadable');
   });
   return presence;
+}
+
+/**
+ * What `refuseWorld` judges beyond the inputs' sizes: managed nodes' pod CIDRs that all lie outside
+ * the cluster CIDRs, and, when the node listing is empty while leases exist, keyed reads of the
+ * leases' owners (an empty listing is no proof).
+ */
+export async function worldChecks(
+  nodes: readonly Node[],
+  leases: readonly Lease[],
+  config: { clusterCidrs: readonly string[]; nodeSelector?: LabelSelector | undefined },
+  source: Pick<NodeSource, 'getNode'>,
+  concurrency: number,
+): Promise<Pick<WorldReads, 'strayPodCidrs' | 'clusterCidrs' | 'leaseOwners'>> {
+  const leaseOwners = await readLeaseOwners(nodes.length, leases, source, concurrency);
+  return {
+    strayPodCidrs: strayPodCidrs(nodes, config.clusterCidrs, config.nodeSelector),
+    clusterCidrs: config.clusterCidrs,
+    ...(leaseOwners === undefined ? {} : { leaseOwners }),
+  };
+}
+
+/**
+ * The keyed reads that confirm an empty node listing: when no node is listed while leases exist,
+ * every lease's owner is read by key; the counts of those found present or unreadable. Undefined
+ * when the listing is not empty or no lease names an owner.
+ */
+async function readLeaseOwners(
+  listed: number,
+  leases: readonly Lease[],
+  nodes: Pick<NodeSource, 'getNode'>,
+  concurrency: number,
+): Promise<{ present: number; unreadable: number } | undefined> {
+  const owners = [...new Set(leases.flatMap((lease) => (lease.owner === null ? [] : [lease.owner])))].sort();
+  if (listed > 0 || owners.length === 0) return undefined;
+  const answers = [...(await readPresence(owners, nodes, concurrency)).values()];
+  return { present: answers.filter((a) => a === 'present').length, unreadable: answers.filter((a) => a === 'unreadable').length };
 }
 
 /** Why a planned deletion waits: its lease is young (the node may be coming), its node exists, or could not be read. */
@@ -113,14 +165,26 @@ export interface WorldReads {
   nodes: InputRead;
   /** Leases over every set of the run. */
   leases: InputRead;
+  /** Managed nodes carry pod CIDRs and none lies in `clusterCidrs` (lib/nodes/pod-cidr-scope.ts); absent or null: not so. */
+  strayPodCidrs?: StrayPodCidrs | null;
+  /** The configured cluster CIDRs, for the message. */
+  clusterCidrs?: readonly string[];
+  /**
+   * The node listing empty while leases exist: how many of the leases' owners a keyed read found
+   * present or could not read. Absent: not read (the listing alone, which is no proof).
+   */
+  leaseOwners?: { present: number; unreadable: number };
 }
 
 /**
  * Why the run must stop before it writes anything, or null. An input that could not be read, no
  * route table carrying the cluster tag in routes mode (upstream's AWS provider refuses to run
- * without one: a mistyped CLUSTER_NAME must not mark every node unavailable), and a node listing
- * that is empty while leases say nodes exist. Leases empty while nodes exist is no reason: reconcile
- * occupies the nodes' pod CIDRs again (a restored table).
+ * without one: a mistyped CLUSTER_NAME must not mark every node unavailable), managed nodes whose
+ * pod CIDRs all lie outside the cluster CIDRs (a mistyped CLUSTER_CIDRS: every node would be
+ * marked unavailable), and a node listing that is empty while leases say nodes exist, unless a
+ * keyed read of every lease's owner answered 404 (a scale to zero whose node-left checks were
+ * lost: the keyed reads confirm the absence, and reclaim frees the leases). Leases empty while
+ * nodes exist is no reason: reconcile occupies the nodes' pod CIDRs again (a restored table).
  */
 export function refuseWorld(world: WorldReads): string | null {
   const unread = (
@@ -133,10 +197,14 @@ export function refuseWorld(world: WorldReads): string | null {
   if (world.mode === 'routes' && world.tables?.ok && world.tables.count === 0) {
     return `no route table carries the tag ${world.clusterTag}; nothing was changed (check CLUSTER_NAME and the tables' tags)`;
   }
+  if (world.strayPodCidrs) return `${strayPodCidrsMessage(world.strayPodCidrs, world.clusterCidrs ?? [], 'CLUSTER_CIDRS')}; nothing was changed`;
   if (world.nodes.ok && world.nodes.count === 0 && world.leases.ok && world.leases.count > 0) {
-    return `the node listing is empty while ${world.leases.count} CIDR leases exist; nothing was changed`;
+    const owners = world.leaseOwners;
+    const empty = `the node listing is empty while ${world.leases.count} CIDR leases exist`;
+    if (owners === undefined) return `${empty}; nothing was changed`;
+    if (owners.present > 0) return `${empty} and a keyed read found ${owners.present} of their owners (the listing is wrong); nothing was changed`;
+    if (owners.unreadable > 0) return `${empty} and ${owners.unreadable} of their owners could not be read; nothing was changed`;
   }
   return null;
 }
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -17,6 +17,7 @@
  *   statement allows that only on interfaces tagged `kubernetes.io/cluster/<name>`;
  * - the stack's queue and CIDR table exist.
  */
+import { errorText } from '../errors.ts';
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
@@ -295,4 +296,3 @@ function describeQuestion(q: AccessQuestion): string {
 const ok = (check: string, detail: string): CheckResult => ({ status: 'ok', check, detail });
 const warn = (check: string, detail: string): CheckResult => ({ status: 'warn', check, detail });
 const fail = (check: string, detail: string): CheckResult => ({ status: 'FAIL', check, detail });
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -4,6 +4,7 @@
  * hold without a lease (only what the ownership decider allows), release leases of nodes a keyed
  * read found gone.
  */
+import { errorText } from '../errors.ts';
 import { overlapsText, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
@@ -159,5 +160,3 @@ function keptBecause(lease: Lease, presence: Presence, nodes: readonly Node[], d
   if (blockInUse(lease.cidr, nodes)) return 'a live node holds a pod CIDR inside it';
   return null;
 }
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

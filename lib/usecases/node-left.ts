@@ -9,9 +9,17 @@
  * Routes are never deleted here: the planner (next reconcile, under the mass-deletion guard) is
  * the one place that decides route deletions; a released pod CIDR's routes have no owner there.
  *
- * A block of the gone node is kept while another node's pod CIDR lies in it (pod CIDRs smaller than
- * the configured mask share the block that holds them: lib/usecases/pod-cidr-mask.ts), by the same
- * rule reconcile's reclaim uses (`blockInUse`); reconcile reclaims it once that node is gone too.
+ * A 404 frees only leases older than the grace period (LEASE_GRACE_SECONDS), by the rule
+ * reconcile's reclaim uses (./absence.ts `pastGrace`): a node admitted and not stored yet reads 404
+ * too, and its lease is young (a brand-new joiner's, or one a same-name re-join's CREATE admission
+ * renewed). A delayed check, a forged `node-left` message or a replayed signed `NodeLeft` event
+ * then frees nothing; reclaim frees such a lease later if its node never appears.
+ *
+ * No node is listed (at 5,000 nodes a listing is about 60 MB): the lease table alone says what the
+ * gone node holds. A block has one owner: another node's pod CIDR inside a block leased to this one
+ * (a sub-range, whatever the migration mask) is a conflict, never leased and never routed
+ * (lib/routes/ownership.ts), so it has no claim that would keep the block; once freed, the
+ * webhook never hands out a block a node carries without a lease, and reconcile may adopt it.
  *
  * Prefixes mode: the sets are per pod range (a subnet reservation cut to a cluster CIDR), not the
  * configured `cidrSets`. They are found through the set registry (`usedReservationSets`: one
@@ -33,7 +41,7 @@ import type { CidrSet, Lease } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Node } from '../nodes/node.ts';
-import { blockInUse } from './pod-cidr-mask.ts';
+import { pastGrace } from './absence.ts';
 import type { NodeSource, UsedReservationSets } from './ports.ts';
 
 /**
@@ -44,15 +52,18 @@ import type { NodeSource, UsedReservationSets } from './ports.ts';
 export const NODE_LEFT_CHECK_DELAY_SECONDS = 10;
 
 interface NodeLeftDeps {
-  nodes: Pick<NodeSource, 'getNode' | 'listNodes'>;
+  nodes: Pick<NodeSource, 'getNode'>;
   cidrSets: readonly CidrSet[];
   /** Prefixes mode: the registered pod ranges' sets, read in addition to `cidrSets`. */
   usedReservationSets?: UsedReservationSets;
   log: Logger;
+  now: () => number;
+  /** LEASE_GRACE_SECONDS: a lease younger than this is not freed on a 404. */
+  leaseGraceSeconds: number;
 }
 
 type NodeLeftResult =
-  /** `kept`: blocks of the node left leased because another node's pod CIDR lies in them. */
+  /** `kept`: blocks of the node left leased because they are younger than the grace period. */
   | { kind: 'released'; cidrs: string[]; kept: string[] }
   | { kind: 'exists'; deleting: boolean };
 
@@ -66,7 +77,8 @@ function isBeingDeleted(node: Node): boolean {
 
 /**
  * Reads the node's leases, then the node; when it is gone (404) releases every lease it owns that
- * is unchanged since that first read, and says which. When it still exists, changes nothing and
+ * is past the grace period and unchanged since that first read, and says which (and which it kept
+ * as too young). When it still exists, changes nothing and
  * says whether it is being deleted.
  */
 export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<NodeLeftResult> {
@@ -84,7 +96,7 @@ export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<N
   const { released, kept, renewed } = await releaseOwned(owned, deps);
   for (const cidr of released) deps.log.log('info', 'action', { action: 'release-cidr', cidr, node: name });
   for (const cidr of renewed) deps.log.log('info', 'release.skipped', { cidr, node: name, reason: 'lease renewed since the departure was seen (a re-join)' });
-  for (const cidr of kept) deps.log.log('warn', 'release.kept', { cidr, node: name, why: 'a live node holds a pod CIDR inside it' });
+  for (const cidr of kept) deps.log.log('info', 'release.deferred', { cidr, node: name, reason: 'lease younger than the grace period (a node admitted, not stored yet); left to reconcile' });
   return { kind: 'released', cidrs: released, kept };
 }
 
@@ -126,27 +138,20 @@ async function ownedLeases(owner: string, deps: Pick<NodeLeftDeps, 'cidrSets' | 
 }
 
 /**
- * Releases each of `owned` unless a listed node's pod CIDR lies in it, each release conditional on
- * that lease as read before the node's 404 (or, for a store without versions, on its owner), and
- * returns the CIDRs it released and those it kept.
- *
- * Cost: when the owner holds a lease, one listing of every node (paged; `list nodes`, which the
- * functions' RBAC already grants) to see whether another node's pod CIDR still lies in the block.
- * The store cannot tell a block that also holds other nodes' smaller pod CIDRs from one allocated
- * whole (a node whose pod CIDR lies in a block already held gets no write of its own), so every
- * release is checked against the nodes; a node that holds nothing costs no listing.
+ * Releases each of `owned` older than the grace period, each release conditional on that lease as
+ * read before the node's 404 (or, for a store without versions, on its owner), and returns the
+ * CIDRs it released, those it kept (young) and those renewed since the read.
  */
 async function releaseOwned(
   owned: ReadonlyArray<{ set: CidrSet; lease: Lease }>,
-  deps: Pick<NodeLeftDeps, 'nodes'>,
+  deps: Pick<NodeLeftDeps, 'now' | 'leaseGraceSeconds'>,
 ): Promise<{ released: string[]; kept: string[]; renewed: string[] }> {
   const released: string[] = [];
   const kept: string[] = [];
   const renewed: string[] = [];
-  if (owned.length === 0) return { released, kept, renewed };
-  const live = await deps.nodes.listNodes();
+  const now = deps.now();
   for (const { set, lease } of owned) {
-    if (blockInUse(lease.cidr, live)) {
+    if (!pastGrace(lease, now, deps.leaseGraceSeconds * 1000)) {
       kept.push(lease.cidr);
       continue;
     }

@@ -202,7 +202,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     await queueNodeSync(node.metadata.name, deps);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
-  const result = await releaseIfGone(event.nodeName, deps);
+  const result = await releaseIfGone(event.nodeName, { ...deps, leaseGraceSeconds: deps.config.leaseGraceSeconds });
   if (result.kind === 'exists') return { status: 409, message: `node ${event.nodeName} still exists; NodeLeft is accepted once it is deleted` };
   // Its routes are the planner's to delete (next reconcile, under the mass-deletion guard).
   return { status: 202, message: `node ${event.nodeName}: released ${result.cidrs.length} pod CIDR(s)` };

@@ -56,8 +56,8 @@ export function maskMismatchMessage(m: MaskMismatch): string {
  * the smaller pod CIDRs of several nodes (held as the one block that contains them, owned by the
  * node occupied first), so it is not free while any of them lives. Only a pod CIDR strictly inside
  * the block counts: one as large or larger (another node's copy of it, the whole cluster CIDR) is a
- * conflict (lib/routes/ownership.ts) and keeps nothing. The one rule for every path that releases a
- * lease its owner no longer needs (reconcile's reclaim, the node-left check).
+ * conflict (lib/routes/ownership.ts) and keeps nothing. Reconcile's reclaim keeps a block by it (it
+ * lists the nodes anyway); the node-left check lists none (./node-left.ts says why).
  */
 export function blockInUse(blockCidr: string, nodes: readonly Node[]): boolean {
   const block = tryParseCidr(blockCidr);

@@ -37,7 +37,7 @@ export interface DeletesInput {
 }
 
 /**
- * Settles `plan.unsafe` to the windowed verdict, drops the held deletions from `plan.delete` (the
+ * Decides `plan.unsafe` (the windowed verdict: the planner leaves it to this guard), drops the held deletions from `plan.delete` (the
  * unconfirmed ones stay listed when withheld, as contract 1 wants), and answers the deletions to
  * send and how many the guard withheld.
  */
@@ -62,7 +62,6 @@ async function judgeUnconfirmed(input: DeletesInput, deps: DeletesDeps): Promise
       if (routes(why).length > 0) log.log('warn', 'reconcile.deletes-held', { reason: why === 'node-exists' ? 'the node exists (the listing lacked it)' : 'the node could not be read', routes: routes(why) });
     }
   }
-  delete plan.unsafe;
   if (sorted.unconfirmed.length === 0) return { send: sorted.confirmed, withheld: 0 };
 
   let stored: { window: GuardWindow; version: number };
@@ -74,7 +73,6 @@ async function judgeUnconfirmed(input: DeletesInput, deps: DeletesDeps): Promise
     return { send: sorted.confirmed, withheld: sorted.unconfirmed.length };
   }
   const verdict = judgeDeletions({
-    what: 'routes',
     live: input.live,
     unconfirmed: sorted.unconfirmed.map(deletionKey),
     noNodes: input.nodes.length === 0,
@@ -87,14 +85,21 @@ async function judgeUnconfirmed(input: DeletesInput, deps: DeletesDeps): Promise
     return { send: sorted.confirmed, withheld: sorted.unconfirmed.length };
   }
   if (input.dryRun || !deps.deletionWindow) return { send: [...sorted.confirmed, ...sorted.unconfirmed], withheld: 0 };
-  // Spent only once it is written: a run that lost the write to an overlapping one waits a tick.
-  const written = await deps.deletionWindow.write(verdict.window, stored.version).catch((error: unknown) => {
-    log.log('error', 'reconcile.guard-window-unwritable', { error });
-    return false;
-  });
-  if (!written) {
-    log.log('warn', 'reconcile.guard-window-busy', { withheld: sorted.unconfirmed.length });
-    return { send: sorted.confirmed, withheld: 0 };
+  // Spent only once it is written: a run that lost the write to an overlapping one (or could not
+  // write) withholds them, says so, and they wait a tick.
+  const lost = await deps.deletionWindow.write(verdict.window, stored.version).then(
+    (written) => (written ? null : 'busy'),
+    (error: unknown) => {
+      log.log('error', 'reconcile.guard-window-unwritable', { error });
+      return 'unwritable';
+    },
+  );
+  if (lost !== null) {
+    plan.unsafe =
+      lost === 'busy'
+        ? "guard window busy: an overlapping run wrote the mass-deletion guard's window first; unconfirmed route deletions wait for the next run"
+        : "guard window unwritable: the mass-deletion guard's window could not be written; refusing to delete unconfirmed routes";
+    return { send: sorted.confirmed, withheld: sorted.unconfirmed.length };
   }
   return { send: [...sorted.confirmed, ...sorted.unconfirmed], withheld: 0 };
 }

@@ -38,8 +38,8 @@ import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import { clusterTagKey, isResponsibleForRoute } from '../routes/index.ts';
 import { planRoutesCounted } from '../routes/route-plan.ts';
-import { PodrouteError } from '../errors.ts';
-import { absenceSuspects, readPresence, refuseWorld } from './absence.ts';
+import { errorText, PodrouteError } from '../errors.ts';
+import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
 import type { InputRead } from './absence.ts';
 import { settleDeletes } from './reconcile-deletes.ts';
 import { withholdFullTables } from '../routes/table-full.ts';
@@ -293,6 +293,7 @@ async function readWorld(deps: ReconcileDeps): Promise<{ tables: RouteTable[]; n
     tables: tables && count(tables),
     nodes: count(nodes),
     leases: count(leases),
+    ...(nodes.ok && leases.ok ? await worldChecks(nodes.value, leases.value.flat(), config, deps.nodes, deps.concurrency ?? 4) : {}),
   });
   if (refusal !== null || !nodes.ok || !leases.ok || (tables !== null && !tables.ok)) {
     const reason = refusal ?? 'an input could not be read';
@@ -389,8 +390,6 @@ function countBlocked(nodes: readonly Node[], now: number, thresholdMs: number):
   }
   return blocked;
 }
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */
 function prefixModePlan(nodes: Node[], config: Partial<Pick<Config, 'nodeSelector'>>): RoutePlan {

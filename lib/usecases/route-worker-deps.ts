@@ -27,6 +27,8 @@ export interface RouteWorkerDeps {
   cidrSets: readonly CidrSet[];
   /** Prefixes mode: the registered pod ranges' sets, where a `node-left` check also looks. */
   usedReservationSets?: UsedReservationSets;
+  /** LEASE_GRACE_SECONDS: a `node-left` check frees no lease younger than this (./node-left.ts). */
+  leaseGraceSeconds: number;
   /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
   nodeSelector?: LabelSelector;
   /** Instance -> primary interface, kept for the container's life (source/dest check already off). */

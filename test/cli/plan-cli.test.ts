@@ -261,6 +261,8 @@ describe('podroute plan on bad input', () => {
     ['an unknown command', async () => ['apply'], /unknown command "apply"/],
     // Contract 1: no table carrying the cluster tag is bad input (upstream refuses to run without one).
     ['no table tagged for --cluster-name', async () => [...planArgs, '--cluster-name', 'demo-typo'], /no route table carries the tag kubernetes\.io\/cluster\/demo-typo/],
+    // Contract 1, bad input: a --cluster-cidrs no node's pod CIDR lies in would plan every node unavailable.
+    ['a --cluster-cidrs that holds no node\'s pod CIDR (a typo)', async () => ['plan', '--cluster-cidrs', '10.245.0.0/16', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /no managed node's pod CIDR lies in --cluster-cidrs 10\.245\.0\.0\/16 .*check --cluster-cidrs/],
     ['a route table file with no tables', async () => {
       const p = join(dir, 'no-tables.json');
       await writeFile(p, JSON.stringify({ RouteTables: [] }));

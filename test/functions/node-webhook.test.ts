@@ -220,7 +220,10 @@ describe('node-webhook handler', () => {
 
   it('releases the lease of a deleted node on NodeLeft (202) and leaves its routes to the planner', async () => {
     const node = await routedNode(false);
-    const result = await invoke(signedEvent('NodeLeft', 'node-a'));
+    // Past the grace period: a 404 frees only a lease older than it (lib/usecases/absence.ts pastGrace).
+    const graceMs = w.wiring.config.leaseGraceSeconds * 1000 + 1000;
+    world.clock.advance(graceMs);
+    const result = await invoke(signedEvent('NodeLeft', 'node-a', EVENT_SIGNING_KEY, NOW_SECONDS + graceMs / 1000));
     expect(result.statusCode).toBe(202);
     expect(await leases()).toEqual([]);
     expect(w.queue.sends).toEqual([]);

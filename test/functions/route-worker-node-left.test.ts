@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import type { Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { createCidrSet } from '../../lib/ipam/index.ts';
+import { ClaimProtocolStore, MemoryClaimStore, createCidrSet } from '../../lib/ipam/index.ts';
 import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { Node } from '../../lib/nodes/node.ts';
@@ -33,7 +33,8 @@ function nodes(stored: Record<string, Node>): NodeSource {
 
 describe('route-worker handler: node-left checks', () => {
   it('releases only the gone node’s lease, retries the one being deleted, keeps the refused one, accepts v1 and rejects a v1 node-left', async () => {
-    const set = await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 });
+    // Leases stamped at 0 (the claim protocol's default clock), checked an hour later: past the grace period.
+    const set = await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24, store: new ClaimProtocolStore(new MemoryClaimStore()) });
     await set.occupy('10.244.1.0/24', 'gone');
     await set.occupy('10.244.2.0/24', 'kept');
     await set.occupy('10.244.3.0/24', 'leaving');
@@ -47,7 +48,7 @@ describe('route-worker handler: node-left checks', () => {
       cidrSets: [set],
       queue: { send: async () => ({ sent: 0, duplicates: 0 }) },
       log,
-      now: () => 0,
+      now: () => 3_600_000,
     } as unknown as Wiring;
     const handler = createRouteWorkerHandler(async () => wiring);
     const left = (node: string, v = 2) => JSON.stringify({ v, kind: 'node-left', node });

@@ -57,7 +57,7 @@ describe('retries', () => {
     [2, 'ack', 'stale:node-gone'],
     [3, 'ack', 'stale:node-gone'],
   ] as const)('sync-node for a node not stored yet, delivery %i: %s (%s)', async (receiveCount, outcome, status) => {
-    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), nodes: nodesWithout(), cidrSets: [], log: memoryLogger(), now: () => 0 };
+    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), nodes: nodesWithout(), cidrSets: [], leaseGraceSeconds: 600, log: memoryLogger(), now: () => 0 };
     const result = await handleRouteMessage(syncNode, { receiveCount, maxReceiveCount: 3 }, deps);
     expect(result).toEqual({ outcome, status });
   });

@@ -19,7 +19,7 @@ function sixRuns(windowMs: number): { allowed: number; trippedAt: number | null 
   let allowed = 0;
   let trippedAt: number | null = null;
   for (let run = 0; run < 6; run++) {
-    const verdict = judgeDeletions({ what: 'routes', live, unconfirmed: keys(run * 4, 4), noNodes: false, window, now: run * MINUTE, limits: limits(windowMs) });
+    const verdict = judgeDeletions({ live, unconfirmed: keys(run * 4, 4), noNodes: false, window, now: run * MINUTE, limits: limits(windowMs) });
     window = verdict.window;
     if (verdict.unsafe === null) {
       allowed += 4;
@@ -51,7 +51,7 @@ describe('judgeDeletions', () => {
     ['a deletion still in flight counts once', { live: 20, unconfirmed: keys(0, 6), noNodes: false, runs: [run(-MINUTE, 20, keys(0, 6))] }, null],
     ['runs older than the window are forgotten', { live: 14, unconfirmed: keys(6, 4), noNodes: false, runs: [run(-DEFAULT_GUARD_WINDOW_MS, 20, keys(0, 6))] }, null],
   ])('%s', (_name, input, expected) => {
-    const verdict = judgeDeletions({ what: 'routes', ...input, window: { runs: input.runs }, now: 0, limits: limits(DEFAULT_GUARD_WINDOW_MS) });
+    const verdict = judgeDeletions({ ...input, window: { runs: input.runs }, now: 0, limits: limits(DEFAULT_GUARD_WINDOW_MS) });
     if (expected === null) expect(verdict.unsafe).toBeNull();
     else expect(verdict.unsafe).toMatch(expected);
   });
@@ -59,9 +59,9 @@ describe('judgeDeletions', () => {
   it('keeps what it let go and this run\'s live count, drops expired runs, and lets nothing go when unsafe', () => {
     const old = { at: -DEFAULT_GUARD_WINDOW_MS, live: 30, deleted: keys(20, 2) };
     const recent = { at: -MINUTE, live: 20, deleted: keys(0, 2) };
-    const allowed = judgeDeletions({ what: 'routes', live: 18, unconfirmed: [...keys(0, 2), ...keys(2, 1)], noNodes: false, window: { runs: [old, recent] }, now: 0, limits: limits(DEFAULT_GUARD_WINDOW_MS) });
+    const allowed = judgeDeletions({ live: 18, unconfirmed: [...keys(0, 2), ...keys(2, 1)], noNodes: false, window: { runs: [old, recent] }, now: 0, limits: limits(DEFAULT_GUARD_WINDOW_MS) });
     expect(allowed).toEqual({ unsafe: null, window: { runs: [recent, { at: 0, live: 18, deleted: keys(2, 1) }] } });
-    const refused = judgeDeletions({ what: 'routes', live: 18, unconfirmed: keys(2, 12), noNodes: false, window: { runs: [recent] }, now: 0, limits: limits(DEFAULT_GUARD_WINDOW_MS) });
+    const refused = judgeDeletions({ live: 18, unconfirmed: keys(2, 12), noNodes: false, window: { runs: [recent] }, now: 0, limits: limits(DEFAULT_GUARD_WINDOW_MS) });
     expect(refused.unsafe).not.toBeNull();
     expect(refused.window).toEqual({ runs: [recent, { at: 0, live: 18, deleted: [] }] });
   });

@@ -31,6 +31,10 @@ describe('refuseWorld', () => {
     ['the route tables unreadable', { mode: 'routes', tables: failed, nodes: n(1), leases: n(1) }, /could not read the route tables \(connection reset\)/],
     ['the node listing failed', { mode: 'routes', tables: n(1), nodes: failed, leases: n(1) }, /could not read the nodes/],
     ['the lease listing failed', { mode: 'routes', tables: n(1), nodes: n(1), leases: failed }, /could not read the CIDR leases/],
+    ['no managed node\'s pod CIDR in the cluster CIDRs (a CLUSTER_CIDRS typo)', { mode: 'routes', tables: n(1), nodes: n(6), leases: n(0), strayPodCidrs: { carriers: 6, node: 'n-0', cidr: '100.64.0.0/24' }, clusterCidrs: ['100.65.0.0/16'] }, /no managed node's pod CIDR lies in CLUSTER_CIDRS 100\.65\.0\.0\/16 \(6 nodes .* e\.g\. n-0 100\.64\.0\.0\/24\)/],
+    ['the node listing empty, every lease owner read 404 (a scale to zero that lost its node-left)', { mode: 'routes', tables: n(1), nodes: n(0), leases: n(3), leaseOwners: { present: 0, unreadable: 0 } }, null],
+    ['the node listing empty, a lease owner read present', { mode: 'routes', tables: n(1), nodes: n(0), leases: n(3), leaseOwners: { present: 1, unreadable: 0 } }, /node listing is empty while 3 CIDR leases exist and a keyed read found 1 of their owners/],
+    ['the node listing empty, a lease owner unreadable', { mode: 'routes', tables: n(1), nodes: n(0), leases: n(3), leaseOwners: { present: 0, unreadable: 2 } }, /node listing is empty while 3 CIDR leases exist and 2 of their owners could not be read/],
   ])('%s', (_name, reads, expected) => {
     const refusal = refuseWorld({ ...reads, clusterTag: TAG });
     if (expected === null) expect(refusal).toBeNull();
@@ -56,6 +60,24 @@ describe('reconcile: empty means stop', () => {
     expect(world.networkUnavailable('node-a')).toBe('False');
     expect(w.dynamo.writes()).toBe(0);
     expect(await w.wiring.cidrSets[0]?.leases()).toEqual([]);
+    expect(w.queue.sends).toEqual([]);
+    expect(w.log.lines.filter((line) => line.event === 'reconcile.refused')).toHaveLength(1);
+    expect(refusedMetrics(w.log.lines)).toHaveLength(1);
+  });
+
+  it('with a CLUSTER_CIDRS typo (every node\'s pod CIDR outside): fails retryably, marks no node, one line and the metric', async () => {
+    const table = world.addClusterTable();
+    for (let i = 0; i < 6; i++) {
+      const node = await world.addNode(`n-${i}`, { podCidrs: [`100.64.${i}.0/24`], networkUnavailable: 'False' });
+      await world.routeTables.createRoute({ routeTableId: table, destinationCidr: `100.64.${i}.0/24`, networkInterfaceId: node.eniId });
+    }
+    const w = await testWiring(world, local, { CLUSTER_CIDRS: '100.65.0.0/16' });
+    world.resetStats();
+    await expect(reconcile(w.reconcileDeps())).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(/no managed node's pod CIDR lies in CLUSTER_CIDRS 100\.65\.0\.0\/16/) });
+    expect(world.kubeWrites()).toBe(0);
+    expect(world.ec2Writes()).toBe(0);
+    expect(Array.from({ length: 6 }, (_, i) => world.networkUnavailable(`n-${i}`))).toEqual(Array(6).fill('False'));
+    expect(w.dynamo.writes()).toBe(0);
     expect(w.queue.sends).toEqual([]);
     expect(w.log.lines.filter((line) => line.event === 'reconcile.refused')).toHaveLength(1);
     expect(refusedMetrics(w.log.lines)).toHaveLength(1);

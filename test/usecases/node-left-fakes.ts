@@ -1,4 +1,4 @@
-/** A stand-in Kubernetes node source for node-left's tests: the live nodes, and how often they were listed. */
+/** Stand-ins for node-left's tests: a Kubernetes node source (the live nodes, and how often they were listed), and a clock. */
 import type { Node } from '../../lib/nodes/node.ts';
 import { NodeNotFoundError } from '../../lib/usecases/port-errors.ts';
 
@@ -19,3 +19,9 @@ export function nodeSource(live: Node[]) {
     },
   };
 }
+
+/**
+ * The check's clock and grace period for stores that stamp leases at 0 or 1 (the claim protocol's
+ * default clock, a fixed one): every lease is past the grace period, so a 404 may free it.
+ */
+export const PAST_GRACE = { now: () => 3_600_000, leaseGraceSeconds: 600 };

@@ -9,7 +9,7 @@ import { createCidrSet } from '../../lib/ipam/index.ts';
 import type { CidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { releaseIfGone } from '../../lib/usecases/node-left.ts';
-import { node, nodeSource } from './node-left-fakes.ts';
+import { PAST_GRACE, node, nodeSource } from './node-left-fakes.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 import { countCommands } from '../support/world.ts';
 
@@ -43,9 +43,11 @@ describe('node-left reads the owner record', () => {
     const live = names.filter((name) => name !== 'node-7').map((name, i) => node(name, `10.8.${i >= 7 ? i + 1 : i}.0/24`));
     counter.reset();
 
-    const result = await releaseIfGone('node-7', { nodes: nodeSource(live), cidrSets: [set], log: memoryLogger() });
+    const nodes = nodeSource(live);
+    const result = await releaseIfGone('node-7', { nodes, cidrSets: [set], log: memoryLogger(), ...PAST_GRACE });
 
     expect(result).toEqual({ kind: 'released', cidrs: ['10.8.7.0/24'], kept: [] });
+    expect(nodes.calls.list).toBe(0);
     expect(count('Query')).toBe(0);
     expect(count('Scan')).toBe(0);
     // The record and the block it names, then the release's own read of the record before it deletes.
@@ -62,21 +64,9 @@ describe('node-left reads the owner record', () => {
     const nodes = nodeSource([node('node-a', '10.9.0.0/24')]);
     counter.reset();
 
-    expect(await releaseIfGone('node-z', { nodes, cidrSets: [v4, v6], log: memoryLogger() })).toEqual({ kind: 'released', cidrs: [], kept: [] });
+    expect(await releaseIfGone('node-z', { nodes, cidrSets: [v4, v6], log: memoryLogger(), ...PAST_GRACE })).toEqual({ kind: 'released', cidrs: [], kept: [] });
     expect(count('GetItem')).toBe(2);
     expect(count('Query') + count('Scan')).toBe(0);
     expect(nodes.calls.list).toBe(0);
-  });
-
-  it('keeps a block another live node’s smaller pod CIDR lies in', async () => {
-    const set = await dynamoSet('10.10.0.0/23', 24);
-    await set.occupy('10.10.0.0/25', 'a');
-    await set.occupy('10.10.0.128/25', 'b');
-    const nodes = nodeSource([node('b', '10.10.0.128/25')]);
-
-    expect(await releaseIfGone('a', { nodes, cidrSets: [set], log: memoryLogger() })).toEqual({ kind: 'released', cidrs: [], kept: ['10.10.0.0/24'] });
-    expect((await set.leases()).map((l) => `${l.cidr} ${l.owner}`)).toEqual(['10.10.0.0/24 a']);
-    // b's own leave finds no block of its own (the record names a's block): nothing released.
-    expect(await releaseIfGone('b', { nodes: nodeSource([]), cidrSets: [set], log: memoryLogger() })).toEqual({ kind: 'released', cidrs: [], kept: [] });
   });
 });

@@ -21,6 +21,7 @@ import { FakeClock } from '../support/world.ts';
 let local: LocalDynamo;
 let client: DynamoDBClient;
 let sets = 0;
+const GRACE_SECONDS = 600;
 beforeAll(async () => {
   local = await startDynalite();
   client = local.client();
@@ -48,15 +49,70 @@ function rejoinsAtRead(set: CidrSet, clock: FakeClock) {
 
 describe('node-left and a same-name re-join', () => {
   it.each([
-    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: rejoinsAtRead(set, clock), cidrSets: [set], log: memoryLogger() })],
-    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: rejoinsAtRead(set, clock), cidrSets: [set], log: memoryLogger() })],
+    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: rejoinsAtRead(set, clock), cidrSets: [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
+    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: rejoinsAtRead(set, clock), cidrSets: [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
   ])('%s keeps the block of a node that re-joined between the 404 read and the release', async (_name, leave) => {
     const clock = new FakeClock();
     const set = await dynamoSet(clock);
     expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
+    // Past the grace period, so only the conditional release keeps the renewed lease.
+    clock.advance(GRACE_SECONDS * 1000 + 1);
     await leave(set, clock);
     expect((await set.leases()).map((lease) => `${lease.cidr} ${lease.owner}`)).toEqual(['10.20.0.0/24 node-a']);
     // The next join gets another block, not the re-joined node's.
     expect(await set.allocateNext('node-b')).toBe('10.20.1.0/24');
+  });
+});
+
+/** A node source whose node reads 404 (gone, or admitted and not stored yet). */
+const absentNodes = {
+  getNode: async (name: string): Promise<Node> => {
+    throw new NodeNotFoundError(name);
+  },
+  listNodes: async (): Promise<Node[]> => [],
+};
+
+
+/**
+ * A 404 frees only a lease older than the grace period, by the rule reconcile's reclaim uses
+ * (./absence.ts pastGrace): a lease renewed by a same-name re-join's CREATE admission (the node not
+ * stored yet) or a brand-new joiner's lease reads 404 too, and a delayed check, a forged message or
+ * a replayed signed NodeLeft must not free it. Reclaim frees it later if its node never appears.
+ */
+describe('node-left and a lease younger than the grace period', () => {
+  const leaves = [
+    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: absentNodes, cidrSets: [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
+    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: absentNodes, cidrSets: [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
+  ] as const;
+
+  it.each(leaves)('%s keeps a lease a re-join admission renewed before the check ran (node not stored yet)', async (_name, leave) => {
+    const clock = new FakeClock();
+    const set = await dynamoSet(clock);
+    expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
+    clock.advance(3600_000);
+    // node-a deleted; its kubelet re-registers: the CREATE admission renews the lease; not stored yet.
+    expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
+    clock.advance(10_000);
+    await leave(set, clock);
+    expect((await set.leases()).map((lease) => `${lease.cidr} ${lease.owner}`)).toEqual(['10.20.0.0/24 node-a']);
+    expect(await set.allocateNext('node-b')).toBe('10.20.1.0/24');
+  });
+
+  it.each(leaves)('%s keeps a brand-new joiner\'s lease (a forged or early departure)', async (_name, leave) => {
+    const clock = new FakeClock();
+    const set = await dynamoSet(clock);
+    expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
+    clock.advance(GRACE_SECONDS * 1000);
+    await leave(set, clock);
+    expect((await set.leases()).map((lease) => `${lease.cidr} ${lease.owner}`)).toEqual(['10.20.0.0/24 node-a']);
+  });
+
+  it.each(leaves)('%s frees a lease older than the grace period', async (_name, leave) => {
+    const clock = new FakeClock();
+    const set = await dynamoSet(clock);
+    expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
+    clock.advance(GRACE_SECONDS * 1000 + 1);
+    await leave(set, clock);
+    expect(await set.leases()).toEqual([]);
   });
 });

@@ -64,6 +64,8 @@ async function joined(): Promise<{ first: Wiring; gone: string[]; kept: string[]
   const kept = world.podCidrs('kept');
   expect([gone.length, kept.length]).toEqual([2, 2]);
   await world.kube.state.deleteNode('gone', { admit: false });
+  // Past the grace period: a 404 frees only a lease older than it (lib/usecases/absence.ts pastGrace).
+  world.clock.advance(w.wiring.config.leaseGraceSeconds * 1000 + 1);
   return { first: w.wiring, gone, kept };
 }
 

@@ -53,15 +53,37 @@ describe('reconcile and CIDR leases', () => {
     expect(report.reclaimed).toEqual([{ cidr: '100.64.1.0/24', owner: 'node-gone' }]);
   });
 
-  // An empty node listing while leases exist stops the run: no lease is freed, however few.
-  it('reconcile refuses to run when the node list is empty while leases exist, however few', async () => {
+  // Leases that survived a scale to zero (their node-left checks lost): the node listing is empty,
+  // but a keyed read of every lease's owner answers 404, so the run goes on and reclaim frees them.
+  // (Without those reads every later run refused, and nothing was ever reclaimed.)
+  it('reconcile frees the leases left by a scale to zero once every owner reads 404', async () => {
     world.addClusterTable();
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '300' });
     const set = await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(world.clock.now) });
     await set.allocateNext('node-a');
     await set.allocateNext('node-b');
     world.clock.advance(3_600_000);
-    await expect(reconcile({ ...w.reconcileDeps(), cidrSets: [set] })).rejects.toMatchObject({ retryable: true });
+    const report = await reconcile({ ...w.reconcileDeps(), cidrSets: [set] });
+    expect(report.reclaimed.map((r) => r.owner).sort()).toEqual(['node-a', 'node-b']);
+    expect(await set.leases()).toEqual([]);
+  });
+
+  // One owner still there (the listing is wrong) or unreadable: the run stops, nothing is freed.
+  it.each(['present', 'unreadable'] as const)('reconcile refuses a scale to zero while a lease owner reads %s', async (answer) => {
+    world.addClusterTable();
+    await world.addNode('node-b');
+    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '300' });
+    const set = await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(world.clock.now) });
+    await set.allocateNext('node-a');
+    await set.allocateNext('node-b');
+    world.clock.advance(3_600_000);
+    const source = w.reconcileDeps().nodes;
+    const nodes = Object.assign(Object.create(source) as typeof source, {
+      listNodes: async () => [],
+      getNode: (name: string) => (answer === 'unreadable' && name === 'node-b' ? Promise.reject(new Error('connection reset')) : source.getNode(name)),
+    });
+    const why = answer === 'present' ? /a keyed read found 1 of their owners/ : /1 of their owners could not be read/;
+    await expect(reconcile({ ...w.reconcileDeps(), nodes, cidrSets: [set] })).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(why) });
     expect((await set.leases()).map((l) => l.owner)).toEqual(['node-a', 'node-b']);
   });
 

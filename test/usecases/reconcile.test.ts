@@ -349,14 +349,20 @@ describe('reconcile: leases', () => {
     expect(w.log.lines.filter((l) => l.event === 'action' && l.action === 'release-cidr')).toHaveLength(1);
   });
 
-  // Empty means stop: an empty node listing while leases exist frees nothing and writes nothing.
-  it('refuses the run, retryably, when the node list is empty while leases exist', async () => {
+  // Empty means stop: an empty node listing while leases exist, and the keyed reads find their
+  // nodes (the listing is wrong), frees nothing and writes nothing.
+  it('refuses the run, retryably, when the node list is empty while leases of existing nodes exist', async () => {
     world.addClusterTable();
+    for (let i = 0; i < 6; i++) await world.addNode(`node-${i}`);
     const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '300' });
-    const { set, deps } = await timedDeps(w);
+    const timed = await timedDeps(w);
+    const { set } = timed;
+    const source = timed.deps.nodes;
+    const nodes = Object.assign(Object.create(source) as typeof source, { listNodes: async () => [] });
+    const deps = { ...timed.deps, nodes };
     for (let i = 0; i < 6; i++) await set.allocateNext(`node-${i}`);
     world.clock.advance(3_600_000);
-    await expect(reconcile(deps)).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(/node listing is empty while 6 CIDR leases exist/) });
+    await expect(reconcile(deps)).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(/node listing is empty while 6 CIDR leases exist and a keyed read found 6 of their owners/) });
     expect((await set.leases()).length).toBe(6);
     expect(w.log.lines.filter((l) => l.event === 'reconcile.refused')).toHaveLength(1);
   });

@@ -16,6 +16,7 @@ function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
   return {
     clusterCidrs: ['10.244.0.0/16'],
     cidrSets: [],
+    leaseGraceSeconds: 600,
     routeTables: {
       // The cluster's tagged tables, as listed: the delete's table is one of them.
       listRouteTables: async () => parseRouteTables({ RouteTables: [{ RouteTableId: 'rtb-0a1b2c3d4e5f60001', Routes: [route] }] }),

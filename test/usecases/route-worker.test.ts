@@ -37,7 +37,7 @@ function withListing(inner: RouteTables, listRouteTables: RouteTables['listRoute
 
 function depsOf(world: World, routeTables: RouteTables = world.routeTables) {
   const log = memoryLogger();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, leaseGraceSeconds: 600, log, now: world.clock.now };
   return { deps, log };
 }
 

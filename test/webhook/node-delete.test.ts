@@ -145,8 +145,9 @@ describe('a DELETE admission', () => {
     expect(await handleRouteMessage(check, { receiveCount: 5, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
     expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
 
-    // Gone: the lease goes, the route stays for the planner.
+    // Gone, and its lease past the grace period: the lease goes, the route stays for the planner.
     await world.kube.state.deleteNode('node-a', { admit: false });
+    world.clock.advance(w.wiring.config.leaseGraceSeconds * 1000 + 1);
     world.resetStats();
     expect(await handleRouteMessage(check, { receiveCount: 2, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
     expect(await leases()).toEqual(['100.64.4.0/24=node-b']);
@@ -165,6 +166,7 @@ describe('a DELETE admission', () => {
     w = await testWiring(world, local);
     await routedNode('node-b', '100.64.4.0/24');
     await w.wiring.cidrSets[0]?.occupy('100.64.3.0/24', 'node-a');
+    world.clock.advance(w.wiring.config.leaseGraceSeconds * 1000 + 1);
     const deps = { ...w.workerDeps(), log: memoryLogger() };
     const result = await handleRouteMessage(JSON.stringify({ v: 2, kind: 'node-left', node: 'node-a' }), { receiveCount: 1, maxReceiveCount: 5 }, deps);
     expect(result).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
