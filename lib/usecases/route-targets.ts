@@ -10,9 +10,11 @@
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Node } from '../nodes/node.ts';
 import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import type { LeaseTable } from '../routes/ownership.ts';
 import { planRoutes } from '../routes/route-plan.ts';
-import type { RoutePlan } from '../routes/route-plan.ts';
-import type { RouteTable } from '../routes/route-tables.ts';
+import type { PlanInput, RoutePlan } from '../routes/route-plan.ts';
+import { matchInterfaceTarget } from '../routes/route-plan-phases.ts';
+import type { Route, RouteTable } from '../routes/route-tables.ts';
 import type { EniPrefixes } from './ports.ts';
 
 /** True when a static, active route whose destination `wanted` accepts names a network interface and no instance. */
@@ -47,13 +49,31 @@ export async function nodePrimaryInterface(
   return new Map([[instanceId, await primaryInterfaceOf(instanceId)]]);
 }
 
-/** The worker's plan for one node, its primary interface read first when a route of it needs one to be matched. */
+/**
+ * The worker's plan for one node, its primary interface read first when a route of it needs one
+ * to be matched. `world` is what the ownership decider needs (the node first, the nodes that may
+ * contest it, the lease table: lib/usecases/route-worker-ownership.ts), so ownership is decided as
+ * in reconcile.
+ */
 export async function planNode(
-  node: Node,
+  world: { nodes: readonly Node[]; leaseTable: LeaseTable },
   tables: readonly RouteTable[],
   clusterCidrs: readonly string[],
   primaryInterfaceOf: (instanceId: string) => Promise<string>,
+  nodeSelector?: PlanInput['nodeSelector'],
 ): Promise<RoutePlan> {
-  const primaryInterfaces = await nodePrimaryInterface(node, tables, primaryInterfaceOf);
-  return planRoutes({ nodes: [node], routeTables: tables, clusterCidrs, primaryInterfaces });
+  const [node] = world.nodes;
+  const primaryInterfaces = node ? await nodePrimaryInterface(node, tables, primaryInterfaceOf) : new Map<string, string>();
+  return planRoutes({ nodes: world.nodes, routeTables: tables, clusterCidrs, primaryInterfaces, leaseTable: world.leaseTable, ...(nodeSelector ? { nodeSelector } : {}) });
+}
+
+/**
+ * A route as the planner sees it (lib/routes/route-plan-phases.ts, `matchInterfaceTarget`): one
+ * naming only `instanceId`'s primary interface is a route to that instance. The interface is read
+ * (through `primaryInterfaceOf`) only for such a route.
+ */
+export async function asInstanceRoute(route: Route, instanceId: string | null, primaryInterfaceOf: (instanceId: string) => Promise<string | null>): Promise<Route> {
+  if (route.target !== 'interface' || route.networkInterfaceId === null || instanceId === null) return route;
+  const eni = await primaryInterfaceOf(instanceId);
+  return eni === null ? route : matchInterfaceTarget(route, new Map([[eni, instanceId]]));
 }

@@ -3,7 +3,6 @@
  * share with lib/usecases/route-writes.ts.
  */
 import type { Config } from '../config.ts';
-import { containsCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
@@ -11,7 +10,6 @@ import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
 import type { EniPrefixes, NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
-import type { LeaseRead } from './route-worker-claims.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
 /** The event reason when a route table holds as many routes as its quota allows. */
@@ -31,6 +29,8 @@ export interface RouteWorkerDeps {
   leaseGraceSeconds: number;
   /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
   nodeSelector?: LabelSelector;
+  /** MIGRATION_MASK_SIZES: masks besides the node mask a leased pod CIDR may have (lib/routes/ownership.ts). */
+  migrationMaskSizes?: Config['migrationMaskSizes'];
   /** Instance -> primary interface, kept for the container's life (source/dest check already off). */
   targets?: Map<string, { primaryEniId: string; at: number }>;
   /**
@@ -84,18 +84,4 @@ export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nod
     if (error instanceof NodeNotFoundError) return null;
     throw error;
   }
-}
-
-/**
- * The lease `node` holds in the cluster set that covers `destinationCidr`, read by key from the
- * lease table (the authority on who owns a pod CIDR); `no-set` when no configured set covers it.
- */
-export async function leaseOf(destinationCidr: string, node: string, deps: Pick<RouteWorkerDeps, 'cidrSets'>): Promise<LeaseRead> {
-  const cidr = tryParseCidr(destinationCidr);
-  const set = deps.cidrSets.find((candidate) => {
-    const cluster = tryParseCidr(candidate.clusterCidr);
-    return cidr !== null && cluster !== null && containsCidr(cluster, cidr);
-  });
-  if (!set) return { kind: 'no-set' };
-  return { kind: 'read', lease: await set.ownedLease(node) };
 }

@@ -30,6 +30,7 @@ import { checkNodeLeft } from './node-left.ts';
 import { RouteTableView } from './route-table-view.ts';
 import { MessageRefusedError } from './route-worker-claims.ts';
 import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import { readNodeWorld } from './route-worker-ownership.ts';
 import { settlePrefixJoin } from './route-worker-prefix-join.ts';
 import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-writes.ts';
 
@@ -142,7 +143,9 @@ async function reportFailure(message: RouteMessage, error: unknown, deps: RouteW
       return;
     }
     // A fresh listing, not the batch's: this flips a node's condition, so it decides on what is there now.
-    const plan = planRoutes({ nodes: [node], routeTables: await deps.routeTables.listRouteTables(), clusterCidrs: deps.clusterCidrs });
+    const tables = await deps.routeTables.listRouteTables();
+    const world = await readNodeWorld(node, tables, deps);
+    const plan = planRoutes({ nodes: world.nodes, routeTables: tables, clusterCidrs: deps.clusterCidrs, leaseTable: world.leaseTable, ...(deps.nodeSelector ? { nodeSelector: deps.nodeSelector } : {}) });
     missing = [...plan.create, ...plan.replace].filter((op) => op.node === message.node);
   } catch (rereadError) {
     deps.log.log('warn', 'report.skipped', { node: message.node, reason: 'reread-failed', error: rereadError });

@@ -19,8 +19,9 @@ import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunch
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { planNode } from './route-targets.ts';
-import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode, leaseOf } from './route-worker-deps.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
 import { checkDelete, checkRouteClaim, refuse } from './route-worker-claims.ts';
+import { type NodeWorld, ownershipOf, readNodeWorld } from './route-worker-ownership.ts';
 
 export interface RouteOp {
   routeTableId: string;
@@ -41,9 +42,10 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
   // One listing serves the decision and the node's condition: EC2's describe budget is shared.
   const tables = await deps.view.current();
   if (!tables.some((table) => table.routeTableId === op.routeTableId)) refuse('not-a-cluster-table', routeWhat(op));
-  await verifyLeases([op], deps);
+  const world = await readNodeWorld(node, tables, deps);
+  verifyOwned([op], world, deps);
   const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
-  await settle(node, deps);
+  await settle(node, world, deps);
   return result;
 }
 
@@ -77,14 +79,15 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const routed = node;
   const tables = await deps.view.current();
-  const plan = await planNode(routed, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps));
+  const world = await readNodeWorld(routed, tables, deps);
+  // Nothing is written for a node a pod CIDR of which the ownership decider does not give it, admitted or stored.
+  verifyNode(name, world, deps);
+  const plan = await planNode(world, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps), deps.nodeSelector);
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
-  // Nothing is written for a pod CIDR the lease table does not give this node, admitted or stored.
-  await verifyLeases(ops, deps);
   const results: string[] = [];
   for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), routed, deps)));
-  if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, deps));
-  else await settle(routed, deps);
+  if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, world, deps));
+  else await settle(routed, world, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
 
@@ -339,9 +342,10 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
  * the plan says it cannot be ready; nothing while a route of it is still to be made (by another
  * message, or the next reconcile).
  */
-async function settle(node: Node, deps: WriteDeps): Promise<void> {
+async function settle(node: Node, world: NodeWorld, deps: WriteDeps): Promise<void> {
   const name = node.metadata.name;
-  const plan = await planNode(node, await deps.view.current(), deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps));
+  const nodes = [node, ...world.nodes.filter((other) => other.metadata.name !== name)];
+  const plan = await planNode({ nodes, leaseTable: world.leaseTable }, await deps.view.current(), deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps), deps.nodeSelector);
   const status = plan.nodes.find((n) => n.node === name);
   if (!status || status.networkUnavailable === 'pending') return;
   const wanted = status.networkUnavailable;
@@ -363,14 +367,27 @@ function staleness(op: RouteOp, node: Node): string | null {
 const routeWhat = (op: RouteOp): string => `route ${op.destinationCidr} in ${op.routeTableId} to node ${op.node}`;
 
 /**
- * Refuses the message unless the lease table agrees, for every destination of `ops`, that its node
- * holds exactly that CIDR's lease (lib/usecases/route-worker-claims.ts, `checkRouteClaim`). One
- * keyed read per distinct (CIDR, node).
+ * Refuses the message unless the ownership decider (over the fresh node and the lease table,
+ * ./route-worker-ownership.ts) gives every destination of `ops` to its node
+ * (lib/usecases/route-worker-claims.ts, `checkRouteClaim`).
  */
-async function verifyLeases(ops: readonly RouteOp[], deps: RouteWorkerDeps): Promise<void> {
-  const claims = new Map(ops.map((op) => [`${op.destinationCidr}|${op.node}`, op]));
-  for (const op of claims.values()) {
-    const refusal = checkRouteClaim(op, await leaseOf(op.destinationCidr, op.node, deps), deps.clusterCidrs);
+function verifyOwned(ops: readonly RouteOp[], world: NodeWorld, deps: RouteWorkerDeps): void {
+  const ownership = ownershipOf(world, deps);
+  for (const op of ops) {
+    const refusal = checkRouteClaim(op, ownership, world.leaseTable, deps.clusterCidrs);
     if (refusal !== null) refuse(refusal, routeWhat(op));
   }
+}
+
+/**
+ * Refuses a node's sync when the ownership decider gives some pod CIDR of it to no one yet (only
+ * reconcile adopts) or to another node, or finds it naming another node's instance: the node's
+ * conflict is reconcile's to report, and nothing of it is routed or marked here.
+ */
+function verifyNode(name: string, world: NodeWorld, deps: RouteWorkerDeps): void {
+  const ownership = ownershipOf(world, deps);
+  const conflict = ownership.conflicts.find((c) => c.node === name);
+  if (conflict) refuse(conflict.reason, `sync of node ${name}${conflict.cidr === undefined ? '' : ` (pod CIDR ${conflict.cidr})`}`);
+  const waiting = [...ownership.reserved].find(([, owner]) => owner === name);
+  if (waiting) refuse('not-leased', `sync of node ${name} (pod CIDR ${waiting[0]})`);
 }

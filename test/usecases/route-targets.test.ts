@@ -11,7 +11,7 @@ import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
-import type { World } from '../support/world.ts';
+import { leaseTo, type World } from '../support/world.ts';
 
 let local: LocalDynamo;
 let world: World;
@@ -34,6 +34,7 @@ describe('route worker: a node’s routes described with one target field', () =
   it.each(['interface', 'instance'] as const)('made with %s: the node’s own routes, nothing rewritten, the node marked ready', async (madeWith) => {
     await routedNode(madeWith, 'True');
     const w = await testWiring(world, local);
+    await leaseTo(w.wiring.cidrSets, 'node-a', ['100.64.1.0/24']);
     world.resetStats();
     const outcome = await handleRouteMessage(JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, { ...w.workerDeps(), log: memoryLogger() });
     expect(outcome).toEqual({ outcome: 'ack', status: 'in-sync' });
