@@ -27,6 +27,11 @@ export interface RouteTables {
    * cloud does not know the instance or interface (which may be launch lag: `mayBeLaunchLag`).
    */
   prepareRouteTarget(instanceId: string): Promise<{ instanceId: string; primaryEniId: string; sourceDestCheckChanged: boolean }>;
+  /**
+   * The instance's primary interface, read only (nothing changed), for matching a route described
+   * with its interface alone; rejects as `prepareRouteTarget` does. Optional for adapters that cannot.
+   */
+  nodeTarget?(instanceId: string): Promise<{ primaryEniId: string }>;
   /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
   markRouteTableFull?(routeTableId: string, mark: { routeCount: number; at: number }): Promise<void>;
   /** Removes the full mark. */

@@ -15,10 +15,10 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute } from '../routes/index.ts';
 import type { Route, RouteTable } from '../routes/index.ts';
-import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
+import { ResourceNotFoundError, RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
-import { planNode } from './route-targets.ts';
+import { asInstanceRoute, planNode } from './route-targets.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
 import { checkDelete, checkRouteClaim, refuse } from './route-worker-claims.ts';
 import { type NodeWorld, ownershipOf, readNodeWorld } from './route-worker-ownership.ts';
@@ -201,6 +201,22 @@ async function freshRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<CurrentRo
   return route === null ? null : routeToActOn([route]);
 }
 
+/**
+ * An instance's primary interface, read only: remembered (`deps.targets`) or described; null when
+ * the cloud does not know the instance (then no route names its interface) or the port cannot read it.
+ */
+async function knownPrimaryInterface(instanceId: string, deps: RouteWorkerDeps): Promise<string | null> {
+  const cached = deps.targets?.get(instanceId);
+  if (cached && deps.now() - cached.at < TARGET_CACHE_MS) return cached.primaryEniId;
+  if (!deps.routeTables.nodeTarget) return null;
+  try {
+    return (await deps.routeTables.nodeTarget(instanceId)).primaryEniId;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundError) return null;
+    throw error;
+  }
+}
+
 /** The node's primary interface, with source/destination check off; remembered per container. */
 async function routeTarget(op: Pick<RouteOp, 'node' | 'instanceId'>, deps: RouteWorkerDeps): Promise<string> {
   const cached = deps.targets?.get(op.instanceId);
@@ -311,8 +327,10 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
   const tagged = new Set((await deps.view.current()).map((table) => table.routeTableId));
   const refusal = checkDelete(message, tagged, deps.clusterCidrs);
   if (refusal !== null) refuse(refusal, what);
-  const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
-  if (found === null) return 'absent';
+  const described = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
+  if (described === null) return 'absent';
+  // A route named by its interface alone is the expected instance's when that is its primary interface, as the planner matched it.
+  const found = await asInstanceRoute(described, message.expect?.instanceId ?? null, (instanceId) => knownPrimaryInterface(instanceId, deps));
   const current = currentRouteOf(found);
   if (current.foreign !== null) return `stale:foreign-target ${current.foreign}`;
   const blackhole = current.blackhole;

@@ -81,3 +81,31 @@ describe('reconcile: a node’s routes described with one target field', () => {
     expect(world.ec2.stats.count('DescribeInstances')).toBe(0);
   });
 });
+
+describe('route worker: a delete of a route described with its interface alone', () => {
+  /** node-a routed to 100.64.1.0/24; its old pod CIDR's route, made with an interface, still there. */
+  async function oldRoute(eniOf: 'node-a' | 'another instance') {
+    world.ec2.state.routeTargetFields = 'as-created';
+    const table = world.addClusterTable();
+    const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'False' });
+    const eni = eniOf === 'node-a' ? a.eniId : (world.ec2.state.primaryInterface(world.ec2.state.addInstance().id)?.id ?? '');
+    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: '100.64.5.0/24', networkInterfaceId: eni });
+    const message = { v: 1, kind: 'delete', routeTableId: table, destinationCidr: '100.64.5.0/24', reason: 'no-owner', expect: { instanceId: a.instanceId, blackhole: false } };
+    return { table, message: JSON.stringify(message) };
+  }
+
+  it('naming the expected instance\'s primary interface: deleted, as the planner matched it', async () => {
+    const { table, message } = await oldRoute('node-a');
+    const w = await testWiring(world, local);
+    expect(await handleRouteMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual({ outcome: 'ack', status: 'deleted' });
+    expect(world.route(table, '100.64.5.0/24')).toBeUndefined();
+  });
+
+  it('naming another interface: stale, the route stays', async () => {
+    const { table, message } = await oldRoute('another instance');
+    const w = await testWiring(world, local);
+    const outcome = await handleRouteMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() });
+    expect(outcome.status).toMatch(/^stale:foreign-target eni-/);
+    expect(world.route(table, '100.64.5.0/24')).toBeDefined();
+  });
+});
