@@ -16,7 +16,9 @@ import type { CidrSet, Lease } from '../ipam/index.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 import { decideOwnership } from '../routes/index.ts';
 import type { LeaseTable, Ownership, RouteTable } from '../routes/index.ts';
+import { checkRouteClaim, refuse } from './route-worker-claims.ts';
 import { type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import type { RouteOp } from './route-writes.ts';
 
 /** The ownership decider's input for one node, as the worker read it. */
 export interface NodeWorld {
@@ -101,4 +103,30 @@ export function ownershipOf(world: NodeWorld, deps: Pick<RouteWorkerDeps, 'clust
     leaseTable: world.leaseTable,
     ...(deps.nodeSelector ? { nodeSelector: deps.nodeSelector } : {}),
   });
+}
+
+/**
+ * Refuses the message unless the ownership decider (over the fresh node and the lease table,
+ * above) gives every destination of `ops` to its node
+ * (./route-worker-claims.ts, `checkRouteClaim`).
+ */
+export function verifyOwned(ops: readonly RouteOp[], world: NodeWorld, deps: Pick<RouteWorkerDeps, 'clusterCidrs' | 'nodeSelector'>, what: (op: RouteOp) => string): void {
+  const ownership = ownershipOf(world, deps);
+  for (const op of ops) {
+    const refusal = checkRouteClaim(op, ownership, world.leaseTable, deps.clusterCidrs);
+    if (refusal !== null) refuse(refusal, what(op));
+  }
+}
+
+/**
+ * Refuses a node's sync when the ownership decider gives some pod CIDR of it to no one yet (only
+ * reconcile adopts) or to another node, or finds it naming another node's instance: the node's
+ * conflict is reconcile's to report, and nothing of it is routed or marked here.
+ */
+export function verifyNode(name: string, world: NodeWorld, deps: Pick<RouteWorkerDeps, 'clusterCidrs' | 'nodeSelector'>): void {
+  const ownership = ownershipOf(world, deps);
+  const conflict = ownership.conflicts.find((c) => c.node === name);
+  if (conflict) refuse(conflict.reason, `sync of node ${name}${conflict.cidr === undefined ? '' : ` (pod CIDR ${conflict.cidr})`}`);
+  const waiting = [...ownership.reserved].find(([, owner]) => owner === name);
+  if (waiting) refuse('not-leased', `sync of node ${name} (pod CIDR ${waiting[0]})`);
 }

@@ -20,8 +20,8 @@ import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { asInstanceRoute, planNode } from './route-targets.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
-import { checkDelete, checkRouteClaim, refuse } from './route-worker-claims.ts';
-import { type NodeWorld, ownershipOf, readNodeWorld } from './route-worker-ownership.ts';
+import { checkDelete, refuse } from './route-worker-claims.ts';
+import { type NodeWorld, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
 
 export interface RouteOp {
   routeTableId: string;
@@ -43,7 +43,7 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
   const tables = await deps.view.current();
   if (!tables.some((table) => table.routeTableId === op.routeTableId)) refuse('not-a-cluster-table', routeWhat(op));
   const world = await readNodeWorld(node, tables, deps);
-  verifyOwned([op], world, deps);
+  verifyOwned([op], world, deps, routeWhat);
   const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
   await settle(node, world, deps);
   return result;
@@ -383,29 +383,3 @@ function staleness(op: RouteOp, node: Node): string | null {
 }
 
 const routeWhat = (op: RouteOp): string => `route ${op.destinationCidr} in ${op.routeTableId} to node ${op.node}`;
-
-/**
- * Refuses the message unless the ownership decider (over the fresh node and the lease table,
- * ./route-worker-ownership.ts) gives every destination of `ops` to its node
- * (lib/usecases/route-worker-claims.ts, `checkRouteClaim`).
- */
-function verifyOwned(ops: readonly RouteOp[], world: NodeWorld, deps: RouteWorkerDeps): void {
-  const ownership = ownershipOf(world, deps);
-  for (const op of ops) {
-    const refusal = checkRouteClaim(op, ownership, world.leaseTable, deps.clusterCidrs);
-    if (refusal !== null) refuse(refusal, routeWhat(op));
-  }
-}
-
-/**
- * Refuses a node's sync when the ownership decider gives some pod CIDR of it to no one yet (only
- * reconcile adopts) or to another node, or finds it naming another node's instance: the node's
- * conflict is reconcile's to report, and nothing of it is routed or marked here.
- */
-function verifyNode(name: string, world: NodeWorld, deps: RouteWorkerDeps): void {
-  const ownership = ownershipOf(world, deps);
-  const conflict = ownership.conflicts.find((c) => c.node === name);
-  if (conflict) refuse(conflict.reason, `sync of node ${name}${conflict.cidr === undefined ? '' : ` (pod CIDR ${conflict.cidr})`}`);
-  const waiting = [...ownership.reserved].find(([, owner]) => owner === name);
-  if (waiting) refuse('not-leased', `sync of node ${name} (pod CIDR ${waiting[0]})`);
-}
