@@ -68,6 +68,18 @@ export async function planNode(
 }
 
 /**
+ * The instance a route targets, as the planner matches it (lib/routes/route-plan-phases.ts,
+ * `matchInterfaceTarget`): its InstanceId, or the instance whose primary interface it names alone
+ * (`primaryInterfaces`: instance -> primary interface); null for any other route.
+ */
+export function routeInstanceOf(route: Route, primaryInterfaces: ReadonlyMap<string, string>): string | null {
+  if (route.target === 'instance') return route.instanceId;
+  const instanceOfInterface = new Map([...primaryInterfaces].map(([instanceId, eni]) => [eni, instanceId]));
+  const matched = matchInterfaceTarget(route, instanceOfInterface);
+  return matched.target === 'instance' ? matched.instanceId : null;
+}
+
+/**
  * A route as the planner sees it (lib/routes/route-plan-phases.ts, `matchInterfaceTarget`): one
  * naming only `instanceId`'s primary interface is a route to that instance. The interface is read
  * (through `primaryInterfaceOf`) only for such a route.
