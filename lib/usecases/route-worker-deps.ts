@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config.ts';
 import type { CidrSet } from '../ipam/index.ts';
+import { PodrouteError } from '../errors.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
@@ -74,6 +75,21 @@ export interface Delivery {
   receiveCount: number;
   /** Deliveries after which the queue moves the message to the dead-letter queue. */
   maxReceiveCount: number;
+}
+
+/**
+ * A `sync-node` whose node is not stored (yet): admission runs before the Node is persisted
+ * (Kubernetes docs, "Dynamic Admission Control"), so a first receive is retried shortly and a later
+ * one finds the node gone. Retryable; `outcomeOf` (./route-worker.ts) decides which, from the receive.
+ */
+export class NodeNotStoredError extends PodrouteError {
+  override name = 'NodeNotStoredError';
+  constructor(
+    readonly node: string,
+    message = `node ${node} is not stored yet`,
+  ) {
+    super(message, { retryable: true });
+  }
 }
 
 /** The node as stored now, or null when it does not exist. */

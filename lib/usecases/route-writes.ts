@@ -19,7 +19,7 @@ import { ResourceNotFoundError, RouteConflictError, RouteMissingError, RouteTabl
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { asInstanceRoute, planNode } from './route-targets.ts';
-import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode } from './route-worker-deps.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
 import { checkDelete, refuse } from './route-worker-claims.ts';
 import { type NodeWorld, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
 
@@ -67,11 +67,10 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const stored = await currentNode(name, deps);
   let node = stored;
   if (!node) {
-    // The webhook queues this while the API server is still storing the node.
-    const firstReceive = (delivery?.receiveCount ?? 1) === 1;
-    if (firstReceive && message.admitted) node = admittedNode(name, message.admitted, deps.now());
-    else if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
-    else return 'stale:node-gone';
+    // The webhook queues this while the API server is still storing the node: its first receive
+    // routes what the admission knew; whether to wait or call it gone is outcomeOf's (route-worker.ts).
+    if ((delivery?.receiveCount ?? 1) !== 1 || !message.admitted) throw new NodeNotStoredError(name);
+    node = admittedNode(name, message.admitted, deps.now());
   }
   // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts);
   // an admitted node passed the webhook's own check (same selector).
@@ -111,7 +110,7 @@ function admittedNode(name: string, admitted: Admitted, now: number): Node {
  */
 async function settleAdmitted(name: string, admitted: Admitted, deps: WriteDeps, settleNode: (node: Node) => Promise<void>): Promise<void> {
   const now = await currentNode(name, deps);
-  if (!now) throw new PodrouteError(`node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`, { retryable: true });
+  if (!now) throw new NodeNotStoredError(name, `node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`);
   const cidrs = podCidrsOf(now).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
   if (instanceIdOf(now) !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs)) {
     throw new PodrouteError(`node ${name} was stored with another instance or pod CIDRs than admitted; syncing it again`, { retryable: true });
