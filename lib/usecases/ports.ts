@@ -28,10 +28,11 @@ export interface RouteTables {
    */
   prepareRouteTarget(instanceId: string): Promise<{ instanceId: string; primaryEniId: string; sourceDestCheckChanged: boolean }>;
   /**
-   * The instance's primary interface, read only (nothing changed), for matching a route described
-   * with its interface alone; rejects as `prepareRouteTarget` does. Optional for adapters that cannot.
+   * The instance whose primary interface (device index 0) this is, or null (another device index,
+   * detached, unknown): a route naming the interface alone is then a route to that instance.
+   * Optional for adapters that cannot read it.
    */
-  nodeTarget?(instanceId: string): Promise<{ primaryEniId: string }>;
+  interfaceInstance?(networkInterfaceId: string): Promise<string | null>;
   /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
   markRouteTableFull?(routeTableId: string, mark: { routeCount: number; at: number }): Promise<void>;
   /** Removes the full mark. */

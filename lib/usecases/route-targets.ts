@@ -78,14 +78,3 @@ export function routeInstanceOf(route: Route, primaryInterfaces: ReadonlyMap<str
   const matched = matchInterfaceTarget(route, instanceOfInterface);
   return matched.target === 'instance' ? matched.instanceId : null;
 }
-
-/**
- * A route as the planner sees it (lib/routes/route-plan-phases.ts, `matchInterfaceTarget`): one
- * naming only `instanceId`'s primary interface is a route to that instance. The interface is read
- * (through `primaryInterfaceOf`) only for such a route.
- */
-export async function asInstanceRoute(route: Route, instanceId: string | null, primaryInterfaceOf: (instanceId: string) => Promise<string | null>): Promise<Route> {
-  if (route.target !== 'interface' || route.networkInterfaceId === null || instanceId === null) return route;
-  const eni = await primaryInterfaceOf(instanceId);
-  return eni === null ? route : matchInterfaceTarget(route, new Map([[eni, instanceId]]));
-}

@@ -15,10 +15,10 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute } from '../routes/index.ts';
 import type { Route, RouteTable } from '../routes/index.ts';
-import { ResourceNotFoundError, RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
+import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
-import { asInstanceRoute, planNode } from './route-targets.ts';
+import { planNode } from './route-targets.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
 import { checkDelete, refuse } from './route-worker-claims.ts';
 import { type NodeWorld, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
@@ -194,26 +194,21 @@ function findRoute(tables: readonly RouteTable[], routeTableId: string, destinat
   return routeToActOn(tables.find((t) => t.routeTableId === routeTableId)?.routes.filter((r) => r.destinationCidr === destinationCidr) ?? []);
 }
 
+/**
+ * A route naming an interface alone (`foreign` is that interface) is a route to the instance whose
+ * primary interface it is, as EC2 describes such a route when it gives both ids; any other stays foreign.
+ */
+async function asInstanceTarget(route: CurrentRoute, deps: RouteWorkerDeps): Promise<CurrentRoute> {
+  const eni = route.networkInterfaceId;
+  if (route.foreign === null || route.instanceId !== null || eni === null || route.foreign !== eni || !deps.routeTables.interfaceInstance) return route;
+  const instanceId = await deps.routeTables.interfaceInstance(eni);
+  return instanceId === null ? route : { ...route, instanceId, foreign: null };
+}
+
 /** The route EC2 describes now for the destination, in the same terms. */
 async function freshRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<CurrentRoute | null> {
   const route = await deps.routeTables.describeRoute(op.routeTableId, op.destinationCidr);
   return route === null ? null : routeToActOn([route]);
-}
-
-/**
- * An instance's primary interface, read only: remembered (`deps.targets`) or described; null when
- * the cloud does not know the instance (then no route names its interface) or the port cannot read it.
- */
-async function knownPrimaryInterface(instanceId: string, deps: RouteWorkerDeps): Promise<string | null> {
-  const cached = deps.targets?.get(instanceId);
-  if (cached && deps.now() - cached.at < TARGET_CACHE_MS) return cached.primaryEniId;
-  if (!deps.routeTables.nodeTarget) return null;
-  try {
-    return (await deps.routeTables.nodeTarget(instanceId)).primaryEniId;
-  } catch (error) {
-    if (error instanceof ResourceNotFoundError) return null;
-    throw error;
-  }
 }
 
 /** The node's primary interface, with source/destination check off; remembered per container. */
@@ -271,7 +266,8 @@ async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDep
   const isNodes = (r: CurrentRoute) => !r.blackhole && (r.networkInterfaceId === null ? r.instanceId === op.instanceId : r.networkInterfaceId === eni);
   // The listing is trusted for "no route" (CreateRoute refuses an existing destination) and for "the
   // node's route": anything else is read again before a ReplaceRoute overwrites it (route-table-view.ts).
-  const current = listed === null || isNodes(listed) ? listed : await freshRoute(op, deps);
+  const seen = listed === null || isNodes(listed) ? listed : await freshRoute(op, deps);
+  const current = seen === null || isNodes(seen) ? seen : await asInstanceTarget(seen, deps);
   const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
   let result: 'created' | 'replaced' | 'exists';
   if (current === null) {
@@ -326,11 +322,10 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
   const tagged = new Set((await deps.view.current()).map((table) => table.routeTableId));
   const refusal = checkDelete(message, tagged, deps.clusterCidrs);
   if (refusal !== null) refuse(refusal, what);
-  const described = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
-  if (described === null) return 'absent';
-  // A route named by its interface alone is the expected instance's when that is its primary interface, as the planner matched it.
-  const found = await asInstanceRoute(described, message.expect?.instanceId ?? null, (instanceId) => knownPrimaryInterface(instanceId, deps));
-  const current = currentRouteOf(found);
+  const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
+  if (found === null) return 'absent';
+  // A route named by its interface alone is its instance's when that is the instance's primary interface.
+  const current = await asInstanceTarget(currentRouteOf(found), deps);
   if (current.foreign !== null) return `stale:foreign-target ${current.foreign}`;
   const blackhole = current.blackhole;
   if (message.reason === 'blackhole' && !blackhole) return 'stale:no-longer-blackhole';

@@ -101,11 +101,30 @@ describe('route worker: a delete of a route described with its interface alone',
     expect(world.route(table, '100.64.5.0/24')).toBeUndefined();
   });
 
-  it('naming another interface: stale, the route stays', async () => {
+  it('naming another instance\'s interface: stale, the route stays', async () => {
     const { table, message } = await oldRoute('another instance');
     const w = await testWiring(world, local);
     const outcome = await handleRouteMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() });
-    expect(outcome.status).toMatch(/^stale:foreign-target eni-/);
+    expect(outcome).toEqual({ outcome: 'ack', status: 'stale:target-changed' });
     expect(world.route(table, '100.64.5.0/24')).toBeDefined();
+  });
+});
+
+describe('route worker: a moved route described with its interface alone', () => {
+  it.each([
+    ['an instance\'s primary interface', true, { outcome: 'ack', status: 'replaced' }],
+    ['an interface at device index 1 (no instance\'s primary one)', false, { outcome: 'ack', status: 'failed' }],
+  ] as const)('to %s', async (_what, attached, outcome) => {
+    world.ec2.state.routeTargetFields = 'as-created';
+    const table = world.addClusterTable();
+    const b = await world.addNode('node-b', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
+    const old = world.ec2.state.primaryInterface(world.ec2.state.addInstance().id);
+    if (!attached && old?.attachment) old.attachment = { ...old.attachment, deviceIndex: 1 };
+    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: '100.64.1.0/24', networkInterfaceId: old?.id ?? '' });
+    const w = await testWiring(world, local);
+    await leaseTo(w.wiring.cidrSets, 'node-b', ['100.64.1.0/24']);
+    const message = { v: 1, kind: 'replace', routeTableId: table, destinationCidr: '100.64.1.0/24', node: 'node-b', instanceId: b.instanceId, reason: 'moved' };
+    expect(await handleRouteMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual(outcome);
+    expect(world.route(table, '100.64.1.0/24')?.networkInterfaceId).toBe(attached ? b.eniId : old?.id);
   });
 });
