@@ -93,4 +93,5 @@ const REASONS: Record<Refusal, string> = {
   'overlaps-pod-cidr': 'it overlaps a pod CIDR of a node registered first',
   'mask-size': 'its mask is neither the node mask nor a migration mask',
   'instance-of-another-node': 'the node names an instance another node holds',
+  'non-canonical-pod-cidr': 'the pod CIDR is written with leading zeros, which the node reads otherwise',
 };
