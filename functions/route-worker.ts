@@ -82,6 +82,7 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
             routeTables: wiring.routeTables,
             nodes: wiring.nodes,
             nodeSelector: wiring.config.nodeSelector,
+            migrationMaskSizes: wiring.config.migrationMaskSizes,
             cidrSets: wiring.cidrSets,
             leaseGraceSeconds: wiring.config.leaseGraceSeconds,
             ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),

@@ -15,6 +15,7 @@ import {
   CreateTagsCommand,
   DeleteRouteCommand,
   DeleteTagsCommand,
+  DescribeNetworkInterfacesCommand,
   DescribeRouteTablesCommand,
   ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
@@ -30,7 +31,7 @@ import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { RouteSpec, RouteTables } from '../usecases/ports.ts';
 import { awsErrorCode } from './aws-errors.ts';
 import { RouteConflictError, classifyEc2Error, toPodrouteError } from './ec2-errors.ts';
-import { RouteMissingError } from '../usecases/port-errors.ts';
+import { ResourceNotFoundError, RouteMissingError } from '../usecases/port-errors.ts';
 import { primaryInterface } from './ec2-instances.ts';
 import { allPages } from './ec2-paging.ts';
 
@@ -223,6 +224,23 @@ export class Ec2RouteTables implements RouteTables {
   async nodeTarget(instanceId: string): Promise<NodeTarget> {
     const { eni } = await primaryInterface(this.client, instanceId, 'DescribeInstances');
     return { instanceId, primaryEniId: eni.NetworkInterfaceId, sourceDestCheck: eni.SourceDestCheck ?? true };
+  }
+
+  /**
+   * The instance whose primary interface `networkInterfaceId` is (attached at device index 0), or
+   * null: attached elsewhere, not attached, or unknown. EC2 API Reference,
+   * DescribeNetworkInterfaces and NetworkInterfaceAttachment (InstanceId, DeviceIndex).
+   */
+  async interfaceInstance(networkInterfaceId: string): Promise<string | null> {
+    try {
+      const out = await this.client.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [networkInterfaceId] }));
+      const attachment = out.NetworkInterfaces?.find((eni) => eni.NetworkInterfaceId === networkInterfaceId)?.Attachment;
+      return attachment?.DeviceIndex === 0 && typeof attachment.InstanceId === 'string' ? attachment.InstanceId : null;
+    } catch (error) {
+      const mapped = toPodrouteError(error, { operation: 'DescribeNetworkInterfaces', subject: networkInterfaceId });
+      if (mapped instanceof ResourceNotFoundError) return null;
+      throw mapped;
+    }
   }
 
   /** Turns one interface's source/destination check off. Call it only when `nodeTarget` says it is on. */

@@ -9,6 +9,7 @@ import { instanceIdOf } from '../nodes/node.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
 import type { RouteTable } from '../routes/index.ts';
 import type { NodeSource } from './ports.ts';
+import { routeInstanceOf } from './route-targets.ts';
 
 /**
  * The Kubernetes port of node sync. In routes mode a node is not reachable until its routes exist,
@@ -30,17 +31,23 @@ export function nodeSyncKube(deps: { config: Pick<Config, 'mode'>; nodes: NodeSo
   };
 }
 
-/** Routes mode: a node's alias is what the cluster's tables route to its instance. */
-export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[]): DualStackCloudAlias {
+/**
+ * Routes mode: a node's alias is what the cluster's tables route to its instance, a route naming
+ * only the instance's primary interface (`primaryInterfaces`: instance -> interface, as the planner
+ * is given it) included (./route-targets.ts, `routeInstanceOf`).
+ */
+export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[], primaryInterfaces: ReadonlyMap<string, string> = new Map()): DualStackCloudAlias {
   const clusters = clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
   return {
     alias: async (node) => {
       const instanceId = instanceIdOf(node);
       if (!instanceId) return [];
+      const eni = primaryInterfaces.get(instanceId);
+      const mine = new Map(eni === undefined ? [] : [[instanceId, eni]]);
       const found = new Map<number, string>();
       for (const table of tables) {
         for (const route of table.routes) {
-          if (route.instanceId !== instanceId || route.blackhole) continue;
+          if (route.blackhole || routeInstanceOf(route, mine) !== instanceId) continue;
           const cidr = tryParseCidr(route.destinationCidr);
           if (!cidr || !clusters.some((cluster) => containsCidr(cluster, cidr))) continue;
           if (!found.has(cidr.family)) found.set(cidr.family, formatCidr(cidr));

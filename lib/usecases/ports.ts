@@ -27,6 +27,12 @@ export interface RouteTables {
    * cloud does not know the instance or interface (which may be launch lag: `mayBeLaunchLag`).
    */
   prepareRouteTarget(instanceId: string): Promise<{ instanceId: string; primaryEniId: string; sourceDestCheckChanged: boolean }>;
+  /**
+   * The instance whose primary interface (device index 0) this is, or null (another device index,
+   * detached, unknown): a route naming the interface alone is then a route to that instance.
+   * Optional for adapters that cannot read it.
+   */
+  interfaceInstance?(networkInterfaceId: string): Promise<string | null>;
   /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
   markRouteTableFull?(routeTableId: string, mark: { routeCount: number; at: number }): Promise<void>;
   /** Removes the full mark. */

@@ -10,9 +10,11 @@
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Node } from '../nodes/node.ts';
 import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import type { LeaseTable } from '../routes/ownership.ts';
 import { planRoutes } from '../routes/route-plan.ts';
-import type { RoutePlan } from '../routes/route-plan.ts';
-import type { RouteTable } from '../routes/route-tables.ts';
+import type { PlanInput, RoutePlan } from '../routes/route-plan.ts';
+import { matchInterfaceTarget } from '../routes/route-plan-phases.ts';
+import type { Route, RouteTable } from '../routes/route-tables.ts';
 import type { EniPrefixes } from './ports.ts';
 
 /** True when a static, active route whose destination `wanted` accepts names a network interface and no instance. */
@@ -47,13 +49,32 @@ export async function nodePrimaryInterface(
   return new Map([[instanceId, await primaryInterfaceOf(instanceId)]]);
 }
 
-/** The worker's plan for one node, its primary interface read first when a route of it needs one to be matched. */
+/**
+ * The worker's plan for one node, its primary interface read first when a route of it needs one
+ * to be matched. `world` is what the ownership decider needs (the node first, the nodes that may
+ * contest it, the lease table: lib/usecases/route-worker-ownership.ts), so ownership is decided as
+ * in reconcile.
+ */
 export async function planNode(
-  node: Node,
+  world: { nodes: readonly Node[]; leaseTable: LeaseTable },
   tables: readonly RouteTable[],
   clusterCidrs: readonly string[],
   primaryInterfaceOf: (instanceId: string) => Promise<string>,
+  nodeSelector?: PlanInput['nodeSelector'],
 ): Promise<RoutePlan> {
-  const primaryInterfaces = await nodePrimaryInterface(node, tables, primaryInterfaceOf);
-  return planRoutes({ nodes: [node], routeTables: tables, clusterCidrs, primaryInterfaces });
+  const [node] = world.nodes;
+  const primaryInterfaces = node ? await nodePrimaryInterface(node, tables, primaryInterfaceOf) : new Map<string, string>();
+  return planRoutes({ nodes: world.nodes, routeTables: tables, clusterCidrs, primaryInterfaces, leaseTable: world.leaseTable, ...(nodeSelector ? { nodeSelector } : {}) });
+}
+
+/**
+ * The instance a route targets, as the planner matches it (lib/routes/route-plan-phases.ts,
+ * `matchInterfaceTarget`): its InstanceId, or the instance whose primary interface it names alone
+ * (`primaryInterfaces`: instance -> primary interface); null for any other route.
+ */
+export function routeInstanceOf(route: Route, primaryInterfaces: ReadonlyMap<string, string>): string | null {
+  if (route.target === 'instance') return route.instanceId;
+  const instanceOfInterface = new Map([...primaryInterfaces].map(([instanceId, eni]) => [eni, instanceId]));
+  const matched = matchInterfaceTarget(route, instanceOfInterface);
+  return matched.target === 'instance' ? matched.instanceId : null;
 }

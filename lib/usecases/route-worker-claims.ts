@@ -5,22 +5,23 @@
  * cluster's tagged tables and CIDRs for where podroute may act at all. A message that fails a check
  * is refused: acknowledged and reported, never retried, never acted on.
  *
- * `checkRouteClaim` decides for one (CIDR, node) pair from the fresh node's claim and its lease. It
- * is the one-node case of ownership; when the shared ownership decider over nodes and leases
- * (lib/routes/) exists, this function is where the worker calls it for its one node.
+ * `checkRouteClaim` reads who owns a (CIDR, node) pair off the ownership decider's answer
+ * (lib/routes/ownership.ts, `decideOwnership`), given the fresh node and the lease table as
+ * reconcile gives it to the planner (./route-worker-ownership.ts): reconcile and the worker decide
+ * ownership alike.
  */
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { PodrouteError } from '../errors.ts';
-import type { Lease } from '../ipam/index.ts';
 import type { DeleteRouteMessage } from '../messages/route-message.ts';
+import { type ConflictReason, type LeaseTable, type Ownership } from '../routes/index.ts';
 
 export type Refusal =
   | 'outside-cluster-cidrs' // the destination is in no cluster CIDR: never podroute's route
   | 'not-a-cluster-table' // the table does not carry the cluster tag
   | 'no-expect' // a delete without the route the planner saw
   | 'no-lease-table' // no configured lease set covers the destination
-  | 'not-leased' // the node holds no lease in the destination's set
-  | 'lease-differs'; // the node's lease is another CIDR than the destination
+  | 'not-leased' // unleased: not the node's until reconcile adopts it (or never)
+  | ConflictReason; // the ownership decider gives it to no one, or to another node
 
 /** A message the worker will not act on: it contradicts the authority. Never retryable. */
 export class MessageRefusedError extends PodrouteError {
@@ -32,9 +33,6 @@ export class MessageRefusedError extends PodrouteError {
     super(message, { retryable: false });
   }
 }
-
-/** The lease of a node in the set that covers a destination, as the worker read it. */
-export type LeaseRead = { kind: 'no-set' } | { kind: 'read'; lease: Lease | null };
 
 function insideCluster(cidr: string, clusterCidrs: readonly string[]): boolean {
   const parsed = tryParseCidr(cidr);
@@ -48,18 +46,24 @@ function insideCluster(cidr: string, clusterCidrs: readonly string[]): boolean {
 }
 
 /**
- * Whether a route of `destinationCidr` may target `node`: only inside the cluster CIDRs, and only
- * when the lease table says `node` holds exactly that CIDR's lease (a sub-range, a super-range or
- * another node's block is a conflict, never routed). The fresh node's own claim (its instance and
- * pod CIDRs) is checked before, as staleness. Null when it may.
+ * Whether a route of `destinationCidr` may target `node`: only inside the cluster CIDRs, in a
+ * range the lease table covers, and only when the ownership decider (run over the fresh node and
+ * the lease table, `ownership`) gives that CIDR to `node`. A conflict says why it does not; an
+ * unleased CIDR is `not-leased` (only reconcile adopts). Null when it may.
  */
-export function checkRouteClaim(claim: { destinationCidr: string; node: string }, lease: LeaseRead, clusterCidrs: readonly string[]): Refusal | null {
+export function checkRouteClaim(
+  claim: { destinationCidr: string; node: string },
+  ownership: Ownership,
+  leaseTable: Pick<LeaseTable, 'sets'>,
+  clusterCidrs: readonly string[],
+): Refusal | null {
   if (!insideCluster(claim.destinationCidr, clusterCidrs)) return 'outside-cluster-cidrs';
-  if (lease.kind === 'no-set') return 'no-lease-table';
-  if (lease.lease === null || lease.lease.owner !== claim.node) return 'not-leased';
+  if (!insideCluster(claim.destinationCidr, leaseTable.sets.map((set) => set.clusterCidr))) return 'no-lease-table';
   const wanted = tryParseCidr(claim.destinationCidr);
-  const held = tryParseCidr(lease.lease.cidr);
-  return wanted !== null && held !== null && formatCidr(wanted) === formatCidr(held) ? null : 'lease-differs';
+  const text = wanted === null ? claim.destinationCidr : formatCidr(wanted);
+  if (ownership.owners.get(text) === claim.node) return null;
+  const conflict = ownership.conflicts.find((c) => c.node === claim.node && (c.cidr === text || c.cidr === undefined));
+  return conflict?.reason ?? 'not-leased';
 }
 
 /**
@@ -85,5 +89,9 @@ const REASONS: Record<Refusal, string> = {
   'no-expect': 'a delete must carry the route the planner saw (expect)',
   'no-lease-table': 'no lease set of the cluster covers the destination',
   'not-leased': 'the node holds no lease for it in the lease table',
-  'lease-differs': 'the node holds another CIDR\'s lease',
+  'leased-to-another-node': 'the lease table gives it, or a CIDR overlapping it, to another node',
+  'overlaps-pod-cidr': 'it overlaps a pod CIDR of a node registered first',
+  'mask-size': 'its mask is neither the node mask nor a migration mask',
+  'instance-of-another-node': 'the node names an instance another node holds',
+  'non-canonical-pod-cidr': 'the pod CIDR is written with leading zeros, which the node reads otherwise',
 };

@@ -3,15 +3,14 @@
  * share with lib/usecases/route-writes.ts.
  */
 import type { Config } from '../config.ts';
-import { containsCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet } from '../ipam/index.ts';
+import { PodrouteError } from '../errors.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
 import type { EniPrefixes, NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
-import type { LeaseRead } from './route-worker-claims.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
 /** The event reason when a route table holds as many routes as its quota allows. */
@@ -31,6 +30,8 @@ export interface RouteWorkerDeps {
   leaseGraceSeconds: number;
   /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
   nodeSelector?: LabelSelector;
+  /** MIGRATION_MASK_SIZES: masks besides the node mask a leased pod CIDR may have (lib/routes/ownership.ts). */
+  migrationMaskSizes?: Config['migrationMaskSizes'];
   /** Instance -> primary interface, kept for the container's life (source/dest check already off). */
   targets?: Map<string, { primaryEniId: string; at: number }>;
   /**
@@ -76,6 +77,21 @@ export interface Delivery {
   maxReceiveCount: number;
 }
 
+/**
+ * A `sync-node` whose node is not stored (yet): admission runs before the Node is persisted
+ * (Kubernetes docs, "Dynamic Admission Control"), so a first receive is retried shortly and a later
+ * one finds the node gone. Retryable; `outcomeOf` (./route-worker.ts) decides which, from the receive.
+ */
+export class NodeNotStoredError extends PodrouteError {
+  override name = 'NodeNotStoredError';
+  constructor(
+    readonly node: string,
+    message = `node ${node} is not stored yet`,
+  ) {
+    super(message, { retryable: true });
+  }
+}
+
 /** The node as stored now, or null when it does not exist. */
 export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nodes'>): Promise<Node | null> {
   try {
@@ -84,18 +100,4 @@ export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nod
     if (error instanceof NodeNotFoundError) return null;
     throw error;
   }
-}
-
-/**
- * The lease `node` holds in the cluster set that covers `destinationCidr`, read by key from the
- * lease table (the authority on who owns a pod CIDR); `no-set` when no configured set covers it.
- */
-export async function leaseOf(destinationCidr: string, node: string, deps: Pick<RouteWorkerDeps, 'cidrSets'>): Promise<LeaseRead> {
-  const cidr = tryParseCidr(destinationCidr);
-  const set = deps.cidrSets.find((candidate) => {
-    const cluster = tryParseCidr(candidate.clusterCidr);
-    return cidr !== null && cluster !== null && containsCidr(cluster, cidr);
-  });
-  if (!set) return { kind: 'no-set' };
-  return { kind: 'read', lease: await set.ownedLease(node) };
 }

@@ -8,7 +8,7 @@ import { PodrouteError } from '../errors.ts';
 import type { SyncNodeMessage } from '../messages/route-message.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
-import { type Delivery, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import { type RouteWorkerDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
 import { sameCidrs } from './route-writes.ts';
 
 /**
@@ -32,13 +32,11 @@ import { sameCidrs } from './route-writes.ts';
  * neither the subnet and reservation reads nor the role's Assign permissions. The worker never
  * writes True here either: a node not ready yet stays as the kubelet registered it.
  */
-export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
+export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps): Promise<string> {
   const name = message.node;
   const node = await currentNode(name, deps);
-  if (!node) {
-    if ((delivery?.receiveCount ?? 1) === 1) throw new PodrouteError(`node ${name} is not stored yet, so its condition waits`, { retryable: true });
-    return 'stale:node-gone';
-  }
+  // Not stored: retried on the first receive, gone after (outcomeOf, ./route-worker.ts).
+  if (!node) throw new NodeNotStoredError(name, `node ${name} is not stored yet, so its condition waits`);
   const unmanaged = unmanagedReason(node, deps.nodeSelector);
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const instanceId = instanceIdOf(node);

@@ -29,7 +29,8 @@ import { RouteTableFullError } from './port-errors.ts';
 import { checkNodeLeft } from './node-left.ts';
 import { RouteTableView } from './route-table-view.ts';
 import { MessageRefusedError } from './route-worker-claims.ts';
-import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import { type Delivery, FAILED_TO_CREATE_ROUTE, NodeNotStoredError, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import { readNodeWorld } from './route-worker-ownership.ts';
 import { settlePrefixJoin } from './route-worker-prefix-join.ts';
 import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-writes.ts';
 
@@ -43,9 +44,10 @@ export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
  * What becomes of a failed message: `retry` (the queue delivers it again), `handed-back` (retryable,
  * but its receives are nearly used up: acknowledged, the next reconcile re-plans it), `failed`
  * (retrying cannot help: acknowledged and reported) or `refused` (it contradicts the authority:
- * acknowledged, nothing done, no node told).
+ * acknowledged, nothing done, no node told) or `gone` (its node is not stored, past the first
+ * receive: acknowledged as stale, nothing more to do).
  */
-export type FailureOutcome = 'retry' | 'handed-back' | 'failed' | 'refused';
+export type FailureOutcome = 'retry' | 'handed-back' | 'failed' | 'refused' | 'gone';
 
 /**
  * The one decider of a failed message's fate, from the failure and which receive this is; the
@@ -56,6 +58,8 @@ export type FailureOutcome = 'retry' | 'handed-back' | 'failed' | 'refused';
  */
 export function outcomeOf(error: unknown, delivery: Delivery): FailureOutcome {
   if (error instanceof MessageRefusedError) return 'refused';
+  // Admission runs before the Node is stored: only the first receive waits for it.
+  if (error instanceof NodeNotStoredError && delivery.receiveCount > 1) return 'gone';
   if (!(error instanceof PodrouteError && error.retryable)) return 'failed';
   return delivery.receiveCount >= delivery.maxReceiveCount - 1 ? 'handed-back' : 'retry';
 }
@@ -82,6 +86,10 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
       deps.log.log('warn', 'message.refused', { ...describe(message), reason: error.reason, error, receiveCount: delivery.receiveCount });
       deps.log.metric('MessagesRefused', 1);
       return { outcome: 'ack', status: `refused:${error.reason}` };
+    }
+    if (outcome === 'gone') {
+      deps.log.log('info', 'message.done', { ...describe(message), status: 'stale:node-gone', ms: deps.now() - started });
+      return { outcome: 'ack', status: 'stale:node-gone' };
     }
     if (deps.signal?.aborted) {
       // Cut at the deadline: the handler has answered this record already; nothing more is done.
@@ -117,7 +125,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'delete':
       return applyDelete(message, writeDeps);
     case 'sync-node':
-      return deps.mode === 'prefixes' ? settlePrefixJoin(message, deps, delivery) : syncNodeRoutes(message, writeDeps, delivery);
+      return deps.mode === 'prefixes' ? settlePrefixJoin(message, deps) : syncNodeRoutes(message, writeDeps, delivery);
     case 'node-left':
       return checkNodeLeft(message.node, deps, delivery);
   }
@@ -142,7 +150,9 @@ async function reportFailure(message: RouteMessage, error: unknown, deps: RouteW
       return;
     }
     // A fresh listing, not the batch's: this flips a node's condition, so it decides on what is there now.
-    const plan = planRoutes({ nodes: [node], routeTables: await deps.routeTables.listRouteTables(), clusterCidrs: deps.clusterCidrs });
+    const tables = await deps.routeTables.listRouteTables();
+    const world = await readNodeWorld(node, tables, deps);
+    const plan = planRoutes({ nodes: world.nodes, routeTables: tables, clusterCidrs: deps.clusterCidrs, leaseTable: world.leaseTable, ...(deps.nodeSelector ? { nodeSelector: deps.nodeSelector } : {}) });
     missing = [...plan.create, ...plan.replace].filter((op) => op.node === message.node);
   } catch (rereadError) {
     deps.log.log('warn', 'report.skipped', { node: message.node, reason: 'reread-failed', error: rereadError });

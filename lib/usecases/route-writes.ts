@@ -19,8 +19,9 @@ import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunch
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { planNode } from './route-targets.ts';
-import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, currentNode, leaseOf } from './route-worker-deps.ts';
-import { checkDelete, checkRouteClaim, refuse } from './route-worker-claims.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
+import { checkDelete, refuse } from './route-worker-claims.ts';
+import { type NodeWorld, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
 
 export interface RouteOp {
   routeTableId: string;
@@ -41,9 +42,10 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
   // One listing serves the decision and the node's condition: EC2's describe budget is shared.
   const tables = await deps.view.current();
   if (!tables.some((table) => table.routeTableId === op.routeTableId)) refuse('not-a-cluster-table', routeWhat(op));
-  await verifyLeases([op], deps);
+  const world = await readNodeWorld(node, tables, deps);
+  verifyOwned([op], world, deps, routeWhat);
   const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
-  await settle(node, deps);
+  await settle(node, world, deps);
   return result;
 }
 
@@ -65,11 +67,10 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const stored = await currentNode(name, deps);
   let node = stored;
   if (!node) {
-    // The webhook queues this while the API server is still storing the node.
-    const firstReceive = (delivery?.receiveCount ?? 1) === 1;
-    if (firstReceive && message.admitted) node = admittedNode(name, message.admitted, deps.now());
-    else if (delivery?.receiveCount === 1) throw new PodrouteError(`node ${name} is not stored yet`, { retryable: true });
-    else return 'stale:node-gone';
+    // The webhook queues this while the API server is still storing the node: its first receive
+    // routes what the admission knew; whether to wait or call it gone is outcomeOf's (route-worker.ts).
+    if ((delivery?.receiveCount ?? 1) !== 1 || !message.admitted) throw new NodeNotStoredError(name);
+    node = admittedNode(name, message.admitted, deps.now());
   }
   // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts);
   // an admitted node passed the webhook's own check (same selector).
@@ -77,14 +78,15 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const routed = node;
   const tables = await deps.view.current();
-  const plan = await planNode(routed, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps));
+  const world = await readNodeWorld(routed, tables, deps);
+  // Nothing is written for a node a pod CIDR of which the ownership decider does not give it, admitted or stored.
+  verifyNode(name, world, deps);
+  const plan = await planNode(world, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps), deps.nodeSelector);
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
-  // Nothing is written for a pod CIDR the lease table does not give this node, admitted or stored.
-  await verifyLeases(ops, deps);
   const results: string[] = [];
   for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), routed, deps)));
-  if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, deps));
-  else await settle(routed, deps);
+  if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, world, deps));
+  else await settle(routed, world, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
 
@@ -108,7 +110,7 @@ function admittedNode(name: string, admitted: Admitted, now: number): Node {
  */
 async function settleAdmitted(name: string, admitted: Admitted, deps: WriteDeps, settleNode: (node: Node) => Promise<void>): Promise<void> {
   const now = await currentNode(name, deps);
-  if (!now) throw new PodrouteError(`node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`, { retryable: true });
+  if (!now) throw new NodeNotStoredError(name, `node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`);
   const cidrs = podCidrsOf(now).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
   if (instanceIdOf(now) !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs)) {
     throw new PodrouteError(`node ${name} was stored with another instance or pod CIDRs than admitted; syncing it again`, { retryable: true });
@@ -192,6 +194,17 @@ function findRoute(tables: readonly RouteTable[], routeTableId: string, destinat
   return routeToActOn(tables.find((t) => t.routeTableId === routeTableId)?.routes.filter((r) => r.destinationCidr === destinationCidr) ?? []);
 }
 
+/**
+ * A route naming an interface alone (`foreign` is that interface) is a route to the instance whose
+ * primary interface it is, as EC2 describes such a route when it gives both ids; any other stays foreign.
+ */
+async function asInstanceTarget(route: CurrentRoute, deps: RouteWorkerDeps): Promise<CurrentRoute> {
+  const eni = route.networkInterfaceId;
+  if (route.foreign === null || route.instanceId !== null || eni === null || route.foreign !== eni || !deps.routeTables.interfaceInstance) return route;
+  const instanceId = await deps.routeTables.interfaceInstance(eni);
+  return instanceId === null ? route : { ...route, instanceId, foreign: null };
+}
+
 /** The route EC2 describes now for the destination, in the same terms. */
 async function freshRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<CurrentRoute | null> {
   const route = await deps.routeTables.describeRoute(op.routeTableId, op.destinationCidr);
@@ -253,7 +266,8 @@ async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDep
   const isNodes = (r: CurrentRoute) => !r.blackhole && (r.networkInterfaceId === null ? r.instanceId === op.instanceId : r.networkInterfaceId === eni);
   // The listing is trusted for "no route" (CreateRoute refuses an existing destination) and for "the
   // node's route": anything else is read again before a ReplaceRoute overwrites it (route-table-view.ts).
-  const current = listed === null || isNodes(listed) ? listed : await freshRoute(op, deps);
+  const seen = listed === null || isNodes(listed) ? listed : await freshRoute(op, deps);
+  const current = seen === null || isNodes(seen) ? seen : await asInstanceTarget(seen, deps);
   const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
   let result: 'created' | 'replaced' | 'exists';
   if (current === null) {
@@ -310,7 +324,8 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
   if (refusal !== null) refuse(refusal, what);
   const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
   if (found === null) return 'absent';
-  const current = currentRouteOf(found);
+  // A route named by its interface alone is its instance's when that is the instance's primary interface.
+  const current = await asInstanceTarget(currentRouteOf(found), deps);
   if (current.foreign !== null) return `stale:foreign-target ${current.foreign}`;
   const blackhole = current.blackhole;
   if (message.reason === 'blackhole' && !blackhole) return 'stale:no-longer-blackhole';
@@ -339,9 +354,10 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
  * the plan says it cannot be ready; nothing while a route of it is still to be made (by another
  * message, or the next reconcile).
  */
-async function settle(node: Node, deps: WriteDeps): Promise<void> {
+async function settle(node: Node, world: NodeWorld, deps: WriteDeps): Promise<void> {
   const name = node.metadata.name;
-  const plan = await planNode(node, await deps.view.current(), deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps));
+  const nodes = [node, ...world.nodes.filter((other) => other.metadata.name !== name)];
+  const plan = await planNode({ nodes, leaseTable: world.leaseTable }, await deps.view.current(), deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps), deps.nodeSelector);
   const status = plan.nodes.find((n) => n.node === name);
   if (!status || status.networkUnavailable === 'pending') return;
   const wanted = status.networkUnavailable;
@@ -361,16 +377,3 @@ function staleness(op: RouteOp, node: Node): string | null {
 }
 
 const routeWhat = (op: RouteOp): string => `route ${op.destinationCidr} in ${op.routeTableId} to node ${op.node}`;
-
-/**
- * Refuses the message unless the lease table agrees, for every destination of `ops`, that its node
- * holds exactly that CIDR's lease (lib/usecases/route-worker-claims.ts, `checkRouteClaim`). One
- * keyed read per distinct (CIDR, node).
- */
-async function verifyLeases(ops: readonly RouteOp[], deps: RouteWorkerDeps): Promise<void> {
-  const claims = new Map(ops.map((op) => [`${op.destinationCidr}|${op.node}`, op]));
-  for (const op of claims.values()) {
-    const refusal = checkRouteClaim(op, await leaseOf(op.destinationCidr, op.node, deps), deps.clusterCidrs);
-    if (refusal !== null) refuse(refusal, routeWhat(op));
-  }
-}

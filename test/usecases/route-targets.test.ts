@@ -11,7 +11,7 @@ import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
-import type { World } from '../support/world.ts';
+import { leaseTo, type World } from '../support/world.ts';
 
 let local: LocalDynamo;
 let world: World;
@@ -34,6 +34,7 @@ describe('route worker: a node’s routes described with one target field', () =
   it.each(['interface', 'instance'] as const)('made with %s: the node’s own routes, nothing rewritten, the node marked ready', async (madeWith) => {
     await routedNode(madeWith, 'True');
     const w = await testWiring(world, local);
+    await leaseTo(w.wiring.cidrSets, 'node-a', ['100.64.1.0/24']);
     world.resetStats();
     const outcome = await handleRouteMessage(JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, { ...w.workerDeps(), log: memoryLogger() });
     expect(outcome).toEqual({ outcome: 'ack', status: 'in-sync' });
@@ -78,5 +79,52 @@ describe('reconcile: a node’s routes described with one target field', () => {
     const report = await reconcile(w.reconcileDeps());
     expect(report.plan.nodes).toEqual([{ node: 'node-a', networkUnavailable: false, patch: false }]);
     expect(world.ec2.stats.count('DescribeInstances')).toBe(0);
+  });
+});
+
+describe('route worker: a delete of a route described with its interface alone', () => {
+  /** node-a routed to 100.64.1.0/24; its old pod CIDR's route, made with an interface, still there. */
+  async function oldRoute(eniOf: 'node-a' | 'another instance') {
+    world.ec2.state.routeTargetFields = 'as-created';
+    const table = world.addClusterTable();
+    const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'False' });
+    const eni = eniOf === 'node-a' ? a.eniId : (world.ec2.state.primaryInterface(world.ec2.state.addInstance().id)?.id ?? '');
+    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: '100.64.5.0/24', networkInterfaceId: eni });
+    const message = { v: 1, kind: 'delete', routeTableId: table, destinationCidr: '100.64.5.0/24', reason: 'no-owner', expect: { instanceId: a.instanceId, blackhole: false } };
+    return { table, message: JSON.stringify(message) };
+  }
+
+  it('naming the expected instance\'s primary interface: deleted, as the planner matched it', async () => {
+    const { table, message } = await oldRoute('node-a');
+    const w = await testWiring(world, local);
+    expect(await handleRouteMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual({ outcome: 'ack', status: 'deleted' });
+    expect(world.route(table, '100.64.5.0/24')).toBeUndefined();
+  });
+
+  it('naming another instance\'s interface: stale, the route stays', async () => {
+    const { table, message } = await oldRoute('another instance');
+    const w = await testWiring(world, local);
+    const outcome = await handleRouteMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() });
+    expect(outcome).toEqual({ outcome: 'ack', status: 'stale:target-changed' });
+    expect(world.route(table, '100.64.5.0/24')).toBeDefined();
+  });
+});
+
+describe('route worker: a moved route described with its interface alone', () => {
+  it.each([
+    ['an instance\'s primary interface', true, { outcome: 'ack', status: 'replaced' }],
+    ['an interface at device index 1 (no instance\'s primary one)', false, { outcome: 'ack', status: 'failed' }],
+  ] as const)('to %s', async (_what, attached, outcome) => {
+    world.ec2.state.routeTargetFields = 'as-created';
+    const table = world.addClusterTable();
+    const b = await world.addNode('node-b', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
+    const old = world.ec2.state.primaryInterface(world.ec2.state.addInstance().id);
+    if (!attached && old?.attachment) old.attachment = { ...old.attachment, deviceIndex: 1 };
+    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: '100.64.1.0/24', networkInterfaceId: old?.id ?? '' });
+    const w = await testWiring(world, local);
+    await leaseTo(w.wiring.cidrSets, 'node-b', ['100.64.1.0/24']);
+    const message = { v: 1, kind: 'replace', routeTableId: table, destinationCidr: '100.64.1.0/24', node: 'node-b', instanceId: b.instanceId, reason: 'moved' };
+    expect(await handleRouteMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual(outcome);
+    expect(world.route(table, '100.64.1.0/24')?.networkInterfaceId).toBe(attached ? b.eniId : old?.id);
   });
 });

@@ -96,7 +96,7 @@ describe('sync-node from an admission: routes at once, the condition waits for t
     expect(await handleRouteMessage(message, receive(1), deps)).toEqual({ outcome: 'retry', status: 'retry' });
     expect(world.networkUnavailable('node-a')).toBe('True');
     // Its next receive syncs the stored node, whose pod CIDR is not leased to it: refused, nothing routed.
-    expect(await handleRouteMessage(message, receive(2), deps)).toEqual({ outcome: 'ack', status: 'refused:lease-differs' });
+    expect(await handleRouteMessage(message, receive(2), deps)).toEqual({ outcome: 'ack', status: 'refused:not-leased' });
     expect(world.routeSummary(t1)).toEqual([`100.64.7.0/24 -> ${instance.id}`]);
     expect(world.networkUnavailable('node-a')).toBe('True');
   });

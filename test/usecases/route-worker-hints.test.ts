@@ -8,6 +8,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkDelete, checkRouteClaim } from '../../lib/usecases/route-worker-claims.ts';
 import { memoryLogger } from '../../lib/log.ts';
+import type { Node } from '../../lib/nodes/node.ts';
+import { decideOwnership } from '../../lib/routes/index.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World, type WorldNode } from '../support/world.ts';
@@ -15,20 +17,30 @@ import { startWorld, type World, type WorldNode } from '../support/world.ts';
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 const VICTIM = '100.64.1.0/24';
+const nodeOf = (name: string, podCidrs: string[]): Node => ({ metadata: { name }, spec: { providerID: `aws:///us-east-1a/i-${name}0000000000000`, podCIDR: podCidrs[0], podCIDRs: podCidrs } });
 
 describe('checkRouteClaim and checkDelete (pure)', () => {
-  const lease = (cidr: string, owner: string) => ({ kind: 'read' as const, lease: { cidr, owner } });
+  // The ownership decider over the claimant (node `a`, or `b`) and the lease table, as the worker runs it.
+  const SETS = [{ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24 }];
+  const verdict = (destinationCidr: string, node: string, podCidrs: string[], leases: Array<{ cidr: string; owner: string }>) => {
+    const leaseTable = { leases, sets: SETS };
+    const ownership = decideOwnership({ nodes: [nodeOf(node, podCidrs)], clusterCidrs: CLUSTER_CIDRS, leaseTable });
+    return checkRouteClaim({ destinationCidr, node }, ownership, leaseTable, CLUSTER_CIDRS);
+  };
   it.each([
-    ['the node holds exactly that lease', { destinationCidr: VICTIM, node: 'a' }, lease(VICTIM, 'a'), null],
-    ['outside the cluster CIDRs', { destinationCidr: '192.168.1.0/24', node: 'a' }, lease('192.168.1.0/24', 'a'), 'outside-cluster-cidrs'],
-    ['no lease set covers it', { destinationCidr: VICTIM, node: 'a' }, { kind: 'no-set' as const }, 'no-lease-table'],
-    ['the node holds no lease', { destinationCidr: VICTIM, node: 'b' }, { kind: 'read' as const, lease: null }, 'not-leased'],
-    ['a sub-range of the node\'s own block', { destinationCidr: '100.64.1.0/25', node: 'a' }, lease(VICTIM, 'a'), 'lease-differs'],
-    ['a super-range of the node\'s block', { destinationCidr: '100.64.0.0/16', node: 'a' }, lease(VICTIM, 'a'), 'lease-differs'],
-    ['another block than the node\'s', { destinationCidr: '100.64.2.0/24', node: 'a' }, lease(VICTIM, 'a'), 'lease-differs'],
-    ['a lease read for another owner', { destinationCidr: VICTIM, node: 'b' }, lease(VICTIM, 'a'), 'not-leased'],
-  ] as const)('route claim: %s -> %s', (_what, claim, read, refusal) => {
-    expect(checkRouteClaim(claim, read, CLUSTER_CIDRS)).toBe(refusal);
+    ['the node holds exactly that lease', VICTIM, 'a', [VICTIM], [{ cidr: VICTIM, owner: 'a' }], null],
+    ['outside the cluster CIDRs', '192.168.1.0/24', 'a', ['192.168.1.0/24'], [], 'outside-cluster-cidrs'],
+    ['the node holds no lease', VICTIM, 'b', [VICTIM], [], 'not-leased'],
+    ['a sub-range of another node\'s block', '100.64.1.0/25', 'b', ['100.64.1.0/25'], [{ cidr: VICTIM, owner: 'a' }], 'leased-to-another-node'],
+    ['a super-range of the node\'s block', '100.64.0.0/16', 'a', ['100.64.0.0/16'], [{ cidr: VICTIM, owner: 'a' }], 'mask-size'],
+    ['another block than the node\'s', '100.64.2.0/24', 'a', ['100.64.2.0/24'], [{ cidr: VICTIM, owner: 'a' }], 'not-leased'],
+    ['a block leased to another node', VICTIM, 'b', [VICTIM], [{ cidr: VICTIM, owner: 'a' }], 'leased-to-another-node'],
+  ] as const)('route claim: %s -> %s', (_what, destination, node, podCidrs, leases, refusal) => {
+    expect(verdict(destination, node, [...podCidrs], [...leases])).toBe(refusal);
+  });
+  it('no lease set covers the destination -> no-lease-table', () => {
+    const ownership = decideOwnership({ nodes: [nodeOf('a', [VICTIM])], clusterCidrs: CLUSTER_CIDRS, leaseTable: { leases: [], sets: [] } });
+    expect(checkRouteClaim({ destinationCidr: VICTIM, node: 'a' }, ownership, { sets: [] }, CLUSTER_CIDRS)).toBe('no-lease-table');
   });
 
   const del = (extra: Partial<Extract<RouteMessage, { kind: 'delete' }>>) => ({
@@ -90,25 +102,25 @@ describe('the worker refuses what the authority does not back', () => {
       kind === 'replace'
         ? { v: 1, kind, routeTableId: table, destinationCidr: VICTIM, node: 'node-b', instanceId: claimant.instanceId, reason: 'moved' }
         : { v: 1, kind, routeTableId: table, destinationCidr: VICTIM, node: 'node-b', instanceId: claimant.instanceId };
-    await expectRefused(message, 'not-leased');
+    await expectRefused(message, 'leased-to-another-node');
     expect(world.route(table, VICTIM)?.networkInterfaceId).toBe(victim.eniId);
   });
 
   it('a more-specific route inside another node\'s block: refused, nothing shadows the owner', async () => {
     const claimant = await world.addNode('node-b', { podCidrs: ['100.64.1.0/25'], unleased: true });
-    await expectRefused({ v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.1.0/25', node: 'node-b', instanceId: claimant.instanceId }, 'not-leased');
+    await expectRefused({ v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.1.0/25', node: 'node-b', instanceId: claimant.instanceId }, 'leased-to-another-node');
     expect(world.route(table, '100.64.1.0/25')).toBeUndefined();
   });
 
   it('a sync-node of a stored node claiming another node\'s CIDR: refused', async () => {
     await world.addNode('node-b', { podCidrs: [VICTIM], unleased: true });
-    await expectRefused({ v: 1, kind: 'sync-node', node: 'node-b' }, 'not-leased');
+    await expectRefused({ v: 1, kind: 'sync-node', node: 'node-b' }, 'leased-to-another-node');
     expect(world.route(table, VICTIM)?.networkInterfaceId).toBe(victim.eniId);
   });
 
   it('a forged admitted cannot re-point a route: refused, the owner keeps its route', async () => {
     const attacker = world.ec2.state.addInstance();
-    await expectRefused({ v: 2, kind: 'sync-node', node: 'node-x', admitted: { instanceId: attacker.id, podCidrs: [VICTIM] } }, 'not-leased');
+    await expectRefused({ v: 2, kind: 'sync-node', node: 'node-x', admitted: { instanceId: attacker.id, podCidrs: [VICTIM] } }, 'leased-to-another-node');
     expect(world.route(table, VICTIM)?.networkInterfaceId).toBe(victim.eniId);
   });
 

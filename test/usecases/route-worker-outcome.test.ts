@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { InvalidInputError, PodrouteError } from '../../lib/errors.ts';
 import { outcomeOf } from '../../lib/usecases/route-worker.ts';
 import { MessageRefusedError } from '../../lib/usecases/route-worker-claims.ts';
+import { NodeNotStoredError } from '../../lib/usecases/route-worker-deps.ts';
 
+const notStored = () => new NodeNotStoredError('node-a');
 const throttled = () => new PodrouteError('RequestLimitExceeded', { retryable: true });
 
 describe('outcomeOf', () => {
@@ -17,6 +19,9 @@ describe('outcomeOf', () => {
     ['a refused message, last but one', new MessageRefusedError('not-leased', 'refused'), 4, 5, 'refused'],
     ['something that is no PodrouteError (a bug)', new TypeError('x is undefined'), 1, 5, 'failed'],
     ['a thrown string', 'boom', 1, 5, 'failed'],
+    ['a node not stored yet, first receive: retried shortly', notStored(), 1, 5, 'retry'],
+    ['a node not stored yet, second receive: gone, acknowledged', notStored(), 2, 5, 'gone'],
+    ['a node not stored yet, first of 2 receives: handed back', notStored(), 1, 2, 'handed-back'],
   ] as const)('%s -> %s', (_what, error, receiveCount, maxReceiveCount, outcome) => {
     expect(outcomeOf(error, { receiveCount, maxReceiveCount })).toBe(outcome);
   });
