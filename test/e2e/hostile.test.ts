@@ -11,6 +11,8 @@ import { HOSTILE_SCENARIOS, runHostile, startSandbox } from '../../infra/local/s
 import type { HostileScenario, SandboxReport } from '../../infra/local/sandbox/index.ts';
 
 const TICK_MS = 500;
+/** How long the cluster may take to converge after a scenario (the test's timeout is 150 s). */
+const CONVERGE_MS = 60_000;
 
 /** The judge's verdict on the things that must hold whatever the scenario. */
 const verdict = (r: SandboxReport) => ({
@@ -25,6 +27,8 @@ const verdict = (r: SandboxReport) => ({
   dlqMessages: r.dlqMessages,
 });
 
+const isZero = (v: ReturnType<typeof verdict>): boolean => Object.values(v).every((n) => n === 0);
+
 async function play(scenario: HostileScenario): Promise<SandboxReport> {
   // A /16 cluster CIDR (256 blocks, as in the trust issue's findings) keeps a claim of all of it small.
   const sandbox = await startSandbox({ routeTables: 2, tickMs: TICK_MS, clusterCidr: '100.64.0.0/16' });
@@ -32,14 +36,18 @@ async function play(scenario: HostileScenario): Promise<SandboxReport> {
     for (const name of ['node-a', 'node-b', 'node-c']) await sandbox.joinNode(name);
     await sandbox.settle({ timeoutMs: 20_000 });
     await runHostile(sandbox, [scenario], { tickMs: TICK_MS });
-    // Settling may not come (that is what the verdict then shows); the final reconciles run after
-    // the lease grace period, as `npm start` runs them, so a lease of a node never stored can go.
-    const settle = () => sandbox.settle({ timeoutMs: 12_000 }).catch(() => undefined);
-    await settle();
-    for (let round = 0; round < 2; round++) {
+    // The cluster must converge to the judge's zeros; on a loaded machine that takes more rounds, so
+    // rounds go on until it has or the deadline passes (what must never happen even for a moment,
+    // a ready node tainted or a live route removed, the judge counts over the whole run). Each round
+    // runs after the lease grace period, as `npm start`'s final reconciles do, so a lease of a node
+    // never stored can go.
+    const deadline = Date.now() + CONVERGE_MS;
+    await sandbox.settle({ timeoutMs: 12_000 }).catch(() => undefined);
+    for (let round = 0; round < 2 || Date.now() < deadline; round++) {
+      if (round >= 2 && isZero(verdict(await sandbox.snapshot()))) break;
       await sleep(sandbox.config.leaseGraceSeconds * 1000 + 250);
       await sandbox.tick().catch(() => undefined);
-      await settle();
+      await sandbox.settle({ timeoutMs: 12_000 }).catch(() => undefined);
     }
     return await sandbox.snapshot();
   } finally {
@@ -48,7 +56,7 @@ async function play(scenario: HostileScenario): Promise<SandboxReport> {
 }
 
 describe('hostile scenarios: the judge’s zeros', () => {
-  it.each(HOSTILE_SCENARIOS)('%s', { timeout: 90_000 }, async (scenario) => {
+  it.each(HOSTILE_SCENARIOS)('%s', { timeout: 150_000 }, async (scenario) => {
     const report = await play(scenario);
     expect(verdict(report)).toEqual({
       duplicateCidrs: 0,
