@@ -52,10 +52,13 @@ function postJson(target: WebhookTarget, payload: unknown): Promise<{ status: nu
   });
 }
 
-type Operation = 'CREATE' | 'DELETE';
+export type Operation = 'CREATE' | 'DELETE';
 
-/** The AdmissionReview v1 the API server sends for a Node CREATE or DELETE. */
-function admissionReview(uid: string, operation: Operation, name: string, object: JsonObject | null, oldObject: JsonObject | null, user: UserInfo) {
+/**
+ * The AdmissionReview v1 the API server sends for a Node CREATE or DELETE (also built by the
+ * sandbox's forged admissions and the tests' CREATE reviews, so all send one shape).
+ */
+export function admissionReview(uid: string, operation: Operation, name: string, object: Record<string, unknown> | null, oldObject: Record<string, unknown> | null, user: UserInfo) {
   const gvk = { group: '', version: 'v1', kind: 'Node' };
   const gvr = { group: '', version: 'v1', resource: 'nodes' };
   return {

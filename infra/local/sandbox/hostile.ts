@@ -24,6 +24,8 @@ import type { NodeSource } from '../../../lib/usecases/ports.ts';
 import { clusterTagKey } from '../../../lib/routes/index.ts';
 import { parseCidr, formatCidr } from '../../../lib/cidr/cidr.ts';
 import { readNode } from './report.ts';
+import { admissionReview } from '../kube/admission.ts';
+import { kubeletUser } from '../kube/identity.ts';
 import type { Sandbox } from './types.ts';
 
 export const HOSTILE_SCENARIOS = ['same-cidr', 'sub-range', 'cluster-cidr', 'other-instance', 'short-listings', 'forged-admissions', 'untagged-tables'] as const;
@@ -119,30 +121,6 @@ async function spell(sandbox: Sandbox, options: HostileOptions): Promise<void> {
 
 const zoneOf = (sandbox: Sandbox, instanceId: string): string => sandbox.ec2.state.instances.get(instanceId)?.availabilityZone ?? 'us-east-1a';
 
-/** An AdmissionReview for a Node CREATE, as the API server sends it (infra/local/kube/admission.ts builds the same). */
-function createReview(name: string, object: Record<string, unknown>): Record<string, unknown> {
-  const gvk = { group: '', version: 'v1', kind: 'Node' };
-  const gvr = { group: '', version: 'v1', resource: 'nodes' };
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: randomUUID(),
-      kind: gvk,
-      resource: gvr,
-      requestKind: gvk,
-      requestResource: gvr,
-      name,
-      operation: 'CREATE',
-      userInfo: { username: `system:node:${name}`, groups: ['system:nodes', 'system:authenticated'] },
-      object,
-      oldObject: null,
-      dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
-    },
-  };
-}
-
 const PLAY: Record<HostileScenario, (sandbox: Sandbox, options: HostileOptions) => Promise<void>> = {
   'same-cidr': async (sandbox) => {
     const victim = pick(victims(sandbox), 0);
@@ -182,7 +160,7 @@ const PLAY: Record<HostileScenario, (sandbox: Sandbox, options: HostileOptions) 
       const answer = await fetch(`${sandbox.webhook.url}/webhook/${sandbox.webhook.secret}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(createReview(name, object)),
+        body: JSON.stringify(admissionReview(randomUUID(), 'CREATE', name, object, null, kubeletUser(name))),
       });
       await answer.body?.cancel();
     }
