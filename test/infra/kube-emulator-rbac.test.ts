@@ -1,7 +1,7 @@
 /**
  * The kube emulator authorizes podroute's identity with infra/kubernetes/rbac.yaml's rules
  * (infra/local/kube/rbac.ts): the decision table against a real kube-apiserver's answers for the
- * same identity (shared/reference/kube-apiserver-1.32/rbac-rights.json), the request attributes
+ * same identity (test/fixtures/kube-apiserver-1.32/rbac-rights.json), the request attributes
  * of each path, and the 403 a refused request gets over HTTPS.
  */
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { loadRbac, PODROUTE_USER, requestAttributes, type RequestAttributes } fr
 import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
 
 type Recorded = { attrs: { verb: string; resource: string; group?: string; subresource?: string; namespace?: string }; allowed: boolean; why: string };
-const recorded = JSON.parse(readFileSync(new URL('../../../shared/reference/kube-apiserver-1.32/rbac-rights.json', import.meta.url), 'utf8')) as Recorded[];
+const recorded = JSON.parse(readFileSync(new URL('../fixtures/kube-apiserver-1.32/rbac-rights.json', import.meta.url), 'utf8')) as Recorded[];
 
 const attributes = (a: Recorded['attrs'], name = ''): RequestAttributes => ({
   verb: a.verb,

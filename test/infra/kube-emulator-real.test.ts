@@ -1,6 +1,6 @@
 /**
  * The kube emulator answers as kube-apiserver 1.32 answered: every expected value here is the
- * `real` answer recorded in shared/reference/kube-apiserver-1.32 (uids, timestamps and
+ * `real` answer recorded in test/fixtures/kube-apiserver-1.32 (uids, timestamps and
  * resourceVersions left out), and each case names the Kubernetes source of the rule.
  */
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/ind
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-const REFERENCE = new URL('../../../shared/reference/kube-apiserver-1.32/', import.meta.url);
+const REFERENCE = new URL('../fixtures/kube-apiserver-1.32/', import.meta.url);
 const recorded = (file: string): JsonObject => JSON.parse(readFileSync(new URL(file, REFERENCE), 'utf8')) as JsonObject;
 
 /** The user agent of the client that made the recordings (its managedFields manager). */

@@ -4,7 +4,7 @@
  * (an admin and one identity per kubelet), the Node authorizer and NodeRestriction,
  * TaintNodesByCondition, resourceVersion preconditions, the three patch types, Node and Event
  * validation, managedFields, and mutating admission webhooks for Node CREATE / DELETE. Each rule
- * follows kube-apiserver 1.32 (the recorded answers in shared/reference/kube-apiserver-1.32 are
+ * follows kube-apiserver 1.32 (the recorded answers in test/fixtures/kube-apiserver-1.32 are
  * its tests' expected values). Test infrastructure, not product.
  */
 import { randomUUID } from 'node:crypto';
