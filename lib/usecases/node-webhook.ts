@@ -37,7 +37,6 @@ import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../web
 import { claimantOf, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
-import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
@@ -197,8 +196,12 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     }
     const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
     if (unmanaged !== null) return { status: 202, message: `node ${event.nodeName} is not podroute's (${unmanaged}); nothing to do` };
+    const claim = await unverifiedClaim(node, deps);
+    if (claim !== null) {
+      deps.log.log('warn', 'webhook.join-deferred', { node: event.nodeName, detail: claim });
+      return { status: 202, message: `${claim}; reconcile decides on it, nothing was synced now` };
+    }
     await syncOne(node, deps, nodeSyncKube(deps));
-    await warnMaskMismatches(node, deps);
     await queueNodeSync(node.metadata.name, deps);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
@@ -206,6 +209,21 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
   if (result.kind === 'exists') return { status: 409, message: `node ${event.nodeName} still exists; NodeLeft is accepted once it is deleted` };
   // Its routes are the planner's to delete (next reconcile, under the mass-deletion guard).
   return { status: 202, message: `node ${event.nodeName}: released ${result.cidrs.length} pod CIDR(s)` };
+}
+
+/**
+ * Why a stored node's pod CIDRs are not for a `NodeJoined` sync, or null when they are: none, or
+ * each exactly a block leased to the node. Node sync would occupy any other claim for the node
+ * (every block a wide range overlaps), so it waits for reconcile, which alone adopts, under the
+ * ownership decider's rules.
+ */
+async function unverifiedClaim(node: Node, deps: WebhookDeps): Promise<string | null> {
+  if (podCidrsOf(node).length === 0) return null;
+  const verdict = judgeClaims(node, await leasedSets(deps));
+  if (verdict.kind === 'own') return null;
+  const [first] = verdict.refused;
+  const cidr = first?.cidr ?? '';
+  return `node ${node.metadata.name}: pod CIDR ${JSON.stringify(cidr.slice(0, 64))} is not leased to it (${first?.reason ?? 'unverified'})`;
 }
 
 /**
@@ -245,22 +263,6 @@ async function allocateOnce(node: Node, deps: WebhookDeps): Promise<string[]> {
   };
   await syncOne(node, deps, kube);
   return captured;
-}
-
-/**
- * A node that comes with a pod CIDR of another size than the configured blocks (a kubelet
- * re-registering a node kube-controller-manager allocated): node sync has held every block it
- * overlaps for it (`occupy` of the range); say so on the node, in the log, and to the caller.
- */
-async function warnMaskMismatches(node: Node, deps: WebhookDeps): Promise<string[]> {
-  const messages: string[] = [];
-  for (const m of maskMismatches(node, deps.cidrSets)) {
-    const message = maskMismatchMessage(m);
-    messages.push(`node ${m.node}: ${message}`);
-    deps.log.log('warn', 'pod-cidr.mask-mismatch', { node: m.node, cidr: m.cidr, nodeMaskSize: m.set.nodeMaskSize, detail: message });
-    await deps.nodes.warn(m.node, MASK_MISMATCH_EVENT, message).catch(() => undefined);
-  }
-  return messages;
 }
 
 /**
