@@ -34,14 +34,14 @@ import { unmanagedReason } from '../nodes/managed-node.ts';
 import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
 import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
-import { claimantOf, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
+import { claimantOf, heldClaims, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
-import { MASK_MISMATCH_EVENT, maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
 import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
 import type { UsedReservationSets } from './ports.ts';
+import type { LeaseTable } from '../routes/index.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
 /**
@@ -184,6 +184,14 @@ async function leasedSets(deps: WebhookDeps): Promise<LeasedSet[]> {
   return Promise.all(sets.map(async (set) => ({ clusterCidr: set.clusterCidr, leases: await set.leases() })));
 }
 
+/** The lease table the ownership decider reads, over the same sets as `leasedSets`. */
+async function leaseTableOf(deps: WebhookDeps): Promise<LeaseTable> {
+  const sets = deps.config.mode === 'prefixes' ? ((await deps.usedReservationSets?.()) ?? []) : deps.cidrSets;
+  const leases = (await Promise.all(sets.map((set) => set.leases()))).flat();
+  const migration = deps.config.migrationMaskSizes;
+  return { leases, sets, ...(migration ? { migrationMaskSizes: migration } : {}) };
+}
+
 type EventResult = { status: 202 | 404 | 409; message: string };
 
 export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Promise<EventResult> {
@@ -197,8 +205,12 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     }
     const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
     if (unmanaged !== null) return { status: 202, message: `node ${event.nodeName} is not podroute's (${unmanaged}); nothing to do` };
+    const claim = await unverifiedClaim(node, deps);
+    if (claim !== null) {
+      deps.log.log('warn', 'webhook.join-deferred', { node: event.nodeName, detail: claim });
+      return { status: 202, message: `${claim}; reconcile decides on it, nothing was synced now` };
+    }
     await syncOne(node, deps, nodeSyncKube(deps));
-    await warnMaskMismatches(node, deps);
     await queueNodeSync(node.metadata.name, deps);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
@@ -209,16 +221,33 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
 }
 
 /**
- * Allocates pod CIDRs for a node being created; returns them. Routes mode never hands out a block
- * that another node carries without a lease (written by someone else since reconcile last adopted
- * what it listed): such a block is given back and the next one taken, so the lease table keeps
- * every block in use, and reconcile adopts the carrier's.
+ * Why a stored node's pod CIDRs are not for a `NodeJoined` sync, or null when they are: none, or
+ * each exactly a block leased to the node. Node sync would occupy any other claim for the node
+ * (every block a wide range overlaps), so it waits for reconcile, which alone adopts, under the
+ * ownership decider's rules.
+ */
+async function unverifiedClaim(node: Node, deps: WebhookDeps): Promise<string | null> {
+  if (podCidrsOf(node).length === 0) return null;
+  const verdict = judgeClaims(node, await leasedSets(deps));
+  if (verdict.kind === 'own') return null;
+  const [first] = verdict.refused;
+  const cidr = first?.cidr ?? '';
+  return `node ${node.metadata.name}: pod CIDR ${JSON.stringify(cidr.slice(0, 64))} is not leased to it (${first?.reason ?? 'unverified'})`;
+}
+
+/**
+ * Allocates pod CIDRs for a node being created; returns them. A block another node carries without
+ * a lease (written by someone else since reconcile last adopted what it listed) is never handed
+ * out when reconcile could adopt it for that node (lib/webhook/claims.ts, `heldClaims`): it is
+ * given back and the next one taken. A claim nobody can get (a conflict) holds no block.
  */
 async function allocateForNewNode(node: Node, others: readonly Node[], deps: WebhookDeps): Promise<string[]> {
   const name = node.metadata.name;
+  // Read before allocating: the new node's own candidate lease must not turn a claim into a conflict.
+  const held = heldClaims(others, await leaseTableOf(deps), deps.config.clusterCidrs, deps.config.nodeSelector);
   for (let round = 0; round <= MAX_CLAIMED_SKIPS; round += 1) {
     const cidrs = await allocateOnce(node, deps);
-    const claimed = cidrs.map((cidr) => ({ cidr, by: claimantOf(cidr, others, name) })).filter((c) => c.by !== null);
+    const claimed = cidrs.map((cidr) => ({ cidr, by: claimantOf(cidr, held, name) })).filter((c) => c.by !== null);
     if (claimed.length === 0) return cidrs;
     for (const { cidr, by } of claimed) {
       deps.log.log('warn', 'webhook.candidate-claimed', { node: name, cidr, carrier: by });
@@ -245,22 +274,6 @@ async function allocateOnce(node: Node, deps: WebhookDeps): Promise<string[]> {
   };
   await syncOne(node, deps, kube);
   return captured;
-}
-
-/**
- * A node that comes with a pod CIDR of another size than the configured blocks (a kubelet
- * re-registering a node kube-controller-manager allocated): node sync has held every block it
- * overlaps for it (`occupy` of the range); say so on the node, in the log, and to the caller.
- */
-async function warnMaskMismatches(node: Node, deps: WebhookDeps): Promise<string[]> {
-  const messages: string[] = [];
-  for (const m of maskMismatches(node, deps.cidrSets)) {
-    const message = maskMismatchMessage(m);
-    messages.push(`node ${m.node}: ${message}`);
-    deps.log.log('warn', 'pod-cidr.mask-mismatch', { node: m.node, cidr: m.cidr, nodeMaskSize: m.set.nodeMaskSize, detail: message });
-    await deps.nodes.warn(m.node, MASK_MISMATCH_EVENT, message).catch(() => undefined);
-  }
-  return messages;
 }
 
 /**

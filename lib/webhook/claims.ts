@@ -1,6 +1,7 @@
 /**
  * What the CREATE admission makes of the pod CIDRs a node comes with, of a block it is about to
- * hand out, and of the instance it names. Pure: the leases and the nodes come in as arguments.
+ * hand out (held by another node's claim only as the ownership decider rules), and of the
+ * instance it names. Pure: the leases and the nodes come in as arguments.
  *
  * A node's `spec.podCIDR(s)` at CREATE is a claim its kubelet may write on itself (NodeRestriction
  * does not check it), and the lease table is the authority (ARCHITECTURE.md, "Authority"). So at
@@ -10,7 +11,9 @@
  * of it), `unverified` otherwise, `invalid` when it is no CIDR.
  */
 import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
+import type { LabelSelector } from '../nodes/label-selector.ts';
 import { instanceIdOf, podCidrsOf, type Node } from '../nodes/node.ts';
+import { decideOwnership, type LeaseTable } from '../routes/ownership.ts';
 
 /** One set's leases as the admission reads them. */
 export interface LeasedSet {
@@ -58,17 +61,27 @@ export function refusalMessage(node: string, claim: RefusedClaim): string {
   return `node ${node}: pod CIDR ${claim.cidr} is not leased to this node; it is not routed until reconcile verifies it`;
 }
 
+/** A stored node's pod CIDR that keeps every block it overlaps out of allocation. */
+export interface HeldClaim {
+  cidr: string;
+  node: string;
+}
+
 /**
- * The first of `nodes` (other than `self`) whose pod CIDRs overlap `candidate`, or null: a block a
- * node carries without a lease (written by another writer since the last reconcile adopted what it
- * saw) is not free, whatever the lease table says.
+ * The pod CIDRs of `nodes` that are not free whatever the lease table says: each the ownership
+ * decider (lib/routes/ownership.ts) gives its node over `leaseTable` (its own lease) or holds for
+ * it until reconcile adopts it (node mask or a migration mask, no lease overlapping it). Any other
+ * claim (a range wider than a block, one overlapping another lease) is a conflict that nobody will
+ * ever get: it holds nothing, so one node claiming the whole cluster CIDR cannot stop allocation.
  */
-export function claimantOf(candidate: string, nodes: readonly Node[], self: string): string | null {
-  for (const node of nodes) {
-    if (node.metadata.name === self) continue;
-    if (podCidrsOf(node).some((text) => overlapsText(text, candidate))) return node.metadata.name;
-  }
-  return null;
+export function heldClaims(nodes: readonly Node[], leaseTable: LeaseTable, clusterCidrs: readonly string[], nodeSelector?: LabelSelector): HeldClaim[] {
+  const ownership = decideOwnership({ nodes, clusterCidrs, leaseTable, ...(nodeSelector ? { nodeSelector } : {}) });
+  return [...ownership.owners, ...ownership.reserved].map(([cidr, node]) => ({ cidr, node }));
+}
+
+/** The node (other than `self`) of the first of `held` that overlaps `candidate`, or null. */
+export function claimantOf(candidate: string, held: readonly HeldClaim[], self: string): string | null {
+  return held.find((claim) => claim.node !== self && overlapsText(claim.cidr, candidate))?.node ?? null;
 }
 
 /**

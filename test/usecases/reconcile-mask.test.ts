@@ -117,7 +117,9 @@ const review = (uid: string, object: Record<string, unknown>) =>
 describe('the webhook with a node that already carries a pod CIDR of another size', () => {
   it('a CREATE (kubelet re-registration) of the stored node changes nothing; a joining node gets no block inside its pod CIDR', async () => {
     const old = await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
-    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25' });
+    // A migration mask: the /24 is adoptable, so it holds its blocks (a /24 of no allowed mask is a
+    // conflict nobody gets, and holds none: test/usecases/node-webhook-claims.test.ts).
+    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:24' });
     const response = await admit(
       review('u-1', world.nodeObject('node-old', old.instanceId, ['100.64.0.0/24'])),
       w.reconcileDeps(),

@@ -1,7 +1,7 @@
 /** The CREATE admission's judgement of claimed pod CIDRs and of candidate blocks (lib/webhook/claims.ts). */
 import { describe, expect, it } from 'vitest';
 import { parseNode } from '../../lib/nodes/node.ts';
-import { claimantOf, judgeClaims, type LeasedSet } from '../../lib/webhook/claims.ts';
+import { claimantOf, heldClaims, judgeClaims, type LeasedSet } from '../../lib/webhook/claims.ts';
 
 const nodeWith = (name: string, podCIDRs: string[]) => parseNode({ metadata: { name }, spec: { podCIDRs } });
 
@@ -29,15 +29,33 @@ describe('judgeClaims', () => {
   });
 });
 
-describe('claimantOf', () => {
-  const nodes = [nodeWith('a', ['10.244.0.0/24']), nodeWith('b', ['10.244.3.0/25']), nodeWith('me', ['10.244.5.0/24']), parseNode({ metadata: { name: 'c' } })];
+describe('claimantOf over heldClaims', () => {
+  // Node mask /24, migration mask /23 (IPv4). `a` holds its own lease, `m` an adoptable /23, `w` the
+  // whole range, `s` a /25 (no migration mask), `x` a block overlapping `a`'s lease; `me` is excluded.
+  const table = {
+    leases: [{ cidr: '10.244.0.0/24', owner: 'a' }],
+    sets: [{ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 }],
+    migrationMaskSizes: { 4: [23], 6: [] },
+  };
+  const nodes = [
+    nodeWith('a', ['10.244.0.0/24']),
+    nodeWith('m', ['10.244.4.0/23']),
+    nodeWith('w', ['10.244.0.0/16']),
+    nodeWith('s', ['10.244.3.0/25']),
+    nodeWith('x', ['10.244.0.0/23']),
+    nodeWith('me', ['10.244.9.0/24']),
+    parseNode({ metadata: { name: 'c' } }),
+  ];
+  const held = heldClaims(nodes, table, ['10.244.0.0/16']);
   it.each<[string, string | null]>([
     ['10.244.0.0/24', 'a'],
-    ['10.244.3.0/24', 'b'],
-    ['10.244.4.0/24', null],
-    ['10.244.5.0/24', null],
+    ['10.244.5.0/24', 'm'],
+    ['10.244.3.0/24', null],
+    ['10.244.1.0/24', null],
+    ['10.244.7.0/24', null],
+    ['10.244.9.0/24', null],
     ['fd00::/64', null],
   ])('%s -> %s', (candidate, expected) => {
-    expect(claimantOf(candidate, nodes, 'me')).toBe(expected);
+    expect(claimantOf(candidate, held, 'me')).toBe(expected);
   });
 });
