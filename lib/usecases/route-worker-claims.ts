@@ -21,6 +21,7 @@ export type Refusal =
   | 'no-expect' // a delete without the route the planner saw
   | 'no-lease-table' // no configured lease set covers the destination
   | 'not-leased' // unleased: not the node's until reconcile adopts it (or never)
+  | 'owned' // a no-owner delete of a route to the node the ownership decider gives it to
   | ConflictReason; // the ownership decider gives it to no one, or to another node
 
 /** A message the worker will not act on: it contradicts the authority. Never retryable. */
@@ -89,6 +90,7 @@ const REASONS: Record<Refusal, string> = {
   'no-expect': 'a delete must carry the route the planner saw (expect)',
   'no-lease-table': 'no lease set of the cluster covers the destination',
   'not-leased': 'the node holds no lease for it in the lease table',
+  'owned': 'the lease table gives the destination to the node the route targets',
   'leased-to-another-node': 'the lease table gives it, or a CIDR overlapping it, to another node',
   'overlaps-pod-cidr': 'it overlaps a pod CIDR of a node registered first',
   'mask-size': 'its mask is neither the node mask nor a migration mask',

@@ -106,6 +106,30 @@ export function ownershipOf(world: NodeWorld, deps: Pick<RouteWorkerDeps, 'clust
 }
 
 /**
+ * The node the ownership decider gives `destinationCidr` to, when the route's `instanceId` is that
+ * node's; null when there is none (the delete may go ahead). No lease is keyed by CIDR, so the
+ * destination's set is listed for the leases overlapping it; each holder is read by key and its
+ * world read as for its own messages, so the answer is the one its sync would get.
+ */
+export async function ownerRoutedTo(destinationCidr: string, instanceId: string, tables: readonly RouteTable[], deps: WorldDeps & Pick<RouteWorkerDeps, 'nodeSelector'>): Promise<string | null> {
+  const cidr = tryParseCidr(destinationCidr);
+  const set = cidr ? setOf(deps.cidrSets, cidr) : undefined;
+  if (!cidr || !set) return null;
+  const holders = new Set<string>();
+  for (const lease of await set.leases()) {
+    const block = tryParseCidr(lease.cidr);
+    if (lease.owner !== null && block !== null && overlaps(block, cidr)) holders.add(lease.owner);
+  }
+  const text = formatCidr(cidr);
+  for (const holder of [...holders].sort()) {
+    const node = await currentNode(holder, deps);
+    if (!node || instanceIdOf(node) !== instanceId) continue;
+    if (ownershipOf(await readNodeWorld(node, tables, deps), deps).owners.get(text) === holder) return holder;
+  }
+  return null;
+}
+
+/**
  * Refuses the message unless the ownership decider (over the fresh node and the lease table,
  * above) gives every destination of `ops` to its node
  * (./route-worker-claims.ts, `checkRouteClaim`).

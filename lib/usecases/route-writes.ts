@@ -21,7 +21,7 @@ import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { planNode } from './route-targets.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
 import { checkDelete, refuse } from './route-worker-claims.ts';
-import { type NodeWorld, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
+import { type NodeWorld, ownerRoutedTo, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
 
 export interface RouteOp {
   routeTableId: string;
@@ -319,7 +319,8 @@ async function replaceOrCreate(spec: RouteSpec, deps: WriteDeps): Promise<'creat
 export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps): Promise<string> {
   const what = `delete of ${message.destinationCidr} in ${message.routeTableId}`;
   if (!isResponsibleForRoute(message.destinationCidr, deps.clusterCidrs)) refuse('outside-cluster-cidrs', what);
-  const tagged = new Set((await deps.view.current()).map((table) => table.routeTableId));
+  const tables = await deps.view.current();
+  const tagged = new Set(tables.map((table) => table.routeTableId));
   const refusal = checkDelete(message, tagged, deps.clusterCidrs);
   if (refusal !== null) refuse(refusal, what);
   const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
@@ -333,6 +334,11 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
   if (expect !== undefined) {
     if (expect.blackhole !== blackhole && message.reason === 'no-owner') return 'stale:state-changed';
     if (!blackhole && current.instanceId !== expect.instanceId) return 'stale:target-changed';
+  }
+  // "No owner" is the message's word: the lease table is asked whether the route's node owns it.
+  if (message.reason === 'no-owner' && !blackhole && current.instanceId !== null) {
+    const owner = await ownerRoutedTo(message.destinationCidr, current.instanceId, tables, deps);
+    if (owner !== null) refuse('owned', `${what} (it routes to node ${owner}, which owns it)`);
   }
   const started = deps.now();
   const result = await deps.routeTables.deleteRoute({ routeTableId: message.routeTableId, destinationCidr: message.destinationCidr });

@@ -129,6 +129,24 @@ describe('the worker refuses what the authority does not back', () => {
     expect(world.route(table, VICTIM)?.networkInterfaceId).toBe(victim.eniId);
   });
 
+  it('a no-owner delete of a route to the node its lease names: refused, the live route stays', async () => {
+    // expect copied from the node's providerID, as anyone reading the node could.
+    await expectRefused({ v: 1, kind: 'delete', routeTableId: table, destinationCidr: VICTIM, reason: 'no-owner', expect: { instanceId: victim.instanceId, blackhole: false } }, 'owned');
+    expect(world.route(table, VICTIM)?.networkInterfaceId).toBe(victim.eniId);
+  });
+
+  it.each([
+    ['leased to no node', '100.64.2.0/24', null],
+    ['leased to a node that is gone', '100.64.3.0/24', 'node-gone'],
+  ] as const)('a no-owner delete of a route %s goes ahead', async (_what, cidr, owner) => {
+    if (owner !== null) await world.cidrSets[0]?.occupy(cidr, owner);
+    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: cidr, networkInterfaceId: victim.eniId });
+    const { deps } = depsOf();
+    const message: RouteMessage = { v: 1, kind: 'delete', routeTableId: table, destinationCidr: cidr, reason: 'no-owner', expect: { instanceId: victim.instanceId, blackhole: false } };
+    expect(await handleRouteMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'deleted' });
+    expect(world.route(table, cidr)).toBeUndefined();
+  });
+
   it.each(['delete', 'create'] as const)('a %s in a table without the cluster tag: refused, the table untouched', async (kind) => {
     const untagged = world.ec2.state.addRouteTable({ tags: { Name: 'someone-elses' } }).id;
     world.ec2.state.addRoute({ routeTableId: untagged, destinationCidr: VICTIM, networkInterfaceId: victim.eniId });
