@@ -22,7 +22,9 @@
  * Two managed nodes naming one instance: the one registered first, then the one holding a lease,
  * then the older lease, then by name, keeps it; every pod CIDR of the others is a conflict
  * (`instance-of-another-node`). Unmanaged nodes (lib/nodes/managed-node.ts) take part in the pod
- * CIDR rules (their blocks are held like any node's) but never in the instance rule.
+ * CIDR rules (their blocks are held like any node's). An instance an unmanaged node names is not
+ * podroute's (`unmanagedInstances`) unless a managed node names it: then it stays the managed
+ * node's, and the unmanaged node is a conflict (`instance-of-another-node`) that changes nothing.
  *
  * A pod CIDR with leading zeros (`010.244.1.0/24`: kube-apiserver 1.32 stores it, the node reads it
  * as decimal, lib/cidr `leadingZerosReading`) is never a claim but a conflict on its node
@@ -33,6 +35,7 @@ import { type Cidr, type Family, addressBits, containsCidr, formatCidr, leadingZ
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import { TakenIndex, truncate } from './taken-index.ts';
 
 export type ConflictReason = 'leased-to-another-node' | 'overlaps-pod-cidr' | 'mask-size' | 'instance-of-another-node' | 'non-canonical-pod-cidr';
 
@@ -79,6 +82,8 @@ export interface Ownership {
   adoptable: Array<{ node: string; cidr: string }>;
   /** Sorted by (node, cidr). */
   conflicts: Conflict[];
+  /** Instances named by unmanaged nodes and by no managed node: routes to them are left alone. */
+  unmanagedInstances: Set<string>;
 }
 
 interface Claim {
@@ -125,13 +130,14 @@ export function decideOwnership(input: OwnershipInput): Ownership {
 
   const owners = new Map<string, string>();
   const leased = input.leaseTable ? judgeLeases(nodes, input.leaseTable, lose) : new Set<Claim>();
-  instanceRule(nodes, Boolean(input.leaseTable), lose, (node, instanceId, other) =>
-    conflicts.push({ node, reason: 'instance-of-another-node', other, detail: `node ${node} names instance ${instanceId}, which node ${other} holds; it is not routed` }),
-  );
+  const conflictless = (node: string, instanceId: string, other: string) =>
+    conflicts.push({ node, reason: 'instance-of-another-node', other, detail: `node ${node} names instance ${instanceId}, which node ${other} holds; it is not routed` });
+  instanceRule(nodes, Boolean(input.leaseTable), lose, conflictless);
+  const unmanagedInstances = unmanagedInstancesOf(nodes, conflictless);
 
   // Leased claims own their CIDR; the rest (candidates, or every claim without a lease table) are
   // taken in registration order, each unless it overlaps one taken before.
-  const taken = new TakenIndex(nodes.flatMap((node) => node.claims.map((claim) => claim.footprint.prefix)));
+  const taken = new TakenIndex<Claim>(nodes.flatMap((node) => node.claims.map((claim) => claim.footprint.prefix)));
   for (const claim of leased) {
     if (lost.has(claim)) continue;
     owners.set(claim.text, claim.node.name);
@@ -158,7 +164,7 @@ export function decideOwnership(input: OwnershipInput): Ownership {
   }
   adoptable.sort((a, b) => compareText(a.node, b.node) || compareText(a.cidr, b.cidr));
   conflicts.sort((a, b) => compareText(a.node, b.node) || compareText(a.cidr ?? '', b.cidr ?? ''));
-  return { owners, reserved, adoptable, conflicts };
+  return { owners, reserved, adoptable, conflicts, unmanagedInstances };
 }
 
 /** The ranges claims must lie in, with their node mask (lease table) or none. */
@@ -261,50 +267,6 @@ function blocksOf(cidr: Cidr, mask: number): Cidr[] {
   return out;
 }
 
-/**
- * The claims taken so far, for "does this CIDR overlap one of them" without comparing every pair:
- * CIDRs overlap when one holds the other, so each taken CIDR is keyed by itself and by its
- * truncation to every prefix a claim has; a CIDR is then looked up by its own key (it holds a
- * taken one) and by its truncations (a taken one holds it).
- */
-class TakenIndex {
-  private readonly prefixes: number[];
-  private readonly exact = new Map<string, Claim>();
-  private readonly within = new Map<string, Claim>();
-
-  constructor(prefixes: readonly number[]) {
-    this.prefixes = [...new Set(prefixes)].sort((a, b) => a - b);
-  }
-
-  add(claim: Claim): void {
-    const { footprint } = claim;
-    this.exact.set(keyOf(footprint), claim);
-    for (const prefix of this.prefixes) {
-      if (prefix > footprint.prefix) break;
-      const key = keyOf(truncate(footprint, prefix));
-      if (!this.within.has(key)) this.within.set(key, claim);
-    }
-  }
-
-  overlapping(cidr: Cidr): Claim | undefined {
-    const holdsTaken = this.within.get(keyOf(cidr));
-    if (holdsTaken) return holdsTaken;
-    for (const prefix of this.prefixes) {
-      if (prefix > cidr.prefix) break;
-      const holder = this.exact.get(keyOf(truncate(cidr, prefix)));
-      if (holder) return holder;
-    }
-    return undefined;
-  }
-}
-
-const keyOf = (cidr: Cidr): string => `${cidr.family}/${cidr.prefix}/${cidr.network.toString(16)}`;
-
-function truncate(cidr: Cidr, prefix: number): Cidr {
-  const shift = BigInt(addressBits(cidr.family) - prefix);
-  return { family: cidr.family, prefix, network: (cidr.network >> shift) << shift };
-}
-
 interface LeaseIndex {
   byCidr: Map<string, LeaseView>;
   parsed: Array<{ cidr: Cidr; lease: LeaseView }>;
@@ -380,6 +342,20 @@ function instanceRule(
       }
     }
   }
+}
+
+/** Instances only unmanaged nodes name; an unmanaged node naming a managed node's instance is reported. */
+function unmanagedInstancesOf(nodes: readonly NodeClaims[], report: (node: string, instanceId: string, other: string) => void): Set<string> {
+  const managed = new Map<string, string>();
+  for (const node of [...nodes].sort(byRegistration)) if (node.managed && node.instanceId !== null && !managed.has(node.instanceId)) managed.set(node.instanceId, node.name);
+  const out = new Set<string>();
+  for (const node of nodes) {
+    if (node.managed || node.instanceId === null) continue;
+    const holder = managed.get(node.instanceId);
+    if (holder === undefined) out.add(node.instanceId);
+    else report(node.name, node.instanceId, holder);
+  }
+  return out;
 }
 
 /**

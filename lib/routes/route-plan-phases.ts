@@ -175,9 +175,13 @@ export function assignOwners(
   }
   for (const conflict of ownership.conflicts) {
     const fact = byName.get(conflict.node);
-    if (!fact || fact.unmanaged !== null) continue;
-    fact.blocked = true;
-    fact.conflict ??= conflict.reason;
+    if (!fact) continue;
+    if (fact.unmanaged === null) {
+      fact.blocked = true;
+      fact.conflict ??= conflict.reason;
+    } else if (conflict.reason !== 'instance-of-another-node') {
+      continue; // an unmanaged node's pod CIDRs are not podroute's to judge; its naming a managed node's instance is told
+    }
     warnings.push({
       reason: 'pod-cidr-conflict',
       node: conflict.node,

@@ -28,7 +28,9 @@
  *     A table can hold a static and a propagated route to one destination side by side, and the
  *     static one wins (Amazon VPC User Guide, "How route priority works"), so every decision looks
  *     at a destination's static route only; propagated routes are context (step 5).
- *     Routes to the instance of an unmanaged node (4a) are left alone too.
+ *     Routes to the instance of an unmanaged node (4a) are left alone too, unless a managed node
+     names that instance: then it is the managed node's, and the unmanaged node gets a
+     `pod-cidr-conflict` warning (./ownership.ts `unmanagedInstances`).
  *  4a. Unmanaged nodes (`unmanagedReason`: outside `nodeSelector`, a providerID naming no EC2
  *     instance, no providerID yet) are never routed and their condition is never written: they
  *     appear in `nodes` with `unmanaged` set, `patch: false` and `networkUnavailable` = their current
@@ -250,8 +252,8 @@ export function planRoutesCounted(input: PlanInput): { plan: RoutePlan; live: nu
     ...(input.nodeSelector ? { nodeSelector: input.nodeSelector } : {}),
   });
   const owners = assignOwners(facts, ownership, warnings);
-  // Instances of unmanaged nodes: routes to them are someone else's and are left alone.
-  const unmanagedInstances = new Set(facts.filter((f) => f.unmanaged !== null && f.instanceId !== null).map((f) => f.instanceId));
+  // Instances only unmanaged nodes name: routes to them are someone else's and are left alone.
+  const { unmanagedInstances } = ownership;
   if (index.tableIds.length === 0 && facts.length > 0) {
     warnings.push({
       reason: 'no-route-tables',

@@ -4,6 +4,7 @@
  * node are conflicts that never move, shadow or taint the rightful owner's route.
  */
 import { describe, expect, it } from 'vitest';
+import { parseLabelSelector } from '../../lib/nodes/label-selector.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import { type RoutePlan, planRoutes } from '../../lib/routes/index.ts';
 import type { LeaseTable } from '../../lib/routes/ownership.ts';
@@ -126,5 +127,41 @@ describe('planRoutes with the lease table', () => {
     const plan = planRoutes({ nodes, routeTables, clusterCidrs: [V4], leaseTable: leaseTable(leases, migration) });
     expect({ create: plan.create, replace: plan.replace, delete: plan.delete, nodes: plan.nodes }).toStrictEqual(want);
     expect((plan.warnings ?? []).filter((w) => w.reason === 'pod-cidr-conflict').map((w) => `${w.node ?? ''} ${w.destinationCidr ?? ''}`)).toEqual(conflicts);
+  });
+});
+
+// With NODE_SELECTOR, a kubelet outside it may still name a managed node's instance in its
+// providerID: the instance stays the managed node's, and the unmanaged claimant is only reported.
+describe('planRoutes: an unmanaged node naming a managed node\'s instance', () => {
+  const POOL = { pool: 'podroute' };
+  const managedVictim = node('victim', { instance: 1, podCidrs: ['10.120.1.0/24'], networkUnavailable: 'False', created: T1, labels: POOL });
+  const hostile = node('zz-hostile', { instance: 1, created: T2, labels: { pool: 'other' } });
+  const outside = (name: string) => ({ node: name, networkUnavailable: false, patch: false, unmanaged: 'outside-node-selector' });
+  it.each<{ name: string; nodes: Node[]; routeTables: RouteTable[]; want: Pick<RoutePlan, 'create' | 'replace' | 'delete' | 'nodes'>; warned: string[] }>([
+    {
+      name: 'the victim\'s route in place: the victim stays ready, the claimant is a conflict',
+      nodes: [managedVictim, hostile],
+      routeTables: tables({ id: RTB, routes: [{ to: '10.120.1.0/24', instance: 1 }] }),
+      want: { create: [], replace: [], delete: [], nodes: [ready, outside('zz-hostile')] },
+      warned: ['pod-cidr-conflict zz-hostile'],
+    },
+    {
+      name: 'a stale route to the victim\'s instance is still podroute\'s to delete',
+      nodes: [managedVictim, hostile],
+      routeTables: tables({ id: RTB, routes: [{ to: '10.120.1.0/24', instance: 1 }, { to: '10.120.7.0/24', instance: 1 }] }),
+      want: { create: [], replace: [], delete: [{ routeTableId: RTB, destinationCidr: '10.120.7.0/24', reason: 'no-owner' }], nodes: [ready, outside('zz-hostile')] },
+      warned: ['pod-cidr-conflict zz-hostile'],
+    },
+    {
+      name: 'an instance only an unmanaged node names stays someone else\'s: foreign-target, nothing moved',
+      nodes: [managedVictim, node('zz-other', { instance: 9, created: T2, labels: { pool: 'other' } })],
+      routeTables: tables({ id: RTB, routes: [{ to: '10.120.1.0/24', instance: 9 }] }),
+      want: { create: [], replace: [], delete: [], nodes: [{ node: 'victim', networkUnavailable: true, patch: true }, outside('zz-other')] },
+      warned: ['foreign-target victim'],
+    },
+  ])('$name', ({ nodes, routeTables, want, warned }) => {
+    const plan = planRoutes({ nodes, routeTables, clusterCidrs: [V4], leaseTable: leaseTable([VICTIM_LEASE]), nodeSelector: parseLabelSelector('pool=podroute') });
+    expect({ create: plan.create, replace: plan.replace, delete: plan.delete, nodes: plan.nodes }).toStrictEqual(want);
+    expect((plan.warnings ?? []).map((w) => `${w.reason} ${w.node ?? ''}`)).toEqual(warned);
   });
 });
