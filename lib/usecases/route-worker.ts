@@ -18,12 +18,14 @@
  * says may be stale by then), and re-sending the message from here would loop forever during an
  * outage that reconcile, with its backlog guard, rides out at a bounded rate. The dead-letter queue
  * is left for what no retry can help: an invocation that crashes or times out on every receive.
- * Either way the node is told (an event, NetworkUnavailable=True) only after re-reading that its
- * routes really are missing, so a redundant message that failed never flips a healthy node.
+ * Either way the node is told (an Event, NetworkUnavailable=True) only after re-reading that its
+ * routes really are missing, so a redundant message that failed never flips a healthy node; a
+ * handed-back failure leaves a node that is serving by then as it is.
  */
 import { PodrouteError } from '../errors.ts';
 import { parseRouteMessage } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
+import { networkUnavailableOf } from '../nodes/node.ts';
 import { planRoutes } from '../routes/index.ts';
 import { RouteTableFullError } from './port-errors.ts';
 import { checkNodeLeft } from './node-left.ts';
@@ -105,7 +107,7 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
       receiveCount: delivery.receiveCount,
       ms: deps.now() - started,
     });
-    if (outcome !== 'retry') await reportFailure(message, error, deps);
+    if (outcome !== 'retry') await reportFailure(message, error, outcome, deps);
     deps.log.metric(outcome === 'retry' ? 'MessagesRetried' : outcome === 'handed-back' ? 'MessagesHandedBack' : 'MessagesFailed', 1);
     return outcome === 'retry' ? { outcome: 'retry', status: 'retry' } : { outcome: 'ack', status: outcome };
   }
@@ -137,7 +139,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
  * route made meanwhile by another message or a reconcile), and a healthy node must not be flipped.
  * When the re-read itself fails, nothing is reported; the next reconcile settles the condition.
  */
-async function reportFailure(message: RouteMessage, error: unknown, deps: RouteWorkerDeps): Promise<void> {
+async function reportFailure(message: RouteMessage, error: unknown, outcome: FailureOutcome, deps: RouteWorkerDeps): Promise<void> {
   // Neither is about a node's routes: a delete's node is gone, a node-left check's node is leaving.
   if (message.kind === 'delete' || message.kind === 'node-left') return;
   // Prefixes mode has no routes to find missing: its conditions are node sync's (reconcile).
@@ -168,10 +170,22 @@ async function reportFailure(message: RouteMessage, error: unknown, deps: RouteW
   const eventReason = error instanceof RouteTableFullError ? ROUTE_TABLE_FULL : FAILED_TO_CREATE_ROUTE;
   try {
     await deps.nodes.warn(message.node, eventReason, `Could not create ${what} for node ${message.node}: ${reason}`);
+    if (outcome === 'handed-back' && (await servingNow(message.node, deps))) return;
     await deps.nodes.setNetworkUnavailable(message.node, true);
   } catch (reportError) {
     deps.log.log('error', 'report.failed', { node: message.node, error: reportError });
   }
+}
+
+/**
+ * Whether the node is ready (NetworkUnavailable=False) by a read made just before the write. A
+ * retryable failure handed back to reconcile does not take a serving node out of service: the next
+ * run re-plans it within a minute, and the re-read above may be stale by now (another message can
+ * have made the routes and marked the node ready meanwhile). A node not serving is kept unschedulable.
+ */
+async function servingNow(name: string, deps: RouteWorkerDeps): Promise<boolean> {
+  const node = await currentNode(name, deps);
+  return node !== null && networkUnavailableOf(node) === 'False';
 }
 
 function describe(message: RouteMessage): Record<string, unknown> {

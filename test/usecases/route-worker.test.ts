@@ -410,3 +410,29 @@ describe('route-worker handler', () => {
     expect(world.networkUnavailable('node-b')).toBe('True');
   });
 });
+
+describe('handleRouteMessage: a retryable failure handed back to reconcile', () => {
+  let world: World;
+  beforeEach(async () => {
+    world = await startWorld();
+  });
+  afterEach(async () => {
+    await world.close();
+  });
+
+  it.each([
+    ['handed back (last receive but one): an Event, the serving node stays ready', 2, 'handed-back', 'False'],
+    ['failed for good (not retryable): an Event and NetworkUnavailable=True', 2, 'failed', 'True'],
+  ] as const)('%s', async (_name, receiveCount, status, condition) => {
+    const t1 = world.addClusterTable();
+    const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'False' });
+    const failing: RouteTables = Object.assign(withListing(world.routeTables, () => world.routeTables.listRouteTables()), {
+      createRoute: () => Promise.reject(new PodrouteError('EC2 throttled CreateRoute', { retryable: status === 'handed-back' })),
+    });
+    const { deps } = depsOf(world, failing);
+    const message = create(t1, '100.64.1.0/24', a);
+    expect(await handleRouteMessage(message, { receiveCount, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status });
+    expect(world.eventReasons('node-a')).toContain(FAILED_TO_CREATE_ROUTE);
+    expect(world.networkUnavailable('node-a')).toBe(condition);
+  });
+});
