@@ -37,7 +37,7 @@ interface NumberBounds {
 
 /**
  * The bounds of every numeric variable, checked at cold start so that no value can pass here and
- * fail later, in every run (MIN_DELETES_FOR_GUARD=2.5 used to make every reconcile throw).
+ * fail later, in every run (a fractional MIN_DELETES_FOR_GUARD would make every reconcile throw).
  */
 const NUMBER_BOUNDS = {
   // Within the family; longer than the cluster CIDR's prefix is checked against CLUSTER_CIDRS below.

@@ -5,7 +5,7 @@
  * options (the local emulator's `kubeConfig()`). TLS verification of the server is always on.
  *
  * A kubeconfig (YAML, or options) is loaded by @kubernetes/client-node's KubeConfig, which knows
- * every way a kubeconfig authenticates; it is imported only then (cold start, issue 9: it weighs
+ * every way a kubeconfig authenticates; it is imported only then (it weighs
  * about 0.8 MB bundled). An EKS cluster and the JSON secret need only a server, a CA and a bearer
  * token, which `BearerEndpoint` applies itself.
  */

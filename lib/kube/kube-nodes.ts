@@ -9,7 +9,7 @@
  * `GET /api/v1/nodes/{name}`, `PATCH /api/v1/nodes/{name}` and `.../status`, `POST
  * /api/v1/namespaces/{namespace}/events`), with TLS and credentials from the kubeconfig
  * (`applyToHTTPSOptions`, @kubernetes/client-node's KubeConfig or podroute's own for EKS), so the
- * generated API client and its models are not loaded (cold start: issue 9).
+ * generated API client and its models are not loaded (they would slow the cold start).
  */
 import * as z from '../util/zod-mini.ts';
 import { tryParseCidr } from '../cidr/cidr.ts';
