@@ -1,6 +1,6 @@
 /**
  * The cluster's route tables as one worker invocation sees them: listed once, on first use, and
- * shared by every message of the SQS batch (issue 9: a listing per message cost O(routes) each, so
+ * shared by every message of the SQS batch (a listing per message would cost O(routes) each, so
  * O(n²) in a mass join). The batch's own writes are applied to the view as they succeed, so a
  * message that finishes after another sees that other's route: a node whose routes are made by
  * several messages of one batch has its condition settled by the last of them.
