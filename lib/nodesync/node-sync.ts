@@ -73,7 +73,13 @@ export async function applyNodeSync(actions: readonly NodeSyncAction[], node: No
     if (set === undefined) throw new NodeSyncError('INVALID_CONFIG', `node sync action names set ${i} of ${deps.cidrSets.length}`);
     return set;
   };
-  const resolve = (refs: readonly CidrRef[]): string[] => refs.map((ref) => ('cidr' in ref ? ref.cidr : (allocated.get(ref.allocated) ?? '')));
+  const resolve = (refs: readonly CidrRef[]): string[] =>
+    refs.map((ref) => {
+      if ('cidr' in ref) return ref.cidr;
+      const cidr = allocated.get(ref.allocated);
+      if (cidr === undefined) throw new Error(`node sync action names the block of set ${ref.allocated} before its allocate`);
+      return cidr;
+    });
   for (const action of actions) {
     switch (action.kind) {
       case 'warn':
