@@ -1,14 +1,18 @@
 /**
- * Node sync. There is one implementation, `syncNodeDualStack` (node-sync.ts), over one CIDR set per
- * cluster CIDR family; `syncNode` is ARCHITECTURE contract 3, the single-family form of it: one set,
- * one alias, one pod CIDR, translated to and from the lists of the one implementation.
+ * Node sync. One decider, `decideNodeSync` (node-sync-decision.ts), and one applier over ports,
+ * `syncNodeDualStack` (node-sync.ts), over one CIDR set per cluster CIDR family; `syncNode` is
+ * ARCHITECTURE contract 3, the single-family form of it: one set, one alias, one pod CIDR,
+ * translated to and from the lists of the one implementation.
  */
 import type { CidrSet } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
-import { NodeSyncError, syncNodeDualStack, type NodeSyncOp, type SyncMode, type WarningReason } from './node-sync.ts';
+import { syncNodeDualStack, type NodeSyncOp } from './node-sync.ts';
+import { NodeSyncError, type SyncMode, type WarningReason } from './node-sync-decision.ts';
 
-export { NodeSyncError, syncNodeDualStack } from './node-sync.ts';
-export type { DualStackCloudAlias, DualStackKubeNodes, NodeSyncOp, SyncMode } from './node-sync.ts';
+export { applyNodeSync, syncNodeDualStack } from './node-sync.ts';
+export type { DualStackCloudAlias, DualStackKubeNodes, NodeSyncOp } from './node-sync.ts';
+export { NodeSyncError, decideNodeSync, nodeSyncConfig } from './node-sync-decision.ts';
+export type { CidrRef, NodeSyncAction, NodeSyncConfig, NodeSyncInput, SyncMode, WarningReason } from './node-sync-decision.ts';
 
 /** The cloud side of one family: the node's alias range, or null when it has none. */
 export interface CloudAlias {

@@ -1,50 +1,28 @@
 /**
- * Node sync: upstream `NodeSync`'s `updateOp` / `deleteOp` (nodeipam/ipam/sync) as one function over
- * ports, for one CIDR set per cluster CIDR family (single-stack: one set; dual-stack: one per family).
- * It keeps a node's pod CIDRs, the cloud's aliases for them and the CIDR sets in agreement. For each
- * set, the node's value and the cloud's value pick upstream's branch:
+ * Node sync over ports: `syncNodeDualStack` reads the node and the cloud's aliases for it, asks the
+ * decider (./node-sync-decision.ts) for the actions, and applies them in order. One CIDR set per
+ * cluster CIDR family (single-stack: one set; dual-stack: one per family).
  *
- *   node none, cloud none -> allocateRange        (SyncFromCluster): allocate, add alias, write podCIDRs
- *   node none, cloud has  -> updateNodeFromAlias  (SyncFromCloud):   occupy alias, write podCIDRs
- *   node has,  cloud none -> updateAliasFromNode  (SyncFromCluster): occupy node value, add alias
- *   node has,  cloud has  -> validateRange        (any mode):        warn on a mismatch, change nothing
- *
- * Every set's branch is checked against the mode before anything changes (the first forbidden one
- * warns `CloudCIDRAllocatorInvalidMode` and rejects). Then, in this order: mismatch warnings; occupy
- * the adopted values; allocate the missing ones; one `addAlias` with the values the cloud lacks; one
- * `updatePodCidr` with the full list when the node lacked any; NetworkUnavailable=false when anything
- * was written. With one set this is upstream's single-CIDR `updateOp`, call for call.
- * delete: no podCIDRs -> nothing; an unparseable one -> warn `CloudCIDRAllocatorInvalidPodCIDR`;
- *   otherwise release each from its set.
- *
- * Which set a node value belongs to: the set of its family; a value no family claims (unparseable,
- * or of a family the cluster has no set for) goes by position, as upstream's range allocator pairs
- * `spec.podCIDRs[i]` with `cidrSets[i]` (kubernetes pkg/controller/nodeipam/ipam/range_allocator.go,
- * occupyCIDRs / ReleaseCIDR). Cloud aliases come in any order and go by family only.
- *
- * Where we differ from upstream, on purpose:
- * - CIDRs are compared canonically (host bits cleared, RFC 5952), as upstream's net.IPNet strings are.
- * - The node name is the owner of every block, so a retried allocation returns the same block and a
- *   stale delete cannot free a block another node holds now.
- * - Blocks allocated for a node whose alias could not be added are released (upstream leaks them).
- * - `deps.mode` is validated before anything is read: an unknown mode rejects with INVALID_MODE.
+ * Applying: a `fail` rejects with a NodeSyncError; an `allocate` or the `addAlias` that fails gives
+ * back the blocks this sync allocated before rejecting with the port's error (the store is durable,
+ * and the blocks are scoped to this node, so it cannot free another's); once the cloud holds the
+ * aliases the blocks stay ours even if a later write fails: the retry finds the aliases (or, by
+ * owner, the same blocks) and finishes the job. A `release` of a CIDR outside its set is ignored.
  * Not covered: Kubernetes refuses to change a node's podCIDRs once set, so a node holding one family
  * of a dual-stack cluster makes `updatePodCidr` fail in the adapter (the error propagates).
  * Node objects are only read, never changed.
  */
-import { CodedError } from '../errors.ts';
-import { type Cidr, type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { CidrSetError, type CidrSet } from '../ipam/index.ts';
-import { type Node, podCidrsOf } from '../nodes/node.ts';
-
-export type SyncMode = 'SyncFromCluster' | 'SyncFromCloud';
-const SYNC_MODES: readonly SyncMode[] = ['SyncFromCluster', 'SyncFromCloud'];
-
-/** Event reasons, as upstream names them. */
-const INVALID_POD_CIDR = 'CloudCIDRAllocatorInvalidPodCIDR';
-const INVALID_MODE_EVENT = 'CloudCIDRAllocatorInvalidMode';
-const MISMATCH_EVENT = 'CloudCIDRAllocatorMismatch';
-export type WarningReason = typeof INVALID_POD_CIDR | typeof INVALID_MODE_EVENT | typeof MISMATCH_EVENT;
+import type { Node } from '../nodes/node.ts';
+import {
+  type CidrRef,
+  type NodeSyncAction,
+  NodeSyncError,
+  type SyncMode,
+  type WarningReason,
+  decideNodeSync,
+  nodeSyncConfig,
+} from './node-sync-decision.ts';
 
 export type NodeSyncOp =
   | { kind: 'update'; nodeName: string; node?: Node | null }
@@ -67,7 +45,7 @@ export interface DualStackKubeNodes {
   warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
 }
 
-interface DualStackSyncDeps {
+export interface DualStackSyncDeps {
   mode: SyncMode;
   /** One set per cluster CIDR, in the order the node's podCIDRs take; one family each. */
   cidrSets: CidrSet[];
@@ -75,171 +53,76 @@ interface DualStackSyncDeps {
   kube: DualStackKubeNodes;
 }
 
-type NodeSyncErrorCode = 'INVALID_MODE' | 'INVALID_CIDR' | 'INVALID_CONFIG';
-
-/** A sync that cannot succeed as configured or as the node stands; retrying does not help. */
-export class NodeSyncError extends CodedError<NodeSyncErrorCode> {
-  override name = 'NodeSyncError';
-}
-
-type Branch = 'allocate' | 'fromAlias' | 'toAlias' | 'validate';
-
-/** A node's podCIDRs entry as written, and parsed (null when it does not parse). */
-interface NodeValue {
-  text: string;
-  cidr: Cidr | null;
-}
-
-interface SetPlan {
-  set: CidrSet;
-  branch: Branch;
-  node: NodeValue | null;
-  alias: Cidr | null;
-}
-
-/** Upstream's per-branch mode check: the mode the branch needs, its warning and its error text. */
-const MODE_RULES: Record<Exclude<Branch, 'validate'>, [SyncMode, string, string]> = {
-  allocate: ['SyncFromCluster', 'Cannot allocate CIDRs in mode', 'controller cannot allocate CIDRs in mode'],
-  fromAlias: ['SyncFromCloud', 'Cannot sync from cloud in mode', 'cannot sync from cloud in mode'],
-  toAlias: ['SyncFromCluster', 'Cannot sync to cloud in mode', 'cannot sync to cloud in mode'],
-};
-
 export async function syncNodeDualStack(op: NodeSyncOp, deps: DualStackSyncDeps): Promise<void> {
-  assertMode(deps.mode);
-  const families = familiesOf(deps.cidrSets);
-  if (op.kind === 'delete') return deleteNode(op.node, families, deps);
-  return updateNode(op, families, deps);
-}
-
-async function updateNode(op: { nodeName: string; node?: Node | null }, families: Family[], deps: DualStackSyncDeps): Promise<void> {
+  const config = nodeSyncConfig(deps.mode, deps.cidrSets.map((set) => set.clusterCidr));
+  if (op.kind === 'delete') {
+    await applyNodeSync(decideNodeSync({ kind: 'delete', node: op.node }, config), op.node, deps);
+    return;
+  }
   const node = op.node ?? (await deps.kube.getNode(op.nodeName));
+  const aliases = await deps.cloud.alias(node);
+  await applyNodeSync(decideNodeSync({ kind: 'update', node, aliases }, config), node, deps);
+}
+
+/** Applies the decider's actions for `node`, in order; the first failure rejects. */
+export async function applyNodeSync(actions: readonly NodeSyncAction[], node: Node, deps: Omit<DualStackSyncDeps, 'mode'>): Promise<void> {
   const name = node.metadata.name;
-  const aliases = (await deps.cloud.alias(node)).map((text) => parseOrReject(text, `cloud alias of node ${name}`));
-  const nodeValues = placeNodeValues(podCidrsOf(node), families);
-
-  const plans = deps.cidrSets.map((set, i): SetPlan => {
-    const value = nodeValues.find((v) => v.setIndex === i) ?? null;
-    const alias = aliases.find((c) => c.family === families[i]) ?? null;
-    const branch: Branch =
-      value === null ? (alias === null ? 'allocate' : 'fromAlias') : alias === null ? 'toAlias' : 'validate';
-    return { set, branch, node: value, alias };
-  });
-
-  for (const plan of plans) {
-    if (plan.branch === 'validate') continue;
-    const [wanted, warning, error] = MODE_RULES[plan.branch];
-    if (deps.mode !== wanted) {
-      await deps.kube.warn(name, INVALID_MODE_EVENT, `${warning} ${JSON.stringify(deps.mode)}`);
-      throw new NodeSyncError('INVALID_MODE', `${error} ${JSON.stringify(deps.mode)}`);
-    }
-  }
-  // A node value the cloud must take has to parse; in validateRange an unparseable one is a mismatch.
-  for (const plan of plans) {
-    if (plan.branch === 'toAlias' && plan.node !== null) parseOrReject(plan.node.text, `podCIDR of node ${name}`);
-  }
-
-  for (const plan of plans) {
-    if (plan.branch !== 'validate' || plan.node === null || plan.alias === null) continue;
-    const aliasText = formatCidr(plan.alias);
-    if (plan.node.cidr === null || formatCidr(plan.node.cidr) !== aliasText) {
-      // User intervention is needed (the alias was most likely changed by hand); nothing is written.
-      await deps.kube.warn(name, MISMATCH_EVENT, `Node.Spec.PodCIDR != cloud alias (${plan.node.text} != ${aliasText})`);
-    }
-  }
-
-  const wanted = new Map<SetPlan, string>();
-  for (const plan of plans) {
-    const adopted = plan.branch === 'fromAlias' ? plan.alias : plan.branch === 'toAlias' ? (plan.node?.cidr ?? null) : null;
-    if (adopted === null) continue;
-    const cidr = formatCidr(adopted);
-    await plan.set.occupy(cidr, name);
-    wanted.set(plan, cidr);
-  }
-
-  const allocated: Array<{ set: CidrSet; cidr: string }> = [];
-  // A set that cannot allocate gives back the blocks the earlier sets just gave.
-  await releaseOnFailure(
-    async () => {
-      for (const plan of plans) {
-        if (plan.branch !== 'allocate') continue;
-        const cidr = await plan.set.allocateNext(name);
-        allocated.push({ set: plan.set, cidr });
-        wanted.set(plan, cidr);
+  const allocated = new Map<number, string>();
+  const setOf = (i: number): CidrSet => {
+    const set = deps.cidrSets[i];
+    if (set === undefined) throw new NodeSyncError('INVALID_CONFIG', `node sync action names set ${i} of ${deps.cidrSets.length}`);
+    return set;
+  };
+  const resolve = (refs: readonly CidrRef[]): string[] =>
+    refs.map((ref) => {
+      if ('cidr' in ref) return ref.cidr;
+      const cidr = allocated.get(ref.allocated);
+      if (cidr === undefined) throw new Error(`node sync action names the block of set ${ref.allocated} before its allocate`);
+      return cidr;
+    });
+  for (const action of actions) {
+    switch (action.kind) {
+      case 'warn':
+        await deps.kube.warn(name, action.reason, action.message);
+        break;
+      case 'fail':
+        throw new NodeSyncError(action.code, action.message);
+      case 'occupy':
+        await setOf(action.set).occupy(action.cidr, name);
+        break;
+      case 'allocate': {
+        const set = setOf(action.set);
+        allocated.set(action.set, await releaseOnFailure(() => set.allocateNext(name), allocated, deps.cidrSets, name));
+        break;
       }
-    },
-    allocated,
-    name,
-  );
-
-  const toCloud = plans.filter((p) => p.branch === 'allocate' || p.branch === 'toAlias').map((p) => wanted.get(p) ?? '');
-  // Upstream leaks the block when AddAlias fails (its set has no durable record). Ours is durable,
-  // so give the new blocks back before rejecting: scoped to this node, it cannot free another's.
-  if (toCloud.length > 0) await releaseOnFailure(() => deps.cloud.addAlias(node, toCloud), allocated, name);
-
-  // From here on the cloud holds the aliases, so the blocks stay ours even if a write below fails:
-  // the retry finds the aliases (or, by owner, the same blocks) and finishes the job.
-  if (plans.some((p) => p.branch === 'allocate' || p.branch === 'fromAlias')) {
-    await deps.kube.updatePodCidr(node, plans.map((p) => wanted.get(p) ?? nodeText(p.node)));
-  }
-  if (plans.some((p) => p.branch !== 'validate')) await deps.kube.setNetworkUnavailable(name, false);
-}
-
-async function deleteNode(node: Node, families: Family[], deps: DualStackSyncDeps): Promise<void> {
-  const name = node.metadata.name;
-  for (const value of placeNodeValues(podCidrsOf(node), families)) {
-    if (value.cidr === null) {
-      await deps.kube.warn(name, INVALID_POD_CIDR, `Node ${JSON.stringify(name)} has an invalid PodCIDR: ${JSON.stringify(value.text)}`);
-      continue;
+      case 'addAlias':
+        await releaseOnFailure(() => deps.cloud.addAlias(node, resolve(action.cidrs)), allocated, deps.cidrSets, name);
+        break;
+      case 'patchPodCidrs':
+        await deps.kube.updatePodCidr(node, resolve(action.cidrs));
+        break;
+      case 'setNetworkUnavailable':
+        await deps.kube.setNetworkUnavailable(name, action.unavailable);
+        break;
+      case 'release':
+        await releaseOwned(setOf(action.set), action.cidr, name);
+        break;
     }
-    const set = value.setIndex === null ? undefined : deps.cidrSets[value.setIndex];
-    if (set) await releaseOwned(set, formatCidr(value.cidr), name);
   }
 }
 
 /**
- * The node's podCIDRs in their order, each with the index of the set it belongs to (null for none):
- * the set of its family, else (what no family claims) the set at its own position.
+ * Runs `step` (adding an alias, allocating another block); when it fails, releases the blocks
+ * `allocated` holds for `owner` and rethrows the step's error unchanged.
  */
-function placeNodeValues(texts: string[], families: Family[]): Array<NodeValue & { setIndex: number | null }> {
-  const values = texts.map((text) => ({ text, cidr: tryParseCidr(text), setIndex: null as number | null }));
-  const taken = new Set<number>();
-  for (const value of values) {
-    const at = value.cidr === null ? -1 : families.indexOf(value.cidr.family);
-    if (at >= 0 && !taken.has(at)) {
-      value.setIndex = at;
-      taken.add(at);
-    }
-  }
-  values.forEach((value, i) => {
-    if (value.setIndex === null && i < families.length && !taken.has(i)) {
-      value.setIndex = i;
-      taken.add(i);
-    }
-  });
-  return values;
-}
-
-function nodeText(value: NodeValue | null): string {
-  if (value === null) return '';
-  return value.cidr === null ? value.text : formatCidr(value.cidr);
-}
-
-/**
- * Runs `step` (adding an alias, allocating more blocks); when it fails, releases the blocks just
- * allocated for `owner` and rethrows the step's error unchanged.
- */
-async function releaseOnFailure(
-  step: () => Promise<void>,
-  allocated: ReadonlyArray<{ set: CidrSet; cidr: string }>,
-  owner: string,
-): Promise<void> {
+async function releaseOnFailure<T>(step: () => Promise<T>, allocated: ReadonlyMap<number, string>, sets: readonly CidrSet[], owner: string): Promise<T> {
   try {
-    await step();
+    return await step();
   } catch (error) {
-    for (const block of allocated) {
+    for (const [i, cidr] of allocated) {
       // Best effort: the caller needs the step's error, and a block left behind stays tied to this
       // node (a retry gets it back through its owner) until the lease sweep frees it.
-      await block.set.release(block.cidr, owner).catch(() => undefined);
+      await sets[i]?.release(cidr, owner).catch(() => undefined);
     }
     throw error;
   }
@@ -256,31 +139,4 @@ async function releaseOwned(set: CidrSet, cidr: string, owner: string): Promise<
     if (error instanceof CidrSetError && error.code === 'OUT_OF_RANGE') return;
     throw error;
   }
-}
-
-function assertMode(mode: unknown): asserts mode is SyncMode {
-  if (!(SYNC_MODES as readonly unknown[]).includes(mode)) {
-    throw new NodeSyncError('INVALID_MODE', `unknown node sync mode ${JSON.stringify(mode)}: want ${SYNC_MODES.join(' or ')}`);
-  }
-}
-
-function parseOrReject(text: string, what: string): Cidr {
-  const cidr = tryParseCidr(text);
-  if (cidr === null) throw new NodeSyncError('INVALID_CIDR', `invalid ${what}: ${JSON.stringify(text)}`);
-  return cidr;
-}
-
-function familiesOf(sets: readonly CidrSet[]): Family[] {
-  const families = sets.map((set) => {
-    const cluster = tryParseCidr(set.clusterCidr);
-    if (cluster === null) throw new NodeSyncError('INVALID_CONFIG', `CIDR set with invalid cluster CIDR ${JSON.stringify(set.clusterCidr)}`);
-    return cluster.family;
-  });
-  if (families.length === 0 || new Set(families).size !== families.length) {
-    throw new NodeSyncError(
-      'INVALID_CONFIG',
-      `node sync needs one CIDR set per family, got [${sets.map((s) => s.clusterCidr).join(', ')}]`,
-    );
-  }
-  return families;
 }

@@ -16,7 +16,12 @@
 export interface GuardLimits {
   /** Share of the live routes the window may remove unconfirmed, in (0, 1]. */
   readonly maxDeleteShare: number;
-  /** The share rule trips only from this many unconfirmed deletions on. */
+  /**
+   * The share rule trips only from this many unconfirmed deletions on: the one floor, the
+   * documented MIN_DELETES_FOR_GUARD (default 5, 0..1000). 0 and 1 judge alike: a run that proposes
+   * no unconfirmed deletion is never unsafe. Lease releases have no floor of their own: a keyed 404
+   * confirms each, so none is judged here.
+   */
   readonly minDeletesForGuard: number;
   /** How far back runs count, in ms (0: this run alone). */
   readonly windowMs: number;

@@ -2,7 +2,7 @@
  * Absence is confirmed before anything is freed. A node listing that lacks a node is a claim, not
  * proof: a lagging or misbehaving API server can answer a short list without an error. So the
  * owners of leases that no listed node has are read by key (`NodeSource.getNode`), and only a 404
- * past the lease's grace period lets their lease go (reconcile's reclaim, ./lease-upkeep.ts) or a
+ * past the lease's grace period lets their lease go (./lease-release.ts decides which) or a
  * `no-owner` route inside it be deleted (`sortRouteDeletes`). What stays unconfirmed (a route no
  * lease names) is the mass-deletion guard's to judge (lib/routes/deletion-guard.ts).
  *
@@ -28,8 +28,8 @@ export type Presence = 'absent' | 'present' | 'unreadable';
  * Whether a 404 of its owner may free this lease: it is older than the grace period. A younger one
  * may belong to a node admitted and not stored yet (a brand-new joiner, or a same-name re-join whose
  * CREATE admission renewed it), which reads 404 too; it is left for a later run. A lease of unknown
- * age (a store that stamps none) never is. The one rule for reconcile's reclaim and the node-left
- * check (./node-left.ts).
+ * age (a store that stamps none) never is. The rule of the lease decider (./lease-release.ts, for
+ * reconcile's reclaim and the node-left check) and of the keyed reads that back route deletions.
  */
 export function pastGrace(lease: Pick<Lease, 'since'>, now: number, graceMs: number): boolean {
   return lease.since !== undefined && now - lease.since > graceMs;

@@ -2,18 +2,19 @@
  * Reconcile's upkeep of the CIDR leases, run over the sets of the run (one per cluster CIDR in
  * routes mode, one per pod range in prefixes mode): repair crash leftovers, adopt pod CIDRs nodes
  * hold without a lease (only what the ownership decider allows), release leases of nodes a keyed
- * read found gone.
+ * read found gone (which ones: the lease decider, ./lease-release.ts).
  */
 import { errorText } from '../errors.ts';
-import { overlapsText, tryParseCidr } from '../cidr/cidr.ts';
+import { tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
 import { decideOwnership, withAdopted } from '../routes/index.ts';
 import type { LeaseTable } from '../routes/index.ts';
-import { MASK_MISMATCH_EVENT, blockInUse, holds, maskMismatchMessage } from './pod-cidr-mask.ts';
+import { MASK_MISMATCH_EVENT, holds, maskMismatchMessage } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
-import { isSuspect } from './absence.ts';
 import type { Presence } from './absence.ts';
+import { decideLeaseReleases } from './lease-release.ts';
+import type { KeepReason } from './lease-release.ts';
 import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
 
 type LeaseDeps = Pick<ReconcileDeps, 'cidrSets' | 'nodes' | 'log' | 'now'> & { config: Pick<ReconcileDeps['config'], 'leaseGraceSeconds'> };
@@ -104,11 +105,11 @@ export async function repairLeases(leaseLists: Lease[][], deps: LeaseDeps, repor
 }
 
 /**
- * Releases leases whose owner a keyed read found gone (404, `presence` from ./absence.ts
- * readPresence), once they are older than the grace period (a node being created is not stored
- * yet). A listing that lacks the owner is no proof: an owner that reads as present (or could not be
- * read) keeps its lease. A confirmed absence is no bad listing either, so no guard holds these back:
- * leases taken at admission for nodes that never got stored go this way too.
+ * Releases the leases the lease decider (./lease-release.ts) lets go: owners a keyed read found
+ * gone (404, `presence` from ./absence.ts readPresence), past the grace period. A listing that
+ * lacks the owner is no proof: an owner that reads as present (or could not be read) keeps its
+ * lease, and counts as withheld. Leases taken at admission for nodes that never got stored go
+ * this way too.
  */
 export async function reclaimOrphans(
   nodes: Node[],
@@ -118,23 +119,15 @@ export async function reclaimOrphans(
   report: LeaseReport,
   delegated: readonly string[] = [],
 ): Promise<void> {
-  const live = new Set(nodes.map((node) => node.metadata.name));
   const now = deps.now();
   const graceMs = deps.config.leaseGraceSeconds * 1000;
   for (const [i, set] of deps.cidrSets.entries()) {
-    const leases = leaseLists[i] ?? [];
-    const expired = leases.filter((lease) => isSuspect(lease, live, now, graceMs));
-    // A block stays while a live node's (smaller) pod CIDR lies in it (pod-cidr-mask.ts blockInUse).
-    // Prefixes mode: a block still delegated to an interface the run read stays too (its instance
-    // may run on after its Node was deleted; EC2 would refuse the block to anyone else).
-    const stillDelegated = (lease: Lease) => delegated.some((prefix) => overlapsText(prefix, lease.cidr));
-    for (const lease of expired) {
-      const why = keptBecause(lease, presence.get(lease.owner) ?? 'unreadable', nodes, stillDelegated(lease));
-      if (why !== null) {
-        // Withheld: the listing said gone, the keyed read did not.
-        if (presence.get(lease.owner) !== 'absent') report.reclaimWithheld += 1;
-        if ((presence.get(lease.owner) ?? 'unreadable') === 'unreadable') report.errors.push({ node: lease.owner, step: 'reclaim', message: why });
-        deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why });
+    const verdicts = decideLeaseReleases({ leases: leaseLists[i] ?? [], listed: nodes, presence, now, graceMs, delegated });
+    for (const verdict of verdicts) {
+      const { lease } = verdict;
+      if (!verdict.release) {
+        // A young lease of an unlisted owner is a node not stored yet: nothing to say.
+        if (verdict.why !== 'young') keptReport(lease, verdict.why, deps, report);
         continue;
       }
       try {
@@ -152,11 +145,17 @@ export async function reclaimOrphans(
   }
 }
 
-/** Why an expired lease of an unlisted owner stays, or null when it goes. */
-function keptBecause(lease: Lease, presence: Presence, nodes: readonly Node[], delegated: boolean): string | null {
-  if (presence === 'present') return 'its node exists (the listing lacked it)';
-  if (presence === 'unreadable') return 'its node could not be read';
-  if (delegated) return 'its prefix is still delegated to an interface';
-  if (blockInUse(lease.cidr, nodes)) return 'a live node holds a pod CIDR inside it';
-  return null;
+const KEPT_BECAUSE: Record<Exclude<KeepReason, 'young'>, string> = {
+  'node-exists': 'its node exists (the listing lacked it)',
+  'node-unreadable': 'its node could not be read',
+  'still-delegated': 'its prefix is still delegated to an interface',
+  'block-in-use': 'a live node holds a pod CIDR inside it',
+};
+
+/** Tells a kept lease: withheld when the keyed read did not confirm the listing; an error when it failed. */
+function keptReport(lease: Lease & { owner: string }, reason: Exclude<KeepReason, 'young'>, deps: LeaseDeps, report: LeaseReport): void {
+  const why = KEPT_BECAUSE[reason];
+  if (reason === 'node-exists' || reason === 'node-unreadable') report.reclaimWithheld += 1;
+  if (reason === 'node-unreadable') report.errors.push({ node: lease.owner, step: 'reclaim', message: why });
+  deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why });
 }

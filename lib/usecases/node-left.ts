@@ -9,8 +9,8 @@
  * Routes are never deleted here: the planner (next reconcile, under the mass-deletion guard) is
  * the one place that decides route deletions; a released pod CIDR's routes have no owner there.
  *
- * A 404 frees only leases older than the grace period (LEASE_GRACE_SECONDS), by the rule
- * reconcile's reclaim uses (./absence.ts `pastGrace`): a node admitted and not stored yet reads 404
+ * A 404 frees only leases older than the grace period (LEASE_GRACE_SECONDS), by the decider
+ * reconcile's reclaim uses (./lease-release.ts): a node admitted and not stored yet reads 404
  * too, and its lease is young (a brand-new joiner's, or one a same-name re-join's CREATE admission
  * renewed). A delayed check, a forged `node-left` message or a replayed signed `NodeLeft` event
  * then frees nothing; reclaim frees such a lease later if its node never appears.
@@ -41,7 +41,7 @@ import type { CidrSet, Lease } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Node } from '../nodes/node.ts';
-import { pastGrace } from './absence.ts';
+import { decideLeaseReleases } from './lease-release.ts';
 import type { NodeSource, UsedReservationSets } from './ports.ts';
 
 /**
@@ -93,7 +93,7 @@ export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<N
   } catch (error) {
     if (!(error instanceof NodeNotFoundError)) throw error;
   }
-  const { released, kept, renewed } = await releaseOwned(owned, deps);
+  const { released, kept, renewed } = await releaseOwned(owned, name, deps);
   for (const cidr of released) deps.log.log('info', 'action', { action: 'release-cidr', cidr, node: name });
   for (const cidr of renewed) deps.log.log('info', 'release.skipped', { cidr, node: name, reason: 'lease renewed since the departure was seen (a re-join)' });
   for (const cidr of kept) deps.log.log('info', 'release.deferred', { cidr, node: name, reason: 'lease younger than the grace period (a node admitted, not stored yet); left to reconcile' });
@@ -138,26 +138,38 @@ async function ownedLeases(owner: string, deps: Pick<NodeLeftDeps, 'cidrSets' | 
 }
 
 /**
- * Releases each of `owned` older than the grace period, each release conditional on that lease as
- * read before the node's 404 (or, for a store without versions, on its owner), and returns the
- * CIDRs it released, those it kept (young) and those renewed since the read.
+ * Releases what the lease decider (./lease-release.ts) lets go of `owned`, each release
+ * conditional on that lease as read before the node's 404 (or, for a store without versions, on
+ * its owner), and returns the CIDRs it released, those it kept and those renewed since the read.
+ * The decider sees the 404 and no listing: only the grace period can keep a lease here.
  */
 async function releaseOwned(
   owned: ReadonlyArray<{ set: CidrSet; lease: Lease }>,
+  name: string,
   deps: Pick<NodeLeftDeps, 'now' | 'leaseGraceSeconds'>,
 ): Promise<{ released: string[]; kept: string[]; renewed: string[] }> {
   const released: string[] = [];
   const kept: string[] = [];
   const renewed: string[] = [];
-  const now = deps.now();
-  for (const { set, lease } of owned) {
-    if (!pastGrace(lease, now, deps.leaseGraceSeconds * 1000)) {
-      kept.push(lease.cidr);
+  // Judged as the owner's (each was read by the owner's key); released as read.
+  const judged = new Map(owned.map((entry) => [{ ...entry.lease, owner: name }, entry] as const));
+  const verdicts = decideLeaseReleases({
+    leases: [...judged.keys()],
+    listed: [],
+    presence: new Map([[name, 'absent']]),
+    now: deps.now(),
+    graceMs: deps.leaseGraceSeconds * 1000,
+    delegated: [],
+  });
+  for (const verdict of verdicts) {
+    const entry = judged.get(verdict.lease);
+    if (!verdict.release || entry === undefined) {
+      kept.push(verdict.lease.cidr);
       continue;
     }
     // Conditional on the lease as read before the 404: renewed since (a re-join), it stays.
-    if (await set.releaseLease(lease)) released.push(lease.cidr);
-    else renewed.push(lease.cidr);
+    if (await entry.set.releaseLease(entry.lease)) released.push(entry.lease.cidr);
+    else renewed.push(entry.lease.cidr);
   }
   return { released, kept, renewed };
 }

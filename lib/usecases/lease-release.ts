@@ -1,0 +1,67 @@
+/**
+ * Which leases may be freed, and why the others stay: the one decider for reconcile's reclaim
+ * (./lease-upkeep.ts `reclaimOrphans`) and the node-left check (./node-left.ts). Pure: the keyed
+ * reads, the listing and the clock come in as values.
+ *
+ * A lease goes only when its owner is not among the listed nodes, it is past the grace period
+ * (./absence.ts `pastGrace`), a keyed read of its owner answered 404, no interface the run read
+ * still has it delegated (prefixes mode: EC2 refuses a delegated block to anyone else), and no
+ * listed node's pod CIDR lies strictly inside it (./pod-cidr-mask.ts `blockInUse`: smaller pod
+ * CIDRs of several nodes are held as the one block that contains them). The release itself is
+ * conditional on the lease as read (`CidrSet.releaseLease`): one renewed since (a re-join) stays.
+ *
+ * No mass-deletion guard judges these: each is confirmed by a keyed read, which is no listing's
+ * word (lib/routes/deletion-guard.ts judges only what no keyed read confirmed).
+ */
+import { overlapsText } from '../cidr/cidr.ts';
+import type { Lease } from '../ipam/index.ts';
+import type { Node } from '../nodes/node.ts';
+import { pastGrace } from './absence.ts';
+import type { Presence } from './absence.ts';
+import { blockInUse } from './pod-cidr-mask.ts';
+
+/** Why a lease of an unlisted owner stays. */
+export type KeepReason = 'young' | 'node-exists' | 'node-unreadable' | 'still-delegated' | 'block-in-use';
+
+export interface LeaseReleaseInput {
+  /** The leases to judge, in the order the verdicts come back. */
+  leases: readonly Lease[];
+  /** The nodes a listing returned (none for the node-left check, which lists nothing). */
+  listed: readonly Node[];
+  /** Keyed reads of owners; an owner without an answer counts as unreadable. */
+  presence: ReadonlyMap<string, Presence>;
+  now: number;
+  graceMs: number;
+  /** Prefixes delegated to interfaces the run read (prefixes mode; empty otherwise). */
+  delegated: readonly string[];
+}
+
+/** One verdict per lease of an owner that is not listed; leases of listed or no owners get none. */
+export type LeaseVerdict =
+  | { lease: Lease & { owner: string }; release: true }
+  | { lease: Lease & { owner: string }; release: false; why: KeepReason };
+
+export function decideLeaseReleases(input: LeaseReleaseInput): LeaseVerdict[] {
+  const listed = new Set(input.listed.map((node) => node.metadata.name));
+  const verdicts: LeaseVerdict[] = [];
+  for (const lease of input.leases) {
+    if (!hasOwner(lease) || listed.has(lease.owner)) continue;
+    const why = keepReason(lease, input);
+    verdicts.push(why === null ? { lease, release: true } : { lease, release: false, why });
+  }
+  return verdicts;
+}
+
+function hasOwner(lease: Lease): lease is Lease & { owner: string } {
+  return lease.owner !== null;
+}
+
+function keepReason(lease: Lease & { owner: string }, input: LeaseReleaseInput): KeepReason | null {
+  if (!pastGrace(lease, input.now, input.graceMs)) return 'young';
+  const presence = input.presence.get(lease.owner) ?? 'unreadable';
+  if (presence === 'present') return 'node-exists';
+  if (presence === 'unreadable') return 'node-unreadable';
+  if (input.delegated.some((prefix) => overlapsText(prefix, lease.cidr))) return 'still-delegated';
+  if (blockInUse(lease.cidr, input.listed)) return 'block-in-use';
+  return null;
+}
