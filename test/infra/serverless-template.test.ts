@@ -47,7 +47,8 @@ const listAt = (value: unknown, ...path: (string | number)[]): unknown[] => {
 };
 
 const sls = objAt(read('serverless.yml'));
-const params = { ...objAt(sls, 'params', 'default'), ...objAt(sls, 'params', 'ci') };
+/** The ci stage's params as infra/serverless/params.cjs gives them: the defaults with infra/params/ci.json over them. */
+const params: Obj = { ...objAt(sls, 'custom', 'paramDefaults'), ...objAt(JSON.parse(readFileSync(`${root}infra/params/ci.json`, 'utf8'))) };
 const resources = objAt(sls, 'resources', 'Resources');
 const cfnParameters = objAt(sls, 'resources', 'Parameters');
 
