@@ -164,8 +164,19 @@ describe('serverless.yml: runtime and functions', () => {
     expect(new Set(roles).size).toBe(3);
   });
 
-  it('reconcile runs on a schedule, one at a time', () => {
-    expect(fn('reconcile').reservedConcurrency).toBe(1);
+  it('reconcile runs on a schedule, one at a time (a reservation of 1 from a param, or none when it is empty)', () => {
+    expect(fn('reconcile')).not.toHaveProperty('reservedConcurrency');
+    const reserved = at(objAt(sls, 'resources', 'extensions', 'ReconcileLambdaFunction', 'Properties'), 'ReservedConcurrentExecutions');
+    expect(reserved).toEqual({ 'Fn::If': ['HasReconcileReservedConcurrency', { Ref: 'ReconcileReservedConcurrency' }, { Ref: 'AWS::NoValue' }] });
+    expect(num(reserved)).toBe(1);
+    expect(String(at(cfnParameters, 'ReconcileReservedConcurrency', 'AllowedPattern'))).toBe('^1?$');
+    const saved = params.reconcileReservedConcurrency;
+    params.reconcileReservedConcurrency = '';
+    try {
+      expect(evaluate(reserved)).toBeUndefined();
+    } finally {
+      params.reconcileReservedConcurrency = saved;
+    }
     const schedule = objAt(fn('reconcile'), 'events', 0, 'schedule');
     expect(listAt(schedule, 'rate').map(evaluate)).toEqual(['rate(1 minute)']);
   });
