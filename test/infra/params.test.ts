@@ -28,11 +28,13 @@ interface ParamsModule {
   environmentOf: (params: Obj) => Record<string, string>;
   ENVIRONMENT: Record<string, string>;
 }
-const paramsModule = createRequire(import.meta.url)('../../infra/serverless/params.cjs') as Partial<ParamsModule>;
-const { clusterParams, environmentOf, ENVIRONMENT } = paramsModule;
-if (typeof clusterParams !== 'function' || typeof environmentOf !== 'function' || !isObj(ENVIRONMENT)) {
-  throw new Error('params.cjs must export clusterParams, environmentOf and ENVIRONMENT');
+function checked(module: Partial<ParamsModule>): ParamsModule {
+  if (typeof module.clusterParams !== 'function' || typeof module.environmentOf !== 'function' || !isObj(module.ENVIRONMENT)) {
+    throw new Error('params.cjs must export clusterParams, environmentOf and ENVIRONMENT');
+  }
+  return module as ParamsModule;
 }
+const { clusterParams, environmentOf, ENVIRONMENT } = checked(createRequire(import.meta.url)('../../infra/serverless/params.cjs') as Partial<ParamsModule>);
 
 const sls = obj(load(readFileSync(join(root, 'serverless.yml'), 'utf8')), 'serverless.yml');
 const defaults = obj(obj(sls.custom, 'custom').paramDefaults, 'custom.paramDefaults');
