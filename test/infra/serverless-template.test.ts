@@ -150,6 +150,12 @@ describe('serverless.yml: runtime and functions', () => {
     expect(at(esbuild, 'banner', 'js')).toBe("import{createRequire}from'module';const require=createRequire(import.meta.url);");
   });
 
+  it('protects the stack from deletion and prunes old versions, keeping those an alias names', () => {
+    expect(at(sls, 'provider', 'deletionProtection')).toBe(true);
+    expect(at(sls, 'provider', 'versionFunctions')).toBe(true);
+    expect(at(sls, 'provider', 'pruneFunctionVersions')).toEqual({ number: 10 });
+  });
+
   it.each([
     ['reconcile', 'functions/reconcile.handler', 512, 60],
     ['routeWorker', 'functions/route-worker.handler', 256, 30],
