@@ -27,7 +27,7 @@ for wanted in package/package.json package/README.md package/LICENSE package/CHA
               package/dist/cli/podroute.js package/examples/nodes.json package/examples/route-tables.json; do
   grep -qxF "$wanted" <<<"$listing" || fail "the tarball lacks ${wanted#package/}"
 done
-unwanted="$(grep -E '^package/(lib|bin|functions|test|infra|bench|node_modules)/|\.ts$' <<<"$listing" || true)"
+unwanted="$(grep -E '^package/(lib|bin|functions|test|infra|bench|node_modules|docs/decisions)/|\.ts$' <<<"$listing" || true)"
 [ -z "$unwanted" ] || fail "the tarball holds sources or tests: $(head -3 <<<"$unwanted" | tr '\n' ' ')"
 echo "$(basename "$tarball"): $(wc -l <<<"$listing") files, $(( ($(stat -c %s "$tarball") + 1023) / 1024 )) KiB"
 
