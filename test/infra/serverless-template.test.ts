@@ -47,7 +47,8 @@ const listAt = (value: unknown, ...path: (string | number)[]): unknown[] => {
 };
 
 const sls = objAt(read('serverless.yml'));
-const params = { ...objAt(sls, 'params', 'default'), ...objAt(sls, 'params', 'ci') };
+/** The ci stage's params as infra/serverless/params.cjs gives them: the defaults with infra/params/ci.json over them. */
+const params: Obj = { ...objAt(sls, 'custom', 'paramDefaults'), ...objAt(JSON.parse(readFileSync(`${root}infra/params/ci.json`, 'utf8'))) };
 const resources = objAt(sls, 'resources', 'Resources');
 const cfnParameters = objAt(sls, 'resources', 'Parameters');
 
@@ -149,6 +150,12 @@ describe('serverless.yml: runtime and functions', () => {
     expect(at(esbuild, 'banner', 'js')).toBe("import{createRequire}from'module';const require=createRequire(import.meta.url);");
   });
 
+  it('protects the stack from deletion and prunes old versions, keeping those an alias names', () => {
+    expect(at(sls, 'provider', 'deletionProtection')).toBe(true);
+    expect(at(sls, 'provider', 'versionFunctions')).toBe(true);
+    expect(at(sls, 'provider', 'pruneFunctionVersions')).toEqual({ number: 10 });
+  });
+
   it.each([
     ['reconcile', 'functions/reconcile.handler', 512, 60],
     ['routeWorker', 'functions/route-worker.handler', 256, 30],
@@ -163,8 +170,19 @@ describe('serverless.yml: runtime and functions', () => {
     expect(new Set(roles).size).toBe(3);
   });
 
-  it('reconcile runs on a schedule, one at a time', () => {
-    expect(fn('reconcile').reservedConcurrency).toBe(1);
+  it('reconcile runs on a schedule, one at a time (a reservation of 1 from a param, or none when it is empty)', () => {
+    expect(fn('reconcile')).not.toHaveProperty('reservedConcurrency');
+    const reserved = at(objAt(sls, 'resources', 'extensions', 'ReconcileLambdaFunction', 'Properties'), 'ReservedConcurrentExecutions');
+    expect(reserved).toEqual({ 'Fn::If': ['HasReconcileReservedConcurrency', { Ref: 'ReconcileReservedConcurrency' }, { Ref: 'AWS::NoValue' }] });
+    expect(num(reserved)).toBe(1);
+    expect(String(at(cfnParameters, 'ReconcileReservedConcurrency', 'AllowedPattern'))).toBe('^1?$');
+    const saved = params.reconcileReservedConcurrency;
+    params.reconcileReservedConcurrency = '';
+    try {
+      expect(evaluate(reserved)).toBeUndefined();
+    } finally {
+      params.reconcileReservedConcurrency = saved;
+    }
     const schedule = objAt(fn('reconcile'), 'events', 0, 'schedule');
     expect(listAt(schedule, 'rate').map(evaluate)).toEqual(['rate(1 minute)']);
   });
