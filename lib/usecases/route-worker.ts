@@ -9,7 +9,8 @@
  * is decided on it and what is read again); the writes themselves live in route-writes.ts.
  *
  * Outcome per message: `ack` (done, stale, or a failure that retrying cannot fix, which is reported
- * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff).
+ * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff). Which one a
+ * failure gets is decided by `outcomeOf` (./delivery-outcome.ts), from its typed error and receive.
  *
  * A retryable failure (throttling, a 5xx, a timeout) on the message's last receive but one is
  * acknowledged as `handed-back` instead of being left to the dead-letter queue: the message is only a hint, and
