@@ -70,3 +70,23 @@ export const SQS_ERROR_CODES: ServiceErrorCodes = {
     'ReceiptHandleIsInvalid',
   ]),
 };
+
+/**
+ * AWS Secrets Manager API Reference, GetSecretValue errors: `ResourceNotFoundException` (no such
+ * secret, or no version with the stage asked for); `InvalidParameterException`,
+ * `InvalidRequestException`: a request it cannot accept as written (a secret marked for deletion).
+ */
+export const SECRETS_MANAGER_ERROR_CODES: ServiceErrorCodes = {
+  service: 'Secrets Manager',
+  notFound: new Set(['ResourceNotFoundException']),
+  invalid: new Set(['InvalidParameterException', 'InvalidRequestException']),
+};
+
+/**
+ * AWS Systems Manager API Reference, GetParameter errors: `ParameterNotFound`,
+ * `ParameterVersionNotFound` (the version asked for does not exist, or was pruned).
+ */
+export const SSM_ERROR_CODES: ServiceErrorCodes = {
+  service: 'SSM',
+  notFound: new Set(['ParameterNotFound', 'ParameterVersionNotFound']),
+};

@@ -147,6 +147,21 @@ describe('each service\'s own codes (lib/aws/aws-error-codes.ts), through its ad
   });
 
   it.each([
+    ['ResourceNotFoundException', 400, false],
+    ['InvalidRequestException', 400, false],
+    ['InternalServiceError', 500, true],
+  ] as const)('Secrets Manager %s on AWSCURRENT (HTTP %i): retryable %s', async (code, status, retryable) => {
+    const secrets = mockClient(SecretsManagerClient);
+    try {
+      secrets.on(GetSecretValueCommand).rejects(new SecretsManagerServiceException(answer(code, status)));
+      const error = await failureOf(secretsManagerWebhookSecrets(new SecretsManagerClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), 'podroute/token'));
+      expect(error.retryable).toBe(retryable);
+    } finally {
+      secrets.restore();
+    }
+  });
+
+  it.each([
     ['QueueDoesNotExist', { exists: false }],
     ['AWS.SimpleQueueService.NonExistentQueue', { exists: false }],
   ] as const)('doctor: SQS %s is a missing queue', async (code, expected) => {
