@@ -15,8 +15,9 @@ import { setMaxListeners } from 'node:events';
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { RouteTableView, handleRouteMessage, outcomeOf } from '../lib/usecases/route-worker.ts';
-import type { WorkResult } from '../lib/usecases/route-worker.ts';
+import { RouteTableView, handleRouteMessage } from '../lib/usecases/route-worker.ts';
+import type { RouteWorkerDeps, WorkResult } from '../lib/usecases/route-worker.ts';
+import { type Delivery, DeadlineExceededError, outcomeOf } from '../lib/usecases/delivery-outcome.ts';
 import { PodrouteError } from '../lib/errors.ts';
 import type { Telemetry } from '../lib/log.ts';
 import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
@@ -36,22 +37,15 @@ export class RetryLater extends PodrouteError {
   }
 }
 
-/** The reason the batch's signal is aborted with: its time budget ran out. */
-class DeadlineExceeded extends PodrouteError {
-  override name = 'DeadlineExceeded';
-  constructor(budgetMs: number) {
-    super(`still running ${budgetMs} ms into the invocation`, { retryable: true });
-  }
-}
-
 /** Time kept back from the function timeout to answer: a third of what is left, at most 5 s. */
 const reserveMs = (remainingMs: number): number => Math.min(5000, remainingMs / 3);
 
 type Settled = PromiseSettledResult<string>;
+type Targets = NonNullable<RouteWorkerDeps['targets']>;
 
 export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
   // Route targets stay known for the container's life (an instance's primary interface is fixed).
-  const targets = new Map<string, { primaryEniId: string; at: number }>();
+  const targets: Targets = new Map();
   return middy<SQSEvent, unknown, Error, Context>()
     .use(telemetryMiddlewares(telemetry))
     .use(
@@ -62,84 +56,103 @@ export function createRouteWorkerHandler(getWiring: () => Promise<Wiring>, telem
       const wiring = await getWiring();
       const records = Array.isArray(event.Records) ? event.Records : [];
       const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000;
-      const budgetMs = Math.max(0, remaining - reserveMs(remaining));
-
-      // One listing of the route tables for the whole batch, taken when a message first needs it.
-      const view = new RouteTableView(wiring.routeTables);
-      const settled: Array<Settled | undefined> = records.map(() => undefined);
-      // Aborted at the deadline: every EC2, DynamoDB and Kubernetes call of the batch still under
-      // way (or started later) rejects at once, and no SDK retry wakes up after the invocation.
-      const controller = new AbortController();
-      // Every call under way listens on it (the SDK removes its listener when the call ends), and
-      // a batch runs many at once: no listener cap on a signal that lives one invocation.
-      setMaxListeners(0, controller.signal);
-      const work = records.map((record, index) => withAbortSignal(controller.signal, async () => {
-        const delivery = deliveryOf(record, wiring);
-        let result: WorkResult;
-        try {
-          result = await handleRouteMessage(record.body, delivery, {
-            clusterCidrs: wiring.config.clusterCidrs,
-            routeTables: wiring.routeTables,
-            nodes: wiring.nodes,
-            nodeSelector: wiring.config.nodeSelector,
-            migrationMaskSizes: wiring.config.migrationMaskSizes,
-            cidrSets: wiring.cidrSets,
-            leaseGraceSeconds: wiring.config.leaseGraceSeconds,
-            ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),
-            log: wiring.log,
-            now: wiring.now,
-            targets,
-            view,
-            mode: wiring.config.mode,
-            // Prefixes mode: a joined node's condition is settled on its interface's prefixes.
-            ...(wiring.config.mode === 'prefixes' ? { prefixes: wiring.prefixes } : {}),
-            signal: controller.signal,
-          });
-        } catch (error) {
-          // handleRouteMessage never throws; should it, this record alone fails.
-          wiring.log.log('error', 'message.failed', { messageId: record.messageId, error, outcome: 'retry', receiveCount: delivery.receiveCount });
-          result = { outcome: 'retry', status: 'crashed' };
-        }
-        if (settled[index] !== undefined) return; // answered already, at the deadline
-        if (result.outcome === 'ack') {
-          settled[index] = { status: 'fulfilled', value: result.status };
-        } else {
-          settled[index] = { status: 'rejected', reason: new RetryLater(result.status) };
-          await retryLater(record, wiring);
-        }
-      }));
-
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, budgetMs);
-      });
-      await Promise.race([Promise.all(work), deadline]);
-      clearTimeout(timer);
-      const cut = new DeadlineExceeded(budgetMs);
-      if (wiring.abortAtDeadline !== false) controller.abort(cut);
-
-      // Records still running at the deadline: each answered on its own, never the whole batch.
-      records.forEach((record, index) => {
-        if (settled[index] !== undefined) return;
-        const delivery = deliveryOf(record, wiring);
-        const outcome = outcomeOf(cut, delivery);
-        wiring.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
-          messageId: record.messageId,
-          error: cut,
-          retryable: true,
-          outcome,
-          receiveCount: delivery.receiveCount,
-        });
-        wiring.log.metric(outcome === 'retry' ? 'MessagesRetried' : 'MessagesHandedBack', 1);
-        // No visibility change here: the answer must not wait on the queue. The record comes back
-        // after the visibility timeout (six function timeouts), so its running work has ended by then.
-        settled[index] = outcome === 'retry' ? { status: 'rejected', reason: new RetryLater('deadline') } : { status: 'fulfilled', value: 'handed-back' };
-      });
-      return settled.map((answer): Settled => answer ?? { status: 'rejected', reason: new RetryLater('unanswered') });
+      return runBatch(records, wiring, targets, Math.max(0, remaining - reserveMs(remaining)));
     });
 }
 
-function deliveryOf(record: SQSRecord, wiring: Wiring) {
+/**
+ * Runs every record of the batch at once until they all settle or `budgetMs` runs out, then aborts
+ * what still runs and answers each record on its own.
+ */
+async function runBatch(records: readonly SQSRecord[], wiring: Wiring, targets: Targets, budgetMs: number): Promise<Settled[]> {
+  // One listing of the route tables for the whole batch, taken when a message first needs it.
+  const view = new RouteTableView(wiring.routeTables);
+  const settled: Array<Settled | undefined> = records.map(() => undefined);
+  // Aborted at the deadline: every EC2, DynamoDB and Kubernetes call of the batch still under
+  // way (or started later) rejects at once, and no SDK retry wakes up after the invocation.
+  const controller = new AbortController();
+  // Every call under way listens on it (the SDK removes its listener when the call ends), and
+  // a batch runs many at once: no listener cap on a signal that lives one invocation.
+  setMaxListeners(0, controller.signal);
+  const deps = routeWorkerDeps(wiring, targets, view, controller.signal);
+  const work = records.map((record, index) => withAbortSignal(controller.signal, () => runRecord(record, wiring, deps, settled, index)));
+
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, budgetMs);
+  });
+  await Promise.race([Promise.all(work), deadline]);
+  clearTimeout(timer);
+  const cut = new DeadlineExceededError(budgetMs);
+  if (wiring.abortAtDeadline !== false) controller.abort(cut);
+  records.forEach((record, index) => {
+    if (settled[index] === undefined) settled[index] = answerAtDeadline(record, wiring, cut);
+  });
+  return settled.map((answer): Settled => answer ?? { status: 'rejected', reason: new RetryLater('unanswered') });
+}
+
+function routeWorkerDeps(wiring: Wiring, targets: Targets, view: RouteTableView, signal: AbortSignal): RouteWorkerDeps {
+  return {
+    clusterCidrs: wiring.config.clusterCidrs,
+    routeTables: wiring.routeTables,
+    nodes: wiring.nodes,
+    nodeSelector: wiring.config.nodeSelector,
+    migrationMaskSizes: wiring.config.migrationMaskSizes,
+    cidrSets: wiring.cidrSets,
+    leaseGraceSeconds: wiring.config.leaseGraceSeconds,
+    ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),
+    log: wiring.log,
+    now: wiring.now,
+    targets,
+    view,
+    mode: wiring.config.mode,
+    // Prefixes mode: a joined node's condition is settled on its interface's prefixes.
+    ...(wiring.config.mode === 'prefixes' ? { prefixes: wiring.prefixes } : {}),
+    signal,
+  };
+}
+
+/** Handles one record and answers it in `settled[index]`, unless the deadline answered it first. */
+async function runRecord(record: SQSRecord, wiring: Wiring, deps: RouteWorkerDeps, settled: Array<Settled | undefined>, index: number): Promise<void> {
+  const delivery = deliveryOf(record, wiring);
+  let result: WorkResult;
+  try {
+    result = await handleRouteMessage(record.body, delivery, deps);
+  } catch (error) {
+    // handleRouteMessage never throws; should it, this record alone fails.
+    wiring.log.log('error', 'message.failed', { messageId: record.messageId, error, outcome: 'retry', receiveCount: delivery.receiveCount });
+    result = { outcome: 'retry', status: 'crashed' };
+  }
+  if (settled[index] !== undefined) return; // answered already, at the deadline
+  if (result.outcome === 'ack') {
+    settled[index] = { status: 'fulfilled', value: result.status };
+  } else {
+    settled[index] = { status: 'rejected', reason: new RetryLater(result.status) };
+    await retryLater(record, wiring);
+  }
+}
+
+/**
+ * The answer for a record still running at the deadline, as `outcomeOf` decides it for the cut:
+ * retried, or handed back to reconcile when its receives are nearly used up.
+ */
+function answerAtDeadline(record: SQSRecord, wiring: Wiring, cut: DeadlineExceededError): Settled {
+  const delivery = deliveryOf(record, wiring);
+  const outcome = outcomeOf(cut, delivery);
+  wiring.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
+    messageId: record.messageId,
+    error: cut,
+    retryable: true,
+    outcome,
+    receiveCount: delivery.receiveCount,
+  });
+  wiring.log.metric(outcome === 'retry' ? 'MessagesRetried' : 'MessagesHandedBack', 1);
+  // No visibility change here: the answer must not wait on the queue. The record comes back
+  // after the visibility timeout (six function timeouts), so its running work has ended by then.
+  return outcome === 'retry' ? { status: 'rejected', reason: new RetryLater('deadline') } : { status: 'fulfilled', value: 'handed-back' };
+}
+
+function deliveryOf(record: SQSRecord, wiring: Wiring): Delivery {
   const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
   return { receiveCount: Number.isFinite(receiveCount) && receiveCount >= 1 ? receiveCount : 1, maxReceiveCount: wiring.config.maxReceiveCount };
 }

@@ -136,7 +136,8 @@ export class Ec2RouteTables implements RouteTables {
       await this.client.send(new CreateRouteCommand({ RouteTableId: spec.routeTableId, ...dest.param, NetworkInterfaceId: spec.networkInterfaceId }));
       return 'created';
     } catch (error) {
-      if (classifyEc2Error(error) !== 'route-exists') {
+      // A conflict on CreateRoute is `RouteAlreadyExists`: the destination has a route already.
+      if (classifyEc2Error(error) !== 'conflict') {
         throw toPodrouteError(error, { operation: 'CreateRoute', routeTableId: spec.routeTableId, subject: spec.destinationCidr });
       }
       const existing = await this.describeRoute(spec.routeTableId, spec.destinationCidr);
@@ -189,7 +190,8 @@ export class Ec2RouteTables implements RouteTables {
       await this.client.send(new DeleteRouteCommand({ RouteTableId: spec.routeTableId, ...dest.param }));
       return 'deleted';
     } catch (error) {
-      if (classifyEc2Error(error) === 'route-missing') return 'absent';
+      // The route is gone (`InvalidRoute.NotFound`); a missing table is an error of its own.
+      if (awsErrorCode(error) === 'InvalidRoute.NotFound') return 'absent';
       throw toPodrouteError(error, { operation: 'DeleteRoute', routeTableId: spec.routeTableId, subject: spec.destinationCidr });
     }
   }

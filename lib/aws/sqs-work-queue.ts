@@ -18,7 +18,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { PodrouteError } from '../errors.ts';
-import { isRetryableAwsError } from './aws-errors.ts';
+import { SQS_ERROR_CODES } from './aws-error-codes.ts';
+import { type AwsFailureKind, classifyAwsError, failureName, isRetryableKind } from './aws-errors.ts';
 import { serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
 import { forEachLimit } from '../util/concurrency.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
@@ -47,36 +48,29 @@ class WorkQueueError extends PodrouteError {
   readonly sent: number;
   /** Messages not accepted. */
   readonly failed: number;
+  /** What the SDK failure means (lib/aws/aws-errors.ts); absent when SQS answered but refused entries. */
+  readonly kind: AwsFailureKind | undefined;
   constructor(
     message: string,
-    details: { code: string; sent: number; failed: number; retryable: boolean; cause?: unknown },
+    details: { code: string; sent: number; failed: number; retryable: boolean; kind?: AwsFailureKind; cause?: unknown },
   ) {
     super(message, { retryable: details.retryable, cause: details.cause });
     this.code = details.code;
+    this.kind = details.kind;
     this.sent = details.sent;
     this.failed = details.failed;
   }
 }
 
-/**
- * Whether an SDK (or transport) error is worth retrying: the classification every AWS adapter
- * shares (lib/aws/aws-errors.ts), plus SQS's own throttling of its KMS calls (`KmsThrottled`, SQS
- * API Reference, SendMessageBatch errors), which the SDK's list does not name.
- */
-function isRetryableSqsError(error: unknown): boolean {
-  return isRetryableAwsError(error) || (error instanceof Error && error.name === 'KmsThrottled');
-}
-
 /** Maps an error thrown by the SQS client to a WorkQueueError with its cause. */
 function mapSqsError(error: unknown, context: { sent: number; failed: number; queueUrl: string }): WorkQueueError {
-  const name = typeof error === 'object' && error !== null && typeof (error as { name?: unknown }).name === 'string'
-    ? (error as { name: string }).name
-    : 'UnknownError';
-  const retryable = isRetryableSqsError(error);
+  const name = failureName(error);
+  const kind = classifyAwsError(error, SQS_ERROR_CODES);
+  const retryable = isRetryableKind(kind);
   return new WorkQueueError(
     `SQS SendMessageBatch to ${context.queueUrl} failed with ${name} (${retryable ? 'retryable' : 'not retryable'}): ` +
       `${context.sent} sent, ${context.failed} not sent`,
-    { code: name, sent: context.sent, failed: context.failed, retryable, cause: error },
+    { code: name, sent: context.sent, failed: context.failed, retryable, kind, cause: error },
   );
 }
 

@@ -9,6 +9,8 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { StackResources } from '../usecases/doctor.ts';
+import { DYNAMODB_ERROR_CODES, SQS_ERROR_CODES } from './aws-error-codes.ts';
+import { classifyAwsError } from './aws-errors.ts';
 
 export class AwsStackResources implements StackResources {
   constructor(private readonly clients: { sqs: SQSClient; dynamodb: DynamoDBClient }) {}
@@ -18,9 +20,7 @@ export class AwsStackResources implements StackResources {
       const out = await this.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
       return { exists: true, detail: out.Attributes?.QueueArn ?? url };
     } catch (error) {
-      if (error instanceof Error && (error.name === 'QueueDoesNotExist' || error.name === 'AWS.SimpleQueueService.NonExistentQueue')) {
-        return { exists: false, detail: `no queue at ${url}` };
-      }
+      if (classifyAwsError(error, SQS_ERROR_CODES) === 'not-found') return { exists: false, detail: `no queue at ${url}` };
       throw error;
     }
   }
@@ -31,7 +31,7 @@ export class AwsStackResources implements StackResources {
       const status = out.Table?.TableStatus ?? 'UNKNOWN';
       return { exists: status === 'ACTIVE', detail: `${name} is ${status}` };
     } catch (error) {
-      if (error instanceof Error && error.name === 'ResourceNotFoundException') return { exists: false, detail: `no table named ${name}` };
+      if (classifyAwsError(error, DYNAMODB_ERROR_CODES) === 'not-found') return { exists: false, detail: `no table named ${name}` };
       throw error;
     }
   }

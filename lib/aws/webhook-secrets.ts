@@ -17,7 +17,8 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { PodrouteError } from '../errors.ts';
-import { isRetryableAwsError } from './aws-errors.ts';
+import { SECRETS_MANAGER_ERROR_CODES, SSM_ERROR_CODES } from './aws-error-codes.ts';
+import { awsErrorCode, classifyAwsError, isRetryableAwsError } from './aws-errors.ts';
 
 export interface WebhookSecrets {
   current: string;
@@ -40,9 +41,9 @@ async function readSecret(client: SecretsManagerClient, secretId: string, stage:
     }
     return out.SecretString;
   } catch (error) {
-    if (stage === 'AWSPREVIOUS' && isNamed(error, 'ResourceNotFoundException')) return null;
+    if (stage === 'AWSPREVIOUS' && classifyAwsError(error, SECRETS_MANAGER_ERROR_CODES) === 'not-found') return null;
     if (error instanceof PodrouteError) throw error;
-    throw new PodrouteError(`cannot read secret ${secretId} (${stage})`, { retryable: isRetryableAwsError(error), cause: error });
+    throw new PodrouteError(`cannot read secret ${secretId} (${stage})`, { retryable: isRetryableAwsError(error, SECRETS_MANAGER_ERROR_CODES), cause: error });
   }
 }
 
@@ -51,7 +52,7 @@ export async function ssmWebhookSecrets(client: SSMClient, name: string): Promis
   try {
     latest = (await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }))).Parameter;
   } catch (error) {
-    throw new PodrouteError(`cannot read SSM parameter ${name}`, { retryable: isRetryableAwsError(error), cause: error });
+    throw new PodrouteError(`cannot read SSM parameter ${name}`, { retryable: isRetryableAwsError(error, SSM_ERROR_CODES), cause: error });
   }
   const current = latest?.Value;
   if (!current) throw new PodrouteError(`SSM parameter ${name} has no value`);
@@ -62,9 +63,9 @@ export async function ssmWebhookSecrets(client: SSMClient, name: string): Promis
     const previous = out.Parameter?.Value;
     return { current, previous: previous && previous !== current ? previous : null };
   } catch (error) {
-    if (isNamed(error, 'ParameterVersionNotFound')) return { current, previous: null };
-    throw new PodrouteError(`cannot read SSM parameter ${name}:${version - 1}`, { retryable: isRetryableAwsError(error), cause: error });
+    // Only the version asked for is missing (pruned): there is no previous secret.
+    if (awsErrorCode(error) === 'ParameterVersionNotFound') return { current, previous: null };
+    throw new PodrouteError(`cannot read SSM parameter ${name}:${version - 1}`, { retryable: isRetryableAwsError(error, SSM_ERROR_CODES), cause: error });
   }
 }
 
-const isNamed = (error: unknown, name: string): boolean => error instanceof Error && error.name === name;

@@ -36,7 +36,7 @@
  * until it is unassigned, which is the operator's to do: podroute never unassigns a prefix.)
  */
 import * as z from '../util/zod-mini.ts';
-import { PodrouteError } from '../errors.ts';
+import { NodeStillDeletingError } from './delivery-outcome.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
@@ -103,19 +103,17 @@ export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<N
 /**
  * The worker's handling of a `node-left` check: released once the node is 404; retried later
  * while it is still being deleted; acknowledged as stale when it exists without a deletion
- * timestamp (the delete was refused after admission). A node still being deleted at the message's
- * last receive is left to reconcile's reclaim of vanished nodes' leases (never the DLQ: waiting
- * on a finalizer is no failure).
+ * timestamp (the delete was refused after admission). A node still being deleted rejects with
+ * NodeStillDeletingError; ./delivery-outcome.ts `outcomeOf` decides when to stop asking.
  */
-export async function checkNodeLeft(name: string, deps: NodeLeftDeps, delivery?: { receiveCount: number; maxReceiveCount: number }): Promise<string> {
+export async function checkNodeLeft(name: string, deps: NodeLeftDeps): Promise<string> {
   const result = await releaseIfGone(name, deps);
   if (result.kind === 'released') {
     const released = result.cidrs.length === 0 ? 'released:none' : `released:${result.cidrs.join(',')}`;
     return result.kept.length === 0 ? released : `${released} kept:${result.kept.join(',')}`;
   }
   if (!result.deleting) return 'stale:node-exists';
-  if (delivery !== undefined && delivery.receiveCount >= delivery.maxReceiveCount) return 'deferred:still-deleting';
-  throw new PodrouteError(`node ${name} is still being deleted; checking again later`, { retryable: true });
+  throw new NodeStillDeletingError(name);
 }
 
 /**

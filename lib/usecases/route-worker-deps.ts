@@ -4,13 +4,14 @@
  */
 import type { Config } from '../config.ts';
 import type { CidrSet } from '../ipam/index.ts';
-import { PodrouteError } from '../errors.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
 import type { EniPrefixes, NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
+
+export { type Delivery, NodeNotStoredError } from './delivery-outcome.ts';
 
 export const FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
 /** The event reason when a route table holds as many routes as its quota allows. */
@@ -69,28 +70,6 @@ export const TARGET_CACHE_MS = 5 * 60_000;
  * window the answer is taken at its word: the failure is permanent and reported on the node.
  */
 export const LAUNCH_LAG_WINDOW_MS = 5 * 60_000;
-
-export interface Delivery {
-  /** How often the queue has delivered this message, this time included. */
-  receiveCount: number;
-  /** Deliveries after which the queue moves the message to the dead-letter queue. */
-  maxReceiveCount: number;
-}
-
-/**
- * A `sync-node` whose node is not stored (yet): admission runs before the Node is persisted
- * (Kubernetes docs, "Dynamic Admission Control"), so a first receive is retried shortly and a later
- * one finds the node gone. Retryable; `outcomeOf` (./route-worker.ts) decides which, from the receive.
- */
-export class NodeNotStoredError extends PodrouteError {
-  override name = 'NodeNotStoredError';
-  constructor(
-    readonly node: string,
-    message = `node ${node} is not stored yet`,
-  ) {
-    super(message, { retryable: true });
-  }
-}
 
 /** The node as stored now, or null when it does not exist. */
 export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nodes'>): Promise<Node | null> {

@@ -35,7 +35,7 @@ import { sameCidrs } from './route-writes.ts';
 export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps): Promise<string> {
   const name = message.node;
   const node = await currentNode(name, deps);
-  // Not stored: retried on the first receive, gone after (outcomeOf, ./route-worker.ts).
+  // Not stored: retried on the first receive, gone after (outcomeOf, ./delivery-outcome.ts).
   if (!node) throw new NodeNotStoredError(name, `node ${name} is not stored yet, so its condition waits`);
   const unmanaged = unmanagedReason(node, deps.nodeSelector);
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;

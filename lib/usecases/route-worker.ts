@@ -9,7 +9,8 @@
  * is decided on it and what is read again); the writes themselves live in route-writes.ts.
  *
  * Outcome per message: `ack` (done, stale, or a failure that retrying cannot fix, which is reported
- * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff).
+ * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff). Which one a
+ * failure gets is decided by `outcomeOf` (./delivery-outcome.ts), from its typed error and receive.
  *
  * A retryable failure (throttling, a 5xx, a timeout) on the message's last receive but one is
  * acknowledged as `handed-back` instead of being left to the dead-letter queue: the message is only a hint, and
@@ -23,6 +24,7 @@
  * handed-back failure leaves a node that is serving by then as it is.
  */
 import { PodrouteError } from '../errors.ts';
+import { type FailureOutcome, outcomeOf } from './delivery-outcome.ts';
 import { parseRouteMessage } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
 import { networkUnavailableOf } from '../nodes/node.ts';
@@ -31,7 +33,7 @@ import { RouteTableFullError } from './port-errors.ts';
 import { checkNodeLeft } from './node-left.ts';
 import { RouteTableView } from './route-table-view.ts';
 import { MessageRefusedError } from './route-worker-claims.ts';
-import { type Delivery, FAILED_TO_CREATE_ROUTE, NodeNotStoredError, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
+import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
 import { readNodeWorld } from './route-worker-ownership.ts';
 import { settlePrefixJoin } from './route-worker-prefix-join.ts';
 import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-writes.ts';
@@ -39,32 +41,9 @@ import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-w
 export { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, TARGET_CACHE_MS } from './route-worker-deps.ts';
 export type { Delivery, RouteWorkerDeps } from './route-worker-deps.ts';
 export { RouteTableView } from './route-table-view.ts';
+export { type FailureOutcome, outcomeOf } from './delivery-outcome.ts';
 
 export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
-
-/**
- * What becomes of a failed message: `retry` (the queue delivers it again), `handed-back` (retryable,
- * but its receives are nearly used up: acknowledged, the next reconcile re-plans it), `failed`
- * (retrying cannot help: acknowledged and reported) or `refused` (it contradicts the authority:
- * acknowledged, nothing done, no node told) or `gone` (its node is not stored, past the first
- * receive: acknowledged as stale, nothing more to do).
- */
-export type FailureOutcome = 'retry' | 'handed-back' | 'failed' | 'refused' | 'gone';
-
-/**
- * The one decider of a failed message's fate, from the failure and which receive this is; the
- * handler asks it too for a record still running at the deadline. A retryable failure is handed
- * back one receive before the last: an invocation that crashes or times out answers nothing and
- * still counts a receive, so the last receive is kept as that margin. Only a message whose
- * invocations crash or time out again and again reaches the dead-letter queue.
- */
-export function outcomeOf(error: unknown, delivery: Delivery): FailureOutcome {
-  if (error instanceof MessageRefusedError) return 'refused';
-  // Admission runs before the Node is stored: only the first receive waits for it.
-  if (error instanceof NodeNotStoredError && delivery.receiveCount > 1) return 'gone';
-  if (!(error instanceof PodrouteError && error.retryable)) return 'failed';
-  return delivery.receiveCount >= delivery.maxReceiveCount - 1 ? 'handed-back' : 'retry';
-}
 
 /** Parses, applies and classifies one message body. Never throws. Logs one line per failure. */
 export async function handleRouteMessage(body: string, delivery: Delivery, deps: RouteWorkerDeps): Promise<WorkResult> {
@@ -89,9 +68,11 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
       deps.log.metric('MessagesRefused', 1);
       return { outcome: 'ack', status: `refused:${error.reason}` };
     }
-    if (outcome === 'gone') {
-      deps.log.log('info', 'message.done', { ...describe(message), status: 'stale:node-gone', ms: deps.now() - started });
-      return { outcome: 'ack', status: 'stale:node-gone' };
+    if (outcome === 'gone' || outcome === 'deferred') {
+      // Nothing failed: the node was never stored, or it is still being deleted and left to reconcile.
+      const status = outcome === 'gone' ? 'stale:node-gone' : 'deferred:still-deleting';
+      deps.log.log('info', 'message.done', { ...describe(message), status, ms: deps.now() - started });
+      return { outcome: 'ack', status };
     }
     if (deps.signal?.aborted) {
       // Cut at the deadline: the handler has answered this record already; nothing more is done.
@@ -129,7 +110,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'sync-node':
       return deps.mode === 'prefixes' ? settlePrefixJoin(message, deps) : syncNodeRoutes(message, writeDeps, delivery);
     case 'node-left':
-      return checkNodeLeft(message.node, deps, delivery);
+      return checkNodeLeft(message.node, deps);
   }
 }
 

@@ -6,15 +6,17 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { CreateRouteCommand, EC2Client, EC2ServiceException } from '@aws-sdk/client-ec2';
-import { DynamoDBClient, DynamoDBServiceException, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { SQSClient, SQSServiceException, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { DescribeTableCommand, DynamoDBClient, DynamoDBServiceException, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, SQSClient, SQSServiceException, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { GetSecretValueCommand, SecretsManagerClient, SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SQS_ERROR_CODES } from '../../lib/aws/aws-error-codes.ts';
 import { classifyAwsError, isRetryableAwsError } from '../../lib/aws/aws-errors.ts';
 import { DynamoDbClaimStore } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
+import { AwsStackResources } from '../../lib/aws/stack-resources.ts';
 import { secretsManagerWebhookSecrets } from '../../lib/aws/webhook-secrets.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
@@ -39,27 +41,142 @@ const answer = (name: string, status: number) => ({
 
 describe('classifyAwsError: the SDK\'s own checks, for every client', () => {
   it.each([
-    ['a connection reset after the SDK\'s retries', reset(), 'transient'],
-    ['a refused connection after the SDK\'s retries', refused(), 'transient'],
-    ['a socket timeout after the SDK\'s retries', timeout(), 'transient'],
-    ['a reset wrapped as the cause of another error', new Error('send failed', { cause: reset() }), 'transient'],
+    ['a connection reset after the SDK\'s retries', reset(), 'transport'],
+    ['a refused connection after the SDK\'s retries', refused(), 'transport'],
+    ['a socket timeout after the SDK\'s retries', timeout(), 'transport'],
+    ['a reset wrapped as the cause of another error', new Error('send failed', { cause: reset() }), 'transport'],
     ['a call aborted at the deadline', aborted(), 'aborted'],
     ['EC2 RequestLimitExceeded', new EC2ServiceException(answer('RequestLimitExceeded', 503)), 'throttled'],
     ['DynamoDB ProvisionedThroughputExceededException', new DynamoDBServiceException(answer('ProvisionedThroughputExceededException', 400)), 'throttled'],
     ['SQS RequestThrottled', new SQSServiceException(answer('RequestThrottled', 403)), 'throttled'],
     ['an HTTP 429', new SQSServiceException(answer('TooMany', 429)), 'throttled'],
-    ['EC2 InternalError (500)', new EC2ServiceException(answer('InternalError', 500)), 'transient'],
+    ['EC2 InternalError (500)', new EC2ServiceException(answer('InternalError', 500)), 'server'],
     ['a 501', new DynamoDBServiceException(answer('NotImplemented', 501)), 'server'],
     ['EC2 UnauthorizedOperation', new EC2ServiceException(answer('UnauthorizedOperation', 403)), 'denied'],
     ['DynamoDB AccessDeniedException', new DynamoDBServiceException(answer('AccessDeniedException', 400)), 'denied'],
     ['Secrets Manager AccessDeniedException', new SecretsManagerServiceException(answer('AccessDeniedException', 400)), 'denied'],
     ['SQS AccessDenied', new SQSServiceException(answer('AccessDenied', 403)), 'denied'],
-    ['EC2 InvalidParameterValue', new EC2ServiceException(answer('InvalidParameterValue', 400)), 'rejected'],
+    ['a code no service table names, without one', new EC2ServiceException(answer('InvalidParameterValue', 400)), 'rejected'],
     ['a TypeError (a bug)', new TypeError('x is undefined'), 'rejected'],
     ['a string', 'boom', 'rejected'],
   ] as const)('%s is %s', (_what, error, kind) => {
     expect(classifyAwsError(error)).toBe(kind);
-    expect(isRetryableAwsError(error)).toBe(kind === 'transient' || kind === 'throttled' || kind === 'server' || kind === 'aborted');
+    expect(isRetryableAwsError(error)).toBe(kind === 'transport' || kind === 'throttled' || kind === 'server' || kind === 'aborted');
+  });
+
+  it('a code answered without the SDK\'s answer shape is no code: a plain Error named like one is a bug, not a service answer', () => {
+    const named = Object.assign(new Error('x'), { name: 'QueueDoesNotExist' });
+    expect(classifyAwsError(named, SQS_ERROR_CODES)).toBe('rejected');
+  });
+});
+
+/** One service's error codes, each pinned to its kind and its retryability through the service's adapter (mocked client). */
+describe('each service\'s own codes (lib/aws/aws-error-codes.ts), through its adapter', () => {
+  const dynamo = mockClient(DynamoDBClient);
+  const sqs = mockClient(SQSClient);
+  const ec2 = mockClient(EC2Client);
+  afterEach(() => {
+    dynamo.reset();
+    sqs.reset();
+    ec2.reset();
+  });
+  afterAll(() => {
+    dynamo.restore();
+    sqs.restore();
+    ec2.restore();
+  });
+  const kindOf = async (promise: Promise<unknown>) => {
+    const error = await failureOf(promise);
+    return { kind: (error as { kind?: unknown }).kind, retryable: error.retryable };
+  };
+
+  it.each([
+    ['ProvisionedThroughputExceededException', 400, 'throttled'],
+    ['ThrottlingException', 400, 'throttled'],
+    ['RequestLimitExceeded', 400, 'throttled'],
+    ['LimitExceededException', 400, 'throttled'],
+    ['InternalServerError', 500, 'server'],
+    ['ServiceUnavailable', 503, 'server'],
+    ['AccessDeniedException', 400, 'denied'],
+    ['ConditionalCheckFailedException', 400, 'conflict'],
+    ['ResourceInUseException', 400, 'conflict'],
+    ['ResourceNotFoundException', 400, 'not-found'],
+    ['ValidationException', 400, 'invalid'],
+    ['UnrecognizedClientException', 400, 'rejected'],
+  ] as const)('DynamoDB %s (HTTP %i) is %s', async (code, status, kind) => {
+    dynamo.on(GetItemCommand).rejects(new DynamoDBServiceException(answer(code, status)));
+    const store = new DynamoDbClaimStore({ client: new DynamoDBClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), tableName: 't', setId: '10.0.0.0/16@24' });
+    expect(await kindOf(store.get('b#0000000001'))).toEqual({ kind, retryable: kind === 'throttled' || kind === 'server' });
+  });
+
+  it.each([
+    ['RequestThrottled', 403, 'throttled'],
+    ['KmsThrottled', 400, 'throttled'],
+    ['InternalError', 500, 'server'],
+    ['AccessDenied', 403, 'denied'],
+    ['KmsAccessDenied', 400, 'denied'],
+    ['QueueDoesNotExist', 400, 'not-found'],
+    ['AWS.SimpleQueueService.NonExistentQueue', 400, 'not-found'],
+    ['BatchEntryIdsNotDistinct', 400, 'invalid'],
+    ['TooManyEntriesInBatchRequest', 400, 'invalid'],
+    ['InvalidAttributeName', 400, 'invalid'],
+    ['KmsDisabled', 400, 'rejected'],
+  ] as const)('SQS %s (HTTP %i) is %s', async (code, status, kind) => {
+    sqs.on(SendMessageBatchCommand).rejects(new SQSServiceException(answer(code, status)));
+    const queue = new SqsWorkQueue(new SQSClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), 'http://127.0.0.1/000000000000/q', { maxAttempts: 1 });
+    expect(await kindOf(queue.send([MESSAGE]))).toEqual({ kind, retryable: kind === 'throttled' || kind === 'server' });
+  });
+
+  it.each([
+    ['RequestLimitExceeded', 503, 'throttled', 'Ec2Error'],
+    ['InternalError', 500, 'server', 'Ec2Error'],
+    ['Unavailable', 503, 'server', 'Ec2Error'],
+    ['UnauthorizedOperation', 403, 'denied', 'Ec2Error'],
+    ['RouteLimitExceeded', 400, undefined, 'RouteTableFullError'],
+    ['PrivateIpAddressLimitExceeded', 400, 'quota', 'Ec2Error'],
+    ['InvalidRouteTableID.NotFound', 400, 'not-found', 'Ec2NotFoundError'],
+    ['InvalidParameterValue', 400, 'invalid', 'Ec2Error'],
+    ['InvalidRouteTableId.Malformed', 400, 'invalid', 'Ec2Error'],
+    ['IncorrectState', 400, 'rejected', 'Ec2Error'],
+  ] as const)('EC2 %s (HTTP %i) is %s, a %s', async (code, status, kind, name) => {
+    ec2.on(CreateRouteCommand).rejects(new EC2ServiceException(answer(code, status)));
+    const tables = new Ec2RouteTables(new EC2Client({ region: 'us-east-1', credentials, maxAttempts: 1 }), { clusterName: 'alpha' });
+    const error = await failureOf(tables.createRoute(SPEC));
+    expect(error.name).toBe(name);
+    expect({ kind: (error as { kind?: unknown }).kind, retryable: error.retryable }).toEqual({ kind, retryable: kind === 'throttled' || kind === 'server' });
+  });
+
+  it.each([
+    ['ResourceNotFoundException', 400, false],
+    ['InvalidRequestException', 400, false],
+    ['InternalServiceError', 500, true],
+  ] as const)('Secrets Manager %s on AWSCURRENT (HTTP %i): retryable %s', async (code, status, retryable) => {
+    const secrets = mockClient(SecretsManagerClient);
+    try {
+      secrets.on(GetSecretValueCommand).rejects(new SecretsManagerServiceException(answer(code, status)));
+      const error = await failureOf(secretsManagerWebhookSecrets(new SecretsManagerClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), 'podroute/token'));
+      expect(error.retryable).toBe(retryable);
+    } finally {
+      secrets.restore();
+    }
+  });
+
+  it.each([
+    ['QueueDoesNotExist', { exists: false }],
+    ['AWS.SimpleQueueService.NonExistentQueue', { exists: false }],
+  ] as const)('doctor: SQS %s is a missing queue', async (code, expected) => {
+    sqs.on(GetQueueAttributesCommand).rejects(new SQSServiceException(answer(code, 400)));
+    const resources = new AwsStackResources({ sqs: new SQSClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), dynamodb: new DynamoDBClient({ region: 'us-east-1', credentials, maxAttempts: 1 }) });
+    expect(await resources.queue('http://127.0.0.1/000000000000/q')).toMatchObject(expected);
+  });
+
+  it('doctor: DynamoDB ResourceNotFoundException is a missing table; throttling is thrown', async () => {
+    const resources = new AwsStackResources({ sqs: new SQSClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), dynamodb: new DynamoDBClient({ region: 'us-east-1', credentials, maxAttempts: 1 }) });
+    dynamo.on(DescribeTableCommand).rejectsOnce(new DynamoDBServiceException(answer('ResourceNotFoundException', 400)));
+    expect(await resources.table('t')).toMatchObject({ exists: false });
+    const throttled = new DynamoDBServiceException(answer('ThrottlingException', 400));
+    dynamo.on(DescribeTableCommand).rejects(throttled);
+    await expect(resources.table('t')).rejects.toBe(throttled);
   });
 });
 

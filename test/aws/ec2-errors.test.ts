@@ -40,9 +40,11 @@ const spec = { routeTableId: 'rtb-1', destinationCidr: '10.244.1.0/24', networkI
 
 describe('classifyEc2Error', () => {
   it.each([
-    ['RouteAlreadyExists', 400, 'route-exists'],
-    ['InvalidRoute.NotFound', 400, 'route-missing'],
-    ['RouteLimitExceeded', 400, 'route-quota'],
+    ['RouteAlreadyExists', 400, 'conflict'],
+    ['InvalidRoute.NotFound', 400, 'not-found'],
+    ['RouteLimitExceeded', 400, 'quota'],
+    ['PrivateIpAddressLimitExceeded', 400, 'quota'],
+    ['InsufficientCidrBlocks', 400, 'quota'],
     ['RequestLimitExceeded', 503, 'throttled'],
     ['RequestLimitExceeded', 400, 'throttled'],
     ['Throttling', 400, 'throttled'],
@@ -54,8 +56,11 @@ describe('classifyEc2Error', () => {
     ['InvalidNetworkInterfaceID.NotFound', 400, 'not-found'],
     // "There are multiple interfaces attached to instance ...": no suffix, not a NotFound.
     ['InvalidInstanceID', 400, 'rejected'],
-    ['InvalidInstanceID.Malformed', 400, 'rejected'],
-    ['InvalidParameterValue', 400, 'rejected'],
+    ['InvalidInstanceID.Malformed', 400, 'invalid'],
+    ['InvalidParameterValue', 400, 'invalid'],
+    ['InvalidParameterCombination', 400, 'invalid'],
+    ['MissingParameter', 400, 'invalid'],
+    ['IncorrectState', 400, 'rejected'],
     ['UnauthorizedOperation', 403, 'denied'],
   ] as const)('%s (HTTP %i) is %s', (code, status, kind) => {
     expect(classifyEc2Error(ec2Error(code, status))).toBe(kind);
@@ -73,7 +78,7 @@ describe('classifyEc2Error', () => {
   it('never reads the message: a throttling message on another code is not throttling', () => {
     const error = ec2Error('InvalidParameterValue');
     error.message = 'Request limit exceeded.';
-    expect(classifyEc2Error(error)).toBe('rejected');
+    expect(classifyEc2Error(error)).toBe('invalid');
   });
 });
 
@@ -130,7 +135,7 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
     ['RouteLimitExceeded', 400, { retryable: false, name: 'RouteTableFullError', routeTableId: 'rtb-1' }],
     ['InvalidRouteTableID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
     ['InvalidNetworkInterfaceID.NotFound', 400, { retryable: false, name: 'Ec2NotFoundError' }],
-    ['InvalidParameterValue', 400, { retryable: false, name: 'Ec2Error', kind: 'rejected' }],
+    ['InvalidParameterValue', 400, { retryable: false, name: 'Ec2Error', kind: 'invalid' }],
   ] as const)('CreateRoute %s maps to %j', async (code, status, expected) => {
     const cause = ec2Error(code, status);
     ec2Mock.on(CreateRouteCommand).rejects(cause);

@@ -152,7 +152,7 @@ describe('retries', () => {
     expect(calls).toEqual([['handle-retryable', 2]]);
     const failed = log.lines.filter((l) => l.event === 'message.failed' || l.event === 'message.rejected');
     expect(failed.map((l) => l.outcome).sort()).toEqual(['failed', 'handed-back', 'handed-back', 'retry', 'retry']);
-    expect(failed.filter((l) => (l.error as { name?: string } | undefined)?.name === 'DeadlineExceeded').map((l) => [l.messageId, l.outcome])).toEqual([
+    expect(failed.filter((l) => (l.error as { name?: string } | undefined)?.name === 'DeadlineExceededError').map((l) => [l.messageId, l.outcome])).toEqual([
       ['hanging', 'retry'],
       ['hanging-last', 'handed-back'],
     ]);

@@ -1,28 +1,64 @@
-/** The one decider of a failed message's fate (lib/usecases/route-worker.ts, `outcomeOf`). */
+/** The one decider of a failed message's fate (lib/usecases/delivery-outcome.ts, `outcomeOf`). */
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError, PodrouteError } from '../../lib/errors.ts';
-import { outcomeOf } from '../../lib/usecases/route-worker.ts';
+import { DeadlineExceededError, NodeNotStoredError, NodeStillDeletingError, outcomeOf } from '../../lib/usecases/delivery-outcome.ts';
+import { RouteTableFullError } from '../../lib/usecases/port-errors.ts';
 import { MessageRefusedError } from '../../lib/usecases/route-worker-claims.ts';
-import { NodeNotStoredError } from '../../lib/usecases/route-worker-deps.ts';
+import { outcomeOf as workerOutcomeOf } from '../../lib/usecases/route-worker.ts';
 
-const notStored = () => new NodeNotStoredError('node-a');
-const throttled = () => new PodrouteError('RequestLimitExceeded', { retryable: true });
+/** Every kind of failure a route-worker use case (or the handler's deadline) rejects with. */
+const errors = {
+  throttled: () => new PodrouteError('RequestLimitExceeded', { retryable: true }),
+  deadline: () => new DeadlineExceededError(25_000),
+  notStored: () => new NodeNotStoredError('node-a'),
+  stillDeleting: () => new NodeStillDeletingError('node-a'),
+  refused: () => new MessageRefusedError('not-leased', 'refused'),
+  invalid: () => new InvalidInputError('bad'),
+  tableFull: () => new RouteTableFullError('full', { operation: 'CreateRoute', routeTableId: 'rtb-1', code: 'RouteLimitExceeded', cause: undefined }),
+  bug: () => new TypeError('x is undefined'),
+  thrownString: () => 'boom',
+} as const;
 
-describe('outcomeOf', () => {
+describe('outcomeOf: every failure at every receive of 5 (maxReceiveCount 5)', () => {
+  // Receives 1..5. The last but one (4) hands back; the last (5) is reached only after a crash.
   it.each([
-    ['a retryable failure, first of 5 receives', throttled(), 1, 5, 'retry'],
-    ['a retryable failure, third of 5', throttled(), 3, 5, 'retry'],
-    ['a retryable failure, last but one of 5: handed back to reconcile', throttled(), 4, 5, 'handed-back'],
-    ['a retryable failure, last of 5', throttled(), 5, 5, 'handed-back'],
-    ['a permanent failure, first receive', new InvalidInputError('bad'), 1, 5, 'failed'],
-    ['a refused message, first receive: never retried', new MessageRefusedError('no-expect', 'refused'), 1, 5, 'refused'],
-    ['a refused message, last but one', new MessageRefusedError('not-leased', 'refused'), 4, 5, 'refused'],
-    ['something that is no PodrouteError (a bug)', new TypeError('x is undefined'), 1, 5, 'failed'],
-    ['a thrown string', 'boom', 1, 5, 'failed'],
-    ['a node not stored yet, first receive: retried shortly', notStored(), 1, 5, 'retry'],
-    ['a node not stored yet, second receive: gone, acknowledged', notStored(), 2, 5, 'gone'],
-    ['a node not stored yet, first of 2 receives: handed back', notStored(), 1, 2, 'handed-back'],
-  ] as const)('%s -> %s', (_what, error, receiveCount, maxReceiveCount, outcome) => {
-    expect(outcomeOf(error, { receiveCount, maxReceiveCount })).toBe(outcome);
+    ['throttled', ['retry', 'retry', 'retry', 'handed-back', 'handed-back']],
+    ['deadline', ['retry', 'retry', 'retry', 'handed-back', 'handed-back']],
+    ['notStored', ['retry', 'gone', 'gone', 'gone', 'gone']],
+    ['stillDeleting', ['retry', 'retry', 'retry', 'deferred', 'deferred']],
+    ['refused', ['refused', 'refused', 'refused', 'refused', 'refused']],
+    ['invalid', ['failed', 'failed', 'failed', 'failed', 'failed']],
+    ['tableFull', ['failed', 'failed', 'failed', 'failed', 'failed']],
+    ['bug', ['failed', 'failed', 'failed', 'failed', 'failed']],
+    ['thrownString', ['failed', 'failed', 'failed', 'failed', 'failed']],
+  ] as const)('%s -> %j', (kind, outcomes) => {
+    const seen = [1, 2, 3, 4, 5].map((receiveCount) => outcomeOf(errors[kind](), { receiveCount, maxReceiveCount: 5 }));
+    expect(seen).toEqual(outcomes);
+  });
+});
+
+describe('outcomeOf: small redrive limits', () => {
+  it.each([
+    // maxReceiveCount 3 (the default): one retry, then handed back.
+    ['throttled', 1, 3, 'retry'],
+    ['throttled', 2, 3, 'handed-back'],
+    ['stillDeleting', 2, 3, 'deferred'],
+    ['notStored', 1, 3, 'retry'],
+    // maxReceiveCount 2 or 1: no receive is left to retry on; the first is already the hand-back.
+    ['throttled', 1, 2, 'handed-back'],
+    ['deadline', 1, 1, 'handed-back'],
+    ['stillDeleting', 1, 2, 'deferred'],
+    ['notStored', 1, 2, 'handed-back'],
+    ['notStored', 2, 2, 'gone'],
+    ['refused', 1, 1, 'refused'],
+    ['invalid', 1, 1, 'failed'],
+  ] as const)('%s, receive %i of %i -> %s', (kind, receiveCount, maxReceiveCount, outcome) => {
+    expect(outcomeOf(errors[kind](), { receiveCount, maxReceiveCount })).toBe(outcome);
+  });
+});
+
+describe('one decider', () => {
+  it('the route worker answers with the same function', () => {
+    expect(workerOutcomeOf).toBe(outcomeOf);
   });
 });

@@ -141,7 +141,9 @@ describe('a DELETE admission', () => {
     // Being deleted (a finalizer holds it): look again later.
     world.kube.state.putRawNode({ ...stored('node-a'), metadata: { ...(stored('node-a').metadata as object), deletionTimestamp: '2026-01-01T00:00:05Z', finalizers: ['example.com/hold'] } });
     expect(await handleRouteMessage(check, first, deps)).toEqual({ outcome: 'retry', status: 'retry' });
-    // Never into the dead-letter queue for waiting: at the last receive, reclaim takes over.
+    // Never into the dead-letter queue for waiting: from the last receive but one (the receive a
+    // retryable failure is handed back on), reclaim takes over; the last is left for a crash.
+    expect(await handleRouteMessage(check, { receiveCount: 4, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
     expect(await handleRouteMessage(check, { receiveCount: 5, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
     expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
 
