@@ -36,8 +36,9 @@ interface StoredInterface {
   sourceDestCheck: boolean;
 }
 
-/** The VPC's own block: every table starts with its `local` route, as CreateRouteTable makes it. */
+/** The VPC's own blocks (the EC2 emulator's default VPC): a table starts with a `local` route to each, as CreateRouteTable makes it. */
 const VPC_CIDR = '10.0.0.0/16';
+const VPC_IPV6_CIDR = '2600:1f18:1234:5600::/56';
 const VPC_ID = 'vpc-00000000000000001';
 
 const hex = (n: number): string => n.toString(16).padStart(17, '0');
@@ -70,7 +71,14 @@ export class MemoryRouteTables implements RouteTables {
     const id = input.id ?? `rtb-${hex(++this.next)}`;
     if (this.tables.has(id)) throw new Error(`route table ${id} exists`);
     const tags = input.tags ?? { [clusterTagKey(this.options.clusterName)]: 'owned' };
-    this.tables.set(id, { id, tags: { ...tags }, routes: [{ destination: VPC_CIDR, family: 4, target: { kind: 'local' }, origin: 'CreateRouteTable' }] });
+    this.tables.set(id, {
+      id,
+      tags: { ...tags },
+      routes: [
+        { destination: VPC_CIDR, family: 4, target: { kind: 'local' }, origin: 'CreateRouteTable' },
+        { destination: VPC_IPV6_CIDR, family: 6, target: { kind: 'local' }, origin: 'CreateRouteTable' },
+      ],
+    });
     return id;
   }
 
