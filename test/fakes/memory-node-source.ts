@@ -135,14 +135,20 @@ export class MemoryNodeSource implements NodeSource {
     });
     if (new Set(families).size !== families.length) throw new InvalidInputError(`node ${name}: pod CIDRs ${wanted.join(',')} hold two of one IP family`);
     const same = (have: string[]) => have.length === wanted.length && have.every((c, i) => c === wanted[i]);
-    // First what the caller read, then the stored node: the API server refuses a change (422).
-    for (const have of [podCidrsOf(node), this.stored.has(name) ? this.podCidrs(name) : []]) {
-      if (have.length === 0) continue;
-      if (same(have)) return 'unchanged';
-      throw new PodCidrConflictError(name, have, wanted);
+    const read = podCidrsOf(node);
+    if (read.length > 0) {
+      if (same(read)) return 'unchanged';
+      throw new PodCidrConflictError(name, read, wanted);
     }
     const current = this.stored.get(name);
     if (!current) return 'gone';
+    // The stored node got pod CIDRs since the caller read it: the API server accepts a patch to the
+    // same values (a no-op) and refuses others (422, immutable), which the adapter answers as a conflict.
+    const stored = podCidrsOf(current);
+    if (stored.length > 0) {
+      if (same(stored)) return 'patched';
+      throw new PodCidrConflictError(name, stored, wanted);
+    }
     this.stored.set(name, { ...current, spec: { ...current.spec, podCIDR: wanted[0], podCIDRs: wanted } });
     this.writes += 1;
     return 'patched';
