@@ -15,7 +15,7 @@ export interface WorkQueueHarness {
   ack(receiptHandle: string): Promise<void>;
 }
 
-const create = (i: number): RouteMessage => ({ v: 1, kind: 'create', routeTableId: 'rtb-0000000000000000a', destinationCidr: `100.64.${i}.0/24`, node: `node-${i}`, instanceId: `i-${i.toString(16).padStart(17, '0')}` });
+const create = (i: number) => ({ v: 1 as const, kind: 'create' as const, routeTableId: 'rtb-0000000000000000a', destinationCidr: `100.64.${i}.0/24`, node: `node-${i}`, instanceId: `i-${i.toString(16).padStart(17, '0')}` }) satisfies RouteMessage;
 const keys = (messages: ReadonlyArray<{ message: RouteMessage }>): string[] => messages.map((m) => messageKey(m.message)).sort();
 
 export function workQueueContract(name: string, make: () => Promise<WorkQueueHarness>): void {
