@@ -74,6 +74,12 @@ export class MemoryNodeSource implements NodeSource {
     this.stored.delete(name);
   }
 
+  /** The stored node as the API server holds it (a copy), or undefined; no port call is counted. */
+  peek(name: string): Node | undefined {
+    const node = this.stored.get(name);
+    return node === undefined ? undefined : structuredClone(node);
+  }
+
   has(name: string): boolean {
     return this.stored.has(name);
   }
