@@ -5,3 +5,4 @@ export { MemoryNodeSource, type MemoryNodeSpec } from './memory-node-source.ts';
 export { MemoryRouteTables } from './memory-route-tables.ts';
 export { MemorySubnets } from './memory-subnets.ts';
 export { MemoryWorkQueue } from './memory-work-queue.ts';
+export { TimedMemoryCidrStore } from './timed-memory-cidr-store.ts';

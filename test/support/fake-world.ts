@@ -18,7 +18,7 @@ import type { ItemAttrs } from '../../lib/ipam/claim-store.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
 import { MemoryDeletionWindow, MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
-import { CLUSTER, FakeClock } from './world.ts';
+import { CLUSTER, FakeClock } from './clock.ts';
 
 /** Route-table calls that change EC2 (the world's `ec2Writes`). */
 const EC2_WRITES = /^(createRoute|replaceRoute|deleteRoute|prepareRouteTarget|markRouteTableFull|clearRouteTableFull) /;

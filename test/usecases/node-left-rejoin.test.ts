@@ -13,7 +13,8 @@ import type { CidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { checkNodeLeft, releaseIfGone } from '../../lib/usecases/node-left.ts';
 import { MemoryNodeSource } from '../fakes/memory-node-source.ts';
-import { FakeClock, TimedMemoryCidrStore } from '../support/world.ts';
+import { TimedMemoryCidrStore } from '../fakes/timed-memory-cidr-store.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const GRACE_SECONDS = 600;
 
