@@ -48,9 +48,10 @@ export function fakeWorld(clock: FakeClock = new FakeClock()): FakeWorld {
   let marks = { ec2: 0, kube: 0 };
   const ec2Calls = () => routeTables.calls.filter((call) => EC2_WRITES.test(call)).length;
   const kubeCalls = () => KUBE_WRITES.reduce((sum, method) => sum + nodes.count(method), 0);
-  const nodeObject = (name: string, instanceId: string, podCidrs: string[] = []): Record<string, unknown> => {
+  const nodeObject = (name: string, instanceId: string, podCidrs: string[] = [], networkUnavailable?: 'True' | 'False'): Record<string, unknown> => {
     nodeIndex += 1;
-    return kubeletNode({ name, instanceId, zone: 'us-east-1a', privateIp: `10.0.${(nodeIndex >> 8) & 255}.${nodeIndex & 255}`, podCidrs, index: nodeIndex });
+    const spec = { name, instanceId, zone: 'us-east-1a', privateIp: `10.0.${(nodeIndex >> 8) & 255}.${nodeIndex & 255}`, podCidrs, index: nodeIndex };
+    return kubeletNode(networkUnavailable === undefined ? spec : { ...spec, networkUnavailable });
   };
   return {
     clock,
@@ -59,24 +60,7 @@ export function fakeWorld(clock: FakeClock = new FakeClock()): FakeWorld {
     addClusterTable: () => routeTables.addTable(),
     async addNode(name, spec = {}) {
       const instance = spec.instanceId === undefined ? routeTables.addInstance() : { instanceId: spec.instanceId, eniId: '' };
-      const object = nodeObject(name, instance.instanceId, spec.podCidrs) as { status?: { conditions?: unknown[] } };
-      if (spec.networkUnavailable !== undefined) {
-        const unavailable = spec.networkUnavailable === 'True';
-        object.status = {
-          ...object.status,
-          conditions: [
-            ...(object.status?.conditions ?? []),
-            {
-              type: 'NetworkUnavailable',
-              status: spec.networkUnavailable,
-              reason: unavailable ? 'NoRouteCreated' : 'RouteCreated',
-              message: unavailable ? 'RouteController failed to create a route' : 'RouteController created a route',
-              lastTransitionTime: '2025-12-31T00:00:00Z',
-              lastHeartbeatTime: '2025-12-31T00:00:00Z',
-            },
-          ],
-        };
-      }
+      const object = nodeObject(name, instance.instanceId, spec.podCidrs, spec.networkUnavailable);
       nodes.put(object);
       return { name, instanceId: instance.instanceId, eniId: instance.eniId };
     },
