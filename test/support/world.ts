@@ -21,28 +21,17 @@ import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { createKubeConfig } from '../../lib/kube/kube-config.ts';
 import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
-import { ClaimProtocolStore, MemoryClaimStore, createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
+import { createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
 import { containsCidr, formatCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../../lib/messages/work-queue.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
+import { CLUSTER, CLUSTER_TAG, FakeClock, T0 } from './clock.ts';
 
-export const CLUSTER = 'alpha';
-export const CLUSTER_TAG = `kubernetes.io/cluster/${CLUSTER}`;
+export { CLUSTER, CLUSTER_TAG, FakeClock, T0 } from './clock.ts';
 export const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' };
-/** 2026-01-01T00:00:00Z: where every fake clock starts. */
-export const T0 = Date.UTC(2026, 0, 1);
-
-/** A clock that moves only when told to. */
-export class FakeClock {
-  constructor(public ms: number = T0) {}
-  readonly now = (): number => this.ms;
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
 
 export interface WorldNode {
   name: string;
@@ -352,13 +341,4 @@ export async function drainQueue(
   return statuses;
 }
 
-/**
- * The memory CIDR store as the deployed one keeps it: the claim protocol over the in-memory claim
- * store, stamping each block with the time it was taken or renewed (`since`, from the given clock)
- * and a version, as the DynamoDB store does: for the lease-reclaim logic without DynamoDB.
- */
-export class TimedMemoryCidrStore extends ClaimProtocolStore {
-  constructor(now: () => number) {
-    super(new MemoryClaimStore(), { clock: now });
-  }
-}
+export { TimedMemoryCidrStore } from '../fakes/timed-memory-cidr-store.ts';

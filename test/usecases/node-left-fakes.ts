@@ -1,23 +1,13 @@
-/** Stand-ins for node-left's tests: a Kubernetes node source (the live nodes, and how often they were listed), and a clock. */
-import type { Node } from '../../lib/nodes/node.ts';
-import { NodeNotFoundError } from '../../lib/usecases/port-errors.ts';
+/** For node-left's tests: nodes in the shared node source (test/fakes), and the check's clock. */
+import { MemoryNodeSource } from '../fakes/memory-node-source.ts';
 
-export const node = (name: string, podCIDR: string): Node => ({ metadata: { name }, spec: { podCIDR, providerID: 'aws:///z/i-0123456789abcdef0' } });
+export const node = (name: string, podCIDR: string) => ({ name, podCIDR });
 
-export function nodeSource(live: Node[]) {
-  const calls = { list: 0 };
-  return {
-    calls,
-    getNode: async (name: string): Promise<Node> => {
-      const found = live.find((n) => n.metadata.name === name);
-      if (!found) throw new NodeNotFoundError(name);
-      return found;
-    },
-    listNodes: async (): Promise<Node[]> => {
-      calls.list += 1;
-      return live;
-    },
-  };
+/** The shared node source holding these nodes (each on one instance); `count('listNodes')` tells whether any listing was made. */
+export function nodeSource(live: ReadonlyArray<{ name: string; podCIDR: string }>): MemoryNodeSource {
+  const nodes = new MemoryNodeSource();
+  for (const { name, podCIDR } of live) nodes.add(name, { instanceId: 'i-0123456789abcdef0', podCidrs: [podCIDR] });
+  return nodes;
 }
 
 /**

@@ -47,7 +47,7 @@ describe('node-left reads the owner record', () => {
     const result = await releaseIfGone('node-7', { nodes, cidrSets: [set], log: memoryLogger(), ...PAST_GRACE });
 
     expect(result).toEqual({ kind: 'released', cidrs: ['10.8.7.0/24'], kept: [] });
-    expect(nodes.calls.list).toBe(0);
+    expect(nodes.count('listNodes')).toBe(0);
     expect(count('Query')).toBe(0);
     expect(count('Scan')).toBe(0);
     // The record and the block it names, then the release's own read of the record before it deletes.
@@ -67,6 +67,6 @@ describe('node-left reads the owner record', () => {
     expect(await releaseIfGone('node-z', { nodes, cidrSets: [v4, v6], log: memoryLogger(), ...PAST_GRACE })).toEqual({ kind: 'released', cidrs: [], kept: [] });
     expect(count('GetItem')).toBe(2);
     expect(count('Query') + count('Scan')).toBe(0);
-    expect(nodes.calls.list).toBe(0);
+    expect(nodes.count('listNodes')).toBe(0);
   });
 });

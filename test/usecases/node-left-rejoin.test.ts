@@ -3,48 +3,33 @@
  * on the lease not having changed since before the 404 read, so a re-join that renews the lease
  * between that read and the release keeps its block. Forced deterministically: the node source's
  * keyed read answers 404 and, before it returns, the node re-joins (its admission renews the lease,
- * as the webhook's allocation does). Against dynalite through the deployed DynamoDB store, for the
- * worker's node-left check and for a (replayed) signed NodeLeft event alike.
+ * as the webhook's allocation does). Over the claim protocol in memory, stamped by the test's clock
+ * (the protocol the DynamoDB store runs; test/aws/dynamodb-cidr-store.test.ts holds the two stores
+ * to one contract), for the worker's node-left check and for a (replayed) signed NodeLeft event alike.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbCidrStore } from '../../lib/aws/dynamodb-cidr-store.ts';
+import { describe, expect, it } from 'vitest';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import type { CidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { Node } from '../../lib/nodes/node.ts';
 import { checkNodeLeft, releaseIfGone } from '../../lib/usecases/node-left.ts';
-import { NodeNotFoundError } from '../../lib/usecases/port-errors.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
-import { FakeClock } from '../support/world.ts';
+import { MemoryNodeSource } from '../fakes/memory-node-source.ts';
+import { TimedMemoryCidrStore } from '../fakes/timed-memory-cidr-store.ts';
+import { FakeClock } from '../support/clock.ts';
 
-let local: LocalDynamo;
-let client: DynamoDBClient;
-let sets = 0;
 const GRACE_SECONDS = 600;
-beforeAll(async () => {
-  local = await startDynalite();
-  client = local.client();
-});
-afterAll(async () => {
-  await local.close();
-});
 
-async function dynamoSet(clock: FakeClock): Promise<CidrSet> {
-  const store = new DynamoDbCidrStore({ client, tableName: local.tableName, setId: `rejoin-${++sets}`, clock: clock.now });
-  return createCidrSet({ clusterCidr: '10.20.0.0/16', nodeMaskSize: 24, store });
+async function leaseSet(clock: FakeClock): Promise<CidrSet> {
+  return createCidrSet({ clusterCidr: '10.20.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(clock.now) });
 }
 
 /** A node source whose node is gone at the read, and re-joins (its admission renews its lease) before the read returns. */
-function rejoinsAtRead(set: CidrSet, clock: FakeClock) {
-  return {
-    getNode: async (name: string): Promise<Node> => {
-      clock.advance(1000);
-      await set.allocateNext(name);
-      throw new NodeNotFoundError(name);
-    },
-    listNodes: async (): Promise<Node[]> => [],
+function rejoinsAtRead(set: CidrSet, clock: FakeClock): MemoryNodeSource {
+  const nodes = new MemoryNodeSource(clock.now);
+  nodes.onGet = async (name) => {
+    clock.advance(1000);
+    await set.allocateNext(name);
   };
+  return nodes;
 }
 
 describe('node-left and a same-name re-join', () => {
@@ -53,7 +38,7 @@ describe('node-left and a same-name re-join', () => {
     ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: rejoinsAtRead(set, clock), cidrSets: [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
   ])('%s keeps the block of a node that re-joined between the 404 read and the release', async (_name, leave) => {
     const clock = new FakeClock();
-    const set = await dynamoSet(clock);
+    const set = await leaseSet(clock);
     expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
     // Past the grace period, so only the conditional release keeps the renewed lease.
     clock.advance(GRACE_SECONDS * 1000 + 1);
@@ -65,12 +50,7 @@ describe('node-left and a same-name re-join', () => {
 });
 
 /** A node source whose node reads 404 (gone, or admitted and not stored yet). */
-const absentNodes = {
-  getNode: async (name: string): Promise<Node> => {
-    throw new NodeNotFoundError(name);
-  },
-  listNodes: async (): Promise<Node[]> => [],
-};
+const absentNodes = new MemoryNodeSource();
 
 
 /**
@@ -87,7 +67,7 @@ describe('node-left and a lease younger than the grace period', () => {
 
   it.each(leaves)('%s keeps a lease a re-join admission renewed before the check ran (node not stored yet)', async (_name, leave) => {
     const clock = new FakeClock();
-    const set = await dynamoSet(clock);
+    const set = await leaseSet(clock);
     expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
     clock.advance(3600_000);
     // node-a deleted; its kubelet re-registers: the CREATE admission renews the lease; not stored yet.
@@ -100,7 +80,7 @@ describe('node-left and a lease younger than the grace period', () => {
 
   it.each(leaves)('%s keeps a brand-new joiner\'s lease (a forged or early departure)', async (_name, leave) => {
     const clock = new FakeClock();
-    const set = await dynamoSet(clock);
+    const set = await leaseSet(clock);
     expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
     clock.advance(GRACE_SECONDS * 1000);
     await leave(set, clock);
@@ -109,7 +89,7 @@ describe('node-left and a lease younger than the grace period', () => {
 
   it.each(leaves)('%s frees a lease older than the grace period', async (_name, leave) => {
     const clock = new FakeClock();
-    const set = await dynamoSet(clock);
+    const set = await leaseSet(clock);
     expect(await set.allocateNext('node-a')).toBe('10.20.0.0/24');
     clock.advance(GRACE_SECONDS * 1000 + 1);
     await leave(set, clock);

@@ -30,7 +30,7 @@ describe('node-left without a node listing', () => {
     // b carries a /25 inside a's block: a conflict, with no lease of its own.
     const nodes = nodeSource([node('b', '10.244.0.128/25'), node('c', '10.244.1.0/24')]);
     expect(await leave('a', nodes, set)).toMatch(/10\.244\.0\.0\/24/);
-    expect(nodes.calls.list).toBe(0);
+    expect(nodes.count('listNodes')).toBe(0);
     expect((await set.leases()).map((l) => `${l.cidr} ${l.owner}`)).toEqual(['10.244.1.0/24 c']);
   });
 
@@ -38,7 +38,7 @@ describe('node-left without a node listing', () => {
     const set = await twoBlocks();
     const nodes = nodeSource([node('a', '10.244.0.0/25'), node('c', '10.244.1.0/24')]);
     await leave('nobody', nodes, set);
-    expect(nodes.calls.list).toBe(0);
+    expect(nodes.count('listNodes')).toBe(0);
     expect((await set.leases()).map((l) => `${l.cidr} ${l.owner}`)).toEqual(['10.244.0.0/24 a', '10.244.1.0/24 c']);
   });
 });

@@ -8,18 +8,15 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { MemoryWorkQueue } from '../../lib/messages/work-queue.ts';
-import { parseNode, type Node } from '../../lib/nodes/node.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
+import { MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
 import { inst } from '../routes/fixtures.ts';
-import { parseRouteTables } from '../../lib/routes/index.ts';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
 
-function node(name: string, n: number, podCidr: string | null, unavailable?: { status: string; since?: string }): Node {
-  return parseNode({
+function node(name: string, n: number, podCidr: string | null, unavailable?: { status: string; since?: string }) {
+  return {
     metadata: { name },
     spec: { providerID: `aws:///us-east-1a/${inst(n)}`, ...(podCidr ? { podCIDR: podCidr, podCIDRs: [podCidr] } : {}) },
     status: {
@@ -27,28 +24,30 @@ function node(name: string, n: number, podCidr: string | null, unavailable?: { s
         ? [{ type: 'NetworkUnavailable', status: unavailable.status, ...(unavailable.since ? { lastTransitionTime: unavailable.since } : {}) }]
         : [],
     },
-  });
-}
-
-function table(routes: Array<{ to: string; instance: number }>) {
-  return {
-    RouteTableId: 'rtb-0000000000000000a',
-    Tags: [{ Key: 'kubernetes.io/cluster/demo', Value: 'owned' }],
-    Routes: routes.map((route) => ({ DestinationCidrBlock: route.to, InstanceId: inst(route.instance), State: 'active', Origin: 'CreateRoute' })),
   };
 }
 
-async function run(nodes: Node[], tables: unknown[], env: Record<string, string> = {}) {
+type Table = Array<{ to: string; instance: number }>;
+const table = (routes: Table): Table => routes;
+
+async function run(nodes: ReadonlyArray<ReturnType<typeof node>>, tables: Table[], env: Record<string, string> = {}) {
   const config = loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16', ...env });
   const log = memoryLogger();
-  const nodeSource = { listNodes: async () => nodes } as unknown as NodeSource;
-  const routeTables = { listRouteTables: async () => parseRouteTables({ RouteTables: tables }) } as unknown as RouteTables;
+  const nodeSource = new MemoryNodeSource(() => NOW);
+  for (const object of nodes) nodeSource.put(object);
+  const routeTables = new MemoryRouteTables({ clusterName: 'demo' });
+  // The instances the routes point at (EC2 describes such a route with the instance and its interface).
+  for (const n of new Set(tables.flat().map((r) => r.instance))) routeTables.addInstance({ id: inst(n) });
+  for (const routes of tables) {
+    const id = routeTables.addTable({ id: 'rtb-0000000000000000a' });
+    for (const route of routes) routeTables.addRoute(id, route.to, { instanceId: inst(route.instance) });
+  }
   await reconcile(
     {
       config,
       routeTables,
       nodes: nodeSource,
-      queue: new MemoryWorkQueue(),
+      queue: new MemoryWorkQueue(() => NOW),
       cidrSets: [await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 })],
       log,
       now: () => NOW,

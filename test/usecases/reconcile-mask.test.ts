@@ -3,19 +3,17 @@
  * with another --node-cidr-mask-size): every block such a CIDR overlaps is taken for its node, so no
  * new node overlaps it, and the mismatch is reported with what to change.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { overlaps, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import type { LocalDynamo } from '../support/dynalite.ts';
-import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
-import { testWiring } from '../support/wiring.ts';
-import { type World } from '../support/world.ts';
+import { fakeWiring, fakeWorld, type FakeWorld } from '../support/fake-world.ts';
 
-let local: LocalDynamo;
-let world: World;
-useWorldAndDynamo((parts) => ({ world, local } = parts));
+let world: FakeWorld;
+beforeEach(() => {
+  world = fakeWorld();
+});
 
 const overlapping = (a: string, b: string): boolean => {
   const [x, y] = [tryParseCidr(a), tryParseCidr(b)];
@@ -53,15 +51,15 @@ describe('reconcile with existing pod CIDRs of another size', () => {
     world.addClusterTable();
     await world.addNode('node-old', { podCidrs: [existing] });
     await world.addNode('node-new');
-    const w = await testWiring(world, local, env);
+    const w = await fakeWiring(world, env);
     const report = await reconcile(w.reconcileDeps());
 
-    expect(world.podCidrs('node-new')).toEqual([next]);
+    expect(world.nodes.podCidrs('node-new')).toEqual([next]);
     expect(overlapping(existing, next)).toBe(false);
-    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([...leases, `${next}=node-new`]);
+    expect((await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([...leases, `${next}=node-new`]);
 
     // Told three ways: an Event on the node, a plan warning and a log line, each naming what to change.
-    expect(world.eventReasons('node-old')).toEqual(['PodCidrMaskMismatch']);
+    expect(world.nodes.eventReasons('node-old')).toEqual(['PodCidrMaskMismatch']);
     const warning = report.plan.warnings?.find((w) => w.reason === 'pod-cidr-mask-mismatch');
     expect(warning?.node).toBe('node-old');
     for (const text of mentions) expect(warning?.detail).toContain(text);
@@ -71,39 +69,39 @@ describe('reconcile with existing pod CIDRs of another size', () => {
     // A second tick takes nothing more and sends no second Event (the lease is there now).
     const again = await reconcile(w.reconcileDeps());
     expect(again.occupied).toBe(0);
-    expect(world.eventReasons('node-old')).toEqual(['PodCidrMaskMismatch']);
+    expect(world.nodes.eventReasons('node-old')).toEqual(['PodCidrMaskMismatch']);
     expect(again.plan.warnings?.some((w) => w.reason === 'pod-cidr-mask-mismatch')).toBe(true);
   });
 
   it('a dry run reports the mismatch and takes nothing', async () => {
     world.addClusterTable();
     await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
-    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25' });
+    const w = await fakeWiring(world, { NODE_MASK_SIZE_IPV4: '25' });
     const report = await reconcile(w.reconcileDeps(), { dryRun: true });
     expect(report.plan.warnings?.map((w) => w.reason)).toContain('pod-cidr-mask-mismatch');
-    expect(await w.wiring.cidrSets[0]?.leases()).toEqual([]);
-    expect(world.eventReasons('node-old')).toEqual([]);
+    expect(await w.cidrSets[0]?.leases()).toEqual([]);
+    expect(world.nodes.eventReasons('node-old')).toEqual([]);
   });
 
   it('a node with a larger CIDR that leaves frees every block it held', async () => {
     world.addClusterTable();
     await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
     await world.addNode('node-other', { podCidrs: ['100.64.1.0/25'] });
-    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:24', LEASE_GRACE_SECONDS: '600' });
+    const w = await fakeWiring(world, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:24', LEASE_GRACE_SECONDS: '600' });
     await reconcile(w.reconcileDeps());
-    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([
+    expect((await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual([
       '100.64.0.0/25=node-old',
       '100.64.0.128/25=node-old',
       '100.64.1.0/25=node-other',
     ]);
-    await world.kube.state.deleteNode('node-old', { admit: false });
+    world.nodes.delete('node-old');
     world.clock.advance(600_001);
     const report = await reconcile(w.reconcileDeps());
     expect(report.reclaimed).toEqual([
       { cidr: '100.64.0.0/25', owner: 'node-old' },
       { cidr: '100.64.0.128/25', owner: 'node-old' },
     ]);
-    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.1.0/25=node-other']);
+    expect((await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.1.0/25=node-other']);
   });
 });
 
@@ -119,7 +117,7 @@ describe('the webhook with a node that already carries a pod CIDR of another siz
     const old = await world.addNode('node-old', { podCidrs: ['100.64.0.0/24'] });
     // A migration mask: the /24 is adoptable, so it holds its blocks (a /24 of no allowed mask is a
     // conflict nobody gets, and holds none: test/usecases/node-webhook-claims.test.ts).
-    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:24' });
+    const w = await fakeWiring(world, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:24' });
     const response = await admit(
       review('u-1', world.nodeObject('node-old', old.instanceId, ['100.64.0.0/24'])),
       w.reconcileDeps(),
@@ -129,11 +127,11 @@ describe('the webhook with a node that already carries a pod CIDR of another siz
     // Only the NetworkUnavailable condition every managed CREATE carries (AlreadyExists drops it).
     const patch = JSON.parse(Buffer.from(response.response.patch ?? '', 'base64').toString('utf8')) as Array<{ path: string }>;
     expect(patch.map((op) => op.path)).toEqual(['/status/conditions/-']);
-    expect(await w.wiring.cidrSets[0]?.leases()).toEqual([]);
+    expect(await w.cidrSets[0]?.leases()).toEqual([]);
     // The next node gets a block beside it, never inside it, although no lease holds it yet.
-    const fresh = world.ec2.state.addInstance();
-    await admit(review('u-2', world.nodeObject('node-new', fresh.id)), w.reconcileDeps());
-    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.1.0/25=node-new']);
+    const fresh = world.routeTables.addInstance();
+    await admit(review('u-2', world.nodeObject('node-new', fresh.instanceId)), w.reconcileDeps());
+    expect((await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.1.0/25=node-new']);
   });
 });
 
@@ -142,22 +140,22 @@ describe('smaller pod CIDRs that share one block', () => {
     world.addClusterTable();
     await world.addNode('node-a', { podCidrs: ['100.64.0.0/26'] });
     await world.addNode('node-b', { podCidrs: ['100.64.0.64/26'] });
-    const w = await testWiring(world, local, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:26', LEASE_GRACE_SECONDS: '600' });
+    const w = await fakeWiring(world, { NODE_MASK_SIZE_IPV4: '25', MIGRATION_MASK_SIZES: 'ipv4:26', LEASE_GRACE_SECONDS: '600' });
     const first = await reconcile(w.reconcileDeps());
-    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/25=node-a']);
+    expect((await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/25=node-a']);
     // The block is node-a's lease: node-b's /26 inside it is not routed (lib/routes/ownership.ts).
     expect(first.plan.nodes.map((n) => [n.node, n.networkUnavailable, n.conflict ?? null])).toEqual([
       ['node-a', 'pending', null],
       ['node-b', true, 'leased-to-another-node'],
     ]);
 
-    await world.kube.state.deleteNode('node-a', { admit: false });
+    world.nodes.delete('node-a');
     world.clock.advance(600_001);
     const kept = await reconcile(w.reconcileDeps());
     expect(kept.reclaimed).toEqual([]);
-    expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/25=node-a']);
+    expect((await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/25=node-a']);
 
-    await world.kube.state.deleteNode('node-b', { admit: false });
+    world.nodes.delete('node-b');
     await world.addNode('node-c', { podCidrs: ['100.64.1.0/25'] });
     const freed = await reconcile(w.reconcileDeps());
     expect(freed.reclaimed).toEqual([{ cidr: '100.64.0.0/25', owner: 'node-a' }]);

@@ -8,45 +8,40 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { MemoryWorkQueue } from '../../lib/messages/work-queue.ts';
-import { parseNode, type Node } from '../../lib/nodes/node.ts';
+import type { Node } from '../../lib/nodes/node.ts';
+import type { RouteTable } from '../../lib/routes/route-tables.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
+import { MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
 import { inst } from '../routes/fixtures.ts';
-import { parseRouteTables } from '../../lib/routes/index.ts';
 
-const node = (name: string, n: number, podCidr: string): Node =>
-  parseNode({ metadata: { name }, spec: { providerID: `aws:///us-east-1a/${inst(n)}`, podCIDR: podCidr, podCIDRs: [podCidr] } });
+const spec = (n: number, podCidr: string) => ({ instanceId: inst(n), podCidrs: [podCidr] });
 
 describe('reconcile: read order', () => {
   it('plans no deletion for the route of a node created while the tables were listed', async () => {
-    const live: Node[] = [node('old', 1, '10.244.1.0/24')];
     const order: string[] = [];
-    const routeTables = {
-      listRouteTables: async () => {
+    const nodes = new (class extends MemoryNodeSource {
+      override async listNodes(): Promise<Node[]> {
+        order.push('nodes');
+        return super.listNodes();
+      }
+    })();
+    nodes.add('old', spec(1, '10.244.1.0/24'));
+    const routeTables = new (class extends MemoryRouteTables {
+      override async listRouteTables(): Promise<RouteTable[]> {
         order.push('tables:start');
         await Promise.resolve();
         // Meanwhile node "new" registers and the worker routes it; this listing sees its route.
-        live.push(node('new', 2, '10.244.2.0/24'));
+        nodes.add('new', spec(2, '10.244.2.0/24'));
         await Promise.resolve();
         order.push('tables:end');
-        // The adapter answers in podroute's terms: EC2's shape through the one translation.
-        return parseRouteTables({ RouteTables: [{
-          RouteTableId: 'rtb-0000000000000000a',
-          Tags: [{ Key: 'kubernetes.io/cluster/demo', Value: 'owned' }],
-          Routes: [
-            { DestinationCidrBlock: '10.244.1.0/24', InstanceId: inst(1), State: 'active', Origin: 'CreateRoute' },
-            { DestinationCidrBlock: '10.244.2.0/24', InstanceId: inst(2), State: 'active', Origin: 'CreateRoute' },
-          ],
-        }] });
-      },
-    } as unknown as RouteTables;
-    const nodes = {
-      listNodes: async () => {
-        order.push('nodes');
-        return [...live];
-      },
-    } as unknown as NodeSource;
+        return super.listRouteTables();
+      }
+    })({ clusterName: 'demo' });
+    const table = routeTables.addTable({ id: 'rtb-0000000000000000a' });
+    for (const n of [1, 2]) {
+      routeTables.addInstance({ id: inst(n) });
+      routeTables.addRoute(table, `10.244.${n}.0/24`, { instanceId: inst(n) });
+    }
     const report = await reconcile(
       {
         config: loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16' }),

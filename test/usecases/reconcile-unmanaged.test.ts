@@ -1,17 +1,14 @@
 /**
  * Nodes that are not podroute's (lib/nodes/managed-node.ts) through the reconcile use case, the
- * webhook and the worker, over the EC2 and Kubernetes emulators: an EKS Fargate node and a node
- * outside NODE_SELECTOR are never given a pod CIDR, never routed, and their condition is never written.
+ * webhook and the worker, over the port fakes: an EKS Fargate node and a node outside
+ * NODE_SELECTOR are never given a pod CIDR, never routed, and their condition is never written.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { LocalDynamo } from '../support/dynalite.ts';
-import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
-import { testWiring } from '../support/wiring.ts';
-import { type World } from '../support/world.ts';
+import { fakeWiring, fakeWorld, type FakeWorld } from '../support/fake-world.ts';
 
 const FARGATE = 'fargate-ip-192-168-1-5.ec2.internal';
 // As EKS registers a Fargate node (kubernetes/autoscaler#2737): zone, task id, then the node name.
@@ -28,35 +25,36 @@ const fargateNode = (conditions: Array<Record<string, string>> = []) => ({
   status: { conditions },
 });
 
-let local: LocalDynamo;
-let world: World;
-useWorldAndDynamo((parts) => ({ world, local } = parts));
+let world: FakeWorld;
+beforeEach(() => {
+  world = fakeWorld();
+});
 
 describe('reconcile: nodes that are not podroute s', () => {
   it('never gives a Fargate node a pod CIDR and never patches its condition, tick after tick', async () => {
     const table = world.addClusterTable();
-    await world.kube.state.addNode(fargateNode(), { admit: false });
+    world.nodes.put(fargateNode());
     const ec2 = await world.addNode('node-a');
-    const w = await testWiring(world, local);
+    const w = await fakeWiring(world);
 
     for (let tick = 0; tick < 2; tick++) {
       const report = await reconcile(w.reconcileDeps());
       expect(report.allocated).toEqual(tick === 0 ? ['node-a'] : []);
       expect(report.plan.nodes.find((n) => n.node === FARGATE)).toEqual({ node: FARGATE, networkUnavailable: false, patch: false, unmanaged: 'not-an-ec2-instance' });
     }
-    expect(world.podCidrs(FARGATE)).toEqual([]);
-    expect(world.networkUnavailable(FARGATE)).toBeNull();
-    expect(world.podCidrs('node-a')).toHaveLength(1);
+    expect(world.nodes.podCidrs(FARGATE)).toEqual([]);
+    expect(world.nodes.networkUnavailable(FARGATE)).toBeNull();
+    expect(world.nodes.podCidrs('node-a')).toHaveLength(1);
     expect(w.queue.messages.filter((m) => 'node' in m && m.node === FARGATE)).toEqual([]);
-    expect(world.routeSummary(table)).toEqual([]);
+    expect(world.routeTables.routeSummary(table)).toEqual([]);
     void ec2;
   });
 
   it('leaves a node outside NODE_SELECTOR alone, and a Fargate node with a condition keeps it', async () => {
     world.addClusterTable();
-    await world.kube.state.addNode(fargateNode([{ type: 'NetworkUnavailable', status: 'False', reason: 'Fargate' }]), { admit: false });
+    world.nodes.put(fargateNode([{ type: 'NetworkUnavailable', status: 'False', reason: 'Fargate' }]));
     await world.addNode('cni-node');
-    const w = await testWiring(world, local, { NODE_SELECTOR: 'podroute.example.com/managed=true' });
+    const w = await fakeWiring(world, { NODE_SELECTOR: 'podroute.example.com/managed=true' });
 
     const report = await reconcile(w.reconcileDeps());
     expect(report.allocated).toEqual([]);
@@ -65,16 +63,16 @@ describe('reconcile: nodes that are not podroute s', () => {
       { node: 'cni-node', networkUnavailable: false, patch: false, unmanaged: 'outside-node-selector' },
       { node: FARGATE, networkUnavailable: false, patch: false, unmanaged: 'outside-node-selector' },
     ]);
-    expect(world.podCidrs('cni-node')).toEqual([]);
-    expect(world.networkUnavailable('cni-node')).toBeNull();
-    expect(world.networkUnavailable(FARGATE)).toBe('False');
+    expect(world.nodes.podCidrs('cni-node')).toEqual([]);
+    expect(world.nodes.networkUnavailable('cni-node')).toBeNull();
+    expect(world.nodes.networkUnavailable(FARGATE)).toBe('False');
   });
 });
 
 describe('webhook and worker: nodes that are not podroute s', () => {
   it('admits a Fargate node without allocating, and the worker acks its sync-node as stale', async () => {
     world.addClusterTable();
-    const w = await testWiring(world, local);
+    const w = await fakeWiring(world);
     const deps = w.reconcileDeps();
     const response = await admit(
       { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u-1', operation: 'CREATE', object: fargateNode() } } as never,
@@ -84,13 +82,13 @@ describe('webhook and worker: nodes that are not podroute s', () => {
     expect(response.response.patch).toBeUndefined();
     expect((await Promise.all(deps.cidrSets.map((s) => s.leases()))).flat()).toEqual([]);
 
-    await world.kube.state.addNode(fargateNode(), { admit: false });
+    world.nodes.put(fargateNode());
     const result = await handleRouteMessage(
       JSON.stringify({ v: 1, kind: 'sync-node', node: FARGATE }),
       { receiveCount: 1, maxReceiveCount: 3 },
       { ...w.workerDeps(), log: memoryLogger() },
     );
     expect(result).toEqual({ outcome: 'ack', status: 'stale:unmanaged not-an-ec2-instance' });
-    expect(world.networkUnavailable(FARGATE)).toBeNull();
+    expect(world.nodes.networkUnavailable(FARGATE)).toBeNull();
   });
 });

@@ -1,27 +1,18 @@
 /**
  * A DELETE admitted is not a delete done (issue 7, item 5). The webhook use case, the worker's
- * `node-left` check and reconcile, over the EC2 and Kubernetes emulators and the DynamoDB store:
+ * `node-left` check and reconcile, over the port fakes and the lease table in memory:
  * nothing is released or unrouted at admission; a refused delete leaves the node whole; a node
  * that is really gone (404) loses its leases through the worker and its routes through the planner.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS } from '../../lib/usecases/node-left.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
-import { testWiring, type TestWiring } from '../support/wiring.ts';
-import { drainQueue, startWorld, type World } from '../support/world.ts';
-
-let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
+import { fakeWiring, fakeWorld, type FakeWiring, type FakeWorld } from '../support/fake-world.ts';
+import { drainQueue } from '../support/world.ts';
 
 function review(operation: 'CREATE' | 'DELETE', node: Record<string, unknown>) {
   const gvk = { group: '', version: 'v1', kind: 'Node' };
@@ -47,28 +38,25 @@ function review(operation: 'CREATE' | 'DELETE', node: Record<string, unknown>) {
 }
 
 describe('a DELETE admission', () => {
-  let world: World;
-  let w: TestWiring;
+  let world: FakeWorld;
+  let w: FakeWiring;
   let table: string;
-  beforeEach(async () => {
-    world = await startWorld();
+  beforeEach(() => {
+    world = fakeWorld();
     table = world.addClusterTable();
   });
-  afterEach(async () => {
-    await world.close();
-  });
 
-  const leases = async () => (await Promise.all(w.wiring.cidrSets.map((set) => set.leases()))).flat().map((l) => `${l.cidr}=${l.owner}`).sort();
+  const leases = async () => (await Promise.all(w.cidrSets.map((set) => set.leases()))).flat().map((l) => `${l.cidr}=${l.owner}`).sort();
   const stored = (name: string): Record<string, unknown> => {
-    const node = world.kube.state.getNode(name);
+    const node = world.nodes.peek(name);
     if (!node) throw new Error(`no node ${name}`);
     return node;
   };
   /** A stored, leased, routed, Ready node. */
   async function routedNode(name: string, cidr: string) {
     const node = await world.addNode(name, { podCidrs: [cidr], networkUnavailable: 'False' });
-    await w.wiring.cidrSets[0]?.occupy(cidr, name);
-    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: cidr, instanceId: node.instanceId });
+    await w.cidrSets[0]?.occupy(cidr, name);
+    world.routeTables.addRoute(table, cidr, { instanceId: node.instanceId });
     return node;
   }
   const worker = () => drainQueue(w.queue, w.workerDeps());
@@ -78,9 +66,9 @@ describe('a DELETE admission', () => {
   }
 
   it('releases nothing and unroutes nothing: it queues one delayed node-left check (v2)', async () => {
-    w = await testWiring(world, local);
+    w = await fakeWiring(world);
     await routedNode('node-a', '100.64.3.0/24');
-    w.dynamo.reset();
+    w.leases.reset();
     world.resetStats();
 
     const answer = await admit(review('DELETE', stored('node-a')), w.reconcileDeps());
@@ -89,11 +77,11 @@ describe('a DELETE admission', () => {
     expect(NODE_LEFT_CHECK_DELAY_SECONDS).toBeGreaterThan(0);
     expect(NODE_LEFT_CHECK_DELAY_SECONDS).toBeLessThanOrEqual(900);
     expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
-    expect([w.dynamo.writes(), world.ec2Writes(), world.kubeWrites()]).toEqual([0, 0, 0]);
+    expect([w.leases.writes(), world.ec2Writes(), world.kubeWrites()]).toEqual([0, 0, 0]);
   });
 
   it('then refused: the node keeps its lease, its route and its Ready condition after the worker’s check and a reconcile', async () => {
-    w = await testWiring(world, local);
+    w = await fakeWiring(world);
     const a = await routedNode('node-a', '100.64.3.0/24');
     await admit(review('DELETE', stored('node-a')), w.reconcileDeps());
     // A later validating webhook refuses the delete: the node stays stored, unchanged.
@@ -103,30 +91,30 @@ describe('a DELETE admission', () => {
     await tick();
 
     expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
-    expect(world.routeSummary(table)).toEqual([`100.64.3.0/24 -> ${a.instanceId}`]);
-    expect(world.networkUnavailable('node-a')).toBe('False');
+    expect(world.routeTables.routeSummary(table)).toEqual([`100.64.3.0/24 -> ${a.instanceId}`]);
+    expect(world.nodes.networkUnavailable('node-a')).toBe('False');
   });
 
   it('then refused, with a /23 cluster CIDR: a joining node never gets the live node’s pod CIDR', async () => {
-    w = await testWiring(world, local, { CLUSTER_CIDRS: '100.64.0.0/23' });
+    w = await fakeWiring(world, { CLUSTER_CIDRS: '100.64.0.0/23' });
     await routedNode('node-a', '100.64.0.0/24');
     await routedNode('node-b', '100.64.1.0/24');
     await admit(review('DELETE', stored('node-a')), w.reconcileDeps());
     await worker();
 
     // The cluster CIDR is full: node-c is admitted without pod CIDRs rather than with node-a's.
-    const c = world.ec2.state.addInstance();
-    const answer = await admit(review('CREATE', world.nodeObject('node-c', c.id)), w.reconcileDeps());
+    const c = world.routeTables.addInstance();
+    const answer = await admit(review('CREATE', world.nodeObject('node-c', c.instanceId)), w.reconcileDeps());
     expect(answer.response.allowed).toBe(true);
     // No pod CIDR in the patch: only the condition that keeps node-c unschedulable until routed.
     const ops = JSON.parse(Buffer.from(answer.response.patch ?? '', 'base64').toString('utf8')) as Array<{ path: string }>;
     expect(ops.map((op) => op.path)).toEqual(['/status/conditions/-']);
     expect(await leases()).toEqual(['100.64.0.0/24=node-a', '100.64.1.0/24=node-b']);
-    expect(world.routeSummary(table).filter((line) => line.startsWith('100.64.0.0/24 '))).toHaveLength(1);
+    expect(world.routeTables.routeSummary(table).filter((line) => line.startsWith('100.64.0.0/24 '))).toHaveLength(1);
   });
 
   it('the worker releases only once the node is gone (404); the planner, not the worker, deletes its route', async () => {
-    w = await testWiring(world, local);
+    w = await fakeWiring(world);
     const a = await routedNode('node-a', '100.64.3.0/24');
     const b = await routedNode('node-b', '100.64.4.0/24');
     const log = memoryLogger();
@@ -139,7 +127,7 @@ describe('a DELETE admission', () => {
     expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
 
     // Being deleted (a finalizer holds it): look again later.
-    world.kube.state.putRawNode({ ...stored('node-a'), metadata: { ...(stored('node-a').metadata as object), deletionTimestamp: '2026-01-01T00:00:05Z', finalizers: ['example.com/hold'] } });
+    world.nodes.put({ ...stored('node-a'), metadata: { ...(stored('node-a').metadata as object), deletionTimestamp: '2026-01-01T00:00:05Z', finalizers: ['example.com/hold'] } });
     expect(await handleRouteMessage(check, first, deps)).toEqual({ outcome: 'retry', status: 'retry' });
     // Never into the dead-letter queue for waiting: from the last receive but one (the receive a
     // retryable failure is handed back on), reclaim takes over; the last is left for a crash.
@@ -148,27 +136,27 @@ describe('a DELETE admission', () => {
     expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
 
     // Gone, and its lease past the grace period: the lease goes, the route stays for the planner.
-    await world.kube.state.deleteNode('node-a', { admit: false });
-    world.clock.advance(w.wiring.config.leaseGraceSeconds * 1000 + 1);
+    world.nodes.delete('node-a');
+    world.clock.advance(w.config.leaseGraceSeconds * 1000 + 1);
     world.resetStats();
     expect(await handleRouteMessage(check, { receiveCount: 2, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
     expect(await leases()).toEqual(['100.64.4.0/24=node-b']);
     expect(world.ec2Writes()).toBe(0);
-    expect(world.routeSummary(table)).toEqual([`100.64.3.0/24 -> ${a.instanceId}`, `100.64.4.0/24 -> ${b.instanceId}`]);
+    expect(world.routeTables.routeSummary(table)).toEqual([`100.64.3.0/24 -> ${a.instanceId}`, `100.64.4.0/24 -> ${b.instanceId}`]);
     expect(log.lines.filter((l) => l.event === 'action' && l.action === 'release-cidr')).toEqual([
       expect.objectContaining({ cidr: '100.64.3.0/24', node: 'node-a' }),
     ]);
 
     // The next reconcile plans the deletion of the ownerless route; node-b's stays.
     await tick();
-    expect(world.routeSummary(table)).toEqual([`100.64.4.0/24 -> ${b.instanceId}`]);
+    expect(world.routeTables.routeSummary(table)).toEqual([`100.64.4.0/24 -> ${b.instanceId}`]);
   });
 
   it('a released lease of one node is never another node’s: the release is owner-scoped', async () => {
-    w = await testWiring(world, local);
+    w = await fakeWiring(world);
     await routedNode('node-b', '100.64.4.0/24');
-    await w.wiring.cidrSets[0]?.occupy('100.64.3.0/24', 'node-a');
-    world.clock.advance(w.wiring.config.leaseGraceSeconds * 1000 + 1);
+    await w.cidrSets[0]?.occupy('100.64.3.0/24', 'node-a');
+    world.clock.advance(w.config.leaseGraceSeconds * 1000 + 1);
     const deps = { ...w.workerDeps(), log: memoryLogger() };
     const result = await handleRouteMessage(JSON.stringify({ v: 2, kind: 'node-left', node: 'node-a' }), { receiveCount: 1, maxReceiveCount: 5 }, deps);
     expect(result).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });

@@ -1,0 +1,43 @@
+/** The RouteTables contract against the fake and against Ec2RouteTables over the EC2 emulator. */
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { afterAll } from 'vitest';
+import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
+import { MemoryRouteTables } from '../fakes/memory-route-tables.ts';
+import { CONTRACT_CLUSTER, routeTablesContract } from './route-tables.contract.ts';
+
+routeTablesContract('MemoryRouteTables', async ({ routeLimit }) => {
+  const port = new MemoryRouteTables({ clusterName: CONTRACT_CLUSTER });
+  if (routeLimit !== undefined) port.routeLimit = routeLimit;
+  return {
+    port,
+    addTable: (tags) => port.addTable(tags === undefined ? {} : { tags }),
+    addInstance: (input) => port.addInstance(input),
+    terminateInstance: (id) => port.terminateInstance(id),
+    addPropagatedRoute: (table, cidr) => port.addPropagatedRoute(table, cidr),
+  };
+});
+
+const started: Array<{ ec2: Ec2Emulator; client: EC2Client }> = [];
+afterAll(async () => {
+  for (const { ec2, client } of started) {
+    client.destroy();
+    await ec2.close();
+  }
+});
+
+routeTablesContract('Ec2RouteTables over the EC2 emulator', async ({ routeLimit }) => {
+  const ec2 = await startEc2Emulator({ throttle: false, ...(routeLimit === undefined ? {} : { routeLimit }) });
+  const client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' }, maxAttempts: 1 });
+  started.push({ ec2, client });
+  return {
+    port: new Ec2RouteTables(client, { clusterName: CONTRACT_CLUSTER }),
+    addTable: (tags) => ec2.state.addRouteTable({ tags: tags ?? { [`kubernetes.io/cluster/${CONTRACT_CLUSTER}`]: 'owned' } }).id,
+    addInstance: (input = {}) => {
+      const instance = ec2.state.addInstance({ ...(input.sourceDestCheck === undefined ? {} : { sourceDestCheck: input.sourceDestCheck }), secondaryEnis: input.secondaryEnis ?? 0 });
+      return { instanceId: instance.id, eniId: instance.networkInterfaceIds[0] ?? '', eniIds: [...instance.networkInterfaceIds] };
+    },
+    terminateInstance: (id) => ec2.state.terminateInstance(id),
+    addPropagatedRoute: (table, cidr) => void ec2.state.addPropagatedRoute({ routeTableId: table, destinationCidr: cidr }),
+  };
+});
