@@ -10,6 +10,7 @@ import { InvalidInputError } from './errors.ts';
 import { parseLabelSelector } from './nodes/label-selector.ts';
 import type { LabelSelector } from './nodes/label-selector.ts';
 import { DEFAULT_MAX_DELETE_SHARE, DEFAULT_MIN_DELETES_FOR_GUARD, ROUTE_TABLE_ID } from './routes/index.ts';
+import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA } from './routes/route-table-headroom.ts';
 
 /** The longest part of a value an error quotes: a message never echoes a whole (10 KB) value. */
 const MAX_SHOWN = 64;
@@ -62,6 +63,9 @@ const NUMBER_BOUNDS = {
   // SQS redrive policy maxReceiveCount: 1 to 1,000 (Amazon SQS Developer Guide, "Configuring a
   // dead-letter queue": maximum receives), and it must equal the queue's.
   MAX_RECEIVE_COUNT: { integer: true, min: 1, max: 1000 },
+  // The account's "Routes per route table" quota, the denominator of RouteTableHeadroom: at most
+  // 1,000 (lib/routes/route-table-headroom.ts, from the Amazon VPC quotas page).
+  ROUTE_QUOTA: { integer: true, min: 1, max: MAX_ROUTE_QUOTA },
 } satisfies Record<string, NumberBounds>;
 
 export type NumericVariable = keyof typeof NUMBER_BOUNDS;
@@ -229,6 +233,7 @@ export const configSchema = z
     LEASE_GRACE_SECONDS: numberFrom('LEASE_GRACE_SECONDS'),
     BLOCKED_NODE_SECONDS: numberFrom('BLOCKED_NODE_SECONDS'),
     MAX_RECEIVE_COUNT: numberFrom('MAX_RECEIVE_COUNT'),
+    ROUTE_QUOTA: numberFrom('ROUTE_QUOTA'),
     // A Kubernetes label selector (kubectl -l syntax); empty = every node is podroute's.
     NODE_SELECTOR: z.pipe(
       z.optional(z.string()),
@@ -312,6 +317,8 @@ export interface Config {
   blockedNodeSeconds: number;
   /** Worker deliveries before the queue moves a message to the dead-letter queue. */
   maxReceiveCount: number;
+  /** Routes per route table and family the account's quota allows (ROUTE_QUOTA; metric RouteTableHeadroom). */
+  routeQuota: number;
   /** Only nodes whose labels match are podroute's (NODE_SELECTOR; empty = every node). */
   nodeSelector: LabelSelector;
   /**
@@ -351,6 +358,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,
     blockedNodeSeconds: e.BLOCKED_NODE_SECONDS ?? 600,
     maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,
+    routeQuota: e.ROUTE_QUOTA ?? DEFAULT_ROUTE_QUOTA,
     nodeSelector: e.NODE_SELECTOR,
     prefixReservationDescription: e.PREFIX_RESERVATION_DESCRIPTION,
   };

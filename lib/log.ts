@@ -17,12 +17,15 @@ import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-type MetricUnitName = 'Count' | 'Milliseconds';
+type MetricUnitName = 'Count' | 'Milliseconds' | 'Percent';
 
 export interface Logger {
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void;
   metric(name: string, value: number, unit?: MetricUnitName, dimensions?: Record<string, string>): void;
 }
+
+/** The port's metric units as Powertools names them (CloudWatch's StandardUnit values). */
+const POWERTOOLS_UNIT = { Count: MetricUnit.Count, Milliseconds: MetricUnit.Milliseconds, Percent: MetricUnit.Percent } as const;
 
 /** CloudWatch namespace of every podroute metric. */
 const METRIC_NAMESPACE = 'podroute';
@@ -59,7 +62,7 @@ export function powertoolsTelemetry(options: { cluster: string; functionName: Fu
       logger[level](event, plainFields(fields));
     },
     metric(name, value, unit = 'Count', dimensions = {}) {
-      const powertoolsUnit = unit === 'Milliseconds' ? MetricUnit.Milliseconds : MetricUnit.Count;
+      const powertoolsUnit = POWERTOOLS_UNIT[unit];
       if (Object.keys(dimensions).length === 0) {
         metrics.addMetric(name, powertoolsUnit, value);
         return;

@@ -110,6 +110,7 @@ describe('Powertools metrics behind the Logger port', () => {
         telemetry.log.metric('MessagesRejected', 1);
         telemetry.log.metric('NodesTotal', 7);
         telemetry.log.metric('PlanMs', 12, 'Milliseconds');
+        telemetry.log.metric('RouteTableHeadroom', 80.5, 'Percent');
         if (fail) throw new Error('boom');
         return 'done';
       });
@@ -133,12 +134,13 @@ describe('Powertools metrics behind the Logger port', () => {
               { Name: 'MessagesRejected', Unit: 'Count' },
               { Name: 'NodesTotal', Unit: 'Count' },
               { Name: 'PlanMs', Unit: 'Milliseconds' },
+              { Name: 'RouteTableHeadroom', Unit: 'Percent' },
             ]),
           },
         ],
       });
       expect(typeof (doc._aws as { Timestamp: unknown }).Timestamp).toBe('number');
-      expect(doc).toMatchObject({ cluster: 'blue', function: 'route-worker', MessagesRejected: [1, 1], NodesTotal: 7, PlanMs: 12 });
+      expect(doc).toMatchObject({ cluster: 'blue', function: 'route-worker', MessagesRejected: [1, 1], NodesTotal: 7, PlanMs: 12, RouteTableHeadroom: 80.5 });
       expect(doc).not.toHaveProperty('service');
     }
   });

@@ -26,7 +26,8 @@
  *  - EventBridge rule name: [.\-_A-Za-z0-9]+, at most 64 (EventBridge API PutRule Name);
  *  - CloudWatch dashboard name: A-Z a-z 0-9 `-` `_`, at most 255 (PutDashboard DashboardName);
  *  - DynamoDB table name: [a-zA-Z0-9_.-]+, 3 to 255 (CreateTable TableName);
- *  - Secrets Manager secret name: letters, digits and /_+=.@-, at most 512 (CreateSecret Name).
+ *  - Secrets Manager secret name: letters, digits and /_+=.@-, at most 512 (CreateSecret Name);
+ *  - SNS topic name: letters, digits, `_` and `-`, 1 to 256 (SNS API CreateTopic Name).
  * The longest suffix is `-route-worker` (13), so a function name is at most 53 characters. A role
  * name is `<base>-<region>-<function>`; when that would pass 64 characters, its `<base>-<region>`
  * part becomes, like the base above, `podroute-` and a readable prefix of the cluster name ending
@@ -92,6 +93,9 @@ function physicalNames(clusterName, stage, region) {
     dashboard: global,
     httpApi: base,
     alarmPrefix: base,
+    // The alarms' two SNS topics, when the stack creates them (serverless.yml PageTopic, TicketTopic).
+    pageTopic: `${base}-page`,
+    ticketTopic: `${base}-ticket`,
   };
 }
 

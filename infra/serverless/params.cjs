@@ -48,6 +48,7 @@ const ENVIRONMENT = {
   minDeletesForGuard: 'MIN_DELETES_FOR_GUARD',
   leaseGraceSeconds: 'LEASE_GRACE_SECONDS',
   blockedNodeSeconds: 'BLOCKED_NODE_SECONDS',
+  routeQuota: 'ROUTE_QUOTA',
   nodeSelector: 'NODE_SELECTOR',
 };
 

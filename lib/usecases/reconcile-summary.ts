@@ -4,9 +4,19 @@
  * nodes blocked too long that feeds the NodesBlocked gauge.
  */
 import type { Node } from '../nodes/node.ts';
+import type { RouteTable } from '../routes/index.ts';
+import { DEFAULT_ROUTE_QUOTA, fullestTable, routeTableUsage } from '../routes/route-table-headroom.ts';
 import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
 
-export function summarize(report: ReconcileReport, deps: Pick<ReconcileDeps, 'log' | 'now'>, started: number): void {
+/**
+ * Ends a run that got as far as a plan (a refused run throws before): its summary line and gauges.
+ * `ReconcileCompleted` (1 each such run) is the heartbeat: serverless.yml's ReconcileHeartbeatAlarm
+ * treats its absence as breaching, so a schedule that stopped, throttled or always-failing runs page.
+ * `RouteTableHeadroom` is each table's use of the routes-per-table quota (config ROUTE_QUOTA), per
+ * table (dimension RouteTableId, for the dashboard) and for the fullest table (the alarm's stream:
+ * an alarm names every dimension, and route table ids are not known to the template).
+ */
+export function summarize(report: ReconcileReport, deps: Pick<ReconcileDeps, 'log' | 'now' | 'config'>, started: number, tables: readonly RouteTable[]): void {
   const { plan } = report;
   deps.log.log('info', 'reconcile.summary', {
     nodes: report.nodes,
@@ -33,6 +43,13 @@ export function summarize(report: ReconcileReport, deps: Pick<ReconcileDeps, 'lo
   deps.log.metric('NodesBlocked', report.nodesBlocked);
   deps.log.metric('RoutesPending', plan.create.length + plan.replace.length);
   deps.log.metric('DeletionsWithheld', report.deletionsWithheld);
+  const quota = deps.config.routeQuota ?? DEFAULT_ROUTE_QUOTA;
+  for (const table of tables) {
+    deps.log.metric('RouteTableHeadroom', routeTableUsage(table, quota).percent, 'Percent', { RouteTableId: table.routeTableId });
+  }
+  const fullest = fullestTable(tables, quota);
+  if (fullest !== null) deps.log.metric('RouteTableHeadroom', fullest.percent, 'Percent');
+  deps.log.metric('ReconcileCompleted', 1);
 }
 
 /**

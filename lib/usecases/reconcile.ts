@@ -59,7 +59,7 @@ type ReconcileConfig = Pick<
   Config,
   'clusterCidrs' | 'mode' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'
 > &
-  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector' | 'clusterName' | 'migrationMaskSizes'>>;
+  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector' | 'clusterName' | 'migrationMaskSizes' | 'routeQuota'>>;
 
 /** Default of `blockedNodeSeconds` (config BLOCKED_NODE_SECONDS). */
 const DEFAULT_BLOCKED_NODE_SECONDS = 600;
@@ -168,7 +168,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     log.log('warn', 'pod-cidr.mask-mismatch', { node: m.node, cidr: m.cidr, nodeMaskSize: m.set.nodeMaskSize, detail });
   }
   if (options.dryRun) {
-    summarize(report, deps, started);
+    summarize(report, deps, started, tables);
     return report;
   }
   const markedUnrouted = await markUnrouted(plan, nodes, deps, report);
@@ -261,7 +261,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
 
   const delegated = prefixRead ? [...prefixRead.world.interfaces.values()].flatMap((eni) => eni.prefixes) : [];
   await reclaimOrphans(nodes, leaseLists, presence, run, report, delegated);
-  summarize(report, deps, started);
+  summarize(report, deps, started, tables);
   return report;
 }
 

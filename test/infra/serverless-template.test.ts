@@ -237,15 +237,17 @@ describe('serverless.yml: queue, DLQ, table', () => {
     expect(props.AttributeDefinitions).toEqual([{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }]);
   });
 
-  it('alarms on DLQ depth and on each function\'s errors, with the optional SNS topic', () => {
+  it('alarms on DLQ depth and on each function\'s errors, each on the page or the ticket topic', () => {
     const alarms = Object.values(resources).filter((resource) => isObj(resource) && resource.Type === 'AWS::CloudWatch::Alarm').map((alarm) => objAt(alarm, 'Properties'));
     const dlq = alarms.find((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(dlq).toMatchObject({ Namespace: 'AWS/SQS', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
     expect(at(dlq, 'Dimensions', 0, 'Value')).toEqual({ 'Fn::GetAtt': ['DeadLetterQueue', 'QueueName'] });
     const erroring = alarms.filter((alarm) => alarm.MetricName === 'Errors').map((alarm) => at(alarm, 'Dimensions', 0, 'Value'));
     expect(erroring).toEqual(expect.arrayContaining(['Reconcile', 'RouteWorker', 'NodeWebhook'].map((id) => ({ Ref: `${id}LambdaFunction` }))));
+    const topics = ['Page', 'Ticket'].map((severity) => [{ 'Fn::If': [`Create${severity}Topic`, { Ref: `${severity}Topic` }, { Ref: `${severity}TopicArn` }] }]);
     for (const alarm of alarms) {
-      expect(alarm.AlarmActions).toEqual({ 'Fn::If': ['HasAlarmTopic', [{ Ref: 'AlarmTopicArn' }], { Ref: 'AWS::NoValue' }] });
+      expect(topics, String(alarm.AlarmName)).toContainEqual(alarm.AlarmActions);
+      expect(alarm.OKActions, String(alarm.AlarmName)).toEqual(alarm.AlarmActions);
     }
   });
 
@@ -653,6 +655,7 @@ describe('infra/serverless/names.cjs: physical names from the cluster name, the 
     for (const key of ['queue', 'deadLetterQueue']) expect(all[key]).toMatch(/^[A-Za-z0-9_-]{1,80}$/);
     expect(all.schedule).toMatch(/^[.\-_A-Za-z0-9]{1,64}$/);
     expect(all.dashboard).toMatch(/^[A-Za-z0-9_-]{1,255}$/);
+    for (const key of ['pageTopic', 'ticketTopic']) expect(all[key]).toMatch(/^[A-Za-z0-9_-]{1,256}$/); // SNS CreateTopic Name
   });
 
   it.each([[''], ['a/b'], ['*'], [undefined]])('rejects the cluster name %j', (cluster) => {
@@ -713,6 +716,8 @@ const NAME_PROPERTY: Record<string, string> = {
   'AWS::CloudWatch::Dashboard': 'DashboardName',
   'AWS::Logs::LogGroup': 'LogGroupName',
   'AWS::ApiGatewayV2::Api': 'Name',
+  'AWS::SNS::Topic': 'TopicName',
+  'AWS::Logs::QueryDefinition': 'Name',
 };
 
 /**
@@ -751,6 +756,14 @@ function evaluateIn(template: Obj, value: unknown, given: Record<string, string>
   };
   return ev(value);
 }
+
+/** A dashboard's body: the JSON of its `Fn::Sub`, in partition aws and account 123456789012. */
+const dashboardBodyOf = (dashboard: unknown): unknown => {
+  const text = String(at(dashboard, 'Properties', 'DashboardBody', 'Fn::Sub'));
+  const substituted = text.replaceAll('${AWS::Partition}', 'aws').replaceAll('${AWS::AccountId}', '123456789012');
+  expect(substituted).not.toContain('${');
+  return JSON.parse(substituted);
+};
 
 const resourcesOf = (template: Obj, type: string): [string, Obj][] =>
   Object.entries(objAt(template, 'Resources')).flatMap(([id, resource]) => (isObj(resource) && resource.Type === type ? [[id, resource]] : []));
@@ -877,25 +890,59 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
     const key = (alarm: Obj) => `${String(alarm.Namespace)}/${String(alarm.MetricName)}`;
     expect(alarms.map(key).sort()).toEqual([
       'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/SQS/ApproximateNumberOfMessagesVisible',
-      'podroute/DeletionsWithheld', 'podroute/MessagesRejected', 'podroute/NodesBlocked', 'podroute/ReconcileRefused', 'podroute/RouteTableFull', 'podroute/WebhookFailures',
+      'podroute/DeletionsWithheld', 'podroute/MessagesRejected', 'podroute/NodesBlocked', 'podroute/ReconcileCompleted', 'podroute/ReconcileRefused',
+      'podroute/RouteTableFull', 'podroute/RouteTableHeadroom', 'podroute/WebhookFailures',
     ]);
-    const expectedFunction: Record<string, string> = {
-      DeletionsWithheld: 'reconcile', MessagesRejected: 'route-worker', NodesBlocked: 'reconcile', ReconcileRefused: 'reconcile', RouteTableFull: 'route-worker', WebhookFailures: 'node-webhook',
-    };
     for (const alarm of alarms.filter((a) => a.Namespace === 'podroute')) {
-      expect(alarm.Dimensions, key(alarm)).toEqual([{ Name: 'cluster', Value: CLUSTER }, { Name: 'function', Value: expectedFunction[String(alarm.MetricName)] }]);
-      expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+      // The function that publishes each metric (infra/serverless/dashboard.cjs, PODROUTE_METRICS).
+      const publishers = at(PODROUTE_METRICS, String(alarm.MetricName));
+      expect(alarm.Dimensions, key(alarm)).toEqual([{ Name: 'cluster', Value: CLUSTER }, { Name: 'function', Value: at(publishers, 0) }]);
+      expect(publishers, key(alarm)).toHaveLength(1);
     }
     const errorsOf = alarms.filter((a) => a.MetricName === 'Errors').map((a) => at(a, 'Dimensions', 0, 'Value'));
     expect(errorsOf).toEqual(expect.arrayContaining(['Reconcile', 'RouteWorker', 'NodeWebhook'].map((id) => ({ Ref: `${id}LambdaFunction` }))));
-    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual({ 'Fn::If': ['HasAlarmTopic', [{ Ref: 'AlarmTopicArn' }], { Ref: 'AWS::NoValue' }] });
+  });
+
+  it('shows every alarmed metric on the dashboard, and every alarm in its alarm-status widget', () => {
+    const { template } = stack();
+    const [[, dashboard] = ['', {}]] = resourcesOf(template, 'AWS::CloudWatch::Dashboard');
+    const body = dashboardBodyOf(dashboard);
+    const widgets = listAt(body, 'widgets');
+    // A metric as `namespace metric dim=value ...` (dimensions sorted), from a template dimension
+    // list (its Ref and GetAtt resolved to the physical names in the template) or a dashboard line.
+    const physicalOf = (value: unknown): string => {
+      if (typeof value === 'string') return value;
+      if (isObj(value) && typeof value.Ref === 'string') return String(at(template, 'Resources', value.Ref, 'Properties', 'FunctionName'));
+      const [id, attribute] = isObj(value) ? listAt(value, 'Fn::GetAtt') : [];
+      if (attribute === 'QueueName') return String(at(template, 'Resources', String(id), 'Properties', 'QueueName'));
+      throw new Error(`cannot resolve ${JSON.stringify(value)}`);
+    };
+    const metricKey = (namespace: unknown, metric: unknown, dimensions: Array<[string, string]>): string =>
+      [String(namespace), String(metric), ...dimensions.map(([name, value]) => `${name}=${value}`).sort()].join(' ');
+    const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => objAt(alarm, 'Properties'));
+    const alarmed = alarms.map((alarm) => metricKey(alarm.Namespace, alarm.MetricName,
+      listAt(alarm, 'Dimensions').map((dimension) => [String(at(dimension, 'Name')), physicalOf(at(dimension, 'Value'))])));
+    const shown = widgets.filter((widget) => at(widget, 'type') === 'metric').flatMap((widget) => listAt(widget, 'properties', 'metrics')).flatMap((line) => {
+      if (!Array.isArray(line) || typeof line[0] !== 'string') return [];
+      const parts = line.filter((part): part is string => typeof part === 'string');
+      const pairs: Array<[string, string]> = [];
+      for (let i = 2; i + 1 < parts.length; i += 2) pairs.push([parts[i] ?? '', parts[i + 1] ?? '']);
+      return [metricKey(parts[0], parts[1], pairs)];
+    });
+    expect(alarmed.length).toBeGreaterThan(10);
+    for (const metric of alarmed) expect(shown, metric).toContain(metric);
+    // The alarm-status widget lists every alarm of the stack, by ARN, and nothing else.
+    const statusWidgets = widgets.filter((widget) => at(widget, 'type') === 'alarm');
+    expect(statusWidgets).toHaveLength(1);
+    const listed = listAt(statusWidgets[0], 'properties', 'alarms').map(String);
+    expect(listed.sort()).toEqual(alarms.map((alarm) => `arn:aws:cloudwatch:us-east-1:123456789012:alarm:${String(alarm.AlarmName)}`).sort());
   });
 
   it('has a dashboard: nodes ready vs total, routes pending, queue depth and age, throttles, conflicts, webhook latency', () => {
     const { template } = stack();
     const [[, dashboard] = ['', {}]] = resourcesOf(template, 'AWS::CloudWatch::Dashboard');
-    const body: unknown = JSON.parse(String(at(dashboard, 'Properties', 'DashboardBody')));
-    const metrics = listAt(body, 'widgets').flatMap((widget) => listAt(widget, 'properties', 'metrics'));
+    const body = dashboardBodyOf(dashboard);
+    const metrics = listAt(body, 'widgets').filter((widget) => at(widget, 'type') === 'metric').flatMap((widget) => listAt(widget, 'properties', 'metrics'));
     const lines = metrics.map((line) => {
       if (!Array.isArray(line)) throw new Error('a metric line is an array');
       const options = line.at(-1);
@@ -911,7 +958,9 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
       `${own('AllocationConflicts', 'node-webhook')} Sum`,
       `AWS/Lambda Duration FunctionName ${n.nodeWebhook} p50`, `AWS/Lambda Duration FunctionName ${n.nodeWebhook} p99`,
     ]));
-    // Every podroute metric line names a metric of the published table.
+    // Every podroute metric line names a metric of the published table; the expression line finds
+    // each table's headroom (the metric with the extra dimension RouteTableId) in this cluster only.
+    expect(metrics).toContainEqual([expect.objectContaining({ expression: `SEARCH('{podroute,RouteTableId,cluster,function} MetricName="RouteTableHeadroom" cluster="${CLUSTER}"', 'Maximum', 300)` })]);
     for (const line of metrics.filter((l) => Array.isArray(l) && l[0] === 'podroute')) {
       expect(Object.keys(objAt(PODROUTE_METRICS))).toContain((line as unknown[])[1]);
     }

@@ -54,10 +54,22 @@ async function run(nodes: ReadonlyArray<ReturnType<typeof node>>, tables: Table[
     },
     { dryRun: true },
   );
+  return gauges(log.lines);
+}
+
+/**
+ * The run's metrics: `name` for a metric of the function's own dimensions, `name{Dim=value}` for
+ * one with extra dimensions (memoryLogger writes each metric as its own EMF line).
+ */
+function gauges(lines: Array<Record<string, unknown>>): Record<string, unknown> {
   const metrics: Record<string, unknown> = {};
-  for (const line of log.lines) {
-    if (!('_aws' in line)) continue;
-    for (const [key, value] of Object.entries(line)) if (key !== '_aws') metrics[key] = value;
+  for (const line of lines) {
+    const emf = line._aws as { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string }> }> } | undefined;
+    const [directive] = emf?.CloudWatchMetrics ?? [];
+    const name = directive?.Metrics[0]?.Name;
+    if (!directive || name === undefined) continue;
+    const dims = (directive.Dimensions[0] ?? []).map((dim) => `${dim}=${String(line[dim])}`);
+    metrics[dims.length === 0 ? name : `${name}{${dims.join(',')}}`] = line[name];
   }
   return metrics;
 }
@@ -79,7 +91,44 @@ describe('reconcile gauges', () => {
       NodesBlocked: 2,
       RoutesPending: 3,
       DeletionsWithheld: 0,
+      // One table holding 2 of the default quota's 500 routes.
+      'RouteTableHeadroom{RouteTableId=rtb-0000000000000000a}': 0.4,
+      RouteTableHeadroom: 0.4,
+      ReconcileCompleted: 1,
     });
+  });
+
+  it('reports each table\'s use of ROUTE_QUOTA, and the fullest table without a table dimension', async () => {
+    const routes = (count: number, from: number) => Array.from({ length: count }, (_, i) => ({ to: `10.244.${from + i}.0/24`, instance: 1 }));
+    const nodes = [node('a', 1, '10.244.1.0/24', { status: 'False', since: ago(5000) })];
+    const tables = [
+      { ...table(routes(4, 1)), RouteTableId: 'rtb-0000000000000000a' },
+      { ...table([...routes(1, 1), ...routes(40, 100)]), RouteTableId: 'rtb-0000000000000000b' },
+    ];
+    // Every route counts, podroute's or not (the 40 here are no node's: deletions the guard withholds).
+    const metrics = await run(nodes, tables, { ROUTE_QUOTA: '50' });
+    expect(metrics).toMatchObject({
+      'RouteTableHeadroom{RouteTableId=rtb-0000000000000000a}': 8,
+      'RouteTableHeadroom{RouteTableId=rtb-0000000000000000b}': 82,
+      RouteTableHeadroom: 82,
+      ReconcileCompleted: 1,
+    });
+  });
+
+  it('sends no heartbeat from a run that refused to start', async () => {
+    const log = memoryLogger();
+    const config = loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16' });
+    const deps = {
+      config,
+      routeTables: { listRouteTables: async () => [] } as unknown as RouteTables,
+      nodes: { listNodes: async () => [node('a', 1, '10.244.1.0/24')] } as unknown as NodeSource,
+      queue: new MemoryWorkQueue(),
+      cidrSets: [await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 })],
+      log,
+      now: () => NOW,
+    };
+    await expect(reconcile(deps)).rejects.toThrow(/refused/);
+    expect(gauges(log.lines)).toEqual({ ReconcileRefused: 1 });
   });
 
   it('takes the threshold from BLOCKED_NODE_SECONDS', async () => {

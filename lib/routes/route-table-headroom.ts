@@ -1,0 +1,53 @@
+/**
+ * How full a route table is against the "Routes per route table (non-propagated routes)" quota:
+ * the gauge behind the `RouteTableHeadroom` metric and its alarm (serverless.yml).
+ *
+ * Amazon VPC User Guide, "Amazon VPC quotas", Route tables: the quota counts non-propagated routes,
+ * is 500 by default, can be raised to at most 1,000, and is enforced separately for IPv4 and IPv6
+ * routes (Service Quotas code L-93826ACB). So a table is as full as its fuller family, and every
+ * static route counts, podroute's or not: gateways, peerings, other owners' instance routes. The
+ * VPC's `local` route is counted too (the page does not say whether the quota does; counting it
+ * errs on the full side, by one). Propagated routes (a virtual private gateway's, VPC Route
+ * Server's) have a quota of their own and are left out. A route to a prefix list counts as one route in each
+ * family: its family is not read (lib/routes/route-tables.ts `skippedRoutes`), and the quotas page
+ * says a referenced list counts as many entries as its maximum, which DescribeRouteTables does not
+ * tell; such a table is fuller than this says.
+ */
+import { InvalidInputError } from '../errors.ts';
+import type { RouteTable } from './route-tables.ts';
+
+/** The quota's default (Amazon VPC quotas, "Routes per route table (non-propagated routes)"). */
+export const DEFAULT_ROUTE_QUOTA = 500;
+/** The most the quota can be raised to (same page). */
+export const MAX_ROUTE_QUOTA = 1000;
+
+export interface RouteTableUsage {
+  readonly routeTableId: string;
+  /** Non-propagated routes of the fuller family (IPv4 or IPv6). */
+  readonly routes: number;
+  /** `routes` as a percentage of the quota, rounded to one decimal; over 100 when a quota was lowered. */
+  readonly percent: number;
+}
+
+/** How full `table` is against `quota` routes per family. Throws InvalidInputError on a quota outside 1..MAX_ROUTE_QUOTA. */
+export function routeTableUsage(table: RouteTable, quota: number): RouteTableUsage {
+  if (!Number.isInteger(quota) || quota < 1 || quota > MAX_ROUTE_QUOTA) {
+    throw new InvalidInputError(`route quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA}, got ${String(quota)}`);
+  }
+  const byFamily = { 4: table.skippedRoutes, 6: table.skippedRoutes };
+  for (const route of table.routes) {
+    if (route.propagated === undefined) byFamily[route.family] += 1;
+  }
+  const routes = Math.max(byFamily[4], byFamily[6]);
+  return { routeTableId: table.routeTableId, routes, percent: Math.round((routes / quota) * 1000) / 10 };
+}
+
+/** The fullest of `tables` (the first of equals), or null when there are none. */
+export function fullestTable(tables: readonly RouteTable[], quota: number): RouteTableUsage | null {
+  let fullest: RouteTableUsage | null = null;
+  for (const table of tables) {
+    const usage = routeTableUsage(table, quota);
+    if (fullest === null || usage.routes > fullest.routes) fullest = usage;
+  }
+  return fullest;
+}
