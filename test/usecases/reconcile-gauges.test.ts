@@ -9,6 +9,7 @@ import { loadConfig } from '../../lib/config.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
+import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
 import { inst } from '../routes/fixtures.ts';
 
@@ -30,7 +31,7 @@ function node(name: string, n: number, podCidr: string | null, unavailable?: { s
 type Table = Array<{ to: string; instance: number }>;
 const table = (routes: Table): Table => routes;
 
-async function run(nodes: ReadonlyArray<ReturnType<typeof node>>, tables: Table[], env: Record<string, string> = {}) {
+async function run(nodes: ReadonlyArray<ReturnType<typeof node>>, tables: Table[], env: Record<string, string> = {}, tableIds: string[] = []) {
   const config = loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16', ...env });
   const log = memoryLogger();
   const nodeSource = new MemoryNodeSource(() => NOW);
@@ -38,8 +39,8 @@ async function run(nodes: ReadonlyArray<ReturnType<typeof node>>, tables: Table[
   const routeTables = new MemoryRouteTables({ clusterName: 'demo' });
   // The instances the routes point at (EC2 describes such a route with the instance and its interface).
   for (const n of new Set(tables.flat().map((r) => r.instance))) routeTables.addInstance({ id: inst(n) });
-  for (const routes of tables) {
-    const id = routeTables.addTable({ id: 'rtb-0000000000000000a' });
+  for (const [i, routes] of tables.entries()) {
+    const id = routeTables.addTable({ id: tableIds[i] ?? 'rtb-0000000000000000a' });
     for (const route of routes) routeTables.addRoute(id, route.to, { instanceId: inst(route.instance) });
   }
   await reconcile(
@@ -91,9 +92,9 @@ describe('reconcile gauges', () => {
       NodesBlocked: 2,
       RoutesPending: 3,
       DeletionsWithheld: 0,
-      // One table holding 2 of the default quota's 500 routes.
-      'RouteTableHeadroom{RouteTableId=rtb-0000000000000000a}': 0.4,
-      RouteTableHeadroom: 0.4,
+      // One table holding 3 of the default quota's 500 IPv4 routes: 2 to nodes and the VPC's local route.
+      'RouteTableHeadroom{RouteTableId=rtb-0000000000000000a}': 0.6,
+      RouteTableHeadroom: 0.6,
       ReconcileCompleted: 1,
     });
   });
@@ -101,12 +102,10 @@ describe('reconcile gauges', () => {
   it('reports each table\'s use of ROUTE_QUOTA, and the fullest table without a table dimension', async () => {
     const routes = (count: number, from: number) => Array.from({ length: count }, (_, i) => ({ to: `10.244.${from + i}.0/24`, instance: 1 }));
     const nodes = [node('a', 1, '10.244.1.0/24', { status: 'False', since: ago(5000) })];
-    const tables = [
-      { ...table(routes(4, 1)), RouteTableId: 'rtb-0000000000000000a' },
-      { ...table([...routes(1, 1), ...routes(40, 100)]), RouteTableId: 'rtb-0000000000000000b' },
-    ];
-    // Every route counts, podroute's or not (the 40 here are no node's: deletions the guard withholds).
-    const metrics = await run(nodes, tables, { ROUTE_QUOTA: '50' });
+    const tables = [table(routes(3, 1)), table([...routes(1, 1), ...routes(39, 100)])];
+    // Every route counts, podroute's or not (the 39 here are no node's: deletions the guard withholds),
+    // and the VPC's local route too: 4 and 41 of 50.
+    const metrics = await run(nodes, tables, { ROUTE_QUOTA: '50' }, ['rtb-0000000000000000a', 'rtb-0000000000000000b']);
     expect(metrics).toMatchObject({
       'RouteTableHeadroom{RouteTableId=rtb-0000000000000000a}': 8,
       'RouteTableHeadroom{RouteTableId=rtb-0000000000000000b}': 82,
