@@ -13,6 +13,7 @@ import { DEFAULT_GUARD_WINDOW_MS, EMPTY_WINDOW } from '../routes/deletion-guard.
 import { deletionKey } from '../routes/route-plan.ts';
 import type { RoutePlan } from '../routes/route-plan.ts';
 import type { RouteTable } from '../routes/route-tables.ts';
+import { type DestinationRoutes, NO_ROUTES, withRoute } from '../routes/route-rules.ts';
 import { decideRouteWork } from '../routes/route-work.ts';
 import type { GuardWindowState, RouteWork, RouteWorkFacts } from '../routes/route-work.ts';
 import type { DeletionWindowStore, RouteTables } from './ports.ts';
@@ -131,11 +132,16 @@ export async function sendRouteWork(
   return { sent, deferred: work.deferred };
 }
 
-/** The static routes by (table, destination): the ones plans act on (a propagated route beside one is context). */
+/** The static route that counts (lib/routes/route-rules.ts) by (table, destination): the one each deletion was planned from. */
 function indexRoutes(tables: readonly RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {
-  const map = new Map<string, { instanceId: string | null; blackhole: boolean }>();
+  const seen = new Map<string, DestinationRoutes>();
   for (const table of tables) {
-    for (const route of table.routes) if (route.propagated === undefined) map.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
+    for (const route of table.routes) {
+      const key = `${table.routeTableId}|${route.destinationCidr}`;
+      seen.set(key, withRoute(seen.get(key) ?? NO_ROUTES, route));
+    }
   }
+  const map = new Map<string, { instanceId: string | null; blackhole: boolean }>();
+  for (const [key, { static: route }] of seen) if (route !== undefined) map.set(key, { instanceId: route.instanceId, blackhole: route.blackhole });
   return map;
 }
