@@ -242,7 +242,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
  * during the table listing could be missing from the node list while its route is in the tables,
  * and that route would be planned as a `no-owner` deletion. A node just admitted is routed before
  * it is stored (the admission's `sync-node`), so such a route can still be listed before its node:
- * its lease, taken at admission, keeps it (./absence.ts sortRouteDeletes, `lease-young`).
+ * its lease, taken at admission, keeps it (lib/routes/delete-backing.ts, `lease-young`).
  *
  * Empty means stop: when an input cannot be read or is suddenly empty (./absence.ts refuseWorld),
  * the run fails retryably before it writes anything, with one log line and the `ReconcileRefused`
