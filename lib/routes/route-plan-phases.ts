@@ -9,6 +9,7 @@ import { type UnmanagedReason, unmanagedReason } from '../nodes/managed-node.ts'
 import type { ConflictReason, Ownership } from './ownership.ts';
 import type { CreateOp, DeleteOp, PlanInput, PlanWarning, ReplaceOp } from './route-plan.ts';
 import { type Route, isClusterTable } from './route-tables.ts';
+import { nodeKindOf, wantedVerdict, withRoute } from './route-rules.ts';
 
 export interface NodeFacts {
   readonly name: string;
@@ -39,14 +40,6 @@ interface TableIndex {
 const keyOf = (routeTableId: string, destinationCidr: string): string => `${routeTableId}|${destinationCidr}`;
 
 export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Total order for two static routes of one table with one destination (EC2 never holds both; stay deterministic). */
-const compareDuplicateRoutes = (a: Route, b: Route): number =>
-  Number(a.blackhole) - Number(b.blackhole) ||
-  Number(a.target !== 'instance') - Number(b.target !== 'instance') ||
-  compareText(a.instanceId ?? '', b.instanceId ?? '') ||
-  compareText(a.networkInterfaceId ?? '', b.networkInterfaceId ?? '') ||
-  compareText(a.target, b.target);
 
 /** Upstream `isResponsibleForRoute` (step 3): the first or last address lies in a cluster CIDR. */
 export function isResponsible(destination: Cidr, clusters: readonly Cidr[]): boolean {
@@ -92,12 +85,9 @@ export function indexTables(input: Pick<PlanInput, 'routeTables' | 'clusterName'
     for (const listed of table.routes) {
       const route = matchInterfaceTarget(listed, instanceOfInterface);
       const key = keyOf(table.routeTableId, route.destinationCidr);
-      if (route.propagated !== undefined) {
-        if (!propagatedAt.has(key) || route.propagated === 'route-server') propagatedAt.set(key, route);
-        continue;
-      }
-      const other = existing.get(key);
-      if (other === undefined || compareDuplicateRoutes(route, other) < 0) existing.set(key, route);
+      const seen = withRoute({ static: existing.get(key), propagated: propagatedAt.get(key) }, route);
+      if (seen.static !== undefined) existing.set(key, seen.static);
+      if (seen.propagated !== undefined) propagatedAt.set(key, seen.propagated);
     }
   }
   tableIds.sort(compareText);
@@ -207,48 +197,28 @@ export function planWantedRoutes(
   const replace: ReplaceOp[] = [];
   for (const routeTableId of tableIds) {
     for (const [destinationCidr, owner] of wantedSorted) {
-      const route = existing.get(keyOf(routeTableId, destinationCidr));
+      const key = keyOf(routeTableId, destinationCidr);
+      const verdict = wantedVerdict({ static: existing.get(key), propagated: propagatedAt.get(key) }, owner, unmanagedInstances);
       const op = { routeTableId, destinationCidr, node: owner.name, instanceId: owner.instanceId };
-      if (route === undefined) {
-        const propagated = propagatedAt.get(keyOf(routeTableId, destinationCidr));
-        if (propagated?.propagated === 'route-server') {
-          owner.blocked = true;
-          warnings.push({
-            reason: 'propagated-route',
-            node: owner.name,
-            routeTableId,
-            destinationCidr,
-            detail: `${routeTableId} has a propagated route (VPC Route Server) for ${destinationCidr}; EC2 cannot replace it, so node ${owner.name} is not routed there`,
-          });
-          continue;
-        }
-        create.push(op);
-        owner.pending = true;
-        if (propagated !== undefined) {
-          warnings.push({
-            reason: 'propagated-route',
-            node: owner.name,
-            routeTableId,
-            destinationCidr,
-            detail: `${routeTableId} has a propagated route (EnableVgwRoutePropagation) for ${destinationCidr}; the static route to node ${owner.name} takes priority over it`,
-          });
-        }
-      } else if (route.blackhole) {
-        replace.push({ ...op, reason: 'blackhole' });
-        owner.pending = true;
-      } else if (route.target === 'instance' && !(route.instanceId !== null && unmanagedInstances.has(route.instanceId))) {
-        if (route.instanceId !== owner.instanceId) {
-          replace.push({ ...op, reason: 'moved' });
-          owner.pending = true;
-        }
-      } else {
+      if (verdict.kind === 'keep') continue;
+      if (verdict.kind === 'blocked') {
         owner.blocked = true;
+        warnings.push({ reason: verdict.reason, node: owner.name, routeTableId, destinationCidr, detail: blockedDetail(verdict.route, op) });
+        continue;
+      }
+      owner.pending = true;
+      if (verdict.kind === 'replace') {
+        replace.push({ ...op, reason: verdict.reason });
+        continue;
+      }
+      create.push(op);
+      if (verdict.beside !== undefined) {
         warnings.push({
-          reason: 'foreign-target',
+          reason: 'propagated-route',
           node: owner.name,
           routeTableId,
           destinationCidr,
-          detail: `${routeTableId} routes ${destinationCidr} to ${describeTarget(route)}, not to node ${owner.name}; podroute does not replace it`,
+          detail: `${routeTableId} has a propagated route (EnableVgwRoutePropagation) for ${destinationCidr}; the static route to node ${owner.name} takes priority over it`,
         });
       }
     }
@@ -269,8 +239,7 @@ export function planDeletes(
   let live = 0;
   let liveDeletes = 0;
   for (const route of existing.values()) {
-    if (route.target === 'local' || route.propagated !== undefined) continue;
-    if (!route.blackhole && route.target !== 'instance') continue;
+    if (nodeKindOf(route) === null) continue;
     if (!route.blackhole && route.instanceId !== null && unmanagedInstances.has(route.instanceId)) continue;
     // A wanted or reserved destination is a pod CIDR inside a cluster CIDR: ours without parsing.
     const claimed = wanted.has(route.destinationCidr) || reserved.has(route.destinationCidr);
@@ -294,6 +263,15 @@ export function planDeletes(
 }
 
 const hasInstance = (fact: NodeFacts): fact is NodeFacts & { readonly instanceId: string } => fact.instanceId !== null && fact.unmanaged === null;
+
+/** Why a wanted route is blocked: a VPC Route Server route alone, or a target podroute does not replace. */
+function blockedDetail(route: Route, op: { routeTableId: string; destinationCidr: string; node: string }): string {
+  const { routeTableId, destinationCidr, node } = op;
+  if (route.propagated !== undefined) {
+    return `${routeTableId} has a propagated route (VPC Route Server) for ${destinationCidr}; EC2 cannot replace it, so node ${node} is not routed there`;
+  }
+  return `${routeTableId} routes ${destinationCidr} to ${describeTarget(route)}, not to node ${node}; podroute does not replace it`;
+}
 
 function describeTarget(route: Route): string {
   switch (route.target) {

@@ -67,7 +67,8 @@
  *     = `no-owner` deletes. The plan is `unsafe` when the node list is empty and live > 0, or when
  *     liveDeletes > maxDeleteShare * live and liveDeletes >= minDeletesForGuard. Blackhole deletes
  *     never count. `delete` still lists everything; callers withhold the deletions. The rule is
- *     lib/routes/deletion-guard.ts's, judged here for this plan alone.
+ *     lib/routes/deletion-guard.ts's, judged here for this plan alone; reconcile's plan is decided
+ *     by ./route-work.ts instead (full tables, what backs a deletion, the guard's window, the backlog).
  * Output arrays are sorted by (routeTableId, destinationCidr) as plain strings, `nodes` by name,
  * warnings by (node, routeTableId, destinationCidr, reason); `unsafe` and `warnings` are present
  * only when set.
@@ -233,8 +234,8 @@ const guardLimits = (input: PlanInput) => ({
 
 /**
  * The plan without `unsafe`, and the guard's count of live routes (responsible active instance
- * routes in cluster tables), for reconcile: its deletions are judged once, over a window of runs
- * (lib/usecases/reconcile-deletes.ts), which alone decides `unsafe`.
+ * routes in cluster tables), for the route decider (./route-work.ts): it judges the deletions once,
+ * over a window of runs, and alone decides `unsafe`.
  */
 export function planRoutesCounted(input: PlanInput): { plan: RoutePlan; live: number } {
   const { maxDeleteShare, minDeletesForGuard } = guardLimits(input);

@@ -3,42 +3,26 @@
  * proof: a lagging or misbehaving API server can answer a short list without an error. So the
  * owners of leases that no listed node has are read by key (`NodeSource.getNode`), and only a 404
  * past the lease's grace period lets their lease go (./lease-release.ts decides which) or a
- * `no-owner` route inside it be deleted (`sortRouteDeletes`). What stays unconfirmed (a route no
+ * `no-owner` route inside it be deleted (lib/routes/delete-backing.ts). What stays unconfirmed (a route no
  * lease names) is the mass-deletion guard's to judge (lib/routes/deletion-guard.ts).
  *
  * Also here: `refuseWorld`, the rule for inputs that are suddenly empty or unreadable (the run
  * stops, writes nothing, and says why), so reconcile decides it in one place.
  */
 import { errorText } from '../errors.ts';
-import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import { strayPodCidrs, strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts';
 import type { StrayPodCidrs } from '../nodes/pod-cidr-scope.ts';
-import type { DeleteOp } from '../routes/route-plan.ts';
+import { isSuspect } from '../routes/delete-backing.ts';
+import type { Presence } from '../routes/delete-backing.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { NodeSource } from './ports.ts';
 
-/** What a keyed read of a node said: `absent` = 404. */
-export type Presence = 'absent' | 'present' | 'unreadable';
-
-/**
- * Whether a 404 of its owner may free this lease: it is older than the grace period. A younger one
- * may belong to a node admitted and not stored yet (a brand-new joiner, or a same-name re-join whose
- * CREATE admission renewed it), which reads 404 too; it is left for a later run. A lease of unknown
- * age (a store that stamps none) never is. The rule of the lease decider (./lease-release.ts, for
- * reconcile's reclaim and the node-left check) and of the keyed reads that back route deletions.
- */
-export function pastGrace(lease: Pick<Lease, 'since'>, now: number, graceMs: number): boolean {
-  return lease.since !== undefined && now - lease.since > graceMs;
-}
-
-/** A lease whose owner no listed node is, older than the grace period: its owner must be read by key. */
-export function isSuspect(lease: Lease, listed: ReadonlySet<string>, now: number, graceMs: number): lease is Lease & { owner: string } {
-  return lease.owner !== null && !listed.has(lease.owner) && pastGrace(lease, now, graceMs);
-}
+export { isSuspect, pastGrace } from '../routes/delete-backing.ts';
+export type { Presence } from '../routes/delete-backing.ts';
 
 /** The owners, once each, of the leases whose absence a keyed read must confirm. */
 export function absenceSuspects(nodes: readonly Node[], leases: readonly Lease[], now: number, graceMs: number): string[] {
@@ -94,63 +78,6 @@ async function readLeaseOwners(
   if (listed > 0 || owners.length === 0) return undefined;
   const answers = [...(await readPresence(owners, nodes, concurrency)).values()];
   return { present: answers.filter((a) => a === 'present').length, unreadable: answers.filter((a) => a === 'unreadable').length };
-}
-
-/** Why a planned deletion waits: its lease is young (the node may be coming), its node exists, or could not be read. */
-export type HeldReason = 'lease-young' | 'node-exists' | 'node-unreadable';
-
-export interface SortedDeletes {
-  /** Blackholes, and `no-owner` routes whose every lease owner read 404 past the grace period. */
-  confirmed: DeleteOp[];
-  /** `no-owner` routes that no lease names (or that a listed node's lease names): the guard judges them. */
-  unconfirmed: DeleteOp[];
-  held: Array<{ op: DeleteOp; why: HeldReason }>;
-}
-
-/**
- * Sorts the planned deletions by what backs them. A `no-owner` route inside leases of owners that
- * are not listed goes only when every such owner read 404 and its lease is past the grace period;
- * a blackhole goes as planned (its target is gone whoever owns the CIDR).
- */
-export function sortRouteDeletes(
-  deletes: readonly DeleteOp[],
-  nodes: readonly Node[],
-  leases: readonly Lease[],
-  presence: ReadonlyMap<string, Presence>,
-  now: number,
-  graceMs: number,
-): SortedDeletes {
-  const listed = new Set(nodes.map((node) => node.metadata.name));
-  const owned = leases.flatMap((lease) => {
-    const cidr = tryParseCidr(lease.cidr);
-    return cidr === null || lease.owner === null ? [] : [{ lease, cidr }];
-  });
-  const sorted: SortedDeletes = { confirmed: [], unconfirmed: [], held: [] };
-  for (const op of deletes) {
-    const destination = tryParseCidr(op.destinationCidr);
-    if (op.reason === 'blackhole' || destination === null) {
-      (op.reason === 'blackhole' ? sorted.confirmed : sorted.unconfirmed).push(op);
-      continue;
-    }
-    const naming = owned.filter(({ cidr }) => overlaps(cidr, destination)).map(({ lease }) => lease);
-    const unlisted = naming.filter((lease) => lease.owner !== null && !listed.has(lease.owner));
-    if (unlisted.length === 0) {
-      sorted.unconfirmed.push(op);
-      continue;
-    }
-    const why = heldReason(unlisted, listed, presence, now, graceMs);
-    if (why === null) sorted.confirmed.push(op);
-    else sorted.held.push({ op, why });
-  }
-  return sorted;
-}
-
-function heldReason(unlisted: readonly Lease[], listed: ReadonlySet<string>, presence: ReadonlyMap<string, Presence>, now: number, graceMs: number): HeldReason | null {
-  if (unlisted.some((lease) => !isSuspect(lease, listed, now, graceMs))) return 'lease-young';
-  const answers = unlisted.map((lease) => presence.get(lease.owner ?? '') ?? 'unreadable');
-  if (answers.includes('present')) return 'node-exists';
-  if (answers.includes('unreadable')) return 'node-unreadable';
-  return null;
 }
 
 /** An input of the run as read: its size, or why it could not be read. */

@@ -9,7 +9,8 @@ import { instanceIdOf } from '../nodes/node.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../nodesync/index.ts';
 import type { RouteTable } from '../routes/index.ts';
 import type { NodeSource } from './ports.ts';
-import { routeInstanceOf } from './route-targets.ts';
+import { matchInterfaceTarget } from '../routes/route-plan-phases.ts';
+import { isNodesRoute } from '../routes/route-rules.ts';
 
 /**
  * The Kubernetes port of node sync. In routes mode a node is not reachable until its routes exist,
@@ -32,9 +33,9 @@ export function nodeSyncKube(deps: { config: Pick<Config, 'mode'>; nodes: NodeSo
 }
 
 /**
- * Routes mode: a node's alias is what the cluster's tables route to its instance, a route naming
- * only the instance's primary interface (`primaryInterfaces`: instance -> interface, as the planner
- * is given it) included (./route-targets.ts, `routeInstanceOf`).
+ * Routes mode: a node's alias is what the cluster's tables route to its instance: the node's routes
+ * (lib/routes/route-rules.ts `isNodesRoute`), a route naming only the instance's primary interface
+ * (`primaryInterfaces`: instance -> interface, as the planner is given it) matched to the instance first.
  */
 export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[], primaryInterfaces: ReadonlyMap<string, string> = new Map()): DualStackCloudAlias {
   const clusters = clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
@@ -43,11 +44,11 @@ export function routeAlias(tables: RouteTable[], clusterCidrs: readonly string[]
       const instanceId = instanceIdOf(node);
       if (!instanceId) return [];
       const eni = primaryInterfaces.get(instanceId);
-      const mine = new Map(eni === undefined ? [] : [[instanceId, eni]]);
+      const instanceOfInterface = new Map(eni === undefined ? [] : [[eni, instanceId]]);
       const found = new Map<number, string>();
       for (const table of tables) {
         for (const route of table.routes) {
-          if (route.blackhole || routeInstanceOf(route, mine) !== instanceId) continue;
+          if (!isNodesRoute(matchInterfaceTarget(route, instanceOfInterface), instanceId)) continue;
           const cidr = tryParseCidr(route.destinationCidr);
           if (!cidr || !clusters.some((cluster) => containsCidr(cluster, cidr))) continue;
           if (!found.has(cidr.family)) found.set(cidr.family, formatCidr(cidr));

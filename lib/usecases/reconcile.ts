@@ -8,7 +8,7 @@
  * 2. Plan routes with the pure planner, from the leases (a pod CIDR is routed to the node holding
  *    its lease; other claims are conflicts, told on the claimant); deletions not confirmed by a
  *    keyed read are judged by the mass-deletion guard over a window of runs
- *    (./reconcile-deletes.ts); withheld ones are told in a log line and a metric.
+ *    (./reconcile-route-work.ts); withheld ones are told in a log line and a metric.
  * 3. Apply: nodes not complete and without NetworkUnavailable are marked True first
  *    (./node-claims.ts); route work goes to the queue (the worker does the EC2 calls);
  *    NetworkUnavailable is written for nodes whose routes are complete or that have no pod CIDR;
@@ -29,7 +29,7 @@ import type { Family } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
-import { syncNodeMessage, toMessages } from '../messages/route-message.ts';
+import { syncNodeMessage } from '../messages/route-message.ts';
 import type { RouteMessage } from '../messages/route-message.ts';
 import type { WorkQueue } from '../messages/work-queue.ts';
 import { networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
@@ -41,8 +41,7 @@ import { planRoutesCounted } from '../routes/route-plan.ts';
 import { errorText, PodrouteError } from '../errors.ts';
 import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
 import type { InputRead } from './absence.ts';
-import { settleDeletes } from './reconcile-deletes.ts';
-import { withholdFullTables } from '../routes/table-full.ts';
+import { clearFullMarks, sendRouteWork, settleRouteWork } from './reconcile-route-work.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
@@ -130,7 +129,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   // Routes described with their interface alone are matched to nodes by primary interface (route-targets.ts).
   const bare = deps.prefixes !== undefined && hasBareInterfaceRoute(tables, (cidr) => isResponsibleForRoute(cidr, config.clusterCidrs));
   const primaryInterfaces = bare && deps.prefixes ? await readPrimaryInterfaces(nodes, deps.prefixes) : undefined;
-  const { plan, live } =
+  const { plan: planned, live } =
     config.mode === 'routes'
       ? planRoutesCounted({
           nodes,
@@ -143,7 +142,10 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
           ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
         })
       : { plan: prefixModePlan(nodes, config), live: 0 };
-  const deletes = await settleDeletes({ plan, live, nodes, leases: leaseLists.flat(), presence, dryRun: options.dryRun === true }, deps);
+  const routeFacts = { tables, now: deps.now(), backing: { nodes, leases: leaseLists.flat(), presence, graceMs }, limits: config };
+  const settled = await settleRouteWork({ plan: planned, live }, routeFacts, deps, options.dryRun === true);
+  const { work } = settled;
+  const { plan } = work;
 
   const report: ReconcileReport = {
     plan,
@@ -153,13 +155,13 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     nodesBlocked: countBlocked(nodes, started, (config.blockedNodeSeconds ?? DEFAULT_BLOCKED_NODE_SECONDS) * 1000),
     messagesSent: 0,
     messagesDeferred: 0,
-    deletionsWithheld: deletes.withheld,
+    deletionsWithheld: work.deletionsWithheld,
     conditionsPatched: 0,
     allocated: [],
     ...upkeep,
   };
   if (plan.unsafe !== undefined) {
-    log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: deletes.withheld });
+    log.log('warn', 'reconcile.unsafe', { reason: plan.unsafe, withheld: work.deletionsWithheld });
   }
   for (const warning of plan.warnings ?? []) log.log('warn', 'plan.warning', { ...warning });
   for (const m of mismatches) {
@@ -174,26 +176,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   const markedUnrouted = await markUnrouted(plan, nodes, deps, report);
   await warnConflicts(plan, deps);
 
-  // Route work: one message per operation, deletions carrying the route they were planned from.
-  // Creates and replaces to a table marked full wait (lib/routes/table-full.ts).
-  const full = withholdFullTables([...plan.create, ...plan.replace], tables, deps.now());
-  for (const [routeTableId, withheld] of full.withheld) {
-    log.log('warn', 'reconcile.route-table-full', { routeTableId, withheld });
-    log.metric('RouteWritesWithheld', withheld, 'Count', { RouteTableId: routeTableId });
-  }
-  for (const routeTableId of full.clear) {
-    await deps.routeTables.clearRouteTableFull?.(routeTableId).then(
-      () => log.log('info', 'action', { action: 'clear-route-table-full', routeTableId }),
-      (error: unknown) => log.log('warn', 'route-table-full.clear-failed', { routeTableId, error }),
-    );
-  }
-  const sendable = new Set(full.send);
-  const routesByKey = indexRoutes(tables);
-  const toSend = { ...plan, create: plan.create.filter((op) => sendable.has(op)), replace: plan.replace.filter((op) => sendable.has(op)), delete: deletes.send };
-  const messages: RouteMessage[] = toMessages(toSend, {
-    withholdDeletes: false,
-    observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`),
-  });
+  await clearFullMarks(work, deps);
+  const messages: RouteMessage[] = [];
 
   // Node sync for nodes that lack pod CIDRs (and, in prefixes mode, nodes not yet reachable).
   const wantedFamilies = config.clusterCidrs.map((text) => tryParseCidr(text)?.family);
@@ -219,23 +203,10 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     }
   });
 
-  // Backpressure: while the queue still holds at least as much work as this plan asks for, that
-  // work is (most likely) this plan's, sent by an earlier tick and not done yet; sending it again
-  // would only grow the backlog with duplicates. New nodes' sync messages always go out.
-  const routeWork = messages.filter((message) => message.kind !== 'sync-node');
-  let outgoing = messages;
-  if (routeWork.length > 0 && deps.queue.backlog) {
-    const backlog = await deps.queue.backlog();
-    if (backlog >= routeWork.length) {
-      outgoing = messages.filter((message) => message.kind === 'sync-node');
-      report.messagesDeferred = routeWork.length;
-      log.log('info', 'reconcile.backlog', { backlog, deferred: routeWork.length });
-    }
-  }
-  if (outgoing.length > 0) {
-    const sent = await deps.queue.send(outgoing);
-    report.messagesSent = sent.sent;
-  }
+  // Route work goes with the new nodes' sync messages (./reconcile-route-work.ts: the backlog may defer it).
+  const sent = await sendRouteWork({ plan: planned, live }, settled.facts, messages, deps);
+  report.messagesSent = sent.sent;
+  report.messagesDeferred = sent.deferred;
 
   // Conditions the plan can settle now: complete nodes (false) and nodes without routes (true).
   const allocatedNow = new Set(report.allocated);
@@ -271,7 +242,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
  * during the table listing could be missing from the node list while its route is in the tables,
  * and that route would be planned as a `no-owner` deletion. A node just admitted is routed before
  * it is stored (the admission's `sync-node`), so such a route can still be listed before its node:
- * its lease, taken at admission, keeps it (./absence.ts sortRouteDeletes, `lease-young`).
+ * its lease, taken at admission, keeps it (lib/routes/delete-backing.ts, `lease-young`).
  *
  * Empty means stop: when an input cannot be read or is suddenly empty (./absence.ts refuseWorld),
  * the run fails retryably before it writes anything, with one log line and the `ReconcileRefused`
@@ -337,15 +308,6 @@ async function readPrefixes(nodes: Node[], deps: ReconcileDeps): Promise<{ world
     deps.log.log('error', 'prefix.read-failed', { error });
     return { world: { interfaces: new Map(), subnets: new Map() }, sets: [], error: errorText(error) };
   }
-}
-
-/** The static routes by (table, destination): the ones plans act on (a propagated route beside one is context). */
-function indexRoutes(tables: RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {
-  const map = new Map<string, { instanceId: string | null; blackhole: boolean }>();
-  for (const table of tables) {
-    for (const route of table.routes) if (route.propagated === undefined) map.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
-  }
-  return map;
 }
 
 /** Prefixes mode has no route work: nodes only carry their wanted condition (unmanaged ones their reason). */

@@ -13,8 +13,7 @@ import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 import type { LeaseTable } from '../routes/ownership.ts';
 import { planRoutes } from '../routes/route-plan.ts';
 import type { PlanInput, RoutePlan } from '../routes/route-plan.ts';
-import { matchInterfaceTarget } from '../routes/route-plan-phases.ts';
-import type { Route, RouteTable } from '../routes/route-tables.ts';
+import type { RouteTable } from '../routes/route-tables.ts';
 import type { EniPrefixes } from './ports.ts';
 
 /** True when a static, active route whose destination `wanted` accepts names a network interface and no instance. */
@@ -65,16 +64,4 @@ export async function planNode(
   const [node] = world.nodes;
   const primaryInterfaces = node ? await nodePrimaryInterface(node, tables, primaryInterfaceOf) : new Map<string, string>();
   return planRoutes({ nodes: world.nodes, routeTables: tables, clusterCidrs, primaryInterfaces, leaseTable: world.leaseTable, ...(nodeSelector ? { nodeSelector } : {}) });
-}
-
-/**
- * The instance a route targets, as the planner matches it (lib/routes/route-plan-phases.ts,
- * `matchInterfaceTarget`): its InstanceId, or the instance whose primary interface it names alone
- * (`primaryInterfaces`: instance -> primary interface); null for any other route.
- */
-export function routeInstanceOf(route: Route, primaryInterfaces: ReadonlyMap<string, string>): string | null {
-  if (route.target === 'instance') return route.instanceId;
-  const instanceOfInterface = new Map([...primaryInterfaces].map(([instanceId, eni]) => [eni, instanceId]));
-  const matched = matchInterfaceTarget(route, instanceOfInterface);
-  return matched.target === 'instance' ? matched.instanceId : null;
 }

@@ -15,6 +15,7 @@ import { type Cidr, containsCidr, formatCidr, overlaps, tryParseCidr } from '../
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 import { decideOwnership } from '../routes/index.ts';
+import { isNodesRoute } from '../routes/route-rules.ts';
 import type { LeaseTable, Ownership, RouteTable } from '../routes/index.ts';
 import { checkRouteClaim, refuse } from './route-worker-claims.ts';
 import { type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
@@ -50,7 +51,7 @@ function othersRoutedTo(instanceId: string | null, own: ReadonlySet<string>, tab
   const found = new Map<string, Cidr>();
   for (const table of tables) {
     for (const route of table.routes) {
-      if (route.instanceId !== instanceId || route.blackhole || route.propagated !== undefined || own.has(route.destinationCidr)) continue;
+      if (!isNodesRoute(route, instanceId) || own.has(route.destinationCidr)) continue;
       const cidr = tryParseCidr(route.destinationCidr);
       if (cidr && clusters.some((cluster) => containsCidr(cluster, cidr))) found.set(formatCidr(cidr), cidr);
     }

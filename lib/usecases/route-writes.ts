@@ -15,6 +15,8 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute } from '../routes/index.ts';
 import type { Route, RouteTable } from '../routes/index.ts';
+import { matchInterfaceTarget } from '../routes/route-plan-phases.ts';
+import { type DestinationRoutes, NO_ROUTES, type WantedVerdict, deleteVerdict, destinationRoutes, targetText, wantedVerdict } from '../routes/route-rules.ts';
 import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunchLag } from './port-errors.ts';
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
@@ -45,7 +47,7 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
   if (!tables.some((table) => table.routeTableId === op.routeTableId)) refuse('not-a-cluster-table', routeWhat(op));
   const world = await readNodeWorld(node, tables, deps);
   verifyOwned([op], world, deps, routeWhat);
-  const result = await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), node, deps));
+  const result = await minding(tables, op, deps, () => ensureRoute(op, listedRoutes(tables, op.routeTableId, op.destinationCidr), node, deps));
   await settle(node, world, deps);
   return result;
 }
@@ -85,7 +87,7 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const plan = await planNode(world, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps), deps.nodeSelector);
   const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
   const results: string[] = [];
-  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, findRoute(tables, op.routeTableId, op.destinationCidr), routed, deps)));
+  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, listedRoutes(tables, op.routeTableId, op.destinationCidr), routed, deps)));
   if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, world, deps));
   else await settle(routed, world, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
@@ -154,62 +156,31 @@ async function minding<T>(tables: readonly RouteTable[], op: RouteOp, deps: Rout
   }
 }
 
-/** What the worker decides a route on, whether it was listed or described. */
-interface CurrentRoute {
-  networkInterfaceId: string | null;
-  instanceId: string | null;
-  blackhole: boolean;
-  /** The target when it is no instance (a gateway, a bare interface): such a route is never changed. */
-  foreign: string | null;
+/** The routes of `destinationCidr` in the listed `routeTableId` that count (lib/routes/route-rules.ts). */
+function listedRoutes(tables: readonly RouteTable[], routeTableId: string, destinationCidr: string): DestinationRoutes {
+  return destinationRoutes(tables.find((t) => t.routeTableId === routeTableId)?.routes.filter((r) => r.destinationCidr === destinationCidr) ?? []);
 }
 
 /**
- * A route in the worker's terms, from its target as lib/routes/route-tables.ts classifies it. A
- * propagated route (VGW or VPC Route Server) is never deleted or replaced, blackhole or not.
+ * A route naming an interface alone is a route to the instance whose primary interface it is, as
+ * EC2 describes such a route when it gives both ids (lib/routes/route-plan-phases.ts
+ * `matchInterfaceTarget`); any other stays as it is.
  */
-function currentRouteOf(route: Route): CurrentRoute {
-  const foreign =
-    route.propagated !== undefined
-      ? 'a propagated route'
-      : route.blackhole || route.target === 'instance'
-        ? null
-        : route.target === 'interface'
-          ? (route.networkInterfaceId ?? 'an unknown target')
-          : (route.gatewayId ?? 'an unknown target');
-  return { networkInterfaceId: route.networkInterfaceId, instanceId: route.instanceId, blackhole: route.blackhole, foreign };
-}
-
-/**
- * The route calls act on among one destination's routes: the static one; without it a VPC Route
- * Server one (foreign); a VGW-propagated one alone is no obstacle (CreateRoute adds the static route
- * beside it, which wins: Amazon VPC User Guide, "How route priority works"; lib/routes/route-plan.ts,
- * step 5), so it counts as no route.
- */
-function routeToActOn(routes: readonly Route[]): CurrentRoute | null {
-  const route = routes.find((r) => r.propagated === undefined) ?? routes.find((r) => r.propagated === 'route-server');
-  return route ? currentRouteOf(route) : null;
-}
-
-/** The listed route of `routeTableId` to `destinationCidr` that route calls act on, or null. */
-function findRoute(tables: readonly RouteTable[], routeTableId: string, destinationCidr: string): CurrentRoute | null {
-  return routeToActOn(tables.find((t) => t.routeTableId === routeTableId)?.routes.filter((r) => r.destinationCidr === destinationCidr) ?? []);
-}
-
-/**
- * A route naming an interface alone (`foreign` is that interface) is a route to the instance whose
- * primary interface it is, as EC2 describes such a route when it gives both ids; any other stays foreign.
- */
-async function asInstanceTarget(route: CurrentRoute, deps: RouteWorkerDeps): Promise<CurrentRoute> {
+async function asInstanceTarget(route: Route, deps: RouteWorkerDeps): Promise<Route> {
   const eni = route.networkInterfaceId;
-  if (route.foreign === null || route.instanceId !== null || eni === null || route.foreign !== eni || !deps.routeTables.interfaceInstance) return route;
+  if (route.target !== 'interface' || route.propagated !== undefined || eni === null || !deps.routeTables.interfaceInstance) return route;
   const instanceId = await deps.routeTables.interfaceInstance(eni);
-  return instanceId === null ? route : { ...route, instanceId, foreign: null };
+  return instanceId === null ? route : matchInterfaceTarget(route, new Map([[eni, instanceId]]));
 }
 
-/** The route EC2 describes now for the destination, in the same terms. */
-async function freshRoute(op: RouteOp, deps: RouteWorkerDeps): Promise<CurrentRoute | null> {
+/**
+ * The routes of the destination that count, as EC2 describes them now; a route naming another
+ * interface than the node's own (`eni`) alone is matched to its instance.
+ */
+async function freshRoutes(op: RouteOp, eni: string, deps: RouteWorkerDeps): Promise<DestinationRoutes> {
   const route = await deps.routeTables.describeRoute(op.routeTableId, op.destinationCidr);
-  return route === null ? null : routeToActOn([route]);
+  if (route === null) return NO_ROUTES;
+  return destinationRoutes([route.networkInterfaceId === eni ? route : await asInstanceTarget(route, deps)]);
 }
 
 /** The node's primary interface, with source/destination check off; remembered per container. */
@@ -237,7 +208,7 @@ async function routeTarget(op: Pick<RouteOp, 'node' | 'instanceId'>, deps: Route
  * (eventual consistency, `LAUNCH_LAG_WINDOW_MS`) and permanent after; either way nothing about the
  * target stays remembered.
  */
-async function ensureRoute(op: RouteOp, listed: CurrentRoute | null, node: Node, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+async function ensureRoute(op: RouteOp, listed: DestinationRoutes, node: Node, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
   try {
     return await putRoute(op, listed, deps);
   } catch (error) {
@@ -261,34 +232,30 @@ function nodeAgeMs(node: Node, now: number): number | null {
   return Number.isFinite(at) ? now - at : null;
 }
 
-async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+/**
+ * Puts the node's route into the table as the planner's rule for a wanted destination
+ * (lib/routes/route-rules.ts `wantedVerdict`) decides on what is there now. The listing is trusted
+ * for "no route" (CreateRoute refuses an existing destination) and for "the node's route": any
+ * other verdict is decided again on a fresh read before a ReplaceRoute overwrites it (route-table-view.ts).
+ */
+async function putRoute(op: RouteOp, listed: DestinationRoutes, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
   const started = deps.now();
   const eni = await routeTarget(op, deps);
-  const isNodes = (r: CurrentRoute) => !r.blackhole && (r.networkInterfaceId === null ? r.instanceId === op.instanceId : r.networkInterfaceId === eni);
-  // The listing is trusted for "no route" (CreateRoute refuses an existing destination) and for "the
-  // node's route": anything else is read again before a ReplaceRoute overwrites it (route-table-view.ts).
-  const seen = listed === null || isNodes(listed) ? listed : await freshRoute(op, deps);
-  const current = seen === null || isNodes(seen) ? seen : await asInstanceTarget(seen, deps);
+  const decide = (routes: DestinationRoutes) => wantedVerdict(routes, { instanceId: op.instanceId, primaryEni: eni }, NO_INSTANCES);
+  const seen = decide(listed);
+  const verdict = seen.kind === 'create' || seen.kind === 'keep' ? seen : decide(await freshRoutes(op, eni, deps));
   const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
   let result: 'created' | 'replaced' | 'exists';
-  if (current === null) {
-    try {
-      result = await deps.routeTables.createRoute(spec);
-    } catch (error) {
-      // Someone created it since the listing: decide again on what is there now.
-      if (!(error instanceof RouteConflictError)) throw error;
-      const now = await freshRoute(op, deps);
-      if (now === null || now.foreign !== null) throw error;
-      result = await replaceOrCreate(spec, deps);
-    }
-  } else if (isNodes(current)) {
-    result = 'exists';
-  } else if (current.foreign !== null) {
+  if (verdict.kind === 'blocked') {
     throw new PodrouteError(
-      `route ${op.destinationCidr} in ${op.routeTableId} targets ${current.foreign}, not an instance; podroute does not replace routes to gateways or bare interfaces`,
+      `route ${op.destinationCidr} in ${op.routeTableId} targets ${targetText(verdict.route)}, not an instance; podroute does not replace routes to gateways or bare interfaces`,
     );
-  } else {
+  } else if (verdict.kind === 'keep') {
+    result = 'exists';
+  } else if (verdict.kind === 'replace') {
     result = await replaceOrCreate(spec, deps);
+  } else {
+    result = await createOrDecideAgain(spec, () => freshRoutes(op, eni, deps).then(decide), deps);
   }
   deps.view.recordRoute(op.routeTableId, op.destinationCidr, { instanceId: op.instanceId, networkInterfaceId: eni });
   deps.log.log('info', 'action', {
@@ -300,6 +267,21 @@ async function putRoute(op: RouteOp, listed: CurrentRoute | null, deps: WriteDep
   });
   return result;
 }
+
+/** CreateRoute; when someone created the destination since the listing, the verdict is decided again on what is there now. */
+async function createOrDecideAgain(spec: RouteSpec, again: () => Promise<WantedVerdict>, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+  try {
+    return await deps.routeTables.createRoute(spec);
+  } catch (error) {
+    if (!(error instanceof RouteConflictError)) throw error;
+    const verdict = await again();
+    if (verdict.kind === 'create' || verdict.kind === 'blocked') throw error;
+    return verdict.kind === 'keep' ? 'exists' : replaceOrCreate(spec, deps);
+  }
+}
+
+/** Instances only unmanaged nodes name: the worker's world holds none (lib/usecases/route-worker-ownership.ts), so a route to another instance is replaced. */
+const NO_INSTANCES: ReadonlySet<string> = new Set();
 
 /**
  * ReplaceRoute, or CreateRoute when the route vanished between the read and the replace (the
@@ -326,19 +308,12 @@ export async function applyDelete(message: DeleteRouteMessage, deps: WriteDeps):
   if (refusal !== null) refuse(refusal, what);
   const found = await deps.routeTables.describeRoute(message.routeTableId, message.destinationCidr);
   if (found === null) return 'absent';
-  // A route named by its interface alone is its instance's when that is the instance's primary interface.
-  const current = await asInstanceTarget(currentRouteOf(found), deps);
-  if (current.foreign !== null) return `stale:foreign-target ${current.foreign}`;
-  const blackhole = current.blackhole;
-  if (message.reason === 'blackhole' && !blackhole) return 'stale:no-longer-blackhole';
-  const expect = message.expect;
-  if (expect !== undefined) {
-    if (expect.blackhole !== blackhole && message.reason === 'no-owner') return 'stale:state-changed';
-    if (!blackhole && current.instanceId !== expect.instanceId) return 'stale:target-changed';
-  }
+  // The planner's delete rule on the route there now, a route named by its interface alone matched to its instance.
+  const verdict = deleteVerdict(await asInstanceTarget(found, deps), message);
+  if (verdict.kind === 'stale') return verdict.status;
   // "No owner" is the message's word: the lease table is asked whether the route's node owns it.
-  if (message.reason === 'no-owner' && !blackhole && current.instanceId !== null) {
-    const owner = await ownerRoutedTo(message.destinationCidr, current.instanceId, tables, deps);
+  if (verdict.kind === 'check-owner') {
+    const owner = await ownerRoutedTo(message.destinationCidr, verdict.instanceId, tables, deps);
     if (owner !== null) refuse('owned', `${what} (it routes to node ${owner}, which owns it)`);
   }
   const started = deps.now();

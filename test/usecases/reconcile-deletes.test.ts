@@ -1,15 +1,19 @@
 /**
- * Reconcile's route deletions (lib/usecases/reconcile-deletes.ts) against the guard's window in
+ * Reconcile's route deletions (lib/usecases/reconcile-route-work.ts) against the guard's window in
  * dynalite: deletions the guard let go are spent only once the window is written, and when that
  * write loses to an overlapping run or fails, what was withheld is said (the count reconcile's
- * DeletionsWithheld metric reports, and `plan.unsafe`). The planner leaves `unsafe` to this guard.
+ * DeletionsWithheld metric reports, and the decided plan's `unsafe`). The planner leaves `unsafe`
+ * to this guard.
  */
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbDeletionWindow } from '../../lib/aws/dynamodb-deletion-guard.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { planRoutes, planRoutesCounted } from '../../lib/routes/route-plan.ts';
-import { settleDeletes } from '../../lib/usecases/reconcile-deletes.ts';
+import { settleRouteWork } from '../../lib/usecases/reconcile-route-work.ts';
+import type { RouteWorkFacts } from '../../lib/routes/route-work.ts';
+import type { RouteTable } from '../../lib/routes/route-tables.ts';
+import type { Node } from '../../lib/nodes/node.ts';
 import type { DeletionWindowStore } from '../../lib/usecases/ports.ts';
 import { node, tables } from '../routes/fixtures.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
@@ -26,7 +30,15 @@ afterAll(async () => {
 });
 
 const TAG = { 'kubernetes.io/cluster/c1': 'owned' };
-const config = { maxDeleteShare: 0.5, minDeletesForGuard: 5, leaseGraceSeconds: 600 };
+const limits = { maxDeleteShare: 0.5, minDeletesForGuard: 5 };
+
+/** The decider's facts with no lease, keyed read or full table: every deletion is unconfirmed. */
+const facts = (nodes: Node[], routeTables: RouteTable[]): Omit<RouteWorkFacts, 'guard'> => ({
+  tables: routeTables,
+  now: 1_000_000,
+  backing: { nodes, leases: [], presence: new Map(), graceMs: 600_000 },
+  limits,
+});
 
 /** 20 nodes routed in rtb-1, and one route of a node no listing or lease names: a `no-owner` deletion. */
 function world() {
@@ -52,19 +64,17 @@ async function overtaken(how: 'overlapping run' | 'PutItem fails'): Promise<Dele
   };
 }
 
-describe('settleDeletes', () => {
+describe('settleRouteWork', () => {
   it.each(['overlapping run', 'PutItem fails'] as const)('when the window write is lost (%s), withholds the deletion and says so', async (how) => {
     const { nodes, routeTables } = world();
-    const { plan, live } = planRoutesCounted({ nodes, routeTables, clusterCidrs: ['100.64.0.0/16'] });
-    expect(plan.delete.map((op) => op.destinationCidr)).toEqual(['100.64.99.0/24']);
+    const planned = planRoutesCounted({ nodes, routeTables, clusterCidrs: ['100.64.0.0/16'] });
+    expect(planned.plan.delete.map((op) => op.destinationCidr)).toEqual(['100.64.99.0/24']);
     const log = memoryLogger();
 
-    const out = await settleDeletes(
-      { plan, live, nodes, leases: [], presence: new Map(), dryRun: false },
-      { config, deletionWindow: await overtaken(how), log, now: () => 1_000_000 },
-    );
+    const { work } = await settleRouteWork(planned, facts(nodes, routeTables), { deletionWindow: await overtaken(how), log }, false);
+    const { plan } = work;
 
-    expect(out).toEqual({ send: [], withheld: 1 });
+    expect({ send: work.send.delete, withheld: work.deletionsWithheld }).toEqual({ send: [], withheld: 1 });
     expect(plan.unsafe).toMatch(/guard window (busy|unwritable)/);
     // Still listed, as withheld deletions are (contract 1).
     expect(plan.delete.map((op) => op.destinationCidr)).toEqual(['100.64.99.0/24']);
@@ -72,10 +82,11 @@ describe('settleDeletes', () => {
 
   it('lets the deletion go once the window is written', async () => {
     const { nodes, routeTables } = world();
-    const { plan, live } = planRoutesCounted({ nodes, routeTables, clusterCidrs: ['100.64.0.0/16'] });
+    const planned = planRoutesCounted({ nodes, routeTables, clusterCidrs: ['100.64.0.0/16'] });
     const deletionWindow = new DynamoDbDeletionWindow({ client, tableName: await freshCidrTable(client) });
-    const out = await settleDeletes({ plan, live, nodes, leases: [], presence: new Map(), dryRun: false }, { config, deletionWindow, log: memoryLogger(), now: () => 1_000_000 });
-    expect(out).toEqual({ send: plan.delete, withheld: 0 });
+    const { work } = await settleRouteWork(planned, facts(nodes, routeTables), { deletionWindow, log: memoryLogger() }, false);
+    const { plan } = work;
+    expect({ send: work.send.delete, withheld: work.deletionsWithheld }).toEqual({ send: plan.delete, withheld: 0 });
     expect(plan.unsafe).toBeUndefined();
     expect((await deletionWindow.read()).window.runs.map((run) => run.deleted)).toEqual([['rtb-1|100.64.99.0/24']]);
   });
