@@ -24,8 +24,8 @@
  * Reservations of one VPC must not overlap (Amazon VPC User Guide, "Subnet CIDR reservations"); the
  * subnets of a VPC never overlap, so reservations inside them never do either.
  */
-import { type Cidr, type Family, addressBits, blockAt, blockCount, containsCidr, formatCidr, lastAddress } from '../cidr/cidr.ts';
-import { InvalidInputError } from '../errors.ts';
+import { type Cidr, type Family, addressBits, blockAt, blockCount, containsCidr, formatCidr, lastAddress } from '../../cidr/cidr.ts';
+import { InvalidInputError } from '../../errors.ts';
 import type { Subnet } from './describe-subnets.ts';
 
 /** The prefix sizes EC2 delegates to an interface (EC2 User Guide, "Prefix delegation ...", Basics). */
