@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { kubeletNode } from '../infra/local/kube/kubelet-node.ts';
+import { prefixesPlane } from '../lib/dataplane/prefixes/prefixes-plane.ts';
 
 export interface ScaleRun {
   nodes: number;
@@ -177,19 +178,18 @@ async function child(count: number): Promise<void> {
   // EC2 answers from memory (no latency): the figure is podroute's own work; the calls are counted.
   const calls = { DescribeInstances: 0, DescribeSubnets: 0 };
   const started = performance.now();
-  const report = await reconcile({
-    config: {
-      clusterCidrs: [CLUSTER_CIDR],
-      mode: 'prefixes',
-      nodeSyncMode: 'SyncFromCluster',
-      maxDeleteShare: 0.2,
-      minDeletesForGuard: 10,
-      leaseGraceSeconds: 600,
-    },
-    routeTables: { listRouteTables: unused, createRoute: unused, replaceRoute: unused, deleteRoute: unused, describeRoute: unused, prepareRouteTarget: unused },
+  const config = {
+    clusterCidrs: [CLUSTER_CIDR],
+    nodeSyncMode: 'SyncFromCluster' as const,
+    maxDeleteShare: 0.2,
+    minDeletesForGuard: 10,
+    leaseGraceSeconds: 600,
+  };
+  const plane = prefixesPlane({
+    config,
     nodes,
-    queue: { send: async (messages) => ({ sent: messages.length, duplicates: 0 }) },
-    cidrSets: [],
+    log: silentLogger,
+    usedReservationSets: async () => [...sets.values()],
     prefixes: {
       describeInterfaces: async (ids) => {
         // The adapter asks EC2 for 200 ids a call (lib/aws/ec2-prefixes.ts).
@@ -216,6 +216,14 @@ async function child(count: number): Promise<void> {
       if (!set) throw new Error(`no set for ${range}`);
       return set;
     },
+  });
+  const report = await reconcile({
+    config,
+    plane,
+    routeTables: { listRouteTables: unused, createRoute: unused, replaceRoute: unused, deleteRoute: unused, describeRoute: unused, prepareRouteTarget: unused },
+    nodes,
+    queue: { send: async (messages) => ({ sent: messages.length, duplicates: 0 }) },
+    cidrSets: [],
     log: silentLogger,
     now: () => Date.UTC(2026, 11, 1),
   });

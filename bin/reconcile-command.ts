@@ -5,6 +5,7 @@
  */
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { KubeConfig } from '@kubernetes/client-node';
+import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
 import { loadConfig } from '../lib/config.ts';
 import { InvalidInputError } from '../lib/errors.ts';
 import { createCidrSet } from '../lib/ipam/index.ts';
@@ -85,10 +86,13 @@ export const reconcileCommand: Command = {
         createCidrSet({ clusterCidr, nodeMaskSize: config.nodeMaskSize[tryParseCidr(clusterCidr)?.family ?? 4] }),
       ),
     );
+    const routeTables = new Ec2RouteTables(new EC2Client({ region }), { clusterName: config.clusterName, routeTableIds: config.routeTableIds });
     const report = await reconcile(
       {
         config,
-        routeTables: new Ec2RouteTables(new EC2Client({ region }), { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
+        // The dry run plans routes mode only (MODE is not read here).
+        plane: routesPlane({ config, routeTables, cidrSets, interfaces: null }),
+        routeTables,
         nodes: new KubeNodes(kubeConfig),
         queue: new MemoryWorkQueue(),
         cidrSets,
