@@ -13,6 +13,7 @@ import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
 import type { World } from '../support/world.ts';
+import { withRoutesPlane } from '../support/plane.ts';
 
 const n = (count: number): InputRead => ({ ok: true, count });
 const failed: InputRead = { ok: false, error: new Error('connection reset') };
@@ -91,7 +92,7 @@ describe('reconcile: empty means stop', () => {
     if (!set) throw new Error('no CIDR set');
     const broken: CidrSet = Object.assign(Object.create(set) as CidrSet, { leases: () => Promise.reject(new Error('DynamoDB Query failed')) });
     world.resetStats();
-    await expect(reconcile({ ...w.reconcileDeps(), cidrSets: [broken] })).rejects.toMatchObject({ retryable: true, cause: expect.objectContaining({ message: 'DynamoDB Query failed' }) });
+    await expect(reconcile(withRoutesPlane({ ...w.reconcileDeps(), cidrSets: [broken] }))).rejects.toMatchObject({ retryable: true, cause: expect.objectContaining({ message: 'DynamoDB Query failed' }) });
     expect(world.kubeWrites()).toBe(0);
     expect(world.podCidrs('node-a')).toEqual([]);
     expect(w.dynamo.writes()).toBe(0);

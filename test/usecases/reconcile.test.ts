@@ -13,6 +13,7 @@ import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring, type TestWiring } from '../support/wiring.ts';
 import { TimedMemoryCidrStore, drainQueue, lambdaContext, type World } from '../support/world.ts';
+import { withRoutesPlane } from '../support/plane.ts';
 
 const SCHEDULE: ScheduledEvent = {
   version: '0',
@@ -326,7 +327,7 @@ describe('reconcile: leases', () => {
   // The grace logic over a store that records `since` (see known-bugs.test.ts for the DynamoDB store).
   async function timedDeps(w: TestWiring) {
     const set = await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(world.clock.now) });
-    return { set, deps: { ...w.reconcileDeps(), cidrSets: [set] } };
+    return { set, deps: withRoutesPlane({ ...w.reconcileDeps(), cidrSets: [set] }) };
   }
 
   it('reclaims a lease whose node is gone only after LEASE_GRACE_SECONDS', async () => {
