@@ -21,7 +21,7 @@
  */
 import type { Config } from '../config.ts';
 import { conditionText } from '../dataplane/data-plane.ts';
-import type { DataPlane, PlaneRun, RunRead, Settled } from '../dataplane/data-plane.ts';
+import type { DataPlane, PlaneRun, Settled } from '../dataplane/data-plane.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
 import { syncNodeMessage } from '../messages/route-message.ts';
