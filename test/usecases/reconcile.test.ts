@@ -243,7 +243,7 @@ describe('reconcile: pod CIDR allocation and conditions', () => {
   });
 
   it('assigns the allocated prefixes to the primary ENI in prefixes mode (masks 28/80)', async () => {
-    // Prefixes come from the node subnet's reservations (lib/usecases/prefix-mode.ts).
+    // Prefixes come from the node subnet's reservations (lib/dataplane/prefixes/pod-ranges.ts).
     const vpc = world.ec2.state.addVpc({ cidrBlock: '10.0.0.0/16', ipv6CidrBlock: '2600:1f18:1234:5600::/56' });
     const subnet = world.ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.0.0/20', ipv6CidrBlock: '2600:1f18:1234:5600::/64', availabilityZone: 'us-east-1a' });
     world.ec2.state.createReservation({ subnetId: subnet.id, cidr: '10.0.8.0/24', type: 'explicit', description: 'podroute' });

@@ -34,7 +34,7 @@ export const DELEGATED_PREFIX: Record<Family, number> = { 4: 28, 6: 80 };
 /**
  * The description the printed commands give a reservation. podroute takes as its own only the
  * reservations of a node's subnet whose description is its PREFIX_RESERVATION_DESCRIPTION setting
- * (default this same text; lib/usecases/prefix-mode.ts), so a VPC CNI reservation beside it is
+ * (default this same text; lib/dataplane/prefixes/pod-ranges.ts), so a VPC CNI reservation beside it is
  * never taken.
  */
 export const PODROUTE_RESERVATION_DESCRIPTION = 'podroute';
