@@ -1,6 +1,15 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const MODE_ONCE = 'The data-plane mode is chosen once, in functions/wiring.ts; take the DataPlane (lib/dataplane/data-plane.ts) instead.';
+// The comparisons first: lib/nodesync takes only those two.
+const modeOnce = [
+  { selector: "BinaryExpression > Literal[value=/^(routes|prefixes)$/]", message: MODE_ONCE },
+  { selector: "SwitchCase > Literal[value=/^(routes|prefixes)$/]", message: MODE_ONCE },
+  { selector: "MemberExpression[property.name='mode'][object.property.name='config']", message: MODE_ONCE },
+  { selector: "MemberExpression[property.name='mode'][object.name='config']", message: MODE_ONCE },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.serverless/', '.esbuild/', 'dist/', 'coverage/', 'bench/results*'] },
   js.configs.recommended,
@@ -32,6 +41,18 @@ export default tseslint.config(
         { group: ['**/aws/*', '**/kube/*'], message: 'Use cases import ports (ports.ts, port-errors.ts), not the adapters in lib/aws or lib/kube.' },
       ] }],
     },
+  },
+  {
+    // The data-plane mode is chosen once, in the wiring (docs/decisions/0001-data-plane-modes.md):
+    // nothing else compares it or reads it. lib/nodesync's `mode` is node sync's (SyncFromCluster,
+    // SyncFromCloud), so there only a comparison with 'routes' or 'prefixes' is refused.
+    files: ['lib/**/*.ts', 'functions/**/*.ts', 'bin/**/*.ts'],
+    ignores: ['lib/config.ts', 'functions/wiring.ts', 'lib/dataplane/routes/**', 'lib/dataplane/prefixes/**', 'lib/nodesync/**'],
+    rules: { 'no-restricted-syntax': ['error', ...modeOnce, { selector: "MemberExpression[property.name='mode']", message: MODE_ONCE }] },
+  },
+  {
+    files: ['lib/nodesync/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...modeOnce.slice(0, 2)] },
   },
   {
     files: ['test/**/*.ts', 'infra/**/*.ts', 'bench/**/*.ts'],

@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { kubeletNode } from '../infra/local/kube/kubelet-node.ts';
+import type { EniPrefixes, Subnets } from '../lib/usecases/ports.ts';
 
 export interface ScaleRun {
   nodes: number;
@@ -142,13 +143,10 @@ export async function benchScale(sizes: readonly number[] = [5_000, 20_000, 100_
   return { goal: '20,000 nodes within 512 MB peak RSS', runs };
 }
 
-/** The child: wiring as the reconcile handler's, with the stand-ins above; prints one JSON line. */
-async function child(count: number): Promise<void> {
+/** The reconcile handler's node source, over the scale test's API server (SCALE_KUBE_URL, SCALE_KUBE_CA). */
+async function scaleNodes() {
   const { createKubeConfig } = await import('../lib/kube/kube-config.ts');
   const { KubeNodes } = await import('../lib/kube/kube-nodes.ts');
-  const { ClaimProtocolStore, MemoryClaimStore, createCidrSet } = await import('../lib/ipam/index.ts');
-  const { reconcile } = await import('../lib/usecases/reconcile.ts');
-  const { silentLogger } = await import('../lib/log.ts');
   const url = process.env.SCALE_KUBE_URL ?? '';
   const caPem = process.env.SCALE_KUBE_CA ?? '';
   const kubeConfig = await createKubeConfig({
@@ -160,7 +158,15 @@ async function child(count: number): Promise<void> {
       currentContext: 'scale',
     },
   });
-  const nodes = new KubeNodes(kubeConfig);
+  return new KubeNodes(kubeConfig);
+}
+
+/** The child: wiring as the reconcile handler's, with the stand-ins above; prints one JSON line. */
+async function child(count: number): Promise<void> {
+  const { ClaimProtocolStore, MemoryClaimStore, createCidrSet } = await import('../lib/ipam/index.ts');
+  const { reconcile } = await import('../lib/usecases/reconcile.ts');
+  const { silentLogger } = await import('../lib/log.ts');
+  const nodes = await scaleNodes();
   // Every node's block leased in its subnet's set, and its prefix delegated: steady state.
   const sets = new Map<string, Awaited<ReturnType<typeof createCidrSet>>>();
   for (let s = 0; s <= subnetOf(count - 1); s++) {
@@ -176,20 +182,45 @@ async function child(count: number): Promise<void> {
   };
   // EC2 answers from memory (no latency): the figure is podroute's own work; the calls are counted.
   const calls = { DescribeInstances: 0, DescribeSubnets: 0 };
+  const { prefixesPlane } = await import('../lib/dataplane/prefixes/prefixes-plane.ts');
+  const config = {
+    clusterCidrs: [CLUSTER_CIDR],
+    nodeSyncMode: 'SyncFromCluster' as const,
+    maxDeleteShare: 0.2,
+    minDeletesForGuard: 10,
+    leaseGraceSeconds: 600,
+  };
+  const plane = prefixesPlane({
+    config,
+    nodes,
+    log: silentLogger,
+    usedReservationSets: async () => [...sets.values()],
+    ...scaleEc2(index, calls, unused),
+    reservationSets: async (range) => {
+      const set = sets.get(range);
+      if (!set) throw new Error(`no set for ${range}`);
+      return set;
+    },
+  });
   const started = performance.now();
   const report = await reconcile({
-    config: {
-      clusterCidrs: [CLUSTER_CIDR],
-      mode: 'prefixes',
-      nodeSyncMode: 'SyncFromCluster',
-      maxDeleteShare: 0.2,
-      minDeletesForGuard: 10,
-      leaseGraceSeconds: 600,
-    },
+    config,
+    plane,
     routeTables: { listRouteTables: unused, createRoute: unused, replaceRoute: unused, deleteRoute: unused, describeRoute: unused, prepareRouteTarget: unused },
     nodes,
     queue: { send: async (messages) => ({ sent: messages.length, duplicates: 0 }) },
     cidrSets: [],
+    log: silentLogger,
+    now: () => Date.UTC(2026, 11, 1),
+  });
+  const reconcileMs = Math.round(performance.now() - started);
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  process.stdout.write(`${JSON.stringify({ nodes: report.nodes, reconcileMs, peakRssMb, errors: report.errors.length, ec2Calls: calls })}\n`);
+}
+
+/** The interfaces and subnets of the converged cluster, answered from memory; the calls are counted. */
+function scaleEc2(index: ReadonlyMap<string, number>, calls: { DescribeInstances: number; DescribeSubnets: number }, unused: () => Promise<never>): { prefixes: EniPrefixes; subnets: Subnets } {
+  return {
     prefixes: {
       describeInterfaces: async (ids) => {
         // The adapter asks EC2 for 200 ids a call (lib/aws/ec2-prefixes.ts).
@@ -211,17 +242,7 @@ async function child(count: number): Promise<void> {
         }));
       },
     },
-    reservationSets: async (range) => {
-      const set = sets.get(range);
-      if (!set) throw new Error(`no set for ${range}`);
-      return set;
-    },
-    log: silentLogger,
-    now: () => Date.UTC(2026, 11, 1),
-  });
-  const reconcileMs = Math.round(performance.now() - started);
-  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-  process.stdout.write(`${JSON.stringify({ nodes: report.nodes, reconcileMs, peakRssMb, errors: report.errors.length, ec2Calls: calls })}\n`);
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

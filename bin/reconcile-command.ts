@@ -5,6 +5,7 @@
  */
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { KubeConfig } from '@kubernetes/client-node';
+import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
 import { loadConfig } from '../lib/config.ts';
 import { InvalidInputError } from '../lib/errors.ts';
 import { createCidrSet } from '../lib/ipam/index.ts';
@@ -68,27 +69,20 @@ export const reconcileCommand: Command = {
       NODE_MASK_SIZE_IPV6: io.env.NODE_MASK_SIZE_IPV6,
       NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
     });
-    const kubeConfig = new KubeConfig();
-    try {
-      const path = flags.string('kubeconfig');
-      if (path) kubeConfig.loadFromFile(path);
-      else kubeConfig.loadFromDefault();
-      const context = flags.string('context');
-      if (context) kubeConfig.setCurrentContext(context);
-    } catch (error) {
-      throw new InvalidInputError(`cannot load the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-    if (!kubeConfig.getCurrentCluster()) throw new InvalidInputError('the kubeconfig has no current cluster (pass --kubeconfig or --context)');
+    const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
     const region = flags.string('region') ?? io.env.AWS_REGION ?? 'us-east-1';
     const cidrSets = await Promise.all(
       config.clusterCidrs.map((clusterCidr) =>
         createCidrSet({ clusterCidr, nodeMaskSize: config.nodeMaskSize[tryParseCidr(clusterCidr)?.family ?? 4] }),
       ),
     );
+    const routeTables = new Ec2RouteTables(new EC2Client({ region }), { clusterName: config.clusterName, routeTableIds: config.routeTableIds });
     const report = await reconcile(
       {
         config,
-        routeTables: new Ec2RouteTables(new EC2Client({ region }), { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
+        // The dry run plans routes mode only (MODE is not read here).
+        plane: routesPlane({ config, routeTables, cidrSets, interfaces: null }),
+        routeTables,
         nodes: new KubeNodes(kubeConfig),
         queue: new MemoryWorkQueue(),
         cidrSets,
@@ -101,3 +95,17 @@ export const reconcileCommand: Command = {
     return 0;
   },
 };
+
+/** The kubeconfig at `path` (else the default one), on `context` when given. */
+function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    if (path) kubeConfig.loadFromFile(path);
+    else kubeConfig.loadFromDefault();
+    if (context) kubeConfig.setCurrentContext(context);
+  } catch (error) {
+    throw new InvalidInputError(`cannot load the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (!kubeConfig.getCurrentCluster()) throw new InvalidInputError('the kubeconfig has no current cluster (pass --kubeconfig or --context)');
+  return kubeConfig;
+}

@@ -105,9 +105,7 @@ function routeWorkerDeps(wiring: Wiring, targets: Targets, view: RouteTableView,
     now: wiring.now,
     targets,
     view,
-    mode: wiring.config.mode,
-    // Prefixes mode: a joined node's condition is settled on its interface's prefixes.
-    ...(wiring.config.mode === 'prefixes' ? { prefixes: wiring.prefixes } : {}),
+    plane: wiring.plane,
     signal,
   };
 }

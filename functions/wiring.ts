@@ -15,6 +15,10 @@ import { jsonLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
 import type { WorkQueue } from '../lib/messages/work-queue.ts';
 import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets } from '../lib/usecases/ports.ts';
+import type { DataPlane } from '../lib/dataplane/data-plane.ts';
+import { prefixesPlane } from '../lib/dataplane/prefixes/prefixes-plane.ts';
+import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
+import { PodrouteError } from '../lib/errors.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
 import { DynamoDbDeletionWindow } from '../lib/aws/dynamodb-deletion-guard.ts';
 import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
@@ -33,7 +37,11 @@ import { KubeNodes } from '../lib/kube/kube-nodes.ts';
 /** Everything a handler needs; built once per container. */
 export interface Wiring {
   config: Config;
+  /** The data plane of `config.mode`, chosen here once: the use cases never ask for the mode. */
+  plane: DataPlane;
+  /** The cluster's route tables (routes mode; prefixes mode has none: every call rejects). */
   routeTables: RouteTables;
+  /** The nodes' primary interfaces (both modes: routes mode matches interface-only routes by them). */
   prefixes: EniPrefixes;
   /** Prefixes mode: subnets and their CIDR reservations, and one CIDR set per pod range. */
   subnets?: Subnets;
@@ -42,6 +50,7 @@ export interface Wiring {
   usedReservationSets?: UsedReservationSets;
   nodes: NodeSource;
   queue: WorkQueue;
+  /** Routes mode: one CIDR set per cluster CIDR (prefixes mode allocates from pod ranges only). */
   cidrSets: CidrSet[];
   /** The mass-deletion guard's window of runs, an item of the CIDR table. */
   deletionWindow?: DeletionWindowStore;
@@ -75,6 +84,9 @@ interface Clients {
   dynamodb: DynamoDBClient;
 }
 
+/** The mode's ports and its plane: only what that mode uses is built. */
+type PlaneParts = Pick<Wiring, 'plane' | 'routeTables' | 'cidrSets' | 'subnets' | 'reservationSets' | 'usedReservationSets'>;
+
 /** Builds the wiring from already-made clients and a kube node source (shared by Lambda and sandbox). */
 export async function buildWiring(
   config: Config,
@@ -85,14 +97,35 @@ export async function buildWiring(
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
   const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
-  if (config.mode === 'prefixes') {
-    for (const cidr of config.clusterCidrs) {
-      const family = tryParseCidr(cidr)?.family ?? 4;
-      assertPrefixMask(family, config.nodeMaskSize[family]);
-    }
-  }
-  // One CIDR set per range (a cluster CIDR, or in prefixes mode a pod range), one partition each.
-  const storedSet = (range: string, rangeKind: 'cluster CIDR' | 'pod range' = 'cluster CIDR'): Promise<CidrSet> => {
+  // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
+  countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
+  // EC2 and DynamoDB calls carry the abort signal of the work under way: the route worker aborts
+  // what is still running at its deadline (lib/util/abort-scope.ts). Outside that, no signal.
+  abortable(clients.ec2);
+  abortable(clients.dynamodb);
+  const prefixes = new Ec2EniPrefixes(clients.ec2);
+  const storedSet = storedSetOf(config, clients, now, log);
+  const parts = config.mode === 'prefixes' ? prefixesParts(config, clients, { prefixes, nodes, log, now, storedSet }) : await routesParts(config, clients, prefixes, storedSet);
+  return {
+    config,
+    ...parts,
+    prefixes,
+    nodes,
+    queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
+    deletionWindow: new DynamoDbDeletionWindow({ client: clients.dynamodb, tableName: config.cidrTableName }),
+    webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
+    ...(options.eventSigningKey ? { eventSigningKey: cachedFor(options.eventSigningKey, WEBHOOK_SECRET_TTL_MS, now) } : {}),
+    log,
+    now,
+    timeScale: options.timeScale ?? 1,
+  };
+}
+
+type StoredSet = (range: string, rangeKind?: 'cluster CIDR' | 'pod range') => Promise<CidrSet>;
+
+/** One CIDR set per range (a cluster CIDR, or in prefixes mode a pod range), one partition each. */
+function storedSetOf(config: Config, clients: Clients, now: () => number, log: Logger): StoredSet {
+  return (range, rangeKind = 'cluster CIDR') => {
     const family = tryParseCidr(range)?.family ?? 4;
     const nodeMaskSize = config.nodeMaskSize[family];
     const store = new DynamoDbCidrStore({
@@ -105,8 +138,38 @@ export async function buildWiring(
     });
     return createCidrSet({ clusterCidr: range, nodeMaskSize, store, rangeKind });
   };
-  // Prefixes mode allocates from pod ranges only (lib/usecases/prefix-mode.ts), never from a whole cluster CIDR.
-  const cidrSets = config.mode === 'prefixes' ? [] : await Promise.all(config.clusterCidrs.map((cidr) => storedSet(cidr)));
+}
+
+/** Routes mode: the cluster's tables and one set per cluster CIDR. */
+async function routesParts(config: Config, clients: Clients, prefixes: EniPrefixes, storedSet: StoredSet): Promise<PlaneParts> {
+  const routeTables = new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds });
+  const cidrSets = await Promise.all(config.clusterCidrs.map((cidr) => storedSet(cidr)));
+  return { plane: routesPlane({ config, routeTables, cidrSets, interfaces: prefixes }), routeTables, cidrSets };
+}
+
+/** Prefixes mode: subnets, the pod ranges' sets (registered before first use), and no route table. */
+function prefixesParts(
+  config: Config,
+  clients: Clients,
+  ports: { prefixes: EniPrefixes; nodes: NodeSource; log: Logger; now: () => number; storedSet: StoredSet },
+): PlaneParts {
+  for (const cidr of config.clusterCidrs) {
+    const family = tryParseCidr(cidr)?.family ?? 4;
+    assertPrefixMask(family, config.nodeMaskSize[family]);
+  }
+  const { reservationSets, usedReservationSets } = podRangeSets(config, clients, ports.storedSet);
+  const subnets = new CachedSubnets(new Ec2Subnets(clients.ec2), SUBNET_CACHE_TTL_MS, ports.now);
+  const plane = prefixesPlane({ config, prefixes: ports.prefixes, subnets, reservationSets, usedReservationSets, nodes: ports.nodes, log: ports.log });
+  return { plane, routeTables: noRouteTables, cidrSets: [], subnets, reservationSets, usedReservationSets };
+}
+
+/**
+ * A pod range is registered (lib/ipam/set-registry.ts) before its set is first handed out, so
+ * every set that can hold a lease is listed where a node's leave finds it; once per range and
+ * container. Sets made before the registry existed are registered by reconcile's first tick,
+ * which opens the set of every pod range of the nodes' subnets.
+ */
+function podRangeSets(config: Config, clients: Clients, storedSet: StoredSet): { reservationSets: ReservationSets; usedReservationSets: UsedReservationSets } {
   const rangeSets = new Map<string, Promise<CidrSet>>();
   const openSet = (range: string): Promise<CidrSet> => {
     let set = rangeSets.get(range);
@@ -117,10 +180,6 @@ export async function buildWiring(
     }
     return set;
   };
-  // A pod range is registered (lib/ipam/set-registry.ts) before its set is first handed out, so
-  // every set that can hold a lease is listed where a node's leave finds it; once per range and
-  // container. Sets made before the registry existed are registered by reconcile's first tick,
-  // which opens the set of every pod range of the nodes' subnets.
   const registry = new DynamoDbSetRegistry({ client: clients.dynamodb, tableName: config.cidrTableName });
   const registered = new Map<string, Promise<void>>();
   const register = (range: string): Promise<void> => {
@@ -138,43 +197,29 @@ export async function buildWiring(
   };
   // Reads the registry only: no EC2 call and no write (the worker's role may only read and delete).
   const usedReservationSets: UsedReservationSets = async () => Promise.all((await registry.list()).map(openSet));
-  // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
-  countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
-  // EC2 and DynamoDB calls carry the abort signal of the work under way: the route worker aborts
-  // what is still running at its deadline (lib/util/abort-scope.ts). Outside that, no signal.
-  abortable(clients.ec2);
-  abortable(clients.dynamodb);
-  return {
-    config,
-    routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
-    prefixes: new Ec2EniPrefixes(clients.ec2),
-    subnets: new CachedSubnets(new Ec2Subnets(clients.ec2), SUBNET_CACHE_TTL_MS, now),
-    reservationSets,
-    ...(config.mode === 'prefixes' ? { usedReservationSets } : {}),
-    nodes,
-    queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
-    cidrSets,
-    deletionWindow: new DynamoDbDeletionWindow({ client: clients.dynamodb, tableName: config.cidrTableName }),
-    webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
-    ...(options.eventSigningKey ? { eventSigningKey: cachedFor(options.eventSigningKey, WEBHOOK_SECRET_TTL_MS, now) } : {}),
-    log,
-    now,
-    timeScale: options.timeScale ?? 1,
-  };
+  return { reservationSets, usedReservationSets };
 }
+
+/** Prefixes mode touches no route table: a call is a bug, refused. */
+const noRouteTables: RouteTables = {
+  listRouteTables: () => Promise.reject(new PodrouteError('prefixes mode has no route tables')),
+  createRoute: () => Promise.reject(new PodrouteError('prefixes mode makes no route')),
+  replaceRoute: () => Promise.reject(new PodrouteError('prefixes mode makes no route')),
+  deleteRoute: () => Promise.reject(new PodrouteError('prefixes mode deletes no route')),
+  describeRoute: () => Promise.reject(new PodrouteError('prefixes mode has no route tables')),
+  prepareRouteTarget: () => Promise.reject(new PodrouteError('prefixes mode prepares no route target')),
+};
 
 /** The ports and settings every use case takes, from a wiring. */
 export function useCaseDeps(wiring: Wiring) {
   return {
     config: wiring.config,
+    plane: wiring.plane,
     routeTables: wiring.routeTables,
     nodes: wiring.nodes,
     queue: wiring.queue,
     cidrSets: wiring.cidrSets,
-    prefixes: wiring.prefixes,
     ...(wiring.deletionWindow ? { deletionWindow: wiring.deletionWindow } : {}),
-    ...(wiring.subnets ? { subnets: wiring.subnets } : {}),
-    ...(wiring.reservationSets ? { reservationSets: wiring.reservationSets } : {}),
     ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),
     log: wiring.log,
     now: wiring.now,

@@ -13,7 +13,7 @@ import { PrefixUnavailableError } from '../usecases/port-errors.ts';
 import { primaryInterfaceOf } from './ec2-instances.ts';
 import { forEachLimit } from '../util/concurrency.ts';
 import { allPages } from './ec2-paging.ts';
-import { DELEGATED_PREFIX } from '../prefixes/reservation-plan.ts';
+import { DELEGATED_PREFIX } from '../dataplane/prefixes/reservation-plan.ts';
 
 /** The node mask is wrong for prefix delegation: a configuration error, not retryable. */
 class PrefixMaskError extends InvalidInputError {

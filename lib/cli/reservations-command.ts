@@ -1,6 +1,6 @@
 import { parseCidr } from '../cidr/cidr.ts';
 import { clusterCidrsProblem } from '../config.ts';
-import { parseSubnets } from '../prefixes/describe-subnets.ts';
+import { parseSubnets } from '../dataplane/prefixes/describe-subnets.ts';
 import {
   DEFAULT_POD_SHARE,
   DELEGATED_PREFIX,
@@ -11,7 +11,7 @@ import {
   type ReservationType,
   planReservations,
   podShareProblem,
-} from '../prefixes/reservation-plan.ts';
+} from '../dataplane/prefixes/reservation-plan.ts';
 import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
 import { readJson } from './plan-command.ts';
 

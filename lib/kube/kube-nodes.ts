@@ -15,7 +15,7 @@ import * as z from '../util/zod-mini.ts';
 import { tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.ts';
-import type { NodeWriteResult } from '../usecases/ports.ts';
+import type { ConditionText, NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 import { EVENT_NAMESPACE, recordNodeWarning } from './kube-events.ts';
 import { callJson, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
@@ -225,10 +225,11 @@ export class KubeNodes {
 
   /**
    * Writes the node's NetworkUnavailable condition as upstream's route controller does: a strategic
-   * merge patch of `nodes/status` that touches only that condition (merged by `type`).
+   * merge patch of `nodes/status` that touches only that condition (merged by `type`); `text`
+   * replaces upstream's reason and message (a data plane without a route controller).
    */
-  async setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<NodeWriteResult> {
-    const wanted = unavailable ? NETWORK_CONDITION.noRouteCreated : NETWORK_CONDITION.routeCreated;
+  async setNetworkUnavailable(nodeName: string, unavailable: boolean, text?: ConditionText): Promise<NodeWriteResult> {
+    const wanted = { ...(unavailable ? NETWORK_CONDITION.noRouteCreated : NETWORK_CONDITION.routeCreated), ...(text ? { reason: text.reason, message: text.message } : {}) };
     return this.patchWithRetry({ verb: 'patch', resource: 'nodes/status', name: nodeName }, () => {
       const now = rfc3339(this.clock());
       const body = {

@@ -84,10 +84,11 @@ async function readLeaseOwners(
 export type InputRead = { ok: true; count: number } | { ok: false; error: unknown };
 
 export interface WorldReads {
-  mode: 'routes' | 'prefixes';
+  /** The data plane needs the cluster's tables: a listing that finds none refuses the run. */
+  tablesRequired: boolean;
   /** The tag the cluster's tables carry, for the message. */
   clusterTag: string;
-  /** Routes mode: the cluster's tables. */
+  /** The cluster's tables; null: the data plane reads none. */
   tables: InputRead | null;
   nodes: InputRead;
   /** Leases over every set of the run. */
@@ -105,7 +106,7 @@ export interface WorldReads {
 
 /**
  * Why the run must stop before it writes anything, or null. An input that could not be read, no
- * route table carrying the cluster tag in routes mode (upstream's AWS provider refuses to run
+ * route table carrying the cluster tag for a plane that needs tables (upstream's AWS provider refuses to run
  * without one: a mistyped CLUSTER_NAME must not mark every node unavailable), managed nodes whose
  * pod CIDRs all lie outside the cluster CIDRs (a mistyped CLUSTER_CIDRS: every node would be
  * marked unavailable), and a node listing that is empty while leases say nodes exist, unless a
@@ -121,7 +122,7 @@ export function refuseWorld(world: WorldReads): string | null {
     const [what, read] = unread;
     return `could not read the ${what} (${read !== null && !read.ok ? errorText(read.error) : '?'}); nothing was changed`;
   }
-  if (world.mode === 'routes' && world.tables?.ok && world.tables.count === 0) {
+  if (world.tablesRequired && world.tables?.ok && world.tables.count === 0) {
     return `no route table carries the tag ${world.clusterTag}; nothing was changed (check CLUSTER_NAME and the tables' tags)`;
   }
   if (world.strayPodCidrs) return `${strayPodCidrsMessage(world.strayPodCidrs, world.clusterCidrs ?? [], 'CLUSTER_CIDRS')}; nothing was changed`;

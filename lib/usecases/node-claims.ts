@@ -8,6 +8,7 @@
  *   of the run goes out, so it is never schedulable before it is routed, and the worker's False,
  *   written once the routes exist, always lands after it.
  */
+import { conditionText } from '../dataplane/data-plane.ts';
 import type { Node } from '../nodes/node.ts';
 import { networkUnavailableOf } from '../nodes/node.ts';
 import type { RoutePlan } from '../routes/index.ts';
@@ -46,10 +47,10 @@ export async function warnConflicts(plan: RoutePlan, deps: ClaimDeps): Promise<v
  * unavailable) and have no such condition yet. Answers the names written, so the run's later
  * condition step does not write them again.
  */
-export async function markUnrouted(plan: RoutePlan, nodes: readonly Node[], deps: ClaimDeps, report: Pick<ReconcileReport, 'conditionsPatched' | 'errors'>): Promise<Set<string>> {
+export async function markUnrouted(plan: RoutePlan, nodes: readonly Node[], deps: ClaimDeps & Pick<ReconcileDeps, 'plane'>, report: Pick<ReconcileReport, 'conditionsPatched' | 'errors'>): Promise<Set<string>> {
   const lacking = new Set(nodes.filter((node) => networkUnavailableOf(node) === null).map((node) => node.metadata.name));
   const targets = plan.nodes.filter((status) => status.unmanaged === undefined && status.networkUnavailable !== false && lacking.has(status.node)).map((status) => status.node);
-  const results = await mapSettled(targets, deps.concurrency ?? 4, async (name) => deps.nodes.setNetworkUnavailable(name, true));
+  const results = await mapSettled(targets, deps.concurrency ?? 4, async (name) => deps.nodes.setNetworkUnavailable(name, true, conditionText(deps.plane, true)));
   const written = new Set<string>();
   results.forEach((result, i) => {
     const name = targets[i];

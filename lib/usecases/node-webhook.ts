@@ -4,11 +4,11 @@
  *
  * - Admission CREATE, of a node that does not exist yet (a keyed read: a kubelet sends CREATE on
  *   every start, and the server answers AlreadyExists only after admission, so a CREATE of a stored
- *   node changes nothing here). Without pod CIDRs: allocate them (node sync, configured mode) and
+ *   node changes nothing here). Without pod CIDRs: allocate them (node sync over the data plane) and
  *   answer with a JSON Patch that sets them; the node is not stored yet, so the patch is the only
  *   way to write them. Then queue a `sync-node` message at once, carrying the node's instance and
  *   pod CIDRs: the worker routes them without waiting for the stored node, and only its condition
- *   write waits for it (lib/usecases/route-worker.ts, `syncNodeRoutes`). In prefixes mode the
+ *   write waits for it (lib/usecases/route-writes.ts, `syncNodeRoutes`). The prefixes plane's
  *   admission delegates the prefixes itself and the message only settles the condition. With pod
  *   CIDRs (a claim): only a node's own lease is queued; anything else is refused, never adopted
  *   (lib/webhook/claims.ts). Every such node is created NetworkUnavailable=True (NoRouteCreated).
@@ -31,22 +31,20 @@ import type { Admitted } from '../messages/route-message.ts';
 import { instanceIdOf, parseNode, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
-import { syncNodeDualStack } from '../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
 import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
 import { claimantOf, heldClaims, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
-import { readPrefixWorld, syncPrefixNode } from './prefix-mode.ts';
-import { nodeSyncKube, routeAlias } from './node-sync-ports.ts';
+import { nodeSyncKube } from './node-sync-ports.ts';
 import type { UsedReservationSets } from './ports.ts';
 import type { LeaseTable } from '../routes/index.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
 /**
- * The webhook runs over the same ports as reconcile; in prefixes mode a `NodeLeft` event also
- * looks in the registered pod ranges' sets (./node-left.ts).
+ * The webhook runs over the same ports as reconcile; a `NodeLeft` event also looks in the
+ * registered pod ranges' sets when the wiring has them (./node-left.ts).
  */
 type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: UsedReservationSets };
 
@@ -178,15 +176,15 @@ async function nodeExists(name: string, deps: WebhookDeps): Promise<boolean> {
   }
 }
 
-/** The leases a claim is judged against: the cluster CIDRs' sets, or prefixes mode's pod ranges'. */
+/** The leases a claim is judged against: the plane's sets (the cluster CIDRs', or the pod ranges'). */
 async function leasedSets(deps: WebhookDeps): Promise<LeasedSet[]> {
-  const sets = deps.config.mode === 'prefixes' ? ((await deps.usedReservationSets?.()) ?? []) : deps.cidrSets;
+  const sets = await deps.plane.leaseSets();
   return Promise.all(sets.map(async (set) => ({ clusterCidr: set.clusterCidr, leases: await set.leases() })));
 }
 
 /** The lease table the ownership decider reads, over the same sets as `leasedSets`. */
 async function leaseTableOf(deps: WebhookDeps): Promise<LeaseTable> {
-  const sets = deps.config.mode === 'prefixes' ? ((await deps.usedReservationSets?.()) ?? []) : deps.cidrSets;
+  const sets = await deps.plane.leaseSets();
   const leases = (await Promise.all(sets.map((set) => set.leases()))).flat();
   const migration = deps.config.migrationMaskSizes;
   return { leases, sets, ...(migration ? { migrationMaskSizes: migration } : {}) };
@@ -277,14 +275,12 @@ async function allocateOnce(node: Node, deps: WebhookDeps): Promise<string[]> {
 }
 
 /**
- * Queues the node's routes for the worker, at once; `admitted` when the node is not stored yet.
- * Prefixes mode has no routes, but an admitted node's condition waits for the stored node as in
- * routes mode: the worker sets it once the node is stored and its interface holds the admitted
- * prefixes (lib/usecases/route-writes.ts, `settlePrefixJoin`). Without `admitted` (no pod CIDR, or
- * a stored node, whose node sync has written its condition already) there is nothing to settle.
+ * Queues the node's `sync-node` for the worker, at once, when the plane wants one (its routes; or
+ * an admitted node's condition, which waits for the stored node); `admitted` when the node is not
+ * stored yet.
  */
 async function queueNodeSync(name: string, deps: WebhookDeps, admitted?: Admitted): Promise<void> {
-  if (deps.config.mode === 'prefixes' && admitted === undefined) return;
+  if (!deps.plane.queuesSyncNode(admitted)) return;
   await deps.queue.send([syncNodeMessage(name, admitted)], { delaySeconds: 0 });
 }
 
@@ -301,13 +297,7 @@ function admittedOf(node: Node, allocated: readonly string[]): Admitted | undefi
   return instanceId === null || cidrs.length === 0 || cidrs.length > 2 ? undefined : { instanceId, podCidrs: cidrs };
 }
 
-/** Node sync for one node: prefixes mode reads its interface and subnet once (./prefix-mode.ts). */
+/** Node sync for one node, over the plane's fresh reads of its cloud side. */
 async function syncOne(node: Node, deps: WebhookDeps, kube: DualStackKubeNodes): Promise<void> {
-  if (deps.config.mode === 'prefixes') {
-    await syncPrefixNode(node, await readPrefixWorld([node], deps), deps, kube);
-    return;
-  }
-  // Routes mode: a brand-new node has no route yet, so its alias is empty and it is allocated.
-  const cloud = routeAlias([], deps.config.clusterCidrs);
-  await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, { mode: deps.config.nodeSyncMode, cidrSets: deps.cidrSets, cloud, kube });
+  await deps.plane.syncNewNode(node, kube);
 }

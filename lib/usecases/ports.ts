@@ -39,6 +39,12 @@ export interface RouteTables {
   clearRouteTableFull?(routeTableId: string): Promise<void>;
 }
 
+/** What a node's NetworkUnavailable condition says besides its status (the data plane's readiness decider words it). */
+export interface ConditionText {
+  reason: string;
+  message: string;
+}
+
 /** What a write did: `gone` = the node no longer exists (404), which callers treat as done. */
 export type NodeWriteResult = 'patched' | 'unchanged' | 'gone';
 
@@ -46,7 +52,8 @@ export interface NodeSource {
   listNodes(): Promise<Node[]>;
   /** Rejects with NodeNotFoundError (port-errors.ts) when the node does not exist. */
   getNode(name: string): Promise<Node>;
-  setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<NodeWriteResult>;
+  /** Without `text`, the condition says what upstream's route controller writes. */
+  setNetworkUnavailable(nodeName: string, unavailable: boolean, text?: ConditionText): Promise<NodeWriteResult>;
   updatePodCidr(node: Node, cidrs: string | readonly string[]): Promise<NodeWriteResult>;
   warn(nodeName: string, reason: string, message: string): Promise<unknown>;
 }

@@ -3,12 +3,13 @@
  * share with lib/usecases/route-writes.ts.
  */
 import type { Config } from '../config.ts';
+import type { DataPlane } from '../dataplane/data-plane.ts';
 import type { CidrSet } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
-import type { EniPrefixes, NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
+import type { NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
 
 export { type Delivery, NodeNotStoredError } from './delivery-outcome.ts';
@@ -40,14 +41,8 @@ export interface RouteWorkerDeps {
    * message lists the tables itself, on first need.
    */
   view?: RouteTableView;
-  /**
-   * MODE (absent = routes). In prefixes mode a node's pod CIDRs are prefixes on its primary
-   * interface, not routes: a `sync-node` only settles the joined node's condition
-   * (lib/usecases/route-writes.ts, `settlePrefixJoin`), reading the interface through `prefixes`.
-   */
-  mode?: Config['mode'];
-  /** Prefixes mode: the nodes' primary interfaces and the prefixes delegated to them. */
-  prefixes?: EniPrefixes;
+  /** The data plane chosen in the wiring: what a `sync-node` does, and whether a failure can find routes missing. */
+  plane: Pick<DataPlane, 'workerSyncNode' | 'reportsMissingRoutes'>;
   /**
    * Aborted when the invocation's time is up (functions/route-worker.ts): a message failing after
    * that reports nothing (no node is told, nothing is re-read); the queue delivers it again.

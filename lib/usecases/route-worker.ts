@@ -35,8 +35,7 @@ import { RouteTableView } from './route-table-view.ts';
 import { MessageRefusedError } from './route-worker-claims.ts';
 import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
 import { readNodeWorld } from './route-worker-ownership.ts';
-import { settlePrefixJoin } from './route-worker-prefix-join.ts';
-import { type RouteOp, applyDelete, applyRoute, syncNodeRoutes } from './route-writes.ts';
+import { type RouteOp, applyDelete, applyRoute } from './route-writes.ts';
 
 export { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, TARGET_CACHE_MS } from './route-worker-deps.ts';
 export type { Delivery, RouteWorkerDeps } from './route-worker-deps.ts';
@@ -108,7 +107,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'delete':
       return applyDelete(message, writeDeps);
     case 'sync-node':
-      return deps.mode === 'prefixes' ? settlePrefixJoin(message, deps) : syncNodeRoutes(message, writeDeps, delivery);
+      return deps.plane.workerSyncNode(message, writeDeps, delivery);
     case 'node-left':
       return checkNodeLeft(message.node, deps);
   }
@@ -123,8 +122,8 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
 async function reportFailure(message: RouteMessage, error: unknown, outcome: FailureOutcome, deps: RouteWorkerDeps): Promise<void> {
   // Neither is about a node's routes: a delete's node is gone, a node-left check's node is leaving.
   if (message.kind === 'delete' || message.kind === 'node-left') return;
-  // Prefixes mode has no routes to find missing: its conditions are node sync's (reconcile).
-  if (deps.mode === 'prefixes') return;
+  // A plane without routes has none to find missing: its conditions are node sync's (reconcile).
+  if (!deps.plane.reportsMissingRoutes) return;
   let missing: RouteOp[];
   try {
     const node = await currentNode(message.node, deps);

@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Cidr, addressBits, containsAddress, containsCidr, formatCidr, lastAddress, parseCidr } from '../../lib/cidr/cidr.ts';
-import { type Subnet, parseSubnets } from '../../lib/prefixes/describe-subnets.ts';
-import { planReservations } from '../../lib/prefixes/reservation-plan.ts';
+import { type Subnet, parseSubnets } from '../../lib/dataplane/prefixes/describe-subnets.ts';
+import { planReservations } from '../../lib/dataplane/prefixes/reservation-plan.ts';
 
 const subnet = (id: string, v4: string | null, v6: string[] = [], available: number | null = null): Subnet => ({
   subnetId: id,

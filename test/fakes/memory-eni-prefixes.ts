@@ -10,7 +10,7 @@
  */
 import { blockAt, blockCount, containsCidr, formatCidr, lastAddress, overlaps, tryParseCidr, type Cidr, type Family } from '../../lib/cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../../lib/errors.ts';
-import { DELEGATED_PREFIX } from '../../lib/prefixes/reservation-plan.ts';
+import { DELEGATED_PREFIX } from '../../lib/dataplane/prefixes/reservation-plan.ts';
 import { PrefixUnavailableError, ResourceNotFoundError } from '../../lib/usecases/port-errors.ts';
 import type { EniPrefixes, NodeInterface } from '../../lib/usecases/ports.ts';
 import type { MemorySubnets } from './memory-subnets.ts';

@@ -19,6 +19,7 @@ import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { abortable } from '../../lib/util/abort-scope.ts';
 import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
 import { CLUSTER, RecordingQueue, credentials, sqsEvent, sqsRecord, startWorld, type World } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 describe('route-worker handler: the deadline aborts what is still running', () => {
   let world: World;
@@ -60,7 +61,7 @@ describe('route-worker handler: the deadline aborts what is still running', () =
       prefixes: world.prefixes,
       nodes: world.nodes,
       queue: new RecordingQueue(),
-      cidrSets: world.cidrSets,
+      cidrSets: world.cidrSets, plane: routesWorkerPlane,
       webhookSecret: async () => 'unused',
       log,
       now: world.clock.now,

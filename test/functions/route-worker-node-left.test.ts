@@ -14,6 +14,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import type { NodeSource } from '../../lib/usecases/ports.ts';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const config = loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16' });
 
@@ -46,6 +47,7 @@ describe('route-worker handler: node-left checks', () => {
         leaving: { metadata: { name: 'leaving', deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] }, spec: { podCIDR: '10.244.3.0/24' } },
       }),
       cidrSets: [set],
+      plane: routesWorkerPlane,
       queue: { send: async () => ({ sent: 0, duplicates: 0 }) },
       log,
       now: () => 3_600_000,

@@ -17,6 +17,7 @@ import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
 import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const config = loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16' });
 
@@ -57,7 +58,7 @@ describe('retries', () => {
     [2, 'ack', 'stale:node-gone'],
     [3, 'ack', 'stale:node-gone'],
   ] as const)('sync-node for a node not stored yet, delivery %i: %s (%s)', async (receiveCount, outcome, status) => {
-    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), nodes: nodesWithout(), cidrSets: [], leaseGraceSeconds: 600, log: memoryLogger(), now: () => 0 };
+    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), nodes: nodesWithout(), cidrSets: [], plane: routesWorkerPlane, leaseGraceSeconds: 600, log: memoryLogger(), now: () => 0 };
     const result = await handleRouteMessage(syncNode, { receiveCount, maxReceiveCount: 3 }, deps);
     expect(result).toEqual({ outcome, status });
   });

@@ -178,6 +178,13 @@ describe('KubeNodes against the emulator with the real client', () => {
     expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(1);
   });
 
+  it('writes the reason and message it is given (a data plane without a route controller)', async () => {
+    await emulator.state.addNode(wireNode('worded'));
+    expect(await kube.setNetworkUnavailable('worded', false, { reason: 'PrefixDelegated', message: 'delegated' })).toBe('patched');
+    const conditions = (emulator.state.getNode('worded')?.status as { conditions: Record<string, unknown>[] }).conditions;
+    expect(conditions.find((c) => c.type === 'NetworkUnavailable')).toMatchObject({ status: 'False', reason: 'PrefixDelegated', message: 'delegated' });
+  });
+
   it('flips an existing NetworkUnavailable condition in place', async () => {
     await emulator.state.addNode(wireNode('flip'));
     await kube.setNetworkUnavailable('flip', true);

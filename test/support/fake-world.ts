@@ -19,6 +19,8 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
 import { MemoryDeletionWindow, MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
 import { CLUSTER, FakeClock } from './clock.ts';
+import type { DataPlane } from '../../lib/dataplane/data-plane.ts';
+import { routesWorkerPlane, withRoutesPlane } from './plane.ts';
 
 /** Route-table calls that change EC2 (the world's `ec2Writes`). */
 const EC2_WRITES = /^(createRoute|replaceRoute|deleteRoute|prepareRouteTarget|markRouteTableFull|clearRouteTableFull) /;
@@ -105,7 +107,7 @@ export interface FakeWiring {
   /** Lease-table writes since the last `reset`. */
   leases: { writes(): number; reset(): void };
   reconcileDeps(): ReconcileDeps;
-  workerDeps(): { clusterCidrs: readonly string[]; routeTables: MemoryRouteTables; nodes: MemoryNodeSource; cidrSets: CidrSet[]; leaseGraceSeconds: number; now: () => number };
+  workerDeps(): { clusterCidrs: readonly string[]; routeTables: MemoryRouteTables; nodes: MemoryNodeSource; cidrSets: CidrSet[]; leaseGraceSeconds: number; now: () => number; plane: DataPlane };
 }
 
 /** Deps for the use cases over a fake world, from the same config `testWiring` loads (routes mode). */
@@ -129,7 +131,7 @@ export async function fakeWiring(world: FakeWorld, env: Record<string, string> =
     deletionWindow,
     log,
     leases: { writes: () => counter.writes - mark, reset: () => void (mark = counter.writes) },
-    reconcileDeps: () => ({ config, routeTables: world.routeTables, nodes: world.nodes, queue, cidrSets, deletionWindow, log, now: world.clock.now }),
-    workerDeps: () => ({ clusterCidrs: config.clusterCidrs, routeTables: world.routeTables, nodes: world.nodes, cidrSets, leaseGraceSeconds: config.leaseGraceSeconds, now: world.clock.now }),
+    reconcileDeps: () => withRoutesPlane({ config, routeTables: world.routeTables, nodes: world.nodes, queue, cidrSets, deletionWindow, log, now: world.clock.now }),
+    workerDeps: () => ({ clusterCidrs: config.clusterCidrs, routeTables: world.routeTables, nodes: world.nodes, cidrSets, leaseGraceSeconds: config.leaseGraceSeconds, now: world.clock.now, plane: routesWorkerPlane }),
   };
 }

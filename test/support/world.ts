@@ -326,7 +326,7 @@ export function httpEvent(input: { body: string; headers?: Record<string, string
  */
 export async function drainQueue(
   queue: RecordingQueue,
-  deps: { clusterCidrs: readonly string[]; routeTables: RouteWorkerDeps['routeTables']; nodes: RouteWorkerDeps['nodes']; cidrSets: RouteWorkerDeps['cidrSets']; leaseGraceSeconds: number; now: () => number },
+  deps: { clusterCidrs: readonly string[]; routeTables: RouteWorkerDeps['routeTables']; nodes: RouteWorkerDeps['nodes']; cidrSets: RouteWorkerDeps['cidrSets']; leaseGraceSeconds: number; now: () => number; plane: RouteWorkerDeps['plane'] },
 ): Promise<string[]> {
   const statuses: string[] = [];
   const log = memoryLogger();

@@ -1,12 +1,12 @@
 /**
- * Routes mode's cloud alias (lib/usecases/node-sync-ports.ts, `routeAlias`): a node's alias is what
+ * Routes mode's cloud alias (lib/dataplane/routes/route-alias.ts, `routeAlias`): a node's alias is what
  * the cluster's tables route to its instance, a route described with the instance's primary
  * interface alone included, as the planner matches it (lib/usecases/route-targets.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { Node } from '../../lib/nodes/node.ts';
 import type { Route, RouteTable } from '../../lib/routes/index.ts';
-import { routeAlias } from '../../lib/usecases/node-sync-ports.ts';
+import { routeAlias } from '../../lib/dataplane/routes/route-alias.ts';
 
 const INSTANCE = 'i-0123456789abcdef0';
 const ENI = 'eni-0123456789abcdef0';

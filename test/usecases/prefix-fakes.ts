@@ -10,6 +10,8 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import type { EniPrefixes, NodeInterface, NodeSource, NodeWriteResult, Subnet, SubnetReservation, Subnets } from '../../lib/usecases/ports.ts';
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
+import { prefixesPlane } from '../../lib/dataplane/prefixes/prefixes-plane.ts';
+import type { PrefixesPlanePorts } from '../../lib/dataplane/prefixes/prefixes-plane.ts';
 import { RecordingQueue, TimedMemoryCidrStore } from '../support/world.ts';
 import { NodeNotFoundError, PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
 
@@ -169,15 +171,32 @@ export class MemoryNodes implements NodeSource {
   }
 }
 
-/** Reconcile deps in prefixes mode over the fakes; one memory CIDR set per pod range. */
+/** Reconcile deps in prefixes mode over the fakes; one memory CIDR set per pod range. `ports` are the plane's, read at each call. */
 export function prefixDeps(ec2: FakeEc2, nodes: MemoryNodes, env: Record<string, string> = {}) {
   const config = loadConfig({ CLUSTER_NAME: 'alpha', MODE: 'prefixes', CLUSTER_CIDRS: '10.0.0.0/8,2600:1f18:1234::/48', ...env });
   const sets = new Map<string, Promise<CidrSet>>();
   const log = memoryLogger();
   let clock = Date.parse('2026-12-01T12:00:00Z');
   const now = () => clock;
+  const ports: PrefixesPlanePorts = {
+    config,
+    prefixes: ec2,
+    subnets: ec2,
+    reservationSets: (range) => {
+      let set = sets.get(range);
+      if (!set) {
+        set = createCidrSet({ clusterCidr: range, nodeMaskSize: range.includes(':') ? 80 : 28, store: new TimedMemoryCidrStore(now), rangeKind: 'pod range' });
+        sets.set(range, set);
+      }
+      return set;
+    },
+    usedReservationSets: () => Promise.all([...sets.values()]),
+    nodes,
+    log,
+  };
   const deps: ReconcileDeps = {
     config,
+    plane: prefixesPlane(ports),
     routeTables: {
       listRouteTables: () => Promise.reject(new Error('prefixes mode lists no route table')),
       createRoute: () => Promise.reject(new Error('unused')),
@@ -189,18 +208,8 @@ export function prefixDeps(ec2: FakeEc2, nodes: MemoryNodes, env: Record<string,
     nodes,
     queue: new RecordingQueue(),
     cidrSets: [],
-    prefixes: ec2,
-    subnets: ec2,
-    reservationSets: (range) => {
-      let set = sets.get(range);
-      if (!set) {
-        set = createCidrSet({ clusterCidr: range, nodeMaskSize: range.includes(':') ? 80 : 28, store: new TimedMemoryCidrStore(now), rangeKind: 'pod range' });
-        sets.set(range, set);
-      }
-      return set;
-    },
     log,
     now,
   };
-  return { deps, log, setOf: (range: string) => deps.reservationSets?.(range) as Promise<CidrSet>, advance: (ms: number) => (clock += ms) };
+  return { deps, ports, log, setOf: (range: string) => ports.reservationSets(range), advance: (ms: number) => (clock += ms) };
 }

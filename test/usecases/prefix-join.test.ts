@@ -17,6 +17,7 @@ import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
 import { lambdaContext, sqsEvent, sqsRecord, type World } from '../support/world.ts';
+import { prefixesWorkerPlane } from '../support/plane.ts';
 
 let local: LocalDynamo;
 let world: World;
@@ -93,13 +94,12 @@ describe('prefixes mode: join-to-ready through the worker', () => {
     const deps = {
       ...w.workerDeps(),
       log: memoryLogger(),
-      mode: 'prefixes' as const,
-      prefixes: {
+      plane: prefixesWorkerPlane({
         ...w.wiring.prefixes,
         describeInterfaces: async () => {
           throw new PodrouteError('EC2 throttled DescribeInstances', { retryable: true });
         },
-      },
+      }),
     };
     // The last receive before the dead-letter queue: handed back to reconcile.
     const result = await handleRouteMessage(JSON.stringify(syncNodeMessage('late', { instanceId: instance.id, podCidrs })), { receiveCount: 2, maxReceiveCount: 3 }, deps);

@@ -1,7 +1,7 @@
 /**
  * Prefixes mode, when EC2 refuses a named prefix with InvalidParameterValue (its catch-all for
  * validation errors): the block is "in use" and held away from the set only when a re-read shows
- * it on another interface (lib/usecases/prefix-mode.ts, lib/aws/ec2-prefixes.ts `prefixHolder`).
+ * it on another interface (lib/dataplane/prefixes/prefix-node-sync.ts, lib/aws/ec2-prefixes.ts `prefixHolder`).
  * Over the EC2 emulator and dynalite, wired by buildWiring.
  */
 import { describe, expect, it } from 'vitest';

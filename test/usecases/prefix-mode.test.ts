@@ -1,11 +1,11 @@
 /**
- * Prefixes mode (lib/usecases/prefix-mode.ts) through reconcile and the webhook, over in-memory
+ * Prefixes mode (lib/dataplane/prefixes/) through reconcile and the webhook, over in-memory
  * ports: per-subnet allocation from podroute's subnet CIDR reservations (issue 8).
  */
 import { describe, expect, it } from 'vitest';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { noReservationMessage, placeNode, podRanges } from '../../lib/usecases/prefix-mode.ts';
+import { noReservationMessage, placeNode, podRanges } from '../../lib/dataplane/prefixes/pod-ranges.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
 import type { NodeInterface } from '../../lib/usecases/ports.ts';
@@ -255,9 +255,9 @@ describe('prefixes mode: reconcile', () => {
     ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/24', type: 'explicit' }]);
     ec2.addSubnet('subnet-b', ['10.0.16.0/20'], [{ cidr: '10.0.24.0/24', type: 'explicit' }]);
     const nodes = new MemoryNodes();
-    const { deps } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
-    const sets = deps.reservationSets;
-    deps.reservationSets = (range) => (range === '10.0.24.0/24' ? Promise.reject(new Error('table unreachable')) : (sets?.(range) ?? Promise.reject(new Error('no port'))));
+    const { deps, ports } = prefixDeps(ec2, nodes, { CLUSTER_CIDRS: '10.0.0.0/16' });
+    const sets = ports.reservationSets;
+    ports.reservationSets = (range) => (range === '10.0.24.0/24' ? Promise.reject(new Error('table unreachable')) : (sets?.(range) ?? Promise.reject(new Error('no port'))));
     nodes.add('good', ec2.addInstance('subnet-a').instanceId);
     nodes.add('other', ec2.addInstance('subnet-b').instanceId);
 

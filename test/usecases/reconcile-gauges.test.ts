@@ -12,6 +12,7 @@ import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
 import { inst } from '../routes/fixtures.ts';
+import { withRoutesPlane } from '../support/plane.ts';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
@@ -44,7 +45,7 @@ async function run(nodes: ReadonlyArray<ReturnType<typeof node>>, tables: Table[
     for (const route of routes) routeTables.addRoute(id, route.to, { instanceId: inst(route.instance) });
   }
   await reconcile(
-    {
+    withRoutesPlane({
       config,
       routeTables,
       nodes: nodeSource,
@@ -52,7 +53,7 @@ async function run(nodes: ReadonlyArray<ReturnType<typeof node>>, tables: Table[
       cidrSets: [await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 })],
       log,
       now: () => NOW,
-    },
+    }),
     { dryRun: true },
   );
   return gauges(log.lines);
@@ -117,7 +118,7 @@ describe('reconcile gauges', () => {
   it('sends no heartbeat from a run that refused to start', async () => {
     const log = memoryLogger();
     const config = loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16' });
-    const deps = {
+    const deps = withRoutesPlane({
       config,
       routeTables: { listRouteTables: async () => [] } as unknown as RouteTables,
       nodes: { listNodes: async () => [node('a', 1, '10.244.1.0/24')] } as unknown as NodeSource,
@@ -125,7 +126,7 @@ describe('reconcile gauges', () => {
       cidrSets: [await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 })],
       log,
       now: () => NOW,
-    };
+    });
     await expect(reconcile(deps)).rejects.toThrow(/refused/);
     expect(gauges(log.lines)).toEqual({ ReconcileRefused: 1 });
   });

@@ -12,6 +12,7 @@ import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
 import { T0, TimedMemoryCidrStore, type World } from '../support/world.ts';
+import { withRoutesPlane } from '../support/plane.ts';
 
 let local: LocalDynamo;
 let world: World;
@@ -63,7 +64,7 @@ describe('reconcile and CIDR leases', () => {
     await set.allocateNext('node-a');
     await set.allocateNext('node-b');
     world.clock.advance(3_600_000);
-    const report = await reconcile({ ...w.reconcileDeps(), cidrSets: [set] });
+    const report = await reconcile(withRoutesPlane({ ...w.reconcileDeps(), cidrSets: [set] }));
     expect(report.reclaimed.map((r) => r.owner).sort()).toEqual(['node-a', 'node-b']);
     expect(await set.leases()).toEqual([]);
   });
@@ -83,7 +84,7 @@ describe('reconcile and CIDR leases', () => {
       getNode: (name: string) => (answer === 'unreadable' && name === 'node-b' ? Promise.reject(new Error('connection reset')) : source.getNode(name)),
     });
     const why = answer === 'present' ? /a keyed read found 1 of their owners/ : /1 of their owners could not be read/;
-    await expect(reconcile({ ...w.reconcileDeps(), nodes, cidrSets: [set] })).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(why) });
+    await expect(reconcile(withRoutesPlane({ ...w.reconcileDeps(), nodes, cidrSets: [set] }))).rejects.toMatchObject({ retryable: true, message: expect.stringMatching(why) });
     expect((await set.leases()).map((l) => l.owner)).toEqual(['node-a', 'node-b']);
   });
 
@@ -117,7 +118,7 @@ describe('reconcile and CIDR leases', () => {
         return listed;
       },
     };
-    const report = await reconcile({ ...w.reconcileDeps(), cidrSets: [rejoinAfterListing] });
+    const report = await reconcile(withRoutesPlane({ ...w.reconcileDeps(), cidrSets: [rejoinAfterListing] }));
     expect(report.reclaimed).toEqual([]);
     expect((await set.leases()).map((l) => `${l.cidr}=${l.owner}`)).toEqual(['100.64.0.0/24=node-a', '100.64.1.0/24=node-b']);
   });

@@ -13,6 +13,7 @@ import type { RouteTable } from '../../lib/routes/route-tables.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
 import { inst } from '../routes/fixtures.ts';
+import { withRoutesPlane } from '../support/plane.ts';
 
 const spec = (n: number, podCidr: string) => ({ instanceId: inst(n), podCidrs: [podCidr] });
 
@@ -43,7 +44,7 @@ describe('reconcile: read order', () => {
       routeTables.addRoute(table, `10.244.${n}.0/24`, { instanceId: inst(n) });
     }
     const report = await reconcile(
-      {
+      withRoutesPlane({
         config: loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16' }),
         routeTables,
         nodes,
@@ -51,7 +52,7 @@ describe('reconcile: read order', () => {
         cidrSets: [await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 })],
         log: memoryLogger(),
         now: () => Date.parse('2026-06-01T12:00:00Z'),
-      },
+      }),
       { dryRun: true },
     );
     expect(report.plan.delete).toEqual([]);

@@ -14,6 +14,7 @@ import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
 import { inst } from '../routes/fixtures.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
+import { withRoutesPlane } from '../support/plane.ts';
 
 describe('reconcile: delete messages beside propagated routes', () => {
   it.each([
@@ -32,7 +33,7 @@ describe('reconcile: delete messages beside propagated routes', () => {
     const node = parseNode({ metadata: { name: 'a' }, spec: { providerID: `aws:///us-east-1a/${inst(1)}`, podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] }, status: { conditions: [{ type: 'NetworkUnavailable', status: 'True' }] } });
     const nodes = { listNodes: async () => [node], setNetworkUnavailable: async () => 'unchanged' } as unknown as NodeSource;
     const queue = new MemoryWorkQueue();
-    await reconcile({
+    await reconcile(withRoutesPlane({
       config: loadConfig({ CLUSTER_NAME: 'demo', CLUSTER_CIDRS: '10.244.0.0/16', MIN_DELETES_FOR_GUARD: '1000' }),
       routeTables,
       nodes,
@@ -40,7 +41,7 @@ describe('reconcile: delete messages beside propagated routes', () => {
       cidrSets: [await createCidrSet({ clusterCidr: '10.244.0.0/16', nodeMaskSize: 24 })],
       log: memoryLogger(),
       now: () => Date.parse('2026-06-01T12:00:00Z'),
-    });
+    }));
     expect(queue.sent.filter((m) => m.kind === 'delete')).toEqual([
       { v: 1, kind: 'delete', routeTableId: 'rtb-0000000000000000a', destinationCidr: '10.244.9.0/24', reason: 'no-owner', expect: { instanceId: inst(9), blackhole: false } },
     ]);

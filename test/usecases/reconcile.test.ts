@@ -13,6 +13,7 @@ import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring, type TestWiring } from '../support/wiring.ts';
 import { TimedMemoryCidrStore, drainQueue, lambdaContext, type World } from '../support/world.ts';
+import { withRoutesPlane } from '../support/plane.ts';
 
 const SCHEDULE: ScheduledEvent = {
   version: '0',
@@ -242,7 +243,7 @@ describe('reconcile: pod CIDR allocation and conditions', () => {
   });
 
   it('assigns the allocated prefixes to the primary ENI in prefixes mode (masks 28/80)', async () => {
-    // Prefixes come from the node subnet's reservations (lib/usecases/prefix-mode.ts).
+    // Prefixes come from the node subnet's reservations (lib/dataplane/prefixes/pod-ranges.ts).
     const vpc = world.ec2.state.addVpc({ cidrBlock: '10.0.0.0/16', ipv6CidrBlock: '2600:1f18:1234:5600::/56' });
     const subnet = world.ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.0.0/20', ipv6CidrBlock: '2600:1f18:1234:5600::/64', availabilityZone: 'us-east-1a' });
     world.ec2.state.createReservation({ subnetId: subnet.id, cidr: '10.0.8.0/24', type: 'explicit', description: 'podroute' });
@@ -326,7 +327,7 @@ describe('reconcile: leases', () => {
   // The grace logic over a store that records `since` (see known-bugs.test.ts for the DynamoDB store).
   async function timedDeps(w: TestWiring) {
     const set = await createCidrSet({ clusterCidr: '100.64.0.0/16', nodeMaskSize: 24, store: new TimedMemoryCidrStore(world.clock.now) });
-    return { set, deps: { ...w.reconcileDeps(), cidrSets: [set] } };
+    return { set, deps: withRoutesPlane({ ...w.reconcileDeps(), cidrSets: [set] }) };
   }
 
   it('reclaims a lease whose node is gone only after LEASE_GRACE_SECONDS', async () => {

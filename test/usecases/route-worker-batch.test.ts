@@ -12,6 +12,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { RecordingQueue, lambdaContext, sqsEvent, sqsRecord, startWorld, type World, type WorldNode } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 
@@ -30,7 +31,7 @@ function handlerFor(world: World, routeTables: RouteTables = world.routeTables) 
     prefixes: world.prefixes,
     nodes: world.nodes,
     queue: new RecordingQueue(),
-    cidrSets: world.cidrSets,
+    cidrSets: world.cidrSets, plane: routesWorkerPlane,
     webhookSecret: async () => 'unused',
     log,
     now: world.clock.now,

@@ -8,6 +8,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World, type WorldNode } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
@@ -21,7 +22,7 @@ const create = (routeTableId: string, destinationCidr: string, node: WorldNode):
 function depsOf(world: World) {
   const log = memoryLogger();
   const targets = new Map<string, { primaryEniId: string; at: number }>();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, leaseGraceSeconds: 600, log, now: world.clock.now, targets };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now, targets };
   return { deps, log, targets };
 }
 

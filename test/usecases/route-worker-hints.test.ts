@@ -13,6 +13,7 @@ import { decideOwnership } from '../../lib/routes/index.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World, type WorldNode } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
@@ -79,7 +80,7 @@ describe('the worker refuses what the authority does not back', () => {
 
   function depsOf() {
     const log = memoryLogger();
-    const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, leaseGraceSeconds: 600, log, now: world.clock.now };
+    const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
     return { deps, log };
   }
 

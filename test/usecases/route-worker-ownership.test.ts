@@ -8,6 +8,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
@@ -29,6 +30,7 @@ describe('the worker routes what the ownership decider gives the node', () => {
     routeTables: world.routeTables,
     nodes: world.nodes,
     cidrSets: world.cidrSets,
+    plane: routesWorkerPlane,
     leaseGraceSeconds: 600,
     log: memoryLogger(),
     now: world.clock.now,

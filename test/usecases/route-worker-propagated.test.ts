@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
 import { applyRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 /** A route as DescribeRouteTables lists it. */
 type Ec2Route = Record<string, string>;
@@ -15,7 +16,7 @@ function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
   };
   return {
     clusterCidrs: ['10.244.0.0/16'],
-    cidrSets: [],
+    cidrSets: [], plane: routesWorkerPlane,
     leaseGraceSeconds: 600,
     routeTables: {
       // The cluster's tagged tables, as listed: the delete's table is one of them.

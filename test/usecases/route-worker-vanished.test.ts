@@ -10,6 +10,7 @@ import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { startWorld, type World } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const CIDR = '100.64.1.0/24';
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
@@ -47,7 +48,7 @@ describe('ReplaceRoute on a route that vanished', () => {
     const a = await world.addNode('node-a', { podCidrs: [CIDR] });
     const routeTables = replacingAfter(world.routeTables, () => world.ec2.state.deleteRoute({ routeTableId: table, destinationCidr: CIDR }));
     const log = memoryLogger();
-    const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables, nodes: world.nodes, cidrSets: world.cidrSets, leaseGraceSeconds: 600, log, now: world.clock.now };
+    const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
     const message: RouteMessage = { v: 1, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: 'node-a', instanceId: a.instanceId, reason };
 
     expect(await handleRouteMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });

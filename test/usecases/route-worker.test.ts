@@ -13,6 +13,7 @@ import { FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, handleRouteMessage, type Rout
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
 import { RecordingQueue, lambdaContext, sqsEvent, sqsRecord, startWorld, type World, type WorldNode } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
@@ -37,7 +38,7 @@ function withListing(inner: RouteTables, listRouteTables: RouteTables['listRoute
 
 function depsOf(world: World, routeTables: RouteTables = world.routeTables) {
   const log = memoryLogger();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, leaseGraceSeconds: 600, log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
   return { deps, log };
 }
 
@@ -370,7 +371,7 @@ describe('route-worker handler', () => {
       prefixes: w.prefixes,
       nodes: w.nodes,
       queue: new RecordingQueue(),
-      cidrSets: w.cidrSets,
+      cidrSets: w.cidrSets, plane: routesWorkerPlane,
       webhookSecret: async () => 'unused',
       log,
       now: w.clock.now,

@@ -298,7 +298,7 @@ export class Ec2State extends Ec2Network {
         }
         // A prefix already assigned anywhere, this interface included, is refused. EC2's documents
         // do not say what it answers for the same interface (error or success): this is an
-        // assumption, and podroute takes either (lib/usecases/prefix-mode.ts re-reads the interface).
+        // assumption, and podroute takes either (lib/dataplane/prefixes/prefix-node-sync.ts re-reads the interface).
         if (!isFree(cidr)) {
           throw new Ec2ApiError('InvalidParameterValue', `Prefix ${text} is already assigned or in use in subnet ${subnet.id}.`);
         }

@@ -63,7 +63,7 @@ export class ShortListings {
         return nodes.filter((_, i) => !dropped.has(i));
       },
       getNode: (name) => inner.getNode(name),
-      setNetworkUnavailable: (name, unavailable) => inner.setNetworkUnavailable(name, unavailable),
+      setNetworkUnavailable: (name, unavailable, text) => inner.setNetworkUnavailable(name, unavailable, text),
       updatePodCidr: (node, cidrs) => inner.updatePodCidr(node, cidrs),
       warn: (name, reason, message) => inner.warn(name, reason, message),
     };

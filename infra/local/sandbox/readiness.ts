@@ -39,8 +39,8 @@ export class Readiness {
       getNode: (name) => inner.getNode(name),
       updatePodCidr: (node, cidrs) => inner.updatePodCidr(node, cidrs),
       warn: (nodeName, reason, message) => inner.warn(nodeName, reason, message),
-      setNetworkUnavailable: async (nodeName, unavailable) => {
-        const result = await inner.setNetworkUnavailable(nodeName, unavailable);
+      setNetworkUnavailable: async (nodeName, unavailable, text) => {
+        const result = await inner.setNetworkUnavailable(nodeName, unavailable, text);
         if (unavailable && result === 'patched' && this.readyAfter.has(nodeName)) this.taintedAfterReady.add(nodeName);
         const joined = this.joinedAt.get(nodeName);
         if (!unavailable && result !== 'gone' && joined !== undefined && !this.readyAfter.has(nodeName)) {

@@ -81,7 +81,7 @@ export function buildWorld(state: Ec2State, options: WorldOptions): World {
     subnets.push(state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.0.0/18', ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}) }));
   } else if (options.subnets === undefined) {
     const subnet = state.addSubnet({ vpcId: vpc.id, cidrBlock: VPC_V4, ...(dualStack ? { ipv6CidrBlock: '2600:1f18:1234:5600::/64' } : {}) });
-    // Description `podroute`: what marks a reservation as podroute's (lib/usecases/prefix-mode.ts).
+    // Description `podroute`: what marks a reservation as podroute's (lib/dataplane/prefixes/pod-ranges.ts).
     state.createReservation({ subnetId: subnet.id, cidr: CLUSTER_CIDRS.prefixes.v4, type: 'explicit', description: 'podroute' });
     if (dualStack) state.createReservation({ subnetId: subnet.id, cidr: '2600:1f18:1234:5600:8000::/65', type: 'explicit', description: 'podroute' });
     subnets.push(subnet);

@@ -2,26 +2,28 @@
  * Prefixes mode's part of the route worker: a joined node's condition settled on the prefixes
  * delegated to its primary interface (there are no routes to make in that mode).
  */
-import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
-import type { Cidr } from '../cidr/cidr.ts';
-import { PodrouteError } from '../errors.ts';
-import type { SyncNodeMessage } from '../messages/route-message.ts';
-import { unmanagedReason } from '../nodes/managed-node.ts';
-import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
-import { type RouteWorkerDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
-import { sameCidrs } from './route-writes.ts';
+import { containsCidr, formatCidr, tryParseCidr } from '../../cidr/cidr.ts';
+import type { Cidr } from '../../cidr/cidr.ts';
+import type { SyncNodeMessage } from '../../messages/route-message.ts';
+import { unmanagedReason } from '../../nodes/managed-node.ts';
+import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../../nodes/node.ts';
+import type { EniPrefixes } from '../../usecases/ports.ts';
+import { type RouteWorkerDeps, NodeNotStoredError, currentNode } from '../../usecases/route-worker-deps.ts';
+import { sameCidrs } from '../../usecases/route-writes.ts';
+import { conditionText } from '../data-plane.ts';
+import { prefixReadiness } from './readiness.ts';
 
 /**
  * Prefixes mode's `sync-node`, queued by the webhook at a node's admission: there is no route to
  * make (the admission delegated the node's prefixes to its primary interface already,
- * lib/usecases/prefix-mode.ts), only the condition, which needs the stored node. So:
+ * ./prefix-node-sync.ts), only the condition, which needs the stored node. So:
  * - not stored yet: retried shortly, once, as in routes mode (admission runs before the Node is
  *   persisted: Kubernetes docs, "Dynamic Admission Control"); still absent after: left to reconcile;
  * - stored with another instance or other pod CIDRs than admitted: the admission's facts are stale,
  *   left to reconcile;
  * - else one DescribeInstances by id (EniPrefixes.describeInterfaces), and NetworkUnavailable=False
  *   once every pod CIDR of the node is delegated to its primary interface, with one pod CIDR inside
- *   each cluster CIDR (as reconcile decides it, `syncPrefixNode`). DescribeInstances lists the
+ *   each cluster CIDR (./readiness.ts decides it, as for reconcile's `syncPrefixNode`). DescribeInstances lists the
  *   prefixes assigned to each of an instance's interfaces (EC2 API Reference, InstanceIpv4Prefix
  *   and InstanceIpv6Prefix in InstanceNetworkInterface), and a prefix assigned to an interface is
  *   one EC2 checked and delegated to it (EC2 User Guide, "Prefix delegation for Amazon EC2 network
@@ -32,7 +34,7 @@ import { sameCidrs } from './route-writes.ts';
  * neither the subnet and reservation reads nor the role's Assign permissions. The worker never
  * writes True here either: a node not ready yet stays as the kubelet registered it.
  */
-export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps): Promise<string> {
+export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps, prefixes: Pick<EniPrefixes, 'describeInterfaces'>): Promise<string> {
   const name = message.node;
   const node = await currentNode(name, deps);
   // Not stored: retried on the first receive, gone after (outcomeOf, ./delivery-outcome.ts).
@@ -50,16 +52,15 @@ export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWork
   const complete =
     podCidrs.length > 0 && podCidrs.every((c) => clusters.some((cluster) => within(c, cluster))) && clusters.every((cluster) => podCidrs.some((c) => within(c, cluster)));
   if (instanceId === null || !complete) return 'left-to-reconcile:pod-cidrs-incomplete';
-  if (!deps.prefixes) throw new PodrouteError('prefixes mode: the route worker has no ENI prefix port to read the node\'s interface with');
-  const eni = (await deps.prefixes.describeInterfaces([instanceId])).get(instanceId);
+  const eni = (await prefixes.describeInterfaces([instanceId])).get(instanceId);
   if (!eni) return 'left-to-reconcile:instance-unlisted';
   const missing = cidrs.filter((cidr) => !eni.prefixes.includes(cidr));
-  if (missing.length > 0) {
+  if (prefixReadiness({ podCidrsComplete: complete, carried: missing.length === 0 }).networkUnavailable !== false) {
     deps.log.log('info', 'prefix.not-delegated', { node: name, networkInterfaceId: eni.networkInterfaceId, missing });
     return 'left-to-reconcile:prefixes-missing';
   }
   const started = deps.now();
-  const result = await deps.nodes.setNetworkUnavailable(name, false);
+  const result = await deps.nodes.setNetworkUnavailable(name, false, conditionText({ readiness: prefixReadiness }, false));
   deps.log.log('info', 'action', { action: 'set-network-unavailable', value: false, node: name, result, ms: deps.now() - started });
   return 'ready';
 }

@@ -24,8 +24,8 @@
  * Reservations of one VPC must not overlap (Amazon VPC User Guide, "Subnet CIDR reservations"); the
  * subnets of a VPC never overlap, so reservations inside them never do either.
  */
-import { type Cidr, type Family, addressBits, blockAt, blockCount, containsCidr, formatCidr, lastAddress } from '../cidr/cidr.ts';
-import { InvalidInputError } from '../errors.ts';
+import { type Cidr, type Family, addressBits, blockAt, blockCount, containsCidr, formatCidr, lastAddress } from '../../cidr/cidr.ts';
+import { InvalidInputError } from '../../errors.ts';
 import type { Subnet } from './describe-subnets.ts';
 
 /** The prefix sizes EC2 delegates to an interface (EC2 User Guide, "Prefix delegation ...", Basics). */
@@ -34,7 +34,7 @@ export const DELEGATED_PREFIX: Record<Family, number> = { 4: 28, 6: 80 };
 /**
  * The description the printed commands give a reservation. podroute takes as its own only the
  * reservations of a node's subnet whose description is its PREFIX_RESERVATION_DESCRIPTION setting
- * (default this same text; lib/usecases/prefix-mode.ts), so a VPC CNI reservation beside it is
+ * (default this same text; lib/dataplane/prefixes/pod-ranges.ts), so a VPC CNI reservation beside it is
  * never taken.
  */
 export const PODROUTE_RESERVATION_DESCRIPTION = 'podroute';

@@ -6,8 +6,8 @@
  * `undefined` optional fields all mean "absent".
  */
 import { z } from 'zod';
-import { type Cidr, tryParseCidr } from '../cidr/cidr.ts';
-import { InvalidInputError } from '../errors.ts';
+import { type Cidr, tryParseCidr } from '../../cidr/cidr.ts';
+import { InvalidInputError } from '../../errors.ts';
 
 const optionalText = z.string().nullish();
 

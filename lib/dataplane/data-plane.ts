@@ -1,0 +1,114 @@
+/**
+ * A data plane: how the VPC carries a node's pod CIDRs (routes in the cluster's route tables, or
+ * prefixes delegated to the node's primary interface). One is chosen in the wiring
+ * (functions/wiring.ts); reconcile, the webhook and the route worker run over this interface and
+ * never ask which one it is. docs/decisions/0001-data-plane-modes.md says why.
+ */
+import { tryParseCidr } from '../cidr/cidr.ts';
+import type { CidrSet, Lease } from '../ipam/index.ts';
+import type { Admitted, SyncNodeMessage } from '../messages/route-message.ts';
+import { podCidrsOf } from '../nodes/node.ts';
+import type { Node } from '../nodes/node.ts';
+import type { DualStackKubeNodes } from '../nodesync/index.ts';
+import type { LeaseTable, RoutePlan, RouteTable } from '../routes/index.ts';
+import type { ConditionText } from '../usecases/ports.ts';
+import type { Delivery, WriteDeps } from '../usecases/route-worker-deps.ts';
+
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+export const settled = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+
+export type { ConditionText } from '../usecases/ports.ts';
+
+/** The facts a readiness decider judges a node on. */
+export interface ReadinessFacts {
+  /** The node holds one pod CIDR inside each cluster CIDR, and none outside. */
+  podCidrsComplete: boolean;
+  /** Every pod CIDR of the node is carried by the VPC (routed in every table, or delegated to its interface). */
+  carried: boolean;
+  /** The VPC cannot carry the node now (a route that failed, a subnet without a pod range). */
+  refused?: boolean;
+}
+
+/** A readiness decision: NetworkUnavailable true, false, or not decided yet ('pending'), and its text. */
+export interface Readiness extends ConditionText {
+  networkUnavailable: boolean | 'pending';
+}
+
+/** What a reconcile run read, around its node listing (each plane reads in the order it needs). */
+export interface RunRead {
+  /** The cluster's route tables; null: this plane reads none. */
+  tables: Settled<RouteTable[]> | null;
+  nodes: Settled<Node[]>;
+  /** One lease list per set of `run.sets`. */
+  leases: Settled<Lease[][]>;
+  /** The cloud side of the run; null when what it needs could not be read. */
+  run: PlaneRun | null;
+}
+
+/** The cloud side of one reconcile run, as read. */
+export interface PlaneRun {
+  tables: RouteTable[];
+  /** The CIDR sets the run allocates from and judges leases against. */
+  sets: CidrSet[];
+  /** A read that failed without stopping the run (told in the report, step `prefix-read`). */
+  error?: string;
+  /** CIDRs the VPC holds for nodes now (delegated prefixes): reclaim keeps their leases. */
+  delegated: string[];
+  /** The plan of the run; `live` counts the routes the mass-deletion guard judges against. */
+  plan(input: { nodes: Node[]; leaseTable: LeaseTable }): Promise<{ plan: RoutePlan; live: number }>;
+  /** Node sync of one node over this run's reads; answers 'synced' when node sync ran. */
+  syncNode(node: Node, kube: DualStackKubeNodes): Promise<string>;
+}
+
+/** A check `podroute doctor` runs for this plane (named here; the checks live in lib/usecases/doctor.ts). */
+export type DoctorCheckName =
+  | 'route-tables'
+  | 'route-quota'
+  | 'primary-interface-tags'
+  | 'pod-range-reservations'
+  | 'pod-cidrs'
+  | 'managed-nodes'
+  | 'kube-permissions'
+  | 'admission-webhook'
+  | 'stack-resources';
+
+export interface DataPlane {
+  /** The config value (MODE) that chose it: for logs and the doctor's output only. */
+  readonly name: string;
+  /** Reads a reconcile run's cloud side and its leases; `listNodes` is called once, when the plane needs the nodes. */
+  readRun(listNodes: () => Promise<Node[]>): Promise<RunRead>;
+  /** A table listing that finds none refuses the run (lib/usecases/absence.ts). */
+  readonly tablesRequired: boolean;
+  /** The sets an admission judges claims against (lib/webhook/claims.ts). */
+  leaseSets(): Promise<CidrSet[]>;
+  /** Whether a managed node needs node sync this run. */
+  needsNodeSync(node: Node): boolean;
+  /** What the admission (or a NodeJoined event) does for a node: node sync, over fresh reads of the cloud side. */
+  syncNewNode(node: Node, kube: DualStackKubeNodes): Promise<void>;
+  /** Whether a node just synced gets a `sync-node` message; `admitted` when the node is not stored yet. */
+  queuesSyncNode(admitted: Admitted | undefined): boolean;
+  /** What the route worker does for a `sync-node` message. */
+  workerSyncNode(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string>;
+  /** Whether a failed message's node can be told its routes are missing (the worker's report). */
+  readonly reportsMissingRoutes: boolean;
+  /** Whether node sync's own "NetworkUnavailable=false" is written (else the worker writes it, seeing the routes). */
+  readonly nodeSyncMarksReady: boolean;
+  /** The one readiness decider of this plane: pure. */
+  readiness(facts: ReadinessFacts): Readiness;
+  /** The doctor's checks that apply to this plane. */
+  readonly doctorChecks: readonly DoctorCheckName[];
+}
+
+/** The condition text a plane writes with NetworkUnavailable=`unavailable`. */
+export function conditionText(plane: Pick<DataPlane, 'readiness'>, unavailable: boolean): ConditionText {
+  const { reason, message } = plane.readiness(unavailable ? { podCidrsComplete: false, carried: false, refused: true } : { podCidrsComplete: true, carried: true });
+  return { reason, message };
+}
+
+/** Whether the node lacks a pod CIDR of some cluster CIDR's family (node sync allocates it). */
+export function lacksPodCidrFamily(node: Node, clusterCidrs: readonly string[]): boolean {
+  const families = new Set(podCidrsOf(node).map((text) => tryParseCidr(text)?.family));
+  return clusterCidrs.some((text) => !families.has(tryParseCidr(text)?.family));
+}

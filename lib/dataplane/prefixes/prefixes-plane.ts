@@ -1,0 +1,84 @@
+/**
+ * Prefixes mode: a node's pod CIDRs are prefixes delegated to its primary interface, taken from
+ * podroute's subnet CIDR reservations (./pod-ranges.ts). Reconcile reads the nodes first, then
+ * their interfaces and subnets (./prefix-world.ts); the sets are the pod ranges of those subnets,
+ * no route table is touched, and node sync marks a node reachable as soon as its prefixes are
+ * delegated (./prefix-node-sync.ts). The worker's `sync-node` only settles an admitted node's
+ * condition (./prefix-join.ts).
+ */
+import { networkUnavailableOf } from '../../nodes/node.ts';
+import type { Node } from '../../nodes/node.ts';
+import type { RoutePlan } from '../../routes/index.ts';
+import { unmanagedReason } from '../../nodes/managed-node.ts';
+import type { UsedReservationSets } from '../../usecases/ports.ts';
+import { lacksPodCidrFamily, settled } from '../data-plane.ts';
+import type { DataPlane, RunRead } from '../data-plane.ts';
+import type { PrefixWorld } from './pod-ranges.ts';
+import { settlePrefixJoin } from './prefix-join.ts';
+import { syncPrefixNode } from './prefix-node-sync.ts';
+import type { PrefixSyncPorts } from './prefix-node-sync.ts';
+import { readPrefixWorld, readPrefixes } from './prefix-world.ts';
+import type { PrefixReadPorts } from './prefix-world.ts';
+import { prefixReadiness } from './readiness.ts';
+
+export type PrefixesPlanePorts = PrefixReadPorts &
+  PrefixSyncPorts & {
+    /** The sets of every registered pod range (lib/ipam/set-registry.ts): what admissions judge claims against. */
+    usedReservationSets: UsedReservationSets;
+  };
+
+export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
+  const { config } = ports;
+  return {
+    name: 'prefixes',
+    readRun: (listNodes) => readPrefixesRun(ports, listNodes),
+    tablesRequired: false,
+    leaseSets: () => ports.usedReservationSets(),
+    needsNodeSync: (node) => lacksPodCidrFamily(node, config.clusterCidrs) || networkUnavailableOf(node) !== 'False',
+    syncNewNode: async (node, kube) => void (await syncPrefixNode(node, await readPrefixWorld([node], ports), ports, kube)),
+    // A stored node's node sync has written its condition already; an admitted one waits for the stored node.
+    queuesSyncNode: (admitted) => admitted !== undefined,
+    workerSyncNode: (message, deps) => settlePrefixJoin(message, deps, ports.prefixes),
+    reportsMissingRoutes: false,
+    nodeSyncMarksReady: true,
+    readiness: prefixReadiness,
+    doctorChecks: ['pod-range-reservations', 'pod-cidrs', 'managed-nodes', 'kube-permissions', 'admission-webhook', 'stack-resources'],
+  };
+}
+
+/** The nodes first (their instances name the interfaces to read), then interfaces, subnets and the pod ranges' leases. */
+async function readPrefixesRun(ports: PrefixesPlanePorts, listNodes: () => Promise<Node[]>): Promise<RunRead> {
+  const nodes = await settled(listNodes());
+  if (!nodes.ok) return { tables: null, nodes, leases: { ok: true, value: [] }, run: null };
+  const read = await readPrefixes(nodes.value, ports);
+  const leases = await settled(Promise.all(read.sets.map((set) => set.leases())));
+  const world: PrefixWorld = read.world;
+  return {
+    tables: null,
+    nodes,
+    leases,
+    run: {
+      tables: [],
+      sets: read.sets,
+      ...(read.error !== undefined ? { error: read.error } : {}),
+      delegated: [...world.interfaces.values()].flatMap((eni) => eni.prefixes),
+      plan: async (input) => ({ plan: prefixesPlan(input.nodes, ports.config), live: 0 }),
+      syncNode: (node, kube) => syncPrefixNode(node, world, ports, kube),
+    },
+  };
+}
+
+/** No route work: nodes only carry their wanted condition (unmanaged ones their reason). */
+function prefixesPlan(nodes: Node[], config: PrefixesPlanePorts['config']): RoutePlan {
+  return {
+    create: [],
+    replace: [],
+    delete: [],
+    nodes: nodes.map((node) => {
+      const unmanaged = unmanagedReason(node, config.nodeSelector);
+      return unmanaged === null
+        ? { node: node.metadata.name, networkUnavailable: 'pending', patch: false }
+        : { node: node.metadata.name, networkUnavailable: networkUnavailableOf(node) === 'True', patch: false, unmanaged };
+    }),
+  };
+}
