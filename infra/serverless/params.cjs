@@ -61,7 +61,10 @@ const REQUIRED_HINT = { clusterName: 'the Kubernetes cluster name', clusterCidrs
 /** A param only this file reads: where the cluster's params live. */
 const PARAMS_FILE = 'paramsFile';
 
-/** What the stack gives a function for a secret it generates, so that the config sees an id as deployed. */
+/**
+ * What the stack gives a function for a secret it generates, so that the config sees an id as
+ * deployed. The stack generates Secrets Manager secrets only: with source ssm both ids must be given.
+ */
 const GENERATED = { webhookSecretArn: '<generated webhook token>', webhookSigningSecretArn: '<generated signing key>' };
 
 /** The `--param` values of the command line, parsed as the framework's param source parses them. */
@@ -118,8 +121,9 @@ function environmentOf(params) {
   }
   if (env.EKS_CLUSTER_NAME === undefined) env.EKS_CLUSTER_NAME = env.CLUSTER_NAME;
   if (env.KUBE_SECRET_ID === '') delete env.KUBE_SECRET_ID;
+  const generates = env.WEBHOOK_SECRET_SOURCE === undefined || env.WEBHOOK_SECRET_SOURCE === 'secretsmanager';
   for (const [param, placeholder] of Object.entries(GENERATED)) {
-    if (env[ENVIRONMENT[param]] === '') env[ENVIRONMENT[param]] = placeholder;
+    if (generates && env[ENVIRONMENT[param]] === '') env[ENVIRONMENT[param]] = placeholder;
   }
   return env;
 }
@@ -154,6 +158,10 @@ function clusterParams({ defaults, stage, cli = {}, repository = REPOSITORY, loa
   const missing = [...known].filter((key) => effective[key] === undefined && !OPTIONAL_WITHOUT_DEFAULT.includes(key));
   if (missing.length > 0) {
     fail(`${shown} must set ${missing.map((key) => (REQUIRED_HINT[key] ? `${key} (${REQUIRED_HINT[key]})` : key)).join(', ')}: no default, on purpose`);
+  }
+  const secretSource = String(effective.webhookSecretSource ?? 'secretsmanager');
+  if (secretSource === 'ssm' && Object.keys(GENERATED).some((key) => String(effective[key] ?? '') === '')) {
+    fail(`${shown}${withCli}: webhookSecretSource=ssm needs webhookSecretArn and webhookSigningSecretArn`);
   }
   try {
     loadConfig(environmentOf(effective));

@@ -88,6 +88,8 @@ describe('params.cjs: a cluster params file, checked with lib/config.ts', () => 
     ['a list where a string goes', { ...GOOD, clusterCidrs: ['10.244.0.0/16'] }, /^podroute: infra\/params\/prod\.json: clusterCidrs must be a string or a number/],
     ['prefixes mode with routes-mode masks', { ...GOOD, mode: 'prefixes', nodeMaskSizeIpv4: '24' }, /mode=prefixes needs nodeMaskSizeIpv4=28 and nodeMaskSizeIpv6=80/],
     ['a bound crossed', { ...GOOD, leaseGraceSeconds: '60' }, /leaseGraceSeconds must be a whole number from 300 to 604800, got 60/],
+    ['ssm as the secret source with no secrets named', { ...GOOD, webhookSecretSource: 'ssm' }, /^podroute: infra\/params\/prod\.json: webhookSecretSource=ssm needs webhookSecretArn and webhookSigningSecretArn$/],
+    ['ssm as the secret source with the signing key unnamed', { ...GOOD, webhookSecretSource: 'ssm', webhookSecretArn: 'arn:aws:ssm:eu-west-1:123456789012:parameter/podroute/token' }, /^podroute: infra\/params\/prod\.json: webhookSecretSource=ssm needs webhookSecretArn and webhookSigningSecretArn$/],
     ['text that is not JSON', '{"clusterName": "prod-eu",', /^podroute: infra\/params\/prod\.json is not JSON: /],
     ['a JSON list', '[]', /^podroute: infra\/params\/prod\.json must hold one JSON object of params$/],
   ])('refuses %s in one line', (_what, content, message) => {
