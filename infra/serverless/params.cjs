@@ -220,6 +220,9 @@ function clusterParams({ defaults, stage, cli = {}, repository = REPOSITORY, loa
   const shown = relative(repository, path).startsWith('..') ? path : relative(repository, path);
   const known = new Set([...Object.keys(defaults), ...Object.keys(ENVIRONMENT)]);
   const file = readParamsFile(path, shown, known);
+  for (const key of Object.keys(cli)) {
+    if (key !== PARAMS_FILE && !known.has(key)) fail(`--param ${JSON.stringify(key)} is no podroute param (serverless.yml custom.paramDefaults lists them)`);
+  }
   const merged = { ...defaults, ...file };
   const effective = { ...merged, ...cli };
   const withCli = Object.keys(cli).some((key) => key !== PARAMS_FILE) ? ' with the --param values' : '';

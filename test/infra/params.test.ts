@@ -165,6 +165,15 @@ describe('params.cjs: a cluster params file, checked with lib/config.ts', () => 
     expect(error).toMatch(message);
   });
 
+  it.each([
+    ['a misspelt param', { modes: 'prefixes' }],
+    ['a misspelt param beside good ones', { paramsFile: 'infra/params/prod.json', mode: 'routes', clusterCidr: '10.0.0.0/16' }],
+  ])('refuses %s on the command line, as in the file', (_what, cli) => {
+    const { error, params } = outcome(GOOD, cli);
+    expect(params).toBeUndefined();
+    expect(error).toMatch(/^podroute: --param "(modes|clusterCidr)" is no podroute param \(serverless\.yml custom\.paramDefaults lists them\)$/);
+  });
+
   it('takes a good value on the command line over a bad one in the file, as the framework applies it', () => {
     expect(outcome({ ...GOOD, mode: 'prefix' }, { mode: 'routes' }).error).toBeUndefined();
   });
