@@ -117,9 +117,11 @@ async function runRecord(record: SQSRecord, wiring: Wiring, deps: RouteWorkerDep
   try {
     result = await handleRouteMessage(record.body, delivery, deps);
   } catch (error) {
-    // handleRouteMessage never throws; should it, this record alone fails.
-    wiring.log.log('error', 'message.failed', { messageId: record.messageId, error, outcome: 'retry', receiveCount: delivery.receiveCount });
-    result = { outcome: 'retry', status: 'crashed' };
+    // handleRouteMessage never throws; should it, this record alone fails, as `outcomeOf` decides.
+    const outcome = outcomeOf(error, delivery);
+    wiring.log.log('error', 'message.failed', { messageId: record.messageId, error, outcome, receiveCount: delivery.receiveCount });
+    wiring.log.metric(outcome === 'retry' ? 'MessagesRetried' : outcome === 'handed-back' ? 'MessagesHandedBack' : 'MessagesFailed', 1);
+    result = outcome === 'retry' ? { outcome: 'retry', status: 'crashed' } : { outcome: 'ack', status: `crashed:${outcome}` };
   }
   if (settled[index] !== undefined) return; // answered already, at the deadline
   if (result.outcome === 'ack') {

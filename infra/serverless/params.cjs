@@ -14,11 +14,13 @@
  * environment serverless.yml gives the functions (ENVIRONMENT below; a test compares the two). So a
  * value a function would refuse (`clusterCidrs=10.244.0.0/33`, `mode=prefix`), a param without a
  * default left out (`mode`), a key no param has (`modes`) or a missing file fails `osls package`
- * and `osls deploy` with one line that names the file, before a stack changes.
+ * and `osls deploy` with one line that names the file, before a stack changes. The deployment
+ * settings no function reads (`workerMaxConcurrency=1`, `logRetentionDays=31`) get a rule each here.
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS file the framework require()s */
 const { existsSync, readFileSync } = require('node:fs');
 const { isAbsolute, join, relative } = require('node:path');
+const { vpcParams } = require('./vpc.cjs');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const REPOSITORY = join(__dirname, '..', '..');
@@ -26,7 +28,8 @@ const REPOSITORY = join(__dirname, '..', '..');
 /**
  * The environment variable each param sets in serverless.yml (provider.environment, and the
  * webhook's own environment), for the params that lib/config.ts reads. The others are deployment
- * settings (schedule, throttling, alarms, VPC, retention) that no function reads.
+ * settings (schedule, throttling, alarms, VPC, retention) that no function reads; DEPLOYMENT_RULES
+ * below checks those.
  */
 const ENVIRONMENT = {
   clusterName: 'CLUSTER_NAME',
@@ -61,8 +64,76 @@ const REQUIRED_HINT = { clusterName: 'the Kubernetes cluster name', clusterCidrs
 /** A param only this file reads: where the cluster's params live. */
 const PARAMS_FILE = 'paramsFile';
 
-/** What the stack gives a function for a secret it generates, so that the config sees an id as deployed. */
+/**
+ * What the stack gives a function for a secret it generates, so that the config sees an id as
+ * deployed. The stack generates Secrets Manager secrets only: with source ssm both ids must be given.
+ */
 const GENERATED = { webhookSecretArn: '<generated webhook token>', webhookSigningSecretArn: '<generated signing key>' };
+
+const whole = (min, max) => (value) => (/^(0|[1-9][0-9]*)$/.test(value) && Number(value) >= min && Number(value) <= max
+  ? undefined : `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+const emptyOr = (rule, what) => (value) => (value === '' ? undefined : rule(value) === undefined ? undefined : `must be ${what}, or empty, got ${JSON.stringify(value)}`);
+const matching = (pattern, what) => (value) => (pattern.test(value) ? undefined : `must be ${what}, got ${JSON.stringify(value)}`);
+
+/** CloudWatch Logs API Reference, PutRetentionPolicy: the values retentionInDays may take. */
+const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653];
+
+/**
+ * EventBridge User Guide, "Rate expressions reference": rate(value unit), value a positive whole
+ * number, the unit singular for 1 and plural above; "Cron expressions": cron(fields), six fields
+ * separated by white space.
+ */
+function scheduleProblem(value) {
+  const rate = /^rate\(([1-9][0-9]*) (minute|hour|day)(s?)\)$/.exec(value);
+  if (rate) return (rate[1] === '1') === (rate[3] === '') ? undefined : `must name the unit singular for 1 and plural otherwise (rate(1 minute), rate(5 minutes)), got ${JSON.stringify(value)}`;
+  if (/^cron\([0-9A-Za-z,*?/#-]+( [0-9A-Za-z,*?/#-]+){5}\)$/.test(value)) return undefined;
+  return `must be rate(<n> <unit>) or cron(<six fields>), got ${JSON.stringify(value)}`;
+}
+
+const nonNegative = (value) => (/^[0-9]+(\.[0-9]+)?$/.test(value) ? undefined : `must be a non-negative number, got ${JSON.stringify(value)}`);
+const SNS_TOPIC = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,251}(\.fifo)?$/;
+
+/**
+ * A rule for each deployment setting (the params no function reads: lib/config.ts checks the
+ * others), so that a value CloudFormation or the service would refuse fails packaging instead of a
+ * deploy. Each returns what is wrong, or undefined. The stack parameters' AllowedPattern in
+ * serverless.yml accepts every value these accept.
+ */
+const DEPLOYMENT_RULES = {
+  reconcileSchedule: scheduleProblem,
+  // Lambda API Reference, ScalingConfig: MaximumConcurrency, minimum 2, maximum 1000.
+  workerMaxConcurrency: whole(2, 1000),
+  // AWS::ApiGatewayV2::Stage RouteSettings: ThrottlingRateLimit a Double, ThrottlingBurstLimit an Integer.
+  webhookThrottleRate: nonNegative,
+  webhookThrottleBurst: whole(0, Number.MAX_SAFE_INTEGER),
+  webhookReservedConcurrency: emptyOr(whole(1, 9999), 'a whole number from 1 to 9999'),
+  reconcileReservedConcurrency: matching(/^1?$/, '1 (one reconcile at a time) or empty (no reservation)'),
+  logRetentionDays: (value) => (LOG_RETENTION_DAYS.map(String).includes(value) ? undefined : `must be one of CloudWatch Logs' retention values (${LOG_RETENTION_DAYS.join(', ')}), got ${JSON.stringify(value)}`),
+  pageTopicArn: emptyOr(matching(SNS_TOPIC, ''), 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)'),
+  ticketTopicArn: emptyOr(matching(SNS_TOPIC, ''), 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)'),
+  secretsKmsKeyArn: emptyOr(matching(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key\/[A-Za-z0-9-]+$/, ''), 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)'),
+};
+/** Deployment settings infra/serverless/vpc.cjs checks, as a pair. */
+const VPC_PARAMS = ['subnetIds', 'securityGroupIds'];
+
+/** What is wrong with the deployment settings of `params`, in param terms, or undefined. */
+function deploymentProblem(params) {
+  const secretSource = String(params.webhookSecretSource ?? 'secretsmanager');
+  if (secretSource === 'ssm' && Object.keys(GENERATED).some((key) => String(params[key] ?? '') === '')) {
+    return 'webhookSecretSource=ssm needs webhookSecretArn and webhookSigningSecretArn';
+  }
+  for (const [param, rule] of Object.entries(DEPLOYMENT_RULES)) {
+    if (params[param] === undefined) continue;
+    const problem = rule(String(params[param]));
+    if (problem !== undefined) return `${param} ${problem}`;
+  }
+  try {
+    vpcParams(params.subnetIds, params.securityGroupIds);
+  } catch (error) {
+    return String(error instanceof Error ? error.message : error).replace(/^podroute: /, '');
+  }
+  return undefined;
+}
 
 /** The `--param` values of the command line, parsed as the framework's param source parses them. */
 function cliParams(options) {
@@ -118,8 +189,9 @@ function environmentOf(params) {
   }
   if (env.EKS_CLUSTER_NAME === undefined) env.EKS_CLUSTER_NAME = env.CLUSTER_NAME;
   if (env.KUBE_SECRET_ID === '') delete env.KUBE_SECRET_ID;
+  const generates = env.WEBHOOK_SECRET_SOURCE === undefined || env.WEBHOOK_SECRET_SOURCE === 'secretsmanager';
   for (const [param, placeholder] of Object.entries(GENERATED)) {
-    if (env[ENVIRONMENT[param]] === '') env[ENVIRONMENT[param]] = placeholder;
+    if (generates && env[ENVIRONMENT[param]] === '') env[ENVIRONMENT[param]] = placeholder;
   }
   return env;
 }
@@ -148,6 +220,9 @@ function clusterParams({ defaults, stage, cli = {}, repository = REPOSITORY, loa
   const shown = relative(repository, path).startsWith('..') ? path : relative(repository, path);
   const known = new Set([...Object.keys(defaults), ...Object.keys(ENVIRONMENT)]);
   const file = readParamsFile(path, shown, known);
+  for (const key of Object.keys(cli)) {
+    if (key !== PARAMS_FILE && !known.has(key)) fail(`--param ${JSON.stringify(key)} is no podroute param (serverless.yml custom.paramDefaults lists them)`);
+  }
   const merged = { ...defaults, ...file };
   const effective = { ...merged, ...cli };
   const withCli = Object.keys(cli).some((key) => key !== PARAMS_FILE) ? ' with the --param values' : '';
@@ -155,6 +230,8 @@ function clusterParams({ defaults, stage, cli = {}, repository = REPOSITORY, loa
   if (missing.length > 0) {
     fail(`${shown} must set ${missing.map((key) => (REQUIRED_HINT[key] ? `${key} (${REQUIRED_HINT[key]})` : key)).join(', ')}: no default, on purpose`);
   }
+  const problem = deploymentProblem(effective);
+  if (problem !== undefined) fail(`${shown}${withCli}: ${problem}`);
   try {
     loadConfig(environmentOf(effective));
   } catch (error) {
@@ -172,3 +249,5 @@ module.exports = async ({ options, resolveVariable }) => {
 module.exports.clusterParams = clusterParams;
 module.exports.environmentOf = environmentOf;
 module.exports.ENVIRONMENT = ENVIRONMENT;
+module.exports.DEPLOYMENT_RULES = DEPLOYMENT_RULES;
+module.exports.VPC_PARAMS = VPC_PARAMS;

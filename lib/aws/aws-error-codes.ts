@@ -9,7 +9,8 @@ import type { ServiceErrorCodes } from './aws-errors.ts';
 /**
  * EC2 API Reference, "Error codes" (client errors):
  * - `RouteLimitExceeded`: the route table holds as many routes as its quota ("Routes per route
- *   table", 50 by default, up to 1,000); `PrivateIpAddressLimitExceeded`: the interface holds as
+ *   table", an adjustable VPC quota; podroute reads the account's from config, ROUTE_QUOTA in
+ *   lib/config.ts); `PrivateIpAddressLimitExceeded`: the interface holds as
  *   many addresses and prefixes as the instance type allows; `InsufficientCidrBlocks`: the subnet
  *   has no free block of the size asked for;
  * - `RouteAlreadyExists`: the destination already has a route in the table;

@@ -46,12 +46,16 @@ export function indexOfKey(key: string): number {
   return Number(digits);
 }
 
+/**
+ * The lease a block item records. A block without a numeric `since` is a lease of unknown age
+ * (`since` undefined), which lib/usecases/absence.ts `pastGrace` never counts as past the grace period.
+ */
 export function toLease(item: StoredItem): BlockLease {
   const since = item.attrs.since;
   return {
     index: indexOfKey(item.key),
     owner: ownerOf(item),
-    since: typeof since === 'number' ? since : 0,
+    ...(typeof since === 'number' ? { since } : {}),
     version: item.version,
   };
 }

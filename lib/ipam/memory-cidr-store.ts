@@ -7,8 +7,10 @@ import { MemoryClaimStore } from './claim-store.ts';
  * The in-memory CIDR store: the claim protocol (claim-protocol.ts) over the in-memory claim store,
  * so memory and DynamoDB allocate by one path. One process, one set.
  *
- * Its leases are blocks and owners only, without the protocol's `since` and `version`: in memory
- * nothing stamps a time, and a lease's release is scoped by its owner (CidrSet.releaseLease).
+ * No lease it gives carries the protocol's `since`: in memory nothing stamps a time (the protocol's
+ * clock stays at 0), so each is of unknown age, never past the grace period (lib/usecases/absence.ts
+ * `pastGrace`). Listed leases are blocks and owners only, also without `version`: their release is
+ * scoped by the owner (CidrSet.releaseLease); an owned lease keeps its version.
  */
 export class MemoryCidrStore extends ClaimProtocolStore {
   private readonly claims: MemoryClaimStore;
@@ -21,6 +23,13 @@ export class MemoryCidrStore extends ClaimProtocolStore {
 
   override async leases(): Promise<BlockLease[]> {
     return (await super.leases()).map(({ index, owner }) => ({ index, owner }));
+  }
+
+  override async ownedLease(owner: string): Promise<BlockLease | null> {
+    const lease = await super.ownedLease(owner);
+    if (lease === null) return null;
+    const { since: _unstamped, ...withoutSince } = lease;
+    return withoutSince;
   }
 
   /** Where the next round-robin search starts (the tickets drawn so far), as upstream's `nextCandidate`. */

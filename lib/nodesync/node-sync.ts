@@ -6,8 +6,10 @@
  * Applying: a `fail` rejects with a NodeSyncError; an `allocate` or the `addAlias` that fails gives
  * back the blocks this sync allocated before rejecting with the port's error (the store is durable,
  * and the blocks are scoped to this node, so it cannot free another's); once the cloud holds the
- * aliases the blocks stay ours even if a later write fails: the retry finds the aliases (or, by
- * owner, the same blocks) and finishes the job. A `release` of a CIDR outside its set is ignored.
+ * aliases the blocks stay ours even if a later write fails (they are leased to this node by owner).
+ * What a retry of such a node does is the decider's: a node without podCIDRs whose alias exists
+ * takes upstream's updateNodeFromAlias branch, which SyncFromCloud finishes and SyncFromCluster
+ * refuses (INVALID_MODE, terminal), as upstream does. A `release` of a CIDR outside its set is ignored.
  * Not covered: Kubernetes refuses to change a node's podCIDRs once set, so a node holding one family
  * of a dual-stack cluster makes `updatePodCidr` fail in the adapter (the error propagates).
  * Node objects are only read, never changed.

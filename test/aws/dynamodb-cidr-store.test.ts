@@ -9,6 +9,9 @@ import {
 } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { CidrSetError, ClaimProtocolStore, MemoryClaimStore, createCidrSet, type CidrSet, type CidrStore } from '../../lib/ipam/index.ts';
 import { MemoryCidrStore } from '../../lib/ipam/memory-cidr-store.ts';
+import { memoryLogger } from '../../lib/log.ts';
+import { releaseIfGone } from '../../lib/usecases/node-left.ts';
+import { MemoryNodeSource } from '../fakes/memory-node-source.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 
 let local: LocalDynamo;
@@ -362,6 +365,17 @@ describe('items written by older versions (no version attribute)', () => {
       { cidr: '10.0.0.0/24', owner: 'n2' },
       { cidr: '10.0.1.0/24', owner: 'n1' },
     ]);
+  });
+
+  it('a block without `since` is a lease of unknown age, listed and owned alike, never past the grace period', async () => {
+    const { setId, store } = dynamoStore();
+    await putRaw(setId, ownerKey('n1'), { index: { N: '5' } });
+    await putRaw(setId, blockKey(5), { owner: { S: 'n1' } });
+    const set = await createCidrSet({ ...cluster, store });
+    expect((await store.leases()).map(({ index, since }) => ({ index, since }))).toEqual([{ index: 5, since: undefined }]);
+    expect((await store.ownedLease('n1'))?.since).toBeUndefined();
+    const result = await releaseIfGone('n1', { nodes: new MemoryNodeSource(), cidrSets: [set], log: memoryLogger(), now: () => 3_600_000, leaseGraceSeconds: 600 });
+    expect(result).toEqual({ kind: 'released', cidrs: [], kept: ['10.0.5.0/24'] });
   });
 
   it('an old cursor (pos, total) keeps its place', async () => {

@@ -110,6 +110,20 @@ describe('retries', () => {
     expect(log.lines.filter((l) => l.event === 'record.retry')).toEqual([]);
   });
 
+  it.each([
+    ['a plain error, first receive', new Error('bug'), 1, false, 'failed'],
+    ['a retryable error, first receive', new PodrouteError('throttled', { retryable: true }), 1, true, 'retry'],
+    ['a retryable error, last receive but one', new PodrouteError('throttled', { retryable: true }), 2, false, 'handed-back'],
+  ] as const)('answers a throw out of handleRouteMessage as outcomeOf decides it: %s', async (_what, thrown, receiveCount, retried, outcome) => {
+    const calls: Array<[string, number]> = [];
+    const { wiring, log } = wiringWith(throttledTables(), calls);
+    // handleRouteMessage reads the clock before its own try: a clock that throws escapes it.
+    const handler = createRouteWorkerHandler(async () => ({ ...wiring, now: () => { throw thrown; } }));
+    const response = await handler(sqsEvent(sqsRecord('crash', remove, receiveCount)), lambdaContext());
+    expect(response).toEqual({ batchItemFailures: retried ? [{ itemIdentifier: 'crash' }] : [] });
+    expect(log.lines.filter((l) => l.event === 'message.failed').map((l) => [l.messageId, l.outcome])).toEqual([['crash', outcome]]);
+  });
+
   it('scales the visibility backoff by the wiring\'s time scale', async () => {
     const calls: Array<[string, number]> = [];
     const { wiring } = wiringWith(throttledTables(), calls, 2);

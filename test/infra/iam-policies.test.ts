@@ -52,6 +52,21 @@ describe('infra/iam: one policy per function and mode, generated from serverless
     expect(actions('node-webhook.json').filter((action) => action.startsWith('ec2:'))).toEqual([]);
   });
 
+  // Prefixes mode lists no route table and writes no route, tag or source/dest check: only the routes
+  // plane reads the tables (lib/dataplane/routes/routes-plane.ts), and the worker's prefix join reads
+  // the node's interface (lib/dataplane/prefixes/prefix-join.ts settlePrefixJoin, DescribeInstances).
+  const ROUTE_TABLE_ACTIONS = ['ec2:DescribeRouteTables', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:CreateTags', 'ec2:DeleteTags', 'ec2:ModifyNetworkInterfaceAttribute'];
+  it.each([
+    ['prefixes/reconcile.json', [], ['ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets']],
+    ['prefixes/route-worker.json', [], ['ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces']],
+    ['reconcile.json', ['ec2:DescribeRouteTables', 'ec2:DeleteTags'], ['ec2:DescribeInstances']],
+    ['route-worker.json', ROUTE_TABLE_ACTIONS, ['ec2:DescribeInstances']],
+  ])('%s grants exactly these route-table actions, and keeps its reads', (path, routeTableActions, reads) => {
+    const granted = (JSON.parse(readFileSync(join(iamDir, path), 'utf8')) as { Statement: { Action: string[] }[] }).Statement.flatMap((s) => s.Action);
+    expect(granted.filter((action) => ROUTE_TABLE_ACTIONS.includes(action)).sort()).toEqual([...routeTableActions].sort());
+    expect(granted).toEqual(expect.arrayContaining(reads));
+  });
+
   it('follows a role edited in serverless.yml', () => {
     const yml = readFileSync(join(root, 'serverless.yml'), 'utf8');
     const edited = yml.replace('Action: [sqs:ReceiveMessage, sqs:DeleteMessage,', 'Action: [sqs:ReceiveMessage, sqs:PurgeQueue, sqs:DeleteMessage,');

@@ -27,14 +27,17 @@ interface ParamsModule {
   clusterParams: (input: { defaults: Obj; stage: string; cli?: Record<string, string>; repository?: string; loadConfig?: unknown }) => Obj;
   environmentOf: (params: Obj) => Record<string, string>;
   ENVIRONMENT: Record<string, string>;
+  DEPLOYMENT_RULES: Record<string, unknown>;
+  VPC_PARAMS: string[];
 }
 function checked(module: Partial<ParamsModule>): ParamsModule {
-  if (typeof module.clusterParams !== 'function' || typeof module.environmentOf !== 'function' || !isObj(module.ENVIRONMENT)) {
-    throw new Error('params.cjs must export clusterParams, environmentOf and ENVIRONMENT');
+  if (typeof module.clusterParams !== 'function' || typeof module.environmentOf !== 'function' || !isObj(module.ENVIRONMENT)
+    || !isObj(module.DEPLOYMENT_RULES) || !Array.isArray(module.VPC_PARAMS)) {
+    throw new Error('params.cjs must export clusterParams, environmentOf, ENVIRONMENT, DEPLOYMENT_RULES and VPC_PARAMS');
   }
   return module as ParamsModule;
 }
-const { clusterParams, environmentOf, ENVIRONMENT } = checked(createRequire(import.meta.url)('../../infra/serverless/params.cjs') as Partial<ParamsModule>);
+const { clusterParams, environmentOf, ENVIRONMENT, DEPLOYMENT_RULES, VPC_PARAMS } = checked(createRequire(import.meta.url)('../../infra/serverless/params.cjs') as Partial<ParamsModule>);
 
 const sls = obj(load(readFileSync(join(root, 'serverless.yml'), 'utf8')), 'serverless.yml');
 const defaults = obj(obj(sls.custom, 'custom').paramDefaults, 'custom.paramDefaults');
@@ -88,6 +91,8 @@ describe('params.cjs: a cluster params file, checked with lib/config.ts', () => 
     ['a list where a string goes', { ...GOOD, clusterCidrs: ['10.244.0.0/16'] }, /^podroute: infra\/params\/prod\.json: clusterCidrs must be a string or a number/],
     ['prefixes mode with routes-mode masks', { ...GOOD, mode: 'prefixes', nodeMaskSizeIpv4: '24' }, /mode=prefixes needs nodeMaskSizeIpv4=28 and nodeMaskSizeIpv6=80/],
     ['a bound crossed', { ...GOOD, leaseGraceSeconds: '60' }, /leaseGraceSeconds must be a whole number from 300 to 604800, got 60/],
+    ['ssm as the secret source with no secrets named', { ...GOOD, webhookSecretSource: 'ssm' }, /^podroute: infra\/params\/prod\.json: webhookSecretSource=ssm needs webhookSecretArn and webhookSigningSecretArn$/],
+    ['ssm as the secret source with the signing key unnamed', { ...GOOD, webhookSecretSource: 'ssm', webhookSecretArn: 'arn:aws:ssm:eu-west-1:123456789012:parameter/podroute/token' }, /^podroute: infra\/params\/prod\.json: webhookSecretSource=ssm needs webhookSecretArn and webhookSigningSecretArn$/],
     ['text that is not JSON', '{"clusterName": "prod-eu",', /^podroute: infra\/params\/prod\.json is not JSON: /],
     ['a JSON list', '[]', /^podroute: infra\/params\/prod\.json must hold one JSON object of params$/],
   ])('refuses %s in one line', (_what, content, message) => {
@@ -97,12 +102,76 @@ describe('params.cjs: a cluster params file, checked with lib/config.ts', () => 
     expect(error).not.toContain('\n');
   });
 
+  const SNS = 'arn:aws:sns:eu-west-1:123456789012:podroute-page';
+  it.each([
+    ['workerMaxConcurrency', 1, /workerMaxConcurrency must be a whole number from 2 to 1000, got "1"$/],
+    ['workerMaxConcurrency', 1001, /workerMaxConcurrency must be a whole number from 2 to 1000, got "1001"$/],
+    ['workerMaxConcurrency', '2.5', /workerMaxConcurrency must be a whole number/],
+    ['logRetentionDays', 31, /logRetentionDays must be one of CloudWatch Logs' retention values \(1, 3, .*3653\), got "31"$/],
+    ['logRetentionDays', 0, /logRetentionDays must be one of/],
+    ['reconcileReservedConcurrency', '2', /reconcileReservedConcurrency must be 1 \(one reconcile at a time\) or empty \(no reservation\), got "2"$/],
+    ['webhookReservedConcurrency', '0', /webhookReservedConcurrency must be a whole number from 1 to 9999, or empty, got "0"$/],
+    ['webhookReservedConcurrency', '10000', /webhookReservedConcurrency must be a whole number from 1 to 9999/],
+    ['reconcileSchedule', 'every minute', /reconcileSchedule must be rate\(<n> <unit>\) or cron\(<six fields>\), got "every minute"$/],
+    ['reconcileSchedule', 'rate(5 minute)', /reconcileSchedule must name the unit singular for 1 and plural otherwise/],
+    ['reconcileSchedule', 'rate(1 minutes)', /reconcileSchedule must name the unit singular/],
+    ['reconcileSchedule', 'rate(0 minutes)', /reconcileSchedule must be rate/],
+    ['reconcileSchedule', 'rate(1 second)', /reconcileSchedule must be rate/],
+    ['reconcileSchedule', 'cron(0/5 * * * ?)', /reconcileSchedule must be rate/],
+    ['webhookThrottleRate', -1, /webhookThrottleRate must be a non-negative number, got "-1"$/],
+    ['webhookThrottleRate', 'fast', /webhookThrottleRate must be a non-negative number/],
+    ['webhookThrottleBurst', 1.5, /webhookThrottleBurst must be a whole number/],
+    ['pageTopicArn', 'podroute-page', /pageTopicArn must be an SNS topic ARN .*, or empty, got "podroute-page"$/],
+    ['ticketTopicArn', SNS.replace(':sns:', ':sqs:'), /ticketTopicArn must be an SNS topic ARN/],
+    ['secretsKmsKeyArn', 'alias/podroute', /secretsKmsKeyArn must be a KMS key ARN/],
+    ['subnetIds', 'subnet-0abc', /^podroute: infra\/params\/prod\.json: subnetIds and securityGroupIds must both be set/],
+  ])('refuses a deployment setting out of its rule: %s=%s', (param, value, message) => {
+    const { error, params } = outcome({ ...GOOD, [param]: value });
+    expect(params).toBeUndefined();
+    expect(error).toMatch(/^podroute: infra\/params\/prod\.json: /);
+    expect(error).toMatch(message);
+    expect(error).not.toContain('\n');
+  });
+
+  it.each([
+    ['workerMaxConcurrency', 2], ['workerMaxConcurrency', '1000'],
+    ['logRetentionDays', 1], ['logRetentionDays', '3653'], ['logRetentionDays', 1096],
+    ['reconcileReservedConcurrency', ''], ['webhookReservedConcurrency', ''], ['webhookReservedConcurrency', '9999'],
+    ['reconcileSchedule', 'rate(1 minute)'], ['reconcileSchedule', 'rate(5 minutes)'], ['reconcileSchedule', 'rate(1 day)'],
+    ['reconcileSchedule', 'cron(0/5 * * * ? *)'], ['reconcileSchedule', 'cron(0 8 ? * MON-FRI *)'],
+    ['webhookThrottleRate', 0], ['webhookThrottleRate', '12.5'], ['webhookThrottleBurst', 0],
+    ['pageTopicArn', SNS], ['ticketTopicArn', 'arn:aws-cn:sns:cn-north-1:123456789012:ticket.fifo'],
+    ['secretsKmsKeyArn', 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'],
+  ])('takes %s=%s', (param, value) => {
+    expect(outcome({ ...GOOD, [param]: value }).error).toBeUndefined();
+  });
+
+  it('has a rule for every deployment setting, one for each param no function reads', () => {
+    const deployment = Object.keys(defaults).filter((key) => !(key in ENVIRONMENT));
+    expect([...Object.keys(DEPLOYMENT_RULES), ...VPC_PARAMS].sort()).toEqual(deployment.sort());
+  });
+
+  it.each([
+    ['workerMaxConcurrency', '1'], ['logRetentionDays', '31'],
+  ])('checks %s=%s on the command line', (param, value) => {
+    expect(outcome(GOOD, { [param]: value }).error).toMatch(new RegExp(`with the --param values: ${param} must`));
+  });
+
   it.each([
     ['a bad value on the command line', { clusterCidrs: '10.244.0.0/33' }, /^podroute: infra\/params\/prod\.json with the --param values: .*clusterCidrs invalid CIDR/],
     ['a bad mode on the command line', { mode: 'prefix' }, /with the --param values: .*mode: /],
   ])('checks the file with %s', (_what, cli, message) => {
     const { error } = outcome(GOOD, cli);
     expect(error).toMatch(message);
+  });
+
+  it.each([
+    ['a misspelt param', { modes: 'prefixes' }],
+    ['a misspelt param beside good ones', { paramsFile: 'infra/params/prod.json', mode: 'routes', clusterCidr: '10.0.0.0/16' }],
+  ])('refuses %s on the command line, as in the file', (_what, cli) => {
+    const { error, params } = outcome(GOOD, cli);
+    expect(params).toBeUndefined();
+    expect(error).toMatch(/^podroute: --param "(modes|clusterCidr)" is no podroute param \(serverless\.yml custom\.paramDefaults lists them\)$/);
   });
 
   it('takes a good value on the command line over a bad one in the file, as the framework applies it', () => {

@@ -93,9 +93,16 @@ function evaluate(value: unknown): unknown {
 const fn = (name: string): Obj => objAt(sls, 'functions', name);
 const num = (value: unknown): number => Number(evaluate(value));
 
-interface Statement { role: string; sid: string; actions: string[]; resource: unknown; condition: unknown; when?: string }
+interface Statement {
+  role: string; sid: string; actions: string[]; resource: unknown; condition: unknown; when?: string;
+  /** An Action chosen by `Fn::If`: its condition and both lists (`actions` holds their union). */
+  actionsIf?: { condition: string; yes: string[]; no: string[] };
+}
 
-/** Every statement of every role, with both branches of an `Fn::If` statement (`when` names its condition). */
+/**
+ * Every statement of every role, with both branches of an `Fn::If` statement (`when` names its
+ * condition, `!<condition>` for the second branch).
+ */
 function statements(): Statement[] {
   const out: Statement[] = [];
   for (const [logicalId, resource] of Object.entries(resources)) {
@@ -106,7 +113,7 @@ function statements(): Statement[] {
         const { statement, when } = pending.shift() ?? {};
         if (isObj(statement) && 'Fn::If' in statement) {
           const [condition, ...branches] = listAt(statement, 'Fn::If');
-          pending.push(...branches.filter((branch) => !(isObj(branch) && 'Ref' in branch)).map((branch) => ({ statement: branch, when: String(condition) })));
+          pending.push(...branches.map((branch, index) => ({ statement: branch, when: `${index === 0 ? '' : '!'}${String(condition)}` })).filter(({ statement: branch }) => !(isObj(branch) && 'Ref' in branch)));
           continue;
         }
         if (!isObj(statement)) throw new Error(`${logicalId}: a statement is not a mapping`);
@@ -114,9 +121,14 @@ function statements(): Statement[] {
         expect(statement).not.toHaveProperty('NotResource');
         expect(statement.Effect, `${logicalId}: Allow only`).toBe('Allow');
         const rawAction = statement.Action;
-        const actions = (isObj(rawAction) && 'Fn::If' in rawAction ? listAt(rawAction, 'Fn::If').slice(1).flat() : [rawAction].flat())
-          .map((action) => String(action));
-        out.push({ role: logicalId, sid: String(statement.Sid ?? '?'), actions, resource: statement.Resource, condition: statement.Condition, ...(when === undefined ? {} : { when }) });
+        const chosen = isObj(rawAction) && 'Fn::If' in rawAction ? listAt(rawAction, 'Fn::If') : null;
+        const strings = (value: unknown): string[] => [value].flat().map((action) => String(action));
+        const actions = [...new Set(chosen ? chosen.slice(1).flatMap(strings) : strings(rawAction))];
+        const actionsIf = chosen ? { condition: String(chosen[0]), yes: strings(chosen[1]), no: strings(chosen[2]) } : undefined;
+        out.push({
+          role: logicalId, sid: String(statement.Sid ?? '?'), actions, resource: statement.Resource, condition: statement.Condition,
+          ...(when === undefined ? {} : { when }), ...(actionsIf === undefined ? {} : { actionsIf }),
+        });
       }
     }
   }
@@ -346,7 +358,7 @@ describe('serverless.yml: least-privilege IAM', () => {
   });
 
   /** One statement as one line: `[if <condition>: ]<Sid> <actions> on <resource>[ when <condition file>]`. */
-  const render = ({ sid, actions, resource, condition, when }: Statement): string => {
+  const render = ({ sid, actions, actionsIf, resource, condition, when }: Statement): string => {
     const shortResource = (value: unknown): string => {
       if (typeof value === 'string') return value;
       if (Array.isArray(value)) return value.map(shortResource).join(' + ');
@@ -363,7 +375,11 @@ describe('serverless.yml: least-privilege IAM', () => {
     };
     const file = typeof condition === 'string' ? /^\$\{file\(\.\/infra\/serverless\/([\w-]+)\.cjs\)\}$/.exec(condition)?.[1] : undefined;
     const shortCondition = condition === undefined ? '' : ` when ${file ?? JSON.stringify(condition)}`;
-    return `${when === undefined ? '' : `if ${when}: `}${sid} ${[...actions].sort().join(' ')} on ${shortResource(resource)}${shortCondition}`;
+    const sorted = (list: string[]): string => [...list].sort().join(' ');
+    const shownActions = actionsIf && actionsIf.condition !== 'WebhookSecretInSsm'
+      ? `(${actionsIf.condition} ? ${sorted(actionsIf.yes)} : ${sorted(actionsIf.no)})`
+      : sorted(actions);
+    return `${when === undefined ? '' : `if ${when}: `}${sid} ${shownActions} on ${shortResource(resource)}${shortCondition}`;
   };
 
   // Exactly what each role may do: adding or removing an action, a resource or a condition in
@@ -371,25 +387,25 @@ describe('serverless.yml: least-privilege IAM', () => {
   it.each([
     ['ReconcileRole', [
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem on CidrTable',
-      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables ec2:DescribeSubnets on *',
+      'Ec2Read (PrefixesMode ? ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeSubnets : ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables ec2:DescribeSubnets) on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
       'if PrefixesMode: SubnetReservations ec2:GetSubnetCidrReservations on *',
       'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:GetQueueAttributes sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on ReconcileLogGroup',
-      'RouteTableFullMark ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
+      'if !PrefixesMode: RouteTableFullMark ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
       'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
       'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
     ]],
     ['RouteWorkerRole', [
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem on CidrTable',
       'Consume sqs:ChangeMessageVisibility sqs:DeleteMessage sqs:GetQueueAttributes sqs:ReceiveMessage on WorkQueue',
-      'Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables on *',
+      'Ec2Read (PrefixesMode ? ec2:DescribeInstances ec2:DescribeNetworkInterfaces : ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables) on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
       'Logs logs:CreateLogStream logs:PutLogEvents on RouteWorkerLogGroup',
-      'RouteTableFullMark ec2:CreateTags ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
-      'RouteWrites ec2:CreateRoute ec2:DeleteRoute ec2:ReplaceRoute on ec2:route-table/* when cluster-tag-condition',
-      'SourceDestCheck ec2:ModifyNetworkInterfaceAttribute on ec2:network-interface/* when cluster-tag-condition',
+      'if !PrefixesMode: RouteTableFullMark ec2:CreateTags ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
+      'if !PrefixesMode: RouteWrites ec2:CreateRoute ec2:DeleteRoute ec2:ReplaceRoute on ec2:route-table/* when cluster-tag-condition',
+      'if !PrefixesMode: SourceDestCheck ec2:ModifyNetworkInterfaceAttribute on ec2:network-interface/* when cluster-tag-condition',
       'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
       'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
     ]],
