@@ -46,7 +46,7 @@ const code = await main(process.argv.slice(2), {
   readFile: readInput,
   env: process.env,
 }, {
-  reconcile: lazy(async () => (await import('./reconcile-command.ts')).reconcileCommand),
-  doctor: lazy(async () => (await import('./doctor-command.ts')).doctorCommand),
+  reconcile: lazy(async () => (await import('../lib/cli/reconcile-command.ts')).reconcileCommand),
+  doctor: lazy(async () => (await import('../lib/cli/doctor-command.ts')).doctorCommand),
 });
 if (!pipeClosed) process.exitCode = code;

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { loadAll } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDoctorCommand } from '../../bin/doctor-command.ts';
+import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';

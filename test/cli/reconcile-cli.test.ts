@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { main } from '../../lib/cli/main.ts';
-import { RECONCILE_HELP, reconcileCommand } from '../../bin/reconcile-command.ts';
+import { RECONCILE_HELP, reconcileCommand } from '../../lib/cli/reconcile-command.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');

@@ -9,16 +9,16 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { loadConfig } from '../lib/config.ts';
-import { InvalidInputError } from '../lib/errors.ts';
-import { Ec2PrimaryInterfaces } from '../lib/aws/ec2-primary-interfaces.ts';
-import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
-import { AwsStackResources } from '../lib/aws/stack-resources.ts';
-import { KubeAccess } from '../lib/kube/kube-access.ts';
-import { KubeNodes } from '../lib/kube/kube-nodes.ts';
-import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../lib/usecases/doctor.ts';
-import { UsageError, parseFlags } from '../lib/cli/main.ts';
-import type { CliIo, Command } from '../lib/cli/main.ts';
+import { loadConfig } from '../config.ts';
+import { InvalidInputError } from '../errors.ts';
+import { Ec2PrimaryInterfaces } from '../aws/ec2-primary-interfaces.ts';
+import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
+import { AwsStackResources } from '../aws/stack-resources.ts';
+import { KubeAccess } from '../kube/kube-access.ts';
+import { KubeNodes } from '../kube/kube-nodes.ts';
+import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../usecases/doctor.ts';
+import { UsageError, parseFlags } from './main.ts';
+import type { CliIo, Command } from './main.ts';
 
 export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
 

@@ -5,19 +5,19 @@
  */
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { KubeConfig } from '@kubernetes/client-node';
-import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
-import { loadConfig } from '../lib/config.ts';
-import { InvalidInputError } from '../lib/errors.ts';
-import { createCidrSet } from '../lib/ipam/index.ts';
-import { tryParseCidr } from '../lib/cidr/cidr.ts';
-import { silentLogger } from '../lib/log.ts';
-import { MemoryWorkQueue } from '../lib/messages/work-queue.ts';
-import { reconcile } from '../lib/usecases/reconcile.ts';
-import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
-import { KubeNodes } from '../lib/kube/kube-nodes.ts';
-import { UsageError, parseFlags } from '../lib/cli/main.ts';
-import type { CliIo, Command } from '../lib/cli/main.ts';
-import { formatPlanTable } from '../lib/cli/plan-table.ts';
+import { routesPlane } from '../dataplane/routes/routes-plane.ts';
+import { loadConfig } from '../config.ts';
+import { InvalidInputError } from '../errors.ts';
+import { createCidrSet } from '../ipam/index.ts';
+import { tryParseCidr } from '../cidr/cidr.ts';
+import { silentLogger } from '../log.ts';
+import { MemoryWorkQueue } from '../messages/work-queue.ts';
+import { reconcile } from '../usecases/reconcile.ts';
+import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
+import { KubeNodes } from '../kube/kube-nodes.ts';
+import { UsageError, parseFlags } from './main.ts';
+import type { CliIo, Command } from './main.ts';
+import { formatPlanTable } from './plan-table.ts';
 
 export const RECONCILE_HELP = `Usage: podroute reconcile --dry-run --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
 
