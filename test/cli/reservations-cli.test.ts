@@ -129,7 +129,7 @@ describe('podroute reservations: exit 2 with one line on stderr, nothing on stdo
     ['an empty pod share', ['--cluster-cidrs', V4, '--subnets', 'f', '--pod-share', ' '], cannotHold, 'podroute: --pod-share must be a number above 0 and below 1, not " "\n'],
     ['an empty description', ['--cluster-cidrs', V4, '--subnets', 'f', '--description', ' '], cannotHold, 'podroute: --description must not be empty\n'],
     ['an unknown node-sync mode', ['--cluster-cidrs', V4, '--subnets', 'f', '--node-sync-mode', 'cloud'], cannotHold, 'podroute: --node-sync-mode must be SyncFromCluster or SyncFromCloud, not "cloud"\n'],
-    ['an unknown format', ['--cluster-cidrs', V4, '--subnets', 'f', '--format', 'yaml'], cannotHold, 'podroute: --format must be sh or json, not "yaml"\n'],
+    ['an unknown format', ['--cluster-cidrs', V4, '--subnets', 'f', '--format', 'xml'], cannotHold, 'podroute: -o (--output) must be sh, json, yaml or table, not "xml"\n'],
     ['an unknown flag', ['--cluster-cidrs', V4, '--subnets', 'f', '--vpc', 'x'], cannotHold, /^podroute: Unknown option '--vpc'.*\n$/],
     ['a file that is not JSON', ['--cluster-cidrs', V4, '--subnets', 'f'], '{"Subnets": [', /^podroute: --subnets: "f" is not JSON \(.*\)\n$/],
     ['route tables instead of subnets', ['--cluster-cidrs', V4, '--subnets', 'f'], '{"RouteTables": []}', /^podroute: not an EC2 DescribeSubnets result: Subnets: .*\n$/],
