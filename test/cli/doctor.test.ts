@@ -105,7 +105,7 @@ async function doctor(extra: string[] = []): Promise<{ code: number; lines: stri
     dynamodb: dynamo.client(),
   }));
   const args = ['doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
-  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: {} }, { doctor: command });
+  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: { AWS_REGION: 'us-east-1' } }, { doctor: command });
   return { code, lines: stdout.trimEnd().split('\n'), stderr };
 }
 
