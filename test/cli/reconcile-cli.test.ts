@@ -153,7 +153,7 @@ describe('podroute reconcile --dry-run', () => {
       const { code, stdout, stderr } = await inProcess([...dryRun(), '-o', 'yaml', '--detailed-exitcode'], { AWS_DEFAULT_REGION: 'us-east-1' });
       expect(stderr).toBe('');
       expect(code).toBe(2);
-      expect(stdout).toMatch(/^create:\n- routeTableId: rtb-\S+\n  destinationCidr: 10\.244\.2\.0\/24\n  node: fresh\n/);
+      expect(stdout).toMatch(/^create:\n- routeTableId: rtb-\S+\n {2}destinationCidr: 10\.244\.2\.0\/24\n {2}node: fresh\n/);
     }, 30_000);
 
     it('with no region anywhere: exit 2, the one line that says how to set one, no AWS call', async () => {
