@@ -44,8 +44,8 @@ Flags:
   --kubeconfig <file>          default: $KUBECONFIG or ~/.kube/config
   --context <name>             kubeconfig context (default: its current context)
   --region <region>            default: ${REGION_HELP}
-  -o, --output table|json|yaml table (default): one line per check; json, yaml: the checks as a
-                               list of {status, check, detail}
+  -o, --output <format>        table (default): one line per check; json, yaml: the checks as a
+                               list of {status, check, detail}; --format is the same flag's 0.2 name
   -h, --help                   this help
 `;
 

@@ -32,13 +32,14 @@ Flags:
   --max-delete-share <0..1>   mass-deletion guard: more no-owner deletions than this share of the
                               cluster's live routes marks the plan unsafe (default 0.5)
   --min-deletes-for-guard <n> the share rule trips only from this many deletions on (default 5)
-  -o, --output json|yaml|table  json (default, one line, for tools), yaml, or a readable summary
-                              (--format: the same flag's 0.2 name)
+  -o, --output <format>       json (default, one line, for tools), yaml, or table (a readable
+                              summary); --format is the same flag's 0.2 name
   --detailed-exitcode         exit 2 when the plan changes anything (see below)
   -h, --help                  this help
 
 Exit status: 0 with a plan; 2 with one line on stderr for bad input; 141 when stdout is closed
 early (e.g. '| head -1'), as for a command killed by SIGPIPE.
+
 ${DETAILED_EXITCODE_HELP}`;
 
 export async function planCommand(args: string[], io: CliIo): Promise<number> {

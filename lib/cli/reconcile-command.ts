@@ -39,7 +39,7 @@ Flags:
   --kubeconfig <file>       default: $KUBECONFIG or ~/.kube/config
   --context <name>          kubeconfig context (default: its current context)
   --region <region>         default: ${REGION_HELP}
-  -o, --output json|yaml|table  default json (--format: the same flag's 0.2 name)
+  -o, --output <format>     json (default), yaml or table; --format is the same flag's 0.2 name
   --detailed-exitcode       exit 2 when the plan changes anything (see below)
   -h, --help                this help
 

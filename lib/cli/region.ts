@@ -6,7 +6,7 @@
  */
 import { UsageError } from './main.ts';
 
-export const REGION_HELP = '--region, else $AWS_REGION, $AWS_DEFAULT_REGION, the profile\'s region';
+export const REGION_HELP = '$AWS_REGION, else $AWS_DEFAULT_REGION, else the profile\'s region';
 
 export const NO_REGION =
   'no AWS region: pass --region, set AWS_REGION (or AWS_DEFAULT_REGION), or set region in your profile (aws configure set region <region>)';

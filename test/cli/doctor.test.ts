@@ -112,6 +112,17 @@ async function doctor(extra: string[] = []): Promise<{ code: number; lines: stri
 const line = (lines: string[], check: string): string => lines.find((l) => l.includes(` ${check}:`)) ?? `(no line for ${check})`;
 
 describe('podroute doctor', () => {
+  it('-o json and -o yaml print the checks the table prints, as {status, check, detail}', async () => {
+    await healthyCluster();
+    const table = await doctor();
+    const json = await doctor(['-o', 'json']);
+    const yaml = await doctor(['-o', 'yaml']);
+    expect([json.code, yaml.code, json.stderr, yaml.stderr]).toEqual([0, 0, '', '']);
+    const checks = JSON.parse(json.lines.join('\n')) as Array<{ status: string; check: string; detail: string }>;
+    expect(checks.map((c) => `${c.status.padEnd(4)}  ${c.check}: ${c.detail}`)).toEqual(table.lines);
+    expect(loadAll(yaml.lines.join('\n'))).toEqual([checks]);
+  });
+
   it('passes every check on a healthy setup, one line per check', async () => {
     await healthyCluster();
     const before = { routes: JSON.stringify(ec2.state.routes(tableId)), nodes: JSON.stringify(kube.state.nodes()) };

@@ -9,6 +9,7 @@ import { mkdtemp, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 
@@ -162,6 +163,13 @@ describe('podroute plan on the shipped examples', () => {
     const plan = JSON.parse(stdout) as { unsafe?: string; delete: unknown[] };
     expect(plan.unsafe).toMatch(/empty/);
     expect(plan.delete.length).toBeGreaterThan(0);
+  });
+
+  it('-o yaml prints the plan -o json prints, as one YAML document', async () => {
+    const json = await cli([...planArgs, '--cluster-name', 'demo', '-o', 'json']);
+    const yaml = await cli([...planArgs, '--cluster-name', 'demo', '-o', 'yaml']);
+    expect([yaml.code, yaml.stderr]).toEqual([0, '']);
+    expect(load(yaml.stdout)).toEqual(JSON.parse(json.stdout));
   });
 
   it('prints a readable table with --format table', async () => {

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { shellQuote } from '../../lib/cli/reservations-command.ts';
@@ -52,6 +53,22 @@ describe('podroute reservations on the shipped example', () => {
       '# subnet-0a1b2c3d4e5f60013 (us-east-1c) 2600:1f18:4a3:6b02::/64: 2600:1f18:4a3:6b02:8000::/66 for pods (25% of the subnet, 16384 /80 prefixes)',
       'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60013 --cidr 2600:1f18:4a3:6b02:8000::/66 --reservation-type explicit --description podroute',
       '',
+    ]);
+  });
+
+  it('-o yaml prints the data of -o json; -o table one row per reservation', async () => {
+    const args = ['reservations', '--cluster-cidrs', V4, '--subnets', example];
+    const json = await cli([...args, '-o', 'json']);
+    const yaml = await cli([...args, '-o', 'yaml']);
+    expect(yaml.code).toBe(0);
+    expect(load(yaml.stdout)).toEqual(JSON.parse(json.stdout));
+    const table = await cli([...args, '-o', 'table']);
+    expect(table.code).toBe(0);
+    expect(table.stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+      ['SUBNET', 'ZONE', 'SUBNET CIDR', 'RESERVATION', 'TYPE', 'SHARE', 'PREFIXES'],
+      ['subnet-0a1b2c3d4e5f60011', 'us-east-1a', '10.0.0.0/19', '10.0.16.0/21', 'explicit', '25%', '128 /28'],
+      ['subnet-0a1b2c3d4e5f60012', 'us-east-1b', '10.0.32.0/19', '10.0.48.0/21', 'explicit', '25%', '128 /28'],
+      ['subnet-0a1b2c3d4e5f60013', 'us-east-1c', '10.0.64.0/19', '10.0.80.0/21', 'explicit', '25%', '128 /28'],
     ]);
   });
 
