@@ -8,12 +8,14 @@ import { clusterTagKey, parseRouteTables, planRoutes } from '../routes/index.ts'
 import { isClusterTable } from '../routes/route-tables.ts';
 import type { RoutePlan } from '../routes/index.ts';
 import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
+import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
+import { DETAILED_EXITCODE_HELP, planExitCode } from './plan-exit.ts';
 import { formatPlanTable } from './plan-table.ts';
 
 export const PLAN_HELP = `Usage: podroute plan --cluster-cidrs <cidr>[,<cidr>] --nodes <file> --route-tables <file> [flags]
 
 Plans the route controller's work without changing anything: which VPC routes to create, replace
-and delete, and which nodes' NetworkUnavailable condition to write. Prints one JSON object.
+and delete, and which nodes' NetworkUnavailable condition to write. Prints one JSON object (-o).
 With no lease table to ask, of nodes whose pod CIDRs overlap (or that name one instance) the one
 registered first (creationTimestamp, then name) owns them; the others are listed with "conflict"
 and get no route.
@@ -30,12 +32,15 @@ Flags:
   --max-delete-share <0..1>   mass-deletion guard: more no-owner deletions than this share of the
                               cluster's live routes marks the plan unsafe (default 0.5)
   --min-deletes-for-guard <n> the share rule trips only from this many deletions on (default 5)
-  --format json|table         json (default, for tools) or a readable summary
+  -o, --output <format>       json (default, one line, for tools), yaml, or table (a readable
+                              summary); --format is the same flag's 0.2 name
+  --detailed-exitcode         exit 2 when the plan changes anything (see below)
   -h, --help                  this help
 
 Exit status: 0 with a plan; 2 with one line on stderr for bad input; 141 when stdout is closed
 early (e.g. '| head -1'), as for a command killed by SIGPIPE.
-`;
+
+${DETAILED_EXITCODE_HELP}`;
 
 export async function planCommand(args: string[], io: CliIo): Promise<number> {
   const flags = parseFlags(args, {
@@ -46,7 +51,8 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
     'node-selector': { type: 'string' },
     'max-delete-share': { type: 'string' },
     'min-deletes-for-guard': { type: 'string' },
-    format: { type: 'string', default: 'json' },
+    ...OUTPUT_OPTIONS,
+    'detailed-exitcode': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (flags.flag('help')) {
@@ -58,8 +64,7 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
   // The functions' own check (lib/config.ts): a CIDR refused there is refused here.
   const cidrProblem = clusterCidrsProblem(clusterCidrs);
   if (cidrProblem !== null) throw new UsageError(`--cluster-cidrs: ${cidrProblem}`);
-  const format = flags.string('format');
-  if (format !== 'json' && format !== 'table') throw new UsageError(`--format must be json or table, not ${JSON.stringify(format)}`);
+  const format = outputFormat(flags, ['json', 'yaml', 'table'], 'json');
   const selectorText = flags.string('node-selector');
   let nodeSelector;
   try {
@@ -94,8 +99,8 @@ export async function planCommand(args: string[], io: CliIo): Promise<number> {
     ...optionalNumber(flags.string('max-delete-share'), 'max-delete-share', 'maxDeleteShare', 'MAX_DELETE_SHARE'),
     ...optionalNumber(flags.string('min-deletes-for-guard'), 'min-deletes-for-guard', 'minDeletesForGuard', 'MIN_DELETES_FOR_GUARD'),
   });
-  io.stdout(format === 'json' ? `${JSON.stringify(plan)}\n` : formatPlanTable(plan));
-  return 0;
+  io.stdout(formatOutput(format, plan, () => formatPlanTable(plan)));
+  return planExitCode(plan, flags.flag('detailed-exitcode'));
 }
 
 function optionalNumber<K extends string>(text: string | undefined, flag: string, key: K, variable: NumericVariable): Partial<Record<K, number>> {

@@ -1,4 +1,5 @@
 import type { RoutePlan } from '../routes/index.ts';
+import { table } from './output.ts';
 
 /** A readable summary of a plan for people; tools read the JSON. */
 export function formatPlanTable(plan: RoutePlan): string {
@@ -29,10 +30,4 @@ export function formatPlanTable(plan: RoutePlan): string {
     for (const w of warnings) lines.push(`  ${w.reason}: ${w.detail}`);
   }
   return `${lines.join('\n')}\n`;
-}
-
-function table(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const render = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [render(header), ...rows.map(render)];
 }

@@ -13,6 +13,7 @@ import {
   podShareProblem,
 } from '../dataplane/prefixes/reservation-plan.ts';
 import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
+import { OUTPUT_OPTIONS, formatOutput, outputFormat, table } from './output.ts';
 import { readJson } from './plan-command.ts';
 
 export const RESERVATIONS_HELP = `Usage: podroute reservations --cluster-cidrs <cidr>[,<cidr>] --subnets <file> [flags]
@@ -43,8 +44,10 @@ Flags:
                            as its own only the reservations whose description is its
                            PREFIX_RESERVATION_DESCRIPTION setting (default "${PODROUTE_RESERVATION_DESCRIPTION}"),
                            so give the same text to both
-  --format sh|json         sh (default): the commands, with a comment line before each;
-                           json: {"reservations": [...], "warnings": [...], "reservationType", "description"}
+  -o, --output <format>    sh (default): the commands, with a comment line before each;
+                           json, yaml: {"reservations": [...], "warnings": [...], "reservationType",
+                           "description"}; table: one row per reservation
+                           (--format: the same flag's 0.2 name)
   -h, --help               this help
 
 Exit status: 0 with the commands; 2 with one line on stderr when a subnet cannot hold a
@@ -59,7 +62,7 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
     'pod-share': { type: 'string' },
     'node-sync-mode': { type: 'string', default: 'SyncFromCluster' },
     description: { type: 'string' },
-    format: { type: 'string', default: 'sh' },
+    ...OUTPUT_OPTIONS,
     help: { type: 'boolean', short: 'h' },
   });
   if (flags.flag('help')) {
@@ -70,8 +73,7 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
   // The functions' own check (lib/config.ts): a CIDR refused there is refused here.
   const cidrProblem = clusterCidrsProblem(clusterCidrText);
   if (cidrProblem !== null) throw new UsageError(`--cluster-cidrs: ${cidrProblem}`);
-  const format = flags.string('format');
-  if (format !== 'sh' && format !== 'json') throw new UsageError(`--format must be sh or json, not ${JSON.stringify(format)}`);
+  const format = outputFormat(flags, ['sh', 'json', 'yaml', 'table'], 'sh');
   const podShare = podShareFlag(flags.string('pod-share'));
   const nodeSyncMode = flags.string('node-sync-mode');
   if (nodeSyncMode !== 'SyncFromCluster' && nodeSyncMode !== 'SyncFromCloud') {
@@ -84,7 +86,8 @@ export async function reservationsCommand(args: string[], io: CliIo): Promise<nu
 
   const plan = planReservations({ subnets, clusterCidrs: clusterCidrText.map((text) => parseCidr(text)), podShare });
   for (const warning of plan.warnings) io.stderr(`podroute: warning: ${warning}\n`);
-  io.stdout(format === 'json' ? `${JSON.stringify({ ...plan, reservationType, description })}\n` : formatCommands(plan, reservationType, description));
+  const render = format === 'table' ? () => formatTable(plan, reservationType) : () => formatCommands(plan, reservationType, description);
+  io.stdout(formatOutput(format, { ...plan, reservationType, description }, render));
   return 0;
 }
 
@@ -105,6 +108,20 @@ function formatCommands(plan: ReservationPlan, reservationType: ReservationType,
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The plan as rows for people: where each reservation goes, what it holds. */
+function formatTable(plan: ReservationPlan, reservationType: ReservationType): string {
+  const rows = plan.reservations.map((r) => [
+    r.subnetId,
+    r.availabilityZone ?? '',
+    r.subnetCidr,
+    r.cidr,
+    reservationType,
+    `${r.share * 100}%`,
+    `${r.prefixes} /${DELEGATED_PREFIX[r.family]}`,
+  ]);
+  return `${table(['SUBNET', 'ZONE', 'SUBNET CIDR', 'RESERVATION', 'TYPE', 'SHARE', 'PREFIXES'], rows).join('\n')}\n`;
 }
 
 /**

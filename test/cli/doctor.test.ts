@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { loadAll } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDoctorCommand } from '../../bin/doctor-command.ts';
+import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
@@ -105,13 +105,24 @@ async function doctor(extra: string[] = []): Promise<{ code: number; lines: stri
     dynamodb: dynamo.client(),
   }));
   const args = ['doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
-  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: {} }, { doctor: command });
+  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: { AWS_REGION: 'us-east-1' } }, { doctor: command });
   return { code, lines: stdout.trimEnd().split('\n'), stderr };
 }
 
 const line = (lines: string[], check: string): string => lines.find((l) => l.includes(` ${check}:`)) ?? `(no line for ${check})`;
 
 describe('podroute doctor', () => {
+  it('-o json and -o yaml print the checks the table prints, as {status, check, detail}', async () => {
+    await healthyCluster();
+    const table = await doctor();
+    const json = await doctor(['-o', 'json']);
+    const yaml = await doctor(['-o', 'yaml']);
+    expect([json.code, yaml.code, json.stderr, yaml.stderr]).toEqual([0, 0, '', '']);
+    const checks = JSON.parse(json.lines.join('\n')) as Array<{ status: string; check: string; detail: string }>;
+    expect(checks.map((c) => `${c.status.padEnd(4)}  ${c.check}: ${c.detail}`)).toEqual(table.lines);
+    expect(loadAll(yaml.lines.join('\n'))).toEqual([checks]);
+  });
+
   it('passes every check on a healthy setup, one line per check', async () => {
     await healthyCluster();
     const before = { routes: JSON.stringify(ec2.state.routes(tableId)), nodes: JSON.stringify(kube.state.nodes()) };

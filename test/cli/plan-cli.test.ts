@@ -9,6 +9,7 @@ import { mkdtemp, readFile, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 
@@ -164,6 +165,13 @@ describe('podroute plan on the shipped examples', () => {
     expect(plan.delete.length).toBeGreaterThan(0);
   });
 
+  it('-o yaml prints the plan -o json prints, as one YAML document', async () => {
+    const json = await cli([...planArgs, '--cluster-name', 'demo', '-o', 'json']);
+    const yaml = await cli([...planArgs, '--cluster-name', 'demo', '-o', 'yaml']);
+    expect([yaml.code, yaml.stderr]).toEqual([0, '']);
+    expect(load(yaml.stdout)).toEqual(JSON.parse(json.stdout));
+  });
+
   it('prints a readable table with --format table', async () => {
     const { code, stdout } = await cli([...planArgs, '--cluster-name', 'demo', '--format', 'table']);
     expect(code).toBe(0);
@@ -251,7 +259,9 @@ describe('podroute plan on bad input', () => {
     ['a bad cluster CIDR', async () => ['plan', '--cluster-cidrs', '10.244.0.0/33', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /invalid CIDR "10\.244\.0\.0\/33"/],
     ['a missing required flag', async () => ['plan', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /--cluster-cidrs is required/],
     ['an unknown flag', async () => [...planArgs, '--frobnicate'], /frobnicate/],
-    ['a bad --format', async () => [...planArgs, '--format', 'yaml'], /--format must be json or table/],
+    ['a bad --format', async () => [...planArgs, '--format', 'xml'], /-o \(--output\) must be json, yaml or table, not "xml"/],
+    ['a bad -o', async () => [...planArgs, '-o', 'wide'], /-o \(--output\) must be json, yaml or table, not "wide"/],
+    ['-o and --format that disagree', async () => [...planArgs, '-o', 'json', '--format', 'table'], /--format is the old name of -o/],
     ['a bad --max-delete-share', async () => [...planArgs, '--max-delete-share', 'lots'], /--max-delete-share must be a number/],
     // The functions' config checks (lib/config.ts), shared.
     ['a cluster CIDR of everything (IPv4)', async () => ['plan', '--cluster-cidrs', '0.0.0.0/0', '--nodes', example('nodes.json'), '--route-tables', example('route-tables.json')], /--cluster-cidrs: 0\.0\.0\.0\/0 is too broad/],

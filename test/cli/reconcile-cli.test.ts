@@ -8,11 +8,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { main } from '../../lib/cli/main.ts';
-import { RECONCILE_HELP, reconcileCommand } from '../../bin/reconcile-command.ts';
+import { RECONCILE_HELP, reconcileCommand } from '../../lib/cli/reconcile-command.ts';
+import { NO_REGION } from '../../lib/cli/region.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -44,14 +45,14 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 }
 
 /** Runs `main` in process with the reconcile command, as the binary wires it, and an empty env. */
-async function inProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function inProcess(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const io = {
     stdout: (text: string) => void (stdout += text),
     stderr: (text: string) => void (stderr += text),
     readFile: (path: string) => readFile(path, 'utf8'),
-    env: {},
+    env,
   };
   const code = await main(args, io, { reconcile: reconcileCommand });
   return { code, stdout, stderr };
@@ -128,4 +129,39 @@ describe('podroute reconcile --dry-run', () => {
     const spawned = await cli(['help', 'reconcile']);
     expect(spawned).toEqual({ code: 0, stdout: RECONCILE_HELP, stderr: '' });
   }, 60_000);
+
+  describe('in process, the SDK pointed at the emulator', () => {
+    afterEach(() => {
+      vi.unstubAllEnvs();
+    });
+    const dryRun = () => ['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig];
+    const sdkEnvironment = () => {
+      vi.stubEnv('AWS_ENDPOINT_URL_EC2', ec2.url);
+      vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
+      vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
+      vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
+      // Nothing for the SDK's own region chain to find.
+      vi.stubEnv('AWS_REGION', undefined);
+      vi.stubEnv('AWS_PROFILE', undefined);
+      vi.stubEnv('AWS_CONFIG_FILE', join(dir, 'no-aws-config'));
+      vi.stubEnv('AWS_SHARED_CREDENTIALS_FILE', join(dir, 'no-aws-credentials'));
+      vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true');
+    };
+
+    it('-o yaml --detailed-exitcode: the plan as YAML, exit 2 (changes pending)', async () => {
+      sdkEnvironment();
+      const { code, stdout, stderr } = await inProcess([...dryRun(), '-o', 'yaml', '--detailed-exitcode'], { AWS_DEFAULT_REGION: 'us-east-1' });
+      expect(stderr).toBe('');
+      expect(code).toBe(2);
+      expect(stdout).toMatch(/^create:\n- routeTableId: rtb-\S+\n {2}destinationCidr: 10\.244\.2\.0\/24\n {2}node: fresh\n/);
+    }, 30_000);
+
+    it('with no region anywhere: exit 2, the one line that says how to set one, no AWS call', async () => {
+      sdkEnvironment();
+      const calls = ec2.stats.count('DescribeRouteTables');
+      const { code, stdout, stderr } = await inProcess(dryRun());
+      expect([code, stdout, stderr]).toEqual([2, '', `podroute: ${NO_REGION}\n`]);
+      expect(ec2.stats.count('DescribeRouteTables')).toBe(calls);
+    }, 30_000);
+  });
 });

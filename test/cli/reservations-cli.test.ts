@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.ts';
 import { shellQuote } from '../../lib/cli/reservations-command.ts';
@@ -52,6 +53,22 @@ describe('podroute reservations on the shipped example', () => {
       '# subnet-0a1b2c3d4e5f60013 (us-east-1c) 2600:1f18:4a3:6b02::/64: 2600:1f18:4a3:6b02:8000::/66 for pods (25% of the subnet, 16384 /80 prefixes)',
       'aws ec2 create-subnet-cidr-reservation --subnet-id subnet-0a1b2c3d4e5f60013 --cidr 2600:1f18:4a3:6b02:8000::/66 --reservation-type explicit --description podroute',
       '',
+    ]);
+  });
+
+  it('-o yaml prints the data of -o json; -o table one row per reservation', async () => {
+    const args = ['reservations', '--cluster-cidrs', V4, '--subnets', example];
+    const json = await cli([...args, '-o', 'json']);
+    const yaml = await cli([...args, '-o', 'yaml']);
+    expect(yaml.code).toBe(0);
+    expect(load(yaml.stdout)).toEqual(JSON.parse(json.stdout));
+    const table = await cli([...args, '-o', 'table']);
+    expect(table.code).toBe(0);
+    expect(table.stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/))).toEqual([
+      ['SUBNET', 'ZONE', 'SUBNET CIDR', 'RESERVATION', 'TYPE', 'SHARE', 'PREFIXES'],
+      ['subnet-0a1b2c3d4e5f60011', 'us-east-1a', '10.0.0.0/19', '10.0.16.0/21', 'explicit', '25%', '128 /28'],
+      ['subnet-0a1b2c3d4e5f60012', 'us-east-1b', '10.0.32.0/19', '10.0.48.0/21', 'explicit', '25%', '128 /28'],
+      ['subnet-0a1b2c3d4e5f60013', 'us-east-1c', '10.0.64.0/19', '10.0.80.0/21', 'explicit', '25%', '128 /28'],
     ]);
   });
 
@@ -129,7 +146,7 @@ describe('podroute reservations: exit 2 with one line on stderr, nothing on stdo
     ['an empty pod share', ['--cluster-cidrs', V4, '--subnets', 'f', '--pod-share', ' '], cannotHold, 'podroute: --pod-share must be a number above 0 and below 1, not " "\n'],
     ['an empty description', ['--cluster-cidrs', V4, '--subnets', 'f', '--description', ' '], cannotHold, 'podroute: --description must not be empty\n'],
     ['an unknown node-sync mode', ['--cluster-cidrs', V4, '--subnets', 'f', '--node-sync-mode', 'cloud'], cannotHold, 'podroute: --node-sync-mode must be SyncFromCluster or SyncFromCloud, not "cloud"\n'],
-    ['an unknown format', ['--cluster-cidrs', V4, '--subnets', 'f', '--format', 'yaml'], cannotHold, 'podroute: --format must be sh or json, not "yaml"\n'],
+    ['an unknown format', ['--cluster-cidrs', V4, '--subnets', 'f', '--format', 'xml'], cannotHold, 'podroute: -o (--output) must be sh, json, yaml or table, not "xml"\n'],
     ['an unknown flag', ['--cluster-cidrs', V4, '--subnets', 'f', '--vpc', 'x'], cannotHold, /^podroute: Unknown option '--vpc'.*\n$/],
     ['a file that is not JSON', ['--cluster-cidrs', V4, '--subnets', 'f'], '{"Subnets": [', /^podroute: --subnets: "f" is not JSON \(.*\)\n$/],
     ['route tables instead of subnets', ['--cluster-cidrs', V4, '--subnets', 'f'], '{"RouteTables": []}', /^podroute: not an EC2 DescribeSubnets result: Subnets: .*\n$/],

@@ -5,19 +5,23 @@
  */
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { KubeConfig } from '@kubernetes/client-node';
-import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
-import { loadConfig } from '../lib/config.ts';
-import { InvalidInputError } from '../lib/errors.ts';
-import { createCidrSet } from '../lib/ipam/index.ts';
-import { tryParseCidr } from '../lib/cidr/cidr.ts';
-import { silentLogger } from '../lib/log.ts';
-import { MemoryWorkQueue } from '../lib/messages/work-queue.ts';
-import { reconcile } from '../lib/usecases/reconcile.ts';
-import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
-import { KubeNodes } from '../lib/kube/kube-nodes.ts';
-import { UsageError, parseFlags } from '../lib/cli/main.ts';
-import type { CliIo, Command } from '../lib/cli/main.ts';
-import { formatPlanTable } from '../lib/cli/plan-table.ts';
+import { routesPlane } from '../dataplane/routes/routes-plane.ts';
+import { loadConfig } from '../config.ts';
+import { InvalidInputError } from '../errors.ts';
+import { createCidrSet } from '../ipam/index.ts';
+import { tryParseCidr } from '../cidr/cidr.ts';
+import { silentLogger } from '../log.ts';
+import { MemoryWorkQueue } from '../messages/work-queue.ts';
+import { reconcile } from '../usecases/reconcile.ts';
+import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
+import { KubeNodes } from '../kube/kube-nodes.ts';
+import { UsageError, parseFlags } from './main.ts';
+import type { CliIo, Command } from './main.ts';
+import { sdkDefaultRegion } from '../aws/sdk-region.ts';
+import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
+import { DETAILED_EXITCODE_HELP, planExitCode } from './plan-exit.ts';
+import { formatPlanTable } from './plan-table.ts';
+import { REGION_HELP, cliRegion } from './region.ts';
 
 export const RECONCILE_HELP = `Usage: podroute reconcile --dry-run --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
 
@@ -34,10 +38,12 @@ Flags:
                             else every node); kubectl -l syntax
   --kubeconfig <file>       default: $KUBECONFIG or ~/.kube/config
   --context <name>          kubeconfig context (default: its current context)
-  --region <region>         default: $AWS_REGION, else us-east-1
-  --format json|table       default json
+  --region <region>         default: ${REGION_HELP}
+  -o, --output <format>     json (default), yaml or table; --format is the same flag's 0.2 name
+  --detailed-exitcode       exit 2 when the plan changes anything (see below)
   -h, --help                this help
-`;
+
+${DETAILED_EXITCODE_HELP}`;
 
 export const reconcileCommand: Command = {
   async run(args: string[], io: CliIo): Promise<number> {
@@ -50,7 +56,8 @@ export const reconcileCommand: Command = {
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       region: { type: 'string' },
-      format: { type: 'string', default: 'json' },
+      ...OUTPUT_OPTIONS,
+      'detailed-exitcode': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     });
     if (flags.flag('help')) {
@@ -58,8 +65,7 @@ export const reconcileCommand: Command = {
       return 0;
     }
     if (!flags.flag('dry-run')) throw new UsageError('reconcile runs only with --dry-run from a workstation; the deployed functions apply the plan');
-    const format = flags.string('format');
-    if (format !== 'json' && format !== 'table') throw new UsageError(`--format must be json or table, not ${JSON.stringify(format)}`);
+    const format = outputFormat(flags, ['json', 'yaml', 'table'], 'json');
     const config = loadConfig({
       CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
       CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
@@ -70,7 +76,7 @@ export const reconcileCommand: Command = {
       NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
     });
     const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
-    const region = flags.string('region') ?? io.env.AWS_REGION ?? 'us-east-1';
+    const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
     const cidrSets = await Promise.all(
       config.clusterCidrs.map((clusterCidr) =>
         createCidrSet({ clusterCidr, nodeMaskSize: config.nodeMaskSize[tryParseCidr(clusterCidr)?.family ?? 4] }),
@@ -91,8 +97,8 @@ export const reconcileCommand: Command = {
       },
       { dryRun: true },
     );
-    io.stdout(format === 'json' ? `${JSON.stringify(report.plan)}\n` : formatPlanTable(report.plan));
-    return 0;
+    io.stdout(formatOutput(format, report.plan, () => formatPlanTable(report.plan)));
+    return planExitCode(report.plan, flags.flag('detailed-exitcode'));
   },
 };
 

@@ -9,16 +9,19 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { loadConfig } from '../lib/config.ts';
-import { InvalidInputError } from '../lib/errors.ts';
-import { Ec2PrimaryInterfaces } from '../lib/aws/ec2-primary-interfaces.ts';
-import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
-import { AwsStackResources } from '../lib/aws/stack-resources.ts';
-import { KubeAccess } from '../lib/kube/kube-access.ts';
-import { KubeNodes } from '../lib/kube/kube-nodes.ts';
-import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../lib/usecases/doctor.ts';
-import { UsageError, parseFlags } from '../lib/cli/main.ts';
-import type { CliIo, Command } from '../lib/cli/main.ts';
+import { loadConfig } from '../config.ts';
+import { InvalidInputError } from '../errors.ts';
+import { Ec2PrimaryInterfaces } from '../aws/ec2-primary-interfaces.ts';
+import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
+import { AwsStackResources } from '../aws/stack-resources.ts';
+import { KubeAccess } from '../kube/kube-access.ts';
+import { KubeNodes } from '../kube/kube-nodes.ts';
+import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../usecases/doctor.ts';
+import { sdkDefaultRegion } from '../aws/sdk-region.ts';
+import { UsageError, parseFlags } from './main.ts';
+import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
+import { REGION_HELP, cliRegion } from './region.ts';
+import type { CliIo, Command } from './main.ts';
 
 export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
 
@@ -40,7 +43,9 @@ Flags:
   --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
   --kubeconfig <file>          default: $KUBECONFIG or ~/.kube/config
   --context <name>             kubeconfig context (default: its current context)
-  --region <region>            default: $AWS_REGION, else us-east-1
+  --region <region>            default: ${REGION_HELP}
+  -o, --output <format>        table (default): one line per check; json, yaml: the checks as a
+                               list of {status, check, detail}; --format is the same flag's 0.2 name
   -h, --help                   this help
 `;
 
@@ -67,12 +72,14 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
         region: { type: 'string' },
+        ...OUTPUT_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       });
       if (flags.flag('help')) {
         io.stdout(DOCTOR_HELP);
         return 0;
       }
+      const format = outputFormat(flags, ['table', 'json', 'yaml'], 'table');
       const routeQuota = parseQuota(flags.string('route-quota'));
       const config = loadConfig({
         CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
@@ -86,7 +93,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       });
       // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).
       const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
-      const region = flags.string('region') ?? io.env.AWS_REGION ?? 'us-east-1';
+      const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
       const clients = makeClients(region);
       const results = await doctor({
         config,
@@ -97,7 +104,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         stack: new AwsStackResources(clients),
         interfaces: new Ec2PrimaryInterfaces(clients.ec2),
       });
-      io.stdout(results.map((result) => `${formatCheck(result)}\n`).join(''));
+      io.stdout(formatOutput(format, results, () => results.map((result) => `${formatCheck(result)}\n`).join('')));
       return results.some((result) => result.status === 'FAIL') ? 1 : 0;
     },
   };
