@@ -54,6 +54,11 @@ type KubeNodesOptions = {
   /** Page size of the node list. */
   pageSize?: number;
   /**
+   * The labels kept on each listed node: the keys the node selector reads (`selectorKeys` of
+   * lib/nodes/label-selector.ts). Absent: every label is kept.
+   */
+  keepLabels?: readonly string[];
+  /**
    * Namespace of the events written by `warn`: `default`, the only one the API server accepts for
    * an Event about a Node (see EVENT_NAMESPACE); anything else is refused at construction.
    */
@@ -85,17 +90,33 @@ const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
  * worker's node age), deletionTimestamp (node-left), spec.providerID / podCIDR / podCIDRs (planner,
  * nodesync, unmanagedReason) and status.conditions (NetworkUnavailable and its transition time).
  * Everything else a kubelet registers (managedFields, images, nodeInfo, addresses, capacity,
- * annotations: 10 to 15 KB a node) is dropped right after a page is parsed, so a list of many
- * nodes holds small objects. Values are copied as they are; the schema validates them afterwards.
+ * annotations: 10 to 15 KB a node) is dropped right after a page is parsed. Values are copied as
+ * they are; the schema validates them afterwards.
  */
 function projectNode(item: unknown): unknown {
+  return project(item, null);
+}
+
+/**
+ * What a listed node keeps: only what reconcile's and the webhook's decisions read of a node among
+ * many (name, uid, creationTimestamp, deletionTimestamp, the labels `keepLabels` names, providerID,
+ * pod CIDRs and the NetworkUnavailable condition), so that a list of 100,000 nodes stays small. A
+ * node read by name keeps all of `projectNode`.
+ */
+function projectListedNode(item: unknown, keepLabels: ReadonlySet<string> | null): unknown {
+  return project(item, { keepLabels });
+}
+
+function project(item: unknown, listed: { keepLabels: ReadonlySet<string> | null } | null): unknown {
   if (!isRecord(item)) return item;
   const out: Record<string, unknown> = {};
   if ('apiVersion' in item) out.apiVersion = item.apiVersion;
   if ('kind' in item) out.kind = item.kind;
   const metadata = item.metadata;
   if (isRecord(metadata)) {
-    out.metadata = pick(metadata, ['name', 'uid', 'resourceVersion', 'labels', 'creationTimestamp', 'deletionTimestamp']);
+    out.metadata = pick(metadata, listed ? ['name', 'uid', 'labels', 'creationTimestamp', 'deletionTimestamp'] : ['name', 'uid', 'resourceVersion', 'labels', 'creationTimestamp', 'deletionTimestamp']);
+    const labels = metadata.labels;
+    if (listed?.keepLabels && isRecord(labels)) (out.metadata as Record<string, unknown>).labels = pick(labels, [...listed.keepLabels]);
   } else if ('metadata' in item) {
     out.metadata = metadata;
   }
@@ -103,8 +124,11 @@ function projectNode(item: unknown): unknown {
   if (isRecord(spec)) out.spec = pick(spec, ['providerID', 'podCIDR', 'podCIDRs']);
   else if ('spec' in item) out.spec = spec;
   const status = item.status;
-  if (isRecord(status)) out.status = pick(status, ['conditions']);
-  else if ('status' in item) out.status = status;
+  if (isRecord(status)) {
+    out.status = pick(status, ['conditions']);
+    const conditions = status.conditions;
+    if (listed && Array.isArray(conditions)) (out.status as Record<string, unknown>).conditions = conditions.filter((c) => isRecord(c) && c.type === 'NetworkUnavailable');
+  } else if ('status' in item) out.status = status;
   return out;
 }
 
@@ -136,6 +160,7 @@ export class KubeNodes {
   private readonly options: KubeNodesOptions;
   /** uids of nodes seen by the last reads, for the involvedObject of events. */
   private readonly uids = new Map<string, string>();
+  private readonly keepLabels: ReadonlySet<string> | null;
 
   constructor(endpoint: KubeEndpoint, options: KubeNodesOptions = {}) {
     if (options.eventNamespace !== undefined && options.eventNamespace !== EVENT_NAMESPACE) {
@@ -146,6 +171,7 @@ export class KubeNodes {
     this.endpoint = endpoint;
     this.clock = options.clock ?? (() => new Date());
     this.options = options;
+    this.keepLabels = options.keepLabels ? new Set(options.keepLabels) : null;
   }
 
   /**
@@ -181,7 +207,14 @@ export class KubeNodes {
     do {
       let body: unknown;
       try {
-        // GET /api/v1/nodes?limit=&continue= (Kubernetes docs, "API Concepts: Retrieving large results sets in chunks")
+        // GET /api/v1/nodes?limit=&continue= (Kubernetes docs, "API Concepts: Retrieving large
+        // results sets in chunks"), with resourceVersion unset: "Most Recent", a consistent read,
+        // which Kubernetes 1.31+ serves from the watch cache (same page: "Semantics for get and
+        // list"). Not resourceVersion=0 ("Any"): the watch cache answers it ignoring `limit`
+        // (kubernetes/kubernetes#118394), one body of every node, and it may be arbitrarily old.
+        // A stale list could still lack a live node; absence is confirmed by a keyed read
+        // (lib/usecases/absence.ts) before any release or deletion. Pages are projected one at a
+        // time (projectListedNode), so the full objects of one page at most are held.
         body = await this.call({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } });
       } catch (error) {
         if (next !== undefined && error instanceof KubeApiError && error.status === 410) {
@@ -308,7 +341,7 @@ export class KubeNodes {
   }
 
   private validNode(item: unknown): Node | null {
-    const small = projectNode(item);
+    const small = projectListedNode(item, this.keepLabels);
     const parsed = nodeSchema.safeParse(small);
     if (parsed.success) {
       this.remember(parsed.data);
