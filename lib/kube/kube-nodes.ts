@@ -18,7 +18,8 @@ import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.
 import type { ConditionText, NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 import { EVENT_NAMESPACE, recordNodeWarning } from './kube-events.ts';
-import { callJson, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
+import { callJson, callText, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
+import { splitList } from './list-items.ts';
 import { rfc3339 } from '../util/time.ts';
 
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
@@ -142,6 +143,24 @@ function pick(from: Record<string, unknown>, keys: readonly string[]): Record<st
   return out;
 }
 
+/** A list page: its members, with `items` as each item's JSON text (./list-items.ts); not JSON: a retryable KubeApiError. */
+function splitPage(text: string): Record<string, unknown> {
+  try {
+    const { members, items } = splitList(text);
+    return { ...Object.fromEntries(members), ...(items === null ? {} : { items }) };
+  } catch (cause) {
+    throw new KubeApiError('list nodes: the answer is not JSON', { verb: 'list', resource: 'nodes', retryable: true, cause });
+  }
+}
+
+function parseItem(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new KubeApiError('list nodes: the answer is not JSON', { verb: 'list', resource: 'nodes', retryable: true, cause });
+  }
+}
+
 /** Internal: a continue token expired after `pages` pages (`nodes` nodes) were read. */
 class ContinueExpiredError extends Error {
   constructor(
@@ -205,7 +224,7 @@ export class KubeNodes {
     let next: string | undefined;
     let pages = 0;
     do {
-      let body: unknown;
+      let text: string;
       try {
         // GET /api/v1/nodes?limit=&continue= (Kubernetes docs, "API Concepts: Retrieving large
         // results sets in chunks"), with resourceVersion unset: "Most Recent", a consistent read,
@@ -213,16 +232,17 @@ export class KubeNodes {
         // list"). Not resourceVersion=0 ("Any"): the watch cache answers it ignoring `limit`
         // (kubernetes/kubernetes#118394), one body of every node, and it may be arbitrarily old.
         // A stale list could still lack a live node; absence is confirmed by a keyed read
-        // (lib/usecases/absence.ts) before any release or deletion. Pages are projected one at a
-        // time (projectListedNode), so the full objects of one page at most are held.
-        body = await this.call({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } });
+        // (lib/usecases/absence.ts) before any release or deletion.
+        text = await this.callText({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } });
       } catch (error) {
         if (next !== undefined && error instanceof KubeApiError && error.status === 410) {
           throw new ContinueExpiredError(error.message, pages, nodes.length, { cause: error });
         }
         throw error;
       }
-      const envelope = listEnvelopeSchema.safeParse(body);
+      // Each item is parsed and projected on its own (./list-items.ts): of a page's full objects,
+      // one at a time is alive.
+      const envelope = listEnvelopeSchema.safeParse(splitPage(text));
       if (!envelope.success) {
         throw new KubeApiError(`list nodes: the API server answered something that is not a NodeList (${describeIssue(envelope.error)})`, {
           verb: 'list',
@@ -231,7 +251,7 @@ export class KubeNodes {
         });
       }
       for (const item of envelope.data.items ?? []) {
-        const node = this.validNode(item);
+        const node = this.validNode(typeof item === 'string' ? parseItem(item) : item);
         if (node) nodes.push(node);
       }
       next = envelope.data.metadata?.continue || undefined;
@@ -380,6 +400,11 @@ export class KubeNodes {
         if (backoff > 0) await new Promise((resolve) => setTimeout(resolve, backoff * attempt));
       }
     }
+  }
+
+  /** One API call's answer text; failures mapped as `call`'s (kube-http.ts `callText`). */
+  private callText(target: Target, call: Call): Promise<string> {
+    return callText(this.endpoint, target, call, { clock: this.clock, ...(this.options.sleep ? { sleep: this.options.sleep } : {}) });
   }
 
   /** One API call's parsed answer; failures mapped, a 429 with Retry-After retried (kube-http.ts `callJson`). */
