@@ -21,14 +21,15 @@ import { benchPlan } from './plan.ts';
 import { benchPrefixes } from './prefixes.ts';
 import type { PrefixesBenchRow } from './prefixes.ts';
 import { benchScale } from './scale.ts';
-import type { ScaleRun } from './scale.ts';
+import type { ScaleGoal, ScaleRun } from './scale.ts';
 import { steadyStateOnce } from './steady-state.ts';
 import type { SteadyStateRun } from './steady-state.ts';
 
 const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'scale', 'cost', 'prefixes'] as const;
 type Section = (typeof SECTIONS)[number];
 
-// --scale-sizes 5000,20000: fewer scale sizes than the default three (100,000 takes a long while);
+// --scale-sizes 5000,20000: other prefixes-mode scale sizes than the default four (100,000 takes a
+// long while; routes mode runs at 5,000 either way);
 // --join-cluster-nodes 40: a smaller busy cluster for join-to-ready than the default 200.
 const { values } = parseArgs({ options: { only: { type: 'string' }, 'scale-sizes': { type: 'string' }, 'join-cluster-nodes': { type: 'string' } } });
 const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()) as Section[]);
@@ -123,7 +124,7 @@ if (only.has('prefixes')) {
 }
 
 if (only.has('scale')) {
-  say('scale: one reconcile in prefixes mode over kubelet-sized nodes, one process per size ...');
+  say('scale: one reconcile over kubelet-sized nodes (prefixes mode, and routes mode at 5,000), one process per run ...');
   results.scale = await benchScale(values['scale-sizes'] === undefined ? undefined : values['scale-sizes'].split(',').map(Number));
   await save();
 }
@@ -167,8 +168,15 @@ function printTable(r: Record<string, unknown>): void {
     const timed = row.timed ? `; ${(row.timed.convergedMs / 1000).toFixed(1)} s = ${row.timed.ratioToBound}x the ${row.timed.limitingAction} bound (${(row.timed.boundMs / 1000).toFixed(0)} s)` : '';
     rows.push([`${row.mode} N=${row.nodes}, ${row.routeTables} table(s)`, `${perNode} per node${timed}`]);
   }
-  const scale = r.scale as { runs?: ScaleRun[] } | undefined;
-  for (const run of scale?.runs ?? []) rows.push([`scale N=${run.nodes} (${(run.nodeBytes / 1000).toFixed(1)} KB nodes)`, `reconcile ${run.reconcileMs} ms, peak RSS ${run.peakRssMb} MB`]);
+  const scale = r.scale as { runs?: ScaleRun[]; goals?: ScaleGoal[] } | undefined;
+  for (const run of scale?.runs ?? []) {
+    const mode = run.mode === undefined ? '' : `${run.mode} `;
+    const base = run.baseRssMb === undefined ? '' : ` (${run.baseRssMb} MB before it starts)`;
+    const server = run.serverMs === undefined ? '' : `, API stand-in ${run.serverMs} ms apart`;
+    rows.push([`scale ${mode}N=${run.nodes} (${(run.nodeBytes / 1000).toFixed(1)} KB nodes)`, `reconcile ${run.reconcileMs} ms, peak RSS ${run.peakRssMb} MB${base}${server}`]);
+    if (run.api) rows.push([`  API server cost per run, N=${run.nodes}`, `${run.api.requests} requests, ${(run.api.bytes / 1e6).toFixed(1)} MB`]);
+  }
+  for (const goal of scale?.goals ?? []) rows.push([`goal: ${goal.goal}`, `${goal.met ? 'met' : 'NOT met'}: ${goal.peakRssMb} MB, ${(goal.reconcileMs / 1000).toFixed(1)} s`]);
   const cost = r.cost as { usdPerMonth?: number } | undefined;
   if (cost?.usdPerMonth !== undefined) rows.push(['cost, 1,000 nodes, steady state', `$${cost.usdPerMonth.toFixed(2)} a month`]);
   const width = Math.max(...rows.map(([k]) => k.length));

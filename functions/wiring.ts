@@ -33,6 +33,7 @@ import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import { createKubeConfig } from '../lib/kube/kube-config.ts';
 import { abortable } from '../lib/util/abort-scope.ts';
 import { KubeNodes } from '../lib/kube/kube-nodes.ts';
+import { selectorKeys } from '../lib/nodes/label-selector.ts';
 
 /** Everything a handler needs; built once per container. */
 export interface Wiring {
@@ -260,7 +261,8 @@ export async function wiringFromEnv(env: Record<string, string | undefined>, opt
     return secretsManagerWebhookSecrets(new SecretsManagerClient({ region }), id);
   };
   const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
-  const nodes = new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) });
+  // Listed nodes keep only the labels the node selector reads (lib/kube/kube-nodes.ts `keepLabels`).
+  const nodes = new KubeNodes(kubeConfig, { keepLabels: selectorKeys(config.nodeSelector), onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) });
   const webhookSecret = readSecrets('WEBHOOK_SECRET_ID', config.webhookSecret.id);
   const eventSigningKey = readSecrets('WEBHOOK_SIGNING_SECRET_ID', config.webhookSecret.signingKeyId);
   return buildWiring(config, clients, nodes, webhookSecret, { ...options, log, eventSigningKey });

@@ -184,6 +184,16 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * run with `retryWaits: false` (lib/util/abort-scope.ts) gets that error at the first 429.
  */
 export async function callJson(endpoint: KubeEndpoint, target: Target, call: Call, options: { clock: () => Date; sleep?: (ms: number) => Promise<void> }): Promise<unknown> {
+  const text = await callText(endpoint, target, call, options);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new KubeApiError(`${target.verb} ${target.resource}: the answer is not JSON`, { verb: target.verb, resource: target.resource, retryable: true, cause });
+  }
+}
+
+/** As `callJson`, but the answer's text, unparsed (a list page is parsed item by item: ./list-items.ts). */
+export async function callText(endpoint: KubeEndpoint, target: Target, call: Call, options: { clock: () => Date; sleep?: (ms: number) => Promise<void> }): Promise<string> {
   let answer: Answer;
   for (let retries = 0; ; retries++) {
     try {
@@ -197,9 +207,5 @@ export async function callJson(endpoint: KubeEndpoint, target: Target, call: Cal
     await (options.sleep ?? sleep)(wait);
   }
   if (answer.status < 200 || answer.status > 299) throw mapError(new KubeHttpStatusError(answer.status, answer.text), target);
-  try {
-    return JSON.parse(answer.text) as unknown;
-  } catch (cause) {
-    throw new KubeApiError(`${target.verb} ${target.resource}: the answer is not JSON`, { verb: target.verb, resource: target.resource, retryable: true, cause });
-  }
+  return answer.text;
 }

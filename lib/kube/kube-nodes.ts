@@ -18,7 +18,9 @@ import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.
 import type { ConditionText, NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 import { EVENT_NAMESPACE, recordNodeWarning } from './kube-events.ts';
-import { callJson, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
+import { callJson, callText, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
+import { splitList } from './list-items.ts';
+import { projectListedNode, projectNode } from './node-projection.ts';
 import { rfc3339 } from '../util/time.ts';
 
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
@@ -54,6 +56,11 @@ type KubeNodesOptions = {
   /** Page size of the node list. */
   pageSize?: number;
   /**
+   * The labels kept on each listed node: the keys the node selector reads (`selectorKeys` of
+   * lib/nodes/label-selector.ts). Absent: every label is kept.
+   */
+  keepLabels?: readonly string[];
+  /**
    * Namespace of the events written by `warn`: `default`, the only one the API server accepts for
    * an Event about a Node (see EVENT_NAMESPACE); anything else is refused at construction.
    */
@@ -79,43 +86,22 @@ const nameProbeSchema = z.looseObject({ metadata: z.looseObject({ name: z.string
 /** Content type of a strategic merge patch (Kubernetes docs, "Update API Objects in Place Using kubectl patch"). */
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-/**
- * The fields of a Node that podroute reads (lib/nodes/node.ts `Node`, and their readers): name,
- * uid (event involvedObject), resourceVersion, labels (node selector), creationTimestamp (the
- * worker's node age), deletionTimestamp (node-left), spec.providerID / podCIDR / podCIDRs (planner,
- * nodesync, unmanagedReason) and status.conditions (NetworkUnavailable and its transition time).
- * Everything else a kubelet registers (managedFields, images, nodeInfo, addresses, capacity,
- * annotations: 10 to 15 KB a node) is dropped right after a page is parsed, so a list of many
- * nodes holds small objects. Values are copied as they are; the schema validates them afterwards.
- */
-function projectNode(item: unknown): unknown {
-  if (!isRecord(item)) return item;
-  const out: Record<string, unknown> = {};
-  if ('apiVersion' in item) out.apiVersion = item.apiVersion;
-  if ('kind' in item) out.kind = item.kind;
-  const metadata = item.metadata;
-  if (isRecord(metadata)) {
-    out.metadata = pick(metadata, ['name', 'uid', 'resourceVersion', 'labels', 'creationTimestamp', 'deletionTimestamp']);
-  } else if ('metadata' in item) {
-    out.metadata = metadata;
+/** A list page: its members, with `items` as each item's JSON text (./list-items.ts); not JSON: a retryable KubeApiError. */
+function splitPage(text: string): Record<string, unknown> {
+  try {
+    const { members, items } = splitList(text);
+    return { ...Object.fromEntries(members), ...(items === null ? {} : { items }) };
+  } catch (cause) {
+    throw new KubeApiError('list nodes: the answer is not JSON', { verb: 'list', resource: 'nodes', retryable: true, cause });
   }
-  const spec = item.spec;
-  if (isRecord(spec)) out.spec = pick(spec, ['providerID', 'podCIDR', 'podCIDRs']);
-  else if ('spec' in item) out.spec = spec;
-  const status = item.status;
-  if (isRecord(status)) out.status = pick(status, ['conditions']);
-  else if ('status' in item) out.status = status;
-  return out;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function pick(from: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of keys) if (key in from) out[key] = from[key];
-  return out;
+function parseItem(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new KubeApiError('list nodes: the answer is not JSON', { verb: 'list', resource: 'nodes', retryable: true, cause });
+  }
 }
 
 /** Internal: a continue token expired after `pages` pages (`nodes` nodes) were read. */
@@ -136,6 +122,7 @@ export class KubeNodes {
   private readonly options: KubeNodesOptions;
   /** uids of nodes seen by the last reads, for the involvedObject of events. */
   private readonly uids = new Map<string, string>();
+  private readonly keepLabels: ReadonlySet<string> | null;
 
   constructor(endpoint: KubeEndpoint, options: KubeNodesOptions = {}) {
     if (options.eventNamespace !== undefined && options.eventNamespace !== EVENT_NAMESPACE) {
@@ -146,6 +133,7 @@ export class KubeNodes {
     this.endpoint = endpoint;
     this.clock = options.clock ?? (() => new Date());
     this.options = options;
+    this.keepLabels = options.keepLabels ? new Set(options.keepLabels) : null;
   }
 
   /**
@@ -179,17 +167,25 @@ export class KubeNodes {
     let next: string | undefined;
     let pages = 0;
     do {
-      let body: unknown;
+      let text: string;
       try {
-        // GET /api/v1/nodes?limit=&continue= (Kubernetes docs, "API Concepts: Retrieving large results sets in chunks")
-        body = await this.call({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } });
+        // GET /api/v1/nodes?limit=&continue= (Kubernetes docs, "API Concepts: Retrieving large
+        // results sets in chunks"), with resourceVersion unset: "Most Recent", a consistent read,
+        // which Kubernetes 1.31+ serves from the watch cache (same page: "Semantics for get and
+        // list"). Not resourceVersion=0 ("Any"): the watch cache answers it ignoring `limit`
+        // (kubernetes/kubernetes#118394), one body of every node, and it may be arbitrarily old.
+        // A stale list could still lack a live node; absence is confirmed by a keyed read
+        // (lib/usecases/absence.ts) before any release or deletion.
+        text = await this.callText({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } });
       } catch (error) {
         if (next !== undefined && error instanceof KubeApiError && error.status === 410) {
           throw new ContinueExpiredError(error.message, pages, nodes.length, { cause: error });
         }
         throw error;
       }
-      const envelope = listEnvelopeSchema.safeParse(body);
+      // Each item is parsed and projected on its own (./list-items.ts): of a page's full objects,
+      // one at a time is alive.
+      const envelope = listEnvelopeSchema.safeParse(splitPage(text));
       if (!envelope.success) {
         throw new KubeApiError(`list nodes: the API server answered something that is not a NodeList (${describeIssue(envelope.error)})`, {
           verb: 'list',
@@ -198,7 +194,7 @@ export class KubeNodes {
         });
       }
       for (const item of envelope.data.items ?? []) {
-        const node = this.validNode(item);
+        const node = this.validNode(typeof item === 'string' ? parseItem(item) : item);
         if (node) nodes.push(node);
       }
       next = envelope.data.metadata?.continue || undefined;
@@ -308,7 +304,7 @@ export class KubeNodes {
   }
 
   private validNode(item: unknown): Node | null {
-    const small = projectNode(item);
+    const small = projectListedNode(item, this.keepLabels);
     const parsed = nodeSchema.safeParse(small);
     if (parsed.success) {
       this.remember(parsed.data);
@@ -347,6 +343,11 @@ export class KubeNodes {
         if (backoff > 0) await new Promise((resolve) => setTimeout(resolve, backoff * attempt));
       }
     }
+  }
+
+  /** One API call's answer text; failures mapped as `call`'s (kube-http.ts `callText`). */
+  private callText(target: Target, call: Call): Promise<string> {
+    return callText(this.endpoint, target, call, { clock: this.clock, ...(this.options.sleep ? { sleep: this.options.sleep } : {}) });
   }
 
   /** One API call's parsed answer; failures mapped, a 429 with Retry-After retried (kube-http.ts `callJson`). */

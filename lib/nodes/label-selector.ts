@@ -119,6 +119,11 @@ export function parseLabelSelector(input: string): LabelSelector {
   return { text, requirements };
 }
 
+/** The label keys the selector reads: the only labels of a node its match depends on. */
+export function selectorKeys(selector: LabelSelector): string[] {
+  return [...new Set(selector.requirements.map((requirement) => requirement.key))];
+}
+
 /** True when the labels satisfy every requirement. */
 export function matchesLabels(selector: LabelSelector, labels: Readonly<Record<string, string>> | null | undefined): boolean {
   const has = (key: string) => labels != null && Object.hasOwn(labels, key);

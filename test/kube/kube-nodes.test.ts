@@ -28,6 +28,12 @@ function wireNode(name: string, extra: { spec?: Record<string, unknown> } = {}) 
   };
 }
 
+/** The node with a NetworkUnavailable condition (False, as upstream's route controller writes it) first. */
+function withNetworkUnavailable<T extends ReturnType<typeof wireNode>>(node: T): T {
+  const networkUnavailable = { type: 'NetworkUnavailable', status: 'False', reason: 'RouteCreated', message: 'RouteController created a route', lastHeartbeatTime: '2026-01-02T00:00:00Z', lastTransitionTime: '2026-01-02T00:00:00Z' };
+  return { ...node, status: { ...node.status, conditions: [networkUnavailable, ...node.status.conditions] } };
+}
+
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
@@ -71,12 +77,12 @@ describe('KubeNodes against the emulator with the real client', () => {
   });
 
   it('lists every node across pages', async () => {
-    for (let i = 0; i < 8; i++) await emulator.state.addNode(wireNode(`node-${i}`));
+    for (let i = 0; i < 8; i++) await emulator.state.addNode(withNetworkUnavailable(wireNode(`node-${i}`)));
     const nodes = await kube.listNodes();
     expect(nodes.map((n) => n.metadata.name)).toEqual(Array.from({ length: 8 }, (_, i) => `node-${i}`));
     expect(emulator.stats.get('GET /api/v1/nodes')).toBe(3);
     // timestamps stay as the server sent them (no Date conversion)
-    expect(nodes[0]?.status?.conditions?.[0]?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+    expect(nodes[0]?.status?.conditions?.[0]?.lastTransitionTime).toBe('2026-01-02T00:00:00Z');
   });
 
   it('keeps only the fields podroute reads of each listed node, also of a kubelet-sized one', async () => {
@@ -97,12 +103,33 @@ describe('KubeNodes against the emulator with the real client', () => {
       spec: { providerID: stored.spec.providerID, podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] },
       status: { conditions: stored.status.conditions },
     };
+    const conditions = stored.status.conditions as Array<{ type: string }>;
+    expect(conditions.length).toBeGreaterThan(1);
     const [listed] = await kube.listNodes();
-    // A NodeList's items carry no apiVersion or kind (as a real kube-apiserver serves them).
-    const { apiVersion: _apiVersion, kind: _kind, ...listItem } = expected;
-    expect(listed).toEqual(listItem);
+    // A NodeList's items carry no apiVersion or kind (as a real kube-apiserver serves them), and a
+    // listed node keeps of its conditions only NetworkUnavailable, and no resourceVersion.
+    expect(listed).toEqual({
+      metadata: { name: stored.metadata.name, uid: stored.metadata.uid, labels: stored.metadata.labels, creationTimestamp: stored.metadata.creationTimestamp },
+      spec: expected.spec,
+      status: { conditions: conditions.filter((c) => c.type === 'NetworkUnavailable') },
+    });
+    expect(listed?.status?.conditions).toHaveLength(1);
     expect(await kube.getNode('ip-10-0-1-10.ec2.internal')).toEqual(expected);
-    expect(JSON.stringify(listed).length).toBeLessThan(3_000);
+    expect(JSON.stringify(listed).length).toBeLessThan(1_500);
+  });
+
+  it.each<[string, string[] | undefined, string[]]>([
+    ['every label without keepLabels', undefined, ['kubernetes.io/hostname', 'node-role.example/pods', 'topology.kubernetes.io/zone']],
+    ['none with an empty keepLabels (no node selector)', [], []],
+    ['the selector\'s keys, also one the node lacks', ['node-role.example/pods', 'absent.example/key'], ['node-role.example/pods']],
+  ])('keeps of a listed node\'s labels %s; a node read by name keeps them all', async (_case, keepLabels, kept) => {
+    const labels = { 'kubernetes.io/hostname': 'labelled', 'node-role.example/pods': 'podroute', 'topology.kubernetes.io/zone': 'us-east-1a' };
+    await emulator.state.addNode({ ...wireNode('labelled'), metadata: { name: 'labelled', labels } });
+    const trimmed = new KubeNodes(kc, { pageSize: 3, ...(keepLabels ? { keepLabels } : {}) });
+    const [listed] = await trimmed.listNodes();
+    expect(Object.keys(listed?.metadata.labels ?? {}).sort()).toEqual(kept);
+    for (const key of kept) expect(listed?.metadata.labels?.[key]).toBe(labels[key as keyof typeof labels]);
+    expect((await trimmed.getNode('labelled')).metadata.labels).toEqual(labels);
   });
 
   it('keeps deletionTimestamp of a node being deleted', async () => {
@@ -141,6 +168,14 @@ describe('KubeNodes against the emulator with the real client', () => {
     expect(nodes.map((n) => n.metadata.name)).toEqual(['good-1', 'good-2']);
     expect(malformed).toHaveLength(1);
     expect(malformed[0]?.name).toBe('bad');
+  });
+
+  it('still skips a listed node whose NetworkUnavailable condition is malformed, and reports it', async () => {
+    await emulator.state.addNode(wireNode('good'));
+    emulator.state.putRawNode({ ...wireNode('bad-condition'), status: { conditions: [{ type: 'NetworkUnavailable', status: 7 }] } });
+    const nodes = await kube.listNodes();
+    expect(nodes.map((n) => n.metadata.name)).toEqual(['good']);
+    expect(malformed).toEqual([{ name: 'bad-condition', problem: expect.stringMatching(/^status\.conditions\.0\.status/) }]);
   });
 
   it('accepts a KubeConfig in the constructor and reads one node', async () => {
