@@ -25,6 +25,8 @@ import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
+import { Ec2InstanceStates } from '../lib/aws/ec2-instance-states.ts';
+import type { InstanceStates } from '../lib/usecases/cloud-events.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { CachedSubnets, Ec2Subnets, SUBNET_CACHE_TTL_MS } from '../lib/aws/ec2-subnets.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
@@ -53,6 +55,8 @@ export interface Wiring {
   queue: WorkQueue;
   /** Routes mode: one CIDR set per cluster CIDR (prefixes mode allocates from pod ranges only). */
   cidrSets: CidrSet[];
+  /** Instance states by id (the cloud-events function confirms an event with it). */
+  instances?: InstanceStates;
   /** The mass-deletion guard's window of runs, an item of the CIDR table. */
   deletionWindow?: DeletionWindowStore;
   /**
@@ -111,6 +115,7 @@ export async function buildWiring(
     config,
     ...parts,
     prefixes,
+    instances: new Ec2InstanceStates(clients.ec2),
     nodes,
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     deletionWindow: new DynamoDbDeletionWindow({ client: clients.dynamodb, tableName: config.cidrTableName }),
