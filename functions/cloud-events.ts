@@ -18,12 +18,12 @@ export function ownPrincipalsFrom(env: Record<string, string | undefined>): stri
   return (env.OWN_PRINCIPAL_ARNS ?? '').split(',').map((arn) => arn.trim()).filter((arn) => arn !== '');
 }
 
-export function cloudEventDeps(wiring: Wiring, ownPrincipals: readonly string[]): CloudEventDeps {
-  if (!wiring.instances) throw new Error('the wiring has no instance-state port');
+/** The use case's deps, or null when the wiring's data plane has no event-driven repair (prefixes mode). */
+export function cloudEventDeps(wiring: Wiring, ownPrincipals: readonly string[]): CloudEventDeps | null {
+  if (!wiring.instances) return null;
   const { config } = wiring;
   return {
     config: {
-      mode: config.mode,
       clusterCidrs: config.clusterCidrs,
       ownPrincipals,
       ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
@@ -42,7 +42,16 @@ export function cloudEventDeps(wiring: Wiring, ownPrincipals: readonly string[])
 export function createCloudEventsHandler(getWiring: () => Promise<Wiring>, ownPrincipals: readonly string[], telemetry?: Telemetry) {
   return middy<EventBridgeEvent<string, unknown>, CloudEventResult>()
     .use(telemetryMiddlewares(telemetry))
-    .handler(async (event) => handleCloudEvent(event, cloudEventDeps(await getWiring(), ownPrincipals)));
+    .handler(async (event) => {
+      const wiring = await getWiring();
+      const deps = cloudEventDeps(wiring, ownPrincipals);
+      if (deps === null) {
+        // Prefixes mode: a terminated node's prefixes go with its interface, its lease with its Node.
+        wiring.log.log('info', 'cloud-event.done', { status: 'ignored:no-event-repair' });
+        return { status: 'ignored:no-event-repair', messages: 0 };
+      }
+      return handleCloudEvent(event, deps);
+    });
 }
 
 const telemetry = telemetryFromEnv('cloud-events', process.env);

@@ -55,7 +55,7 @@ export interface Wiring {
   queue: WorkQueue;
   /** Routes mode: one CIDR set per cluster CIDR (prefixes mode allocates from pod ranges only). */
   cidrSets: CidrSet[];
-  /** Instance states by id (the cloud-events function confirms an event with it). */
+  /** Routes mode: instance states by id (the cloud-events function confirms an event with it); absent, no event-driven repair. */
   instances?: InstanceStates;
   /** The mass-deletion guard's window of runs, an item of the CIDR table. */
   deletionWindow?: DeletionWindowStore;
@@ -90,7 +90,7 @@ interface Clients {
 }
 
 /** The mode's ports and its plane: only what that mode uses is built. */
-type PlaneParts = Pick<Wiring, 'plane' | 'routeTables' | 'cidrSets' | 'subnets' | 'reservationSets' | 'usedReservationSets'>;
+type PlaneParts = Pick<Wiring, 'plane' | 'routeTables' | 'cidrSets' | 'subnets' | 'reservationSets' | 'usedReservationSets' | 'instances'>;
 
 /** Builds the wiring from already-made clients and a kube node source (shared by Lambda and sandbox). */
 export async function buildWiring(
@@ -115,7 +115,6 @@ export async function buildWiring(
     config,
     ...parts,
     prefixes,
-    instances: new Ec2InstanceStates(clients.ec2),
     nodes,
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     deletionWindow: new DynamoDbDeletionWindow({ client: clients.dynamodb, tableName: config.cidrTableName }),
@@ -150,7 +149,8 @@ function storedSetOf(config: Config, clients: Clients, now: () => number, log: L
 async function routesParts(config: Config, clients: Clients, prefixes: EniPrefixes, storedSet: StoredSet): Promise<PlaneParts> {
   const routeTables = new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds });
   const cidrSets = await Promise.all(config.clusterCidrs.map((cidr) => storedSet(cidr)));
-  return { plane: routesPlane({ config, routeTables, cidrSets, interfaces: prefixes }), routeTables, cidrSets };
+  // Event-driven repair (functions/cloud-events.ts) confirms a termination with EC2: routes mode only.
+  return { plane: routesPlane({ config, routeTables, cidrSets, interfaces: prefixes }), routeTables, cidrSets, instances: new Ec2InstanceStates(clients.ec2) };
 }
 
 /** Prefixes mode: subnets, the pod ranges' sets (registered before first use), and no route table. */

@@ -20,7 +20,8 @@
  *   replacing a re-pointed one. A destination no node leases is left to reconcile, which deletes a
  *   stray route only after its absence checks (./absence.ts).
  *
- * Routes mode only: prefixes mode's repair of a terminated instance is its node-left path.
+ * Routes mode only (the wiring gives prefixes mode no instance-state port, functions/cloud-events.ts):
+ * prefixes mode's repair of a terminated instance is its node-left path.
  */
 import type { CidrSet } from '../ipam/index.ts';
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
@@ -42,7 +43,6 @@ export interface InstanceStates {
 
 export interface CloudEventDeps {
   config: {
-    mode: 'routes' | 'prefixes';
     clusterCidrs: readonly string[];
     /** IAM principals podroute's own writes come from (its functions' roles); their events are ignored. */
     ownPrincipals: readonly string[];
@@ -76,7 +76,7 @@ export async function handleCloudEvent(raw: unknown, deps: CloudEventDeps): Prom
     return { status: failedCall ? 'ignored:failed-call' : 'rejected', messages: 0 };
   }
   const started = deps.now();
-  const result = deps.config.mode !== 'routes' ? { status: 'ignored:prefixes-mode', messages: 0 } : event.kind === 'instance-state' ? await onInstanceState(event, deps) : await onRouteWrite(event, deps);
+  const result = event.kind === 'instance-state' ? await onInstanceState(event, deps) : await onRouteWrite(event, deps);
   const fields = event.kind === 'instance-state' ? { instanceId: event.instanceId, state: event.state } : { routeTableId: event.routeTableId, cidr: event.destinationCidr, eventName: event.eventName };
   deps.log.log('info', 'cloud-event.done', { kind: event.kind, eventId: event.id, ...fields, ...result, ms: deps.now() - started });
   deps.log.metric('CloudEventRepairs', result.messages);

@@ -38,7 +38,7 @@ async function scene() {
   world.routeTables.terminateInstance(a.instanceId);
   const states = new Map<string, InstanceState>([[a.instanceId, 'terminated'], [b.instanceId, 'running']]);
   const deps: CloudEventDeps = {
-    config: { mode: 'routes', clusterCidrs: w.config.clusterCidrs, ownPrincipals: [OWN] },
+    config: { clusterCidrs: w.config.clusterCidrs, ownPrincipals: [OWN] },
     routeTables: world.routeTables,
     nodes: world.nodes,
     queue: w.queue,
@@ -97,13 +97,6 @@ describe('handleCloudEvent: what each event queues', () => {
     await set.occupy('100.64.1.0/24', 'node-d');
     const result = await handleCloudEvent(instanceEvent(s.a.instanceId, 'terminated'), s.deps);
     expect(result).toEqual({ status: 'done:nothing-to-delete', messages: 0 });
-    expect(s.queue.sent).toEqual([]);
-  });
-
-  it('prefixes mode: nothing (its repair is node-left\'s)', async () => {
-    const s = await scene();
-    const result = await handleCloudEvent(instanceEvent(s.a.instanceId, 'terminated'), { ...s.deps, config: { ...s.deps.config, mode: 'prefixes' } });
-    expect(result.status).toBe('ignored:prefixes-mode');
     expect(s.queue.sent).toEqual([]);
   });
 
