@@ -14,6 +14,8 @@ import { benchAllocation } from './allocation.ts';
 import { convergenceChart } from './chart.ts';
 import { benchColdStart } from './cold-start.ts';
 import { convergeOnce } from './convergence.ts';
+import { benchEventRepair } from './events.ts';
+import type { EventRepairResult } from './events.ts';
 import type { ConvergenceRun } from './convergence.ts';
 import { costOfSteadyState } from './cost.ts';
 import { benchJoinToReady } from './join-to-ready.ts';
@@ -25,7 +27,7 @@ import type { ScaleGoal, ScaleRun } from './scale.ts';
 import { steadyStateOnce } from './steady-state.ts';
 import type { SteadyStateRun } from './steady-state.ts';
 
-const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'scale', 'cost', 'prefixes'] as const;
+const SECTIONS = ['plan', 'convergence', 'joinToReady', 'steadyState', 'allocation', 'coldStart', 'scale', 'cost', 'prefixes', 'eventRepair'] as const;
 type Section = (typeof SECTIONS)[number];
 
 // --scale-sizes 5000,20000: other prefixes-mode scale sizes than the default four (100,000 takes a
@@ -129,6 +131,12 @@ if (only.has('scale')) {
   await save();
 }
 
+if (only.has('eventRepair')) {
+  say('event repair: terminated instances and tampered routes repaired by events alone (no reconcile), forged and stale events ...');
+  results.eventRepair = await benchEventRepair(30, say);
+  await save();
+}
+
 if (only.has('cost') && steady1000) {
   results.cost = costOfSteadyState(steady1000, 50);
 }
@@ -177,6 +185,14 @@ function printTable(r: Record<string, unknown>): void {
     if (run.api) rows.push([`  API server cost per run, N=${run.nodes}`, `${run.api.requests} requests, ${(run.api.bytes / 1e6).toFixed(1)} MB`]);
   }
   for (const goal of scale?.goals ?? []) rows.push([`goal: ${goal.goal}`, `${goal.met ? 'met' : 'NOT met'}: ${goal.peakRssMb} MB, ${(goal.reconcileMs / 1000).toFixed(1)} s`]);
+  const events = r.eventRepair as EventRepairResult | undefined;
+  if (events) {
+    const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+    const ms = (value: number | null) => (value === null ? 'never' : `${value} ms`);
+    rows.push([`event repair: terminated node's routes gone (goal 5 s)`, `median ${ms(events.terminated.medianMs)}, max ${ms(events.terminated.maxMs)}: ${met(events.terminated.met)} (next reconcile: ${events.nextReconcileMs.mean / 1000} s mean, ${events.nextReconcileMs.worst / 1000} s worst)`]);
+    rows.push([`event repair: tampered route repaired (goal 5 s)`, `median ${ms(events.tampered.medianMs)}, max ${ms(events.tampered.maxMs)}: ${met(events.tampered.met)}`]);
+    rows.push([`event repair: wrong deletions, stale/forged (goal 0)`, `${events.wrongDeletions} after ${events.forgedEvents} forged and ${events.staleEvents} stale events: ${met(events.wrongDeletionsMet)}`]);
+  }
   const cost = r.cost as { usdPerMonth?: number } | undefined;
   if (cost?.usdPerMonth !== undefined) rows.push(['cost, 1,000 nodes, steady state', `$${cost.usdPerMonth.toFixed(2)} a month`]);
   const width = Math.max(...rows.map(([k]) => k.length));

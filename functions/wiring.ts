@@ -25,6 +25,8 @@ import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
+import { Ec2InstanceStates } from '../lib/aws/ec2-instance-states.ts';
+import type { InstanceStates } from '../lib/usecases/cloud-events.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { CachedSubnets, Ec2Subnets, SUBNET_CACHE_TTL_MS } from '../lib/aws/ec2-subnets.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
@@ -53,6 +55,8 @@ export interface Wiring {
   queue: WorkQueue;
   /** Routes mode: one CIDR set per cluster CIDR (prefixes mode allocates from pod ranges only). */
   cidrSets: CidrSet[];
+  /** Routes mode: instance states by id (the cloud-events function confirms an event with it); absent, no event-driven repair. */
+  instances?: InstanceStates;
   /** The mass-deletion guard's window of runs, an item of the CIDR table. */
   deletionWindow?: DeletionWindowStore;
   /**
@@ -86,7 +90,7 @@ interface Clients {
 }
 
 /** The mode's ports and its plane: only what that mode uses is built. */
-type PlaneParts = Pick<Wiring, 'plane' | 'routeTables' | 'cidrSets' | 'subnets' | 'reservationSets' | 'usedReservationSets'>;
+type PlaneParts = Pick<Wiring, 'plane' | 'routeTables' | 'cidrSets' | 'subnets' | 'reservationSets' | 'usedReservationSets' | 'instances'>;
 
 /** Builds the wiring from already-made clients and a kube node source (shared by Lambda and sandbox). */
 export async function buildWiring(
@@ -145,7 +149,8 @@ function storedSetOf(config: Config, clients: Clients, now: () => number, log: L
 async function routesParts(config: Config, clients: Clients, prefixes: EniPrefixes, storedSet: StoredSet): Promise<PlaneParts> {
   const routeTables = new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds });
   const cidrSets = await Promise.all(config.clusterCidrs.map((cidr) => storedSet(cidr)));
-  return { plane: routesPlane({ config, routeTables, cidrSets, interfaces: prefixes }), routeTables, cidrSets };
+  // Event-driven repair (functions/cloud-events.ts) confirms a termination with EC2: routes mode only.
+  return { plane: routesPlane({ config, routeTables, cidrSets, interfaces: prefixes }), routeTables, cidrSets, instances: new Ec2InstanceStates(clients.ec2) };
 }
 
 /** Prefixes mode: subnets, the pod ranges' sets (registered before first use), and no route table. */

@@ -31,7 +31,7 @@ const POWERTOOLS_UNIT = { Count: MetricUnit.Count, Milliseconds: MetricUnit.Mill
 const METRIC_NAMESPACE = 'podroute';
 
 /** Which handler a metric or line comes from (the `function` dimension). */
-export type FunctionName = 'reconcile' | 'route-worker' | 'node-webhook';
+export type FunctionName = 'reconcile' | 'route-worker' | 'node-webhook' | 'cloud-events';
 
 export interface Telemetry {
   /** The port the use cases log through. */

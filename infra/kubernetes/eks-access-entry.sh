@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Maps podroute's three Lambda roles to the Kubernetes group `podroute` with EKS access entries
+# Maps podroute's four Lambda roles to the Kubernetes group `podroute` with EKS access entries
 # (the cluster's authentication mode must be API or API_AND_CONFIG_MAP). rbac.yaml binds the group.
 #
 #   infra/kubernetes/eks-access-entry.sh --stack podroute-prod --cluster prod-eu --region eu-west-1 [--dry-run]
@@ -32,7 +32,7 @@ output() {
     --query "Stacks[0].Outputs[?OutputKey=='$1'].OutputValue" --output text
 }
 
-for key in ReconcileRoleArn RouteWorkerRoleArn NodeWebhookRoleArn; do
+for key in ReconcileRoleArn RouteWorkerRoleArn NodeWebhookRoleArn CloudEventsRoleArn; do
   arn="$(output "$key")"
   case "$arn" in
     arn:*:iam::*:role/*) ;;

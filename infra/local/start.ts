@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type { Sandbox, SandboxReport, SandboxStatus } from './sandbox/index.ts';
 import { MAX_SUBNETS, instanceCapacity } from './sandbox/world.ts';
-import { HOSTILE_SCENARIOS, isHostileScenario } from './sandbox/hostile.ts';
+import { HOSTILE_SCENARIOS, isEventScenario, isHostileScenario } from './sandbox/hostile.ts';
 import type { HostileScenario } from './sandbox/hostile.ts';
 
 const HELP = `Usage: npm start -- [options]
@@ -51,6 +51,13 @@ Options:
                                             that are never stored
                          untagged-tables    the cluster tag is removed from every route table for a
                                             few reconcile periods, then restored
+                         instance-terminated  a node's instance is terminated (EC2's events go to the
+                                            cloud-events function), then its Node is deleted
+                         tampered-routes    an IAM user deletes one node's route and re-points another's
+                                            (CloudTrail's events go to the cloud-events function)
+                         forged-events      a termination event for a running instance, and a
+                                            termination delivered again late, put on the event bus
+                       The event scenarios start the sandbox with its EventBridge bus (cloud-events).
                        The hostile kubelets only set what a kubelet may set on its own Node at CREATE
                        (spec.podCIDR(s), spec.providerID). Converged then also means: 0 routes to a
                        node that does not hold their lease, no honest node ever marked unavailable
@@ -275,6 +282,7 @@ async function run(flags: Flags): Promise<number> {
     secondaryEnis: flags.secondaryEnis,
     denyDeletes: flags.denyDeletes,
     tickMs: flags.tickMs,
+    cloudEvents: flags.hostile.some(isEventScenario),
     routeLimit: Math.max(50, Math.min(1000, flags.nodes * families + 1)),
     log: { file: flags.logFile },
   });

@@ -32,6 +32,7 @@ const FUNCTIONS = [
   { file: 'reconcile', role: 'ReconcileRole' },
   { file: 'route-worker', role: 'RouteWorkerRole' },
   { file: 'node-webhook', role: 'NodeWebhookRole' },
+  { file: 'cloud-events', role: 'CloudEventsRole' },
 ] as const;
 
 export const MODES = ['routes', 'prefixes'] as const;

@@ -33,7 +33,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 started=$(date +%s)
 elapsed() { echo "$(( $(date +%s) - started ))s"; }
 
-handlers=(functions/reconcile.ts functions/route-worker.ts functions/node-webhook.ts)
+handlers=(functions/reconcile.ts functions/route-worker.ts functions/node-webhook.ts functions/cloud-events.ts)
 missing=()
 for handler in "${handlers[@]}"; do
   [ -f "$repo/$handler" ] || missing+=("$handler")

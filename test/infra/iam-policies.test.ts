@@ -19,12 +19,12 @@ const committed = readdirSync(iamDir, { recursive: true, withFileTypes: true })
 /** The placeholders the files may hold, as infra/iam/README.md lists them. */
 const PLACEHOLDERS = new Set(['${AWS::Partition}', '${AWS::Region}', '${AWS::AccountId}', '${ClusterName}', '${EksClusterName}',
   '${ReconcileLogGroup.Arn}', '${RouteWorkerLogGroup.Arn}', '${NodeWebhookLogGroup.Arn}', '${CidrTable.Arn}', '${WorkQueue.Arn}',
-  '${WebhookSecret}', '${WebhookSigningSecret}']);
+  '${WebhookSecret}', '${WebhookSigningSecret}', '${CloudEventsLogGroup.Arn}', '${EventsDeadLetterQueue.Arn}']);
 
 describe('infra/iam: one policy per function and mode, generated from serverless.yml', () => {
   it('holds exactly the generated files', () => {
     expect(committed).toEqual(Object.keys(generated).sort());
-    expect(committed).toHaveLength(6);
+    expect(committed).toHaveLength(8);
   });
 
   it.each(Object.entries(generated))('%s matches the template (node --import tsx infra/scripts/iam-policies.ts rewrites it)', (path, text) => {

@@ -172,14 +172,15 @@ describe('serverless.yml: runtime and functions', () => {
     ['reconcile', 'functions/reconcile.handler', 512, 60],
     ['routeWorker', 'functions/route-worker.handler', 256, 30],
     ['nodeWebhook', 'functions/node-webhook.handler', 256, 10],
+    ['cloudEvents', 'functions/cloud-events.handler', 256, 30],
   ])('%s: handler %s, %i MB, %i s, its own IAM role', (name, handler, memory, timeout) => {
     expect(fn(name).handler).toBe(handler);
     expect(fn(name).memorySize).toBe(memory);
     expect(fn(name).timeout).toBe(timeout);
     const role = String(at(fn(name), 'role'));
     expect(objAt(resources, role).Type).toBe('AWS::IAM::Role');
-    const roles = ['reconcile', 'routeWorker', 'nodeWebhook'].map((other) => at(fn(other), 'role'));
-    expect(new Set(roles).size).toBe(3);
+    const roles = ['reconcile', 'routeWorker', 'nodeWebhook', 'cloudEvents'].map((other) => at(fn(other), 'role'));
+    expect(new Set(roles).size).toBe(4);
   });
 
   it('reconcile runs on a schedule, one at a time (a reservation of 1 from a param, or none when it is empty)', () => {
@@ -197,6 +198,19 @@ describe('serverless.yml: runtime and functions', () => {
     }
     const schedule = objAt(fn('reconcile'), 'events', 0, 'schedule');
     expect(listAt(schedule, 'rate').map(evaluate)).toEqual(['rate(1 minute)']);
+  });
+
+  it('cloudEvents takes the two EventBridge rules, filtered to leaving states and route writes, each with the events DLQ', () => {
+    const rules = listAt(fn('cloudEvents'), 'events').map((event) => objAt(event, 'eventBridge'));
+    expect(rules.map((rule) => at(rule, 'pattern'))).toEqual([
+      { source: ['aws.ec2'], 'detail-type': ['EC2 Instance State-change Notification'], detail: { state: ['shutting-down', 'terminated', 'stopping', 'stopped'] } },
+      { source: ['aws.ec2'], 'detail-type': ['AWS API Call via CloudTrail'], detail: { eventSource: ['ec2.amazonaws.com'], eventName: ['CreateRoute', 'ReplaceRoute', 'DeleteRoute'] } },
+    ]);
+    for (const rule of rules) expect(at(rule, 'deadLetterQueueArn')).toEqual({ 'Fn::GetAtt': ['EventsDeadLetterQueue', 'Arn'] });
+    expect(at(fn('cloudEvents'), 'destinations', 'onFailure', 'arn')).toEqual({ 'Fn::GetAtt': ['EventsDeadLetterQueue', 'Arn'] });
+    const policy = objAt(resources, 'EventsDeadLetterQueuePolicy', 'Properties', 'PolicyDocument');
+    expect(objAt(policy, 'Statement', 0, 'Principal')).toEqual({ Service: 'events.amazonaws.com' });
+    expect(listAt(objAt(policy, 'Statement', 0, 'Condition', 'ArnEquals'), 'aws:SourceArn')).toHaveLength(2);
   });
 
   it('routeWorker consumes the work queue with partial batch failures and a concurrency cap', () => {
@@ -272,7 +286,7 @@ describe('serverless.yml: least-privilege IAM', () => {
   const all = statements();
 
   it('has one role per function and statements in each', () => {
-    expect(new Set(all.map((statement) => statement.role))).toEqual(new Set(['ReconcileRole', 'RouteWorkerRole', 'NodeWebhookRole']));
+    expect(new Set(all.map((statement) => statement.role))).toEqual(new Set(['ReconcileRole', 'RouteWorkerRole', 'NodeWebhookRole', 'CloudEventsRole']));
   });
 
   it('never grants a wildcard action', () => {
@@ -340,7 +354,8 @@ describe('serverless.yml: least-privilege IAM', () => {
     ['dynamodb:', { 'Fn::GetAtt': ['CidrTable', 'Arn'] }],
     ['sqs:', { 'Fn::GetAtt': ['WorkQueue', 'Arn'] }],
   ])('scopes every %s action to its one resource', (prefix, resource) => {
-    const scoped = all.filter((statement) => statement.actions.some((action) => action.startsWith(prefix)));
+    // The one exception: cloud-events' onFailure destination, the events DLQ (its own line below).
+    const scoped = all.filter((statement) => statement.actions.some((action) => action.startsWith(prefix)) && !(statement.role === 'CloudEventsRole' && statement.sid === 'FailedEvents'));
     expect(scoped.length).toBeGreaterThan(0);
     for (const statement of scoped) expect(statement.resource, `${statement.role}/${statement.sid}`).toEqual(resource);
   });
@@ -352,6 +367,8 @@ describe('serverless.yml: least-privilege IAM', () => {
     // The webhook: prefixes mode's interface read (DescribeInstances), subnet read and delegation;
     // the claim protocol's allocate, release and lease listing; the queue; both secrets.
     ['NodeWebhookRole', ['ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']],
+    // cloud-events: an instance's state, the tables, the leases (lib/usecases/cloud-events.ts), the queue.
+    ['CloudEventsRole', ['ec2:DescribeInstances', 'ec2:DescribeRouteTables', 'dynamodb:Query', 'sqs:SendMessage']],
   ])('%s may make every call its code makes', (role, needed) => {
     const granted = new Set(all.filter((statement) => statement.role === role).flatMap((statement) => statement.actions));
     for (const action of needed) expect(granted.has(action), `${role} lacks ${action}`).toBe(true);
@@ -421,6 +438,16 @@ describe('serverless.yml: least-privilege IAM', () => {
       'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
       'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
     ]],
+    ['CloudEventsRole', [
+      'CidrTable dynamodb:Query on CidrTable',
+      'Ec2Read ec2:DescribeInstances ec2:DescribeRouteTables on *',
+      'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'Enqueue sqs:SendMessage on WorkQueue',
+      'FailedEvents sqs:SendMessage on EventsDeadLetterQueue',
+      'Logs logs:CreateLogStream logs:PutLogEvents on CloudEventsLogGroup',
+      'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
+      'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
+    ]],
   ])('%s grants exactly these statements', (role, expected) => {
     expect(all.filter((statement) => statement.role === role).map(render).sort()).toEqual([...expected].sort());
   });
@@ -471,9 +498,9 @@ describe('serverless.yml: least-privilege IAM', () => {
     });
   });
 
-  it('lets only the worker consume the queue, and only reconcile and webhook send to it', () => {
-    const roles = (action: string) => all.filter((statement) => statement.actions.includes(action)).map((statement) => statement.role).sort();
-    expect(roles('sqs:SendMessage')).toEqual(['NodeWebhookRole', 'ReconcileRole']);
+  it('lets only the worker consume the queue, and only reconcile, webhook and cloud-events send to it', () => {
+    const roles = (action: string) => all.filter((statement) => statement.actions.includes(action) && statement.sid !== 'FailedEvents').map((statement) => statement.role).sort();
+    expect(roles('sqs:SendMessage')).toEqual(['CloudEventsRole', 'NodeWebhookRole', 'ReconcileRole']);
     for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage']) expect(roles(action)).toEqual(['RouteWorkerRole']);
     expect(roles('sqs:GetQueueAttributes')).toEqual(['ReconcileRole', 'RouteWorkerRole']);
   });
@@ -482,6 +509,7 @@ describe('serverless.yml: least-privilege IAM', () => {
     ['ReconcileRole', 'ReconcileLogGroup'],
     ['RouteWorkerRole', 'RouteWorkerLogGroup'],
     ['NodeWebhookRole', 'NodeWebhookLogGroup'],
+    ['CloudEventsRole', 'CloudEventsLogGroup'],
   ])('%s writes logs only to %s', (role, logGroup) => {
     const logs = all.filter((statement) => statement.role === role && statement.actions.some((action) => action.startsWith('logs:')));
     expect(logs.map((statement) => statement.resource)).toEqual([{ 'Fn::GetAtt': [logGroup, 'Arn'] }]);
@@ -824,7 +852,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
       for (const name of named) expect(name).toContain('-us-east-1');
     }
     expect(resourcesOf(stack().template, 'AWS::IAM::Role').map(([, r]) => at(r, 'Properties', 'RoleName')).sort()).toEqual(
-      ['nodeWebhookRole', 'reconcileRole', 'routeWorkerRole'].map((key) => names(CLUSTER, 'ci', 'us-east-1')[key]).sort(),
+      ['cloudEventsRole', 'nodeWebhookRole', 'reconcileRole', 'routeWorkerRole'].map((key) => names(CLUSTER, 'ci', 'us-east-1')[key]).sort(),
     );
   });
 
@@ -844,7 +872,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
     const { template } = stack();
     for (const [given, inVpc] of [[{}, true], [{ SubnetIds: '', SecurityGroupIds: '' }, false]] as const) {
       const functions = resourcesOf(template, 'AWS::Lambda::Function');
-      expect(functions).toHaveLength(3);
+      expect(functions).toHaveLength(4);
       for (const [id, fnResource] of functions) {
         const vpcConfig = evaluateIn(template, at(fnResource, 'Properties'), given) as Obj;
         if (inVpc) expect(vpcConfig.VpcConfig, id).toEqual({ SubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'], SecurityGroupIds: ['sg-0ccc3333'] });
@@ -860,7 +888,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
   it('publishes versions and points an alias `live` at each', () => {
     const { template } = stack();
     const aliases = resourcesOf(template, 'AWS::Lambda::Alias');
-    expect(aliases.map(([, alias]) => at(alias, 'Properties', 'FunctionName', 'Ref')).sort()).toEqual(['NodeWebhookLambdaFunction', 'ReconcileLambdaFunction', 'RouteWorkerLambdaFunction']);
+    expect(aliases.map(([, alias]) => at(alias, 'Properties', 'FunctionName', 'Ref')).sort()).toEqual(['CloudEventsLambdaFunction', 'NodeWebhookLambdaFunction', 'ReconcileLambdaFunction', 'RouteWorkerLambdaFunction']);
     for (const [, alias] of aliases) {
       expect(at(alias, 'Properties', 'Name')).toBe('live');
       const [version, attribute] = listAt(alias, 'Properties', 'FunctionVersion', 'Fn::GetAtt');

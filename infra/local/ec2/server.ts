@@ -16,6 +16,7 @@ import { render } from './xml.ts';
 import { TokenBuckets } from './throttle.ts';
 import type { ThrottleOptions } from './throttle.ts';
 import type { RouteTargetFields } from './records.ts';
+import { ROUTE_WRITE_ACTIONS, callerOf, instanceStateEvent, routeWriteEvent } from './cloud-events.ts';
 
 const ACTIONS = { ...CORE_ACTIONS, ...SUBNET_ACTIONS };
 
@@ -48,6 +49,11 @@ export interface Ec2EmulatorOptions {
    * with). records.ts, RouteTargetFields, names the sources.
    */
   routeTargetFields?: RouteTargetFields;
+  /**
+   * Receives the EventBridge events EC2 and CloudTrail would send (./cloud-events.ts): an instance's
+   * state changes, and every route write that reached an action (the caller from its access key id).
+   */
+  onCloudEvent?: (event: Record<string, unknown>) => void;
 }
 
 export class Ec2EmulatorStats {
@@ -109,6 +115,8 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
   const state = new Ec2State(routeLimit, now);
   state.notFoundAfterLaunchMs = notFoundAfterLaunchMs;
   state.routeTargetFields = options.routeTargetFields ?? 'both';
+  const onCloudEvent = options.onCloudEvent;
+  if (onCloudEvent) state.onInstanceState = (instanceId, instanceState) => onCloudEvent(instanceStateEvent(instanceId, instanceState, now()));
   const stats = new Ec2EmulatorStats();
   const buckets = options.throttle === false ? null : new TokenBuckets(options.throttle ?? {}, now);
   let requestCounter = 0;
@@ -138,13 +146,20 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
       stats.faultsByKind[kind] = (stats.faultsByKind[kind] ?? 0) + 1;
       return fail(new Ec2ApiError(kind, FAULT_MESSAGE[kind], FAULT_STATUS[kind]));
     }
+    const trail = (error?: Ec2ApiError) => {
+      if (!onCloudEvent || !ROUTE_WRITE_ACTIONS.includes(action)) return;
+      const accessKeyId = /Credential=([^/,\s]+)/.exec(req.headers.authorization ?? '')?.[1] ?? 'unknown';
+      onCloudEvent(routeWriteEvent({ action, params, caller: callerOf(accessKeyId), requestId, nowMs: now(), ...(error ? { error: { code: error.code, message: error.message } } : {}) }));
+    };
     try {
       const inner = render(handler(params, state));
       const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${EC2_NAMESPACE}"><requestId>${requestId}</requestId>${inner}</${action}Response>`;
+      trail();
       return { status: 200, xml, requestId };
     } catch (error) {
-      if (error instanceof Ec2ApiError) return fail(error);
-      return fail(new Ec2ApiError('InternalError', `emulator failure: ${error instanceof Error ? error.message : String(error)}`, 500));
+      const apiError = error instanceof Ec2ApiError ? error : new Ec2ApiError('InternalError', `emulator failure: ${error instanceof Error ? error.message : String(error)}`, 500);
+      trail(apiError);
+      return fail(apiError);
     }
   };
 

@@ -1,13 +1,11 @@
 /**
- * In-memory EC2 world for the local emulator: VPCs and subnets (network-state.ts), route tables with their routes,
- * instances and their network interfaces (a primary one and any number of secondary ones). Test infrastructure, not product: it keeps only
- * what podroute reads and writes, and follows EC2's rules for those (one route per destination,
- * a per-table route quota, blackhole routes when the target's interface goes away).
+ * In-memory EC2 world for the local emulator: VPCs and subnets (network-state.ts), route tables with their routes, instances and
+ * their network interfaces (a primary one and any number of secondary ones). Test infrastructure, not product: it keeps only what
+ * podroute reads and writes, and follows EC2's rules for those (one route per destination, a per-table route quota, blackhole routes).
  *
  * IDs come from counters, so a run is deterministic: `rtb-`, `i-`, `eni-`... + 17 hex digits.
  */
-import { containsCidr, formatCidr, overlaps, tryParseCidr } from '../../../lib/cidr/cidr.ts';
-import type { Cidr, Family } from '../../../lib/cidr/cidr.ts';
+import { type Cidr, type Family, containsCidr, formatCidr, overlaps, tryParseCidr } from '../../../lib/cidr/cidr.ts';
 import { blockRange, blocksIn, probe } from './addresses.ts';
 import { DEFAULT_INSTANCE_TYPE, limitsOf } from './instance-types.ts';
 import { Ec2ApiError } from './errors.ts';
@@ -22,6 +20,8 @@ export class Ec2State extends Ec2Network {
   routeTargetFields: RouteTargetFields = 'both';
   /** Observer: a static route deleted, or replaced by another target (`before` as it was described). */
   onRouteRemoved?: (routeTableId: string, before: DescribedRoute) => void;
+  /** Observer: an instance entered a state (the emulator sends its EC2 Instance State-change Notification). */
+  onInstanceState?: (instanceId: string, state: 'shutting-down' | 'terminated') => void;
 
   /** Records a gateway id (igw-/vgw-...) that routes may target. */
   addGateway(id?: string): string {
@@ -119,13 +119,13 @@ export class Ec2State extends Ec2Network {
   }
 
   /**
-   * Terminates an instance: its interfaces are deleted, so routes through them become blackholes
-   * (EC2 API reference, Route: State `blackhole` means the route's target is not available, a
-   * terminated NAT instance being its example).
+   * Terminates an instance, through `shutting-down`: its interfaces are deleted, so routes through them become
+   * blackholes (EC2 API reference, Route: State `blackhole` means the route's target is not available).
    */
   terminateInstance(id: string): void {
     const instance = this.instances.get(id);
     if (!instance) throw new Error(`no instance ${id}`);
+    this.onInstanceState?.(id, 'shutting-down');
     for (const eniId of instance.networkInterfaceIds) {
       const eni = this.networkInterfaces.get(eniId);
       if (eni) this.usedIps.get(eni.subnetId)?.delete(ipValue(eni.privateIpAddress));
@@ -133,6 +133,7 @@ export class Ec2State extends Ec2Network {
     }
     instance.networkInterfaceIds = [];
     instance.state = 'terminated';
+    this.onInstanceState?.(id, 'terminated');
   }
 
   /** Source/dest check of an instance is the one of its primary interface. */

@@ -10,7 +10,10 @@
  * - `short-listings`: node listings silently leave out a quarter of the nodes, every other time, for a while;
  * - `forged-admissions`: AdmissionReviews sent with the webhook token for nodes that are never
  *   stored (one of them claiming the whole cluster CIDR);
- * - `untagged-tables`: the cluster tag is removed from every cluster route table for a while, then restored.
+ * - `untagged-tables`: the cluster tag is removed from every cluster route table for a while, then restored;
+ * - `instance-terminated`, `tampered-routes`, `forged-events`: event-driven repair
+ *   (./event-scenarios.ts): an instance terminated under its Node, routes deleted and re-pointed by
+ *   an IAM user, a forged and a stale termination event; they need the sandbox's event bus.
  *
  * The hostile kubelets do only what a real kubelet may: create their own Node, with their own
  * spec.podCIDR(s) and spec.providerID set at CREATE (the NodeRestriction admission plugin checks the
@@ -27,9 +30,14 @@ import { readNode } from './report.ts';
 import { admissionReview } from '../kube/admission.ts';
 import { kubeletUser } from '../kube/identity.ts';
 import type { Sandbox } from './types.ts';
+import { forgedTermination, replayEvent, tamperRoute, terminateNode } from './event-scenarios.ts';
 
-export const HOSTILE_SCENARIOS = ['same-cidr', 'sub-range', 'cluster-cidr', 'other-instance', 'short-listings', 'forged-admissions', 'untagged-tables'] as const;
+const EVENT_SCENARIOS = ['instance-terminated', 'tampered-routes', 'forged-events'] as const;
+export const HOSTILE_SCENARIOS = ['same-cidr', 'sub-range', 'cluster-cidr', 'other-instance', 'short-listings', 'forged-admissions', 'untagged-tables', ...EVENT_SCENARIOS] as const;
 export type HostileScenario = (typeof HOSTILE_SCENARIOS)[number];
+
+/** Scenarios that need the sandbox's EventBridge bus (`cloudEvents`). */
+export const isEventScenario = (name: string): boolean => (EVENT_SCENARIOS as readonly string[]).includes(name);
 
 export const isHostileScenario = (name: string): name is HostileScenario => (HOSTILE_SCENARIOS as readonly string[]).includes(name);
 
@@ -175,5 +183,21 @@ const PLAY: Record<HostileScenario, (sandbox: Sandbox, options: HostileOptions) 
     } finally {
       for (const { table, tags } of removed) table.tags.push(...tags);
     }
+  },
+  'instance-terminated': async (sandbox) => {
+    const victim = pick(victims(sandbox), 0);
+    await terminateNode(sandbox, victim.name);
+    // The node lifecycle controller deletes the Node of a terminated instance.
+    await sandbox.leaveNode(victim.name, { terminate: false });
+  },
+  'tampered-routes': async (sandbox) => {
+    const all = victims(sandbox);
+    await tamperRoute(sandbox, pick(all, 0).name, { kind: 'delete' });
+    await tamperRoute(sandbox, pick(all, 1).name, { kind: 'replace', toNode: pick(all, 0).name });
+  },
+  'forged-events': async (sandbox) => {
+    await forgedTermination(sandbox, pick(victims(sandbox), 0).name);
+    const old = sandbox.events?.delivered.find((d) => d.event['detail-type'] === 'EC2 Instance State-change Notification');
+    if (old) await replayEvent(sandbox, old.event);
   },
 };

@@ -12,7 +12,7 @@ export type {
 } from './types.ts';
 export { countState, isConverged, percentile } from './report.ts';
 export type { LeaseRecord, NodeRecord, ObservedRoute, ObservedState, RouteCounts, SandboxReport } from './report.ts';
-export { HOSTILE_SCENARIOS, isHostileScenario, runHostile } from './hostile.ts';
+export { HOSTILE_SCENARIOS, isEventScenario, isHostileScenario, runHostile } from './hostile.ts';
 export type { HostileScenario } from './hostile.ts';
 export { startHttpApi } from './http-api.ts';
 export type { HttpApi, HttpApiHandler, HttpApiOptions } from './http-api.ts';

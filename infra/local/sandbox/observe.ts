@@ -78,16 +78,17 @@ export function checkLeaves(facts: LeaveFacts): { deletesRefused: number; refuse
 /**
  * Counts routes taken from a live honest node: an active route of one of its pod CIDRs, deleted or
  * replaced by another target while the node is stored with that pod CIDR. Hooked on the EC2
- * emulator (Ec2State.onRouteRemoved); a node that left, a blackhole and a hostile node's route are
- * not counted.
+ * emulator (Ec2State.onRouteRemoved); a node that left, a blackhole, a hostile node's route and a
+ * write another principal made on purpose (`byOperator`: a scenario's tampering) are not counted.
  */
 export function watchLiveRouteRemovals(
   ec2: Ec2State,
-  facts: { nodeOfInstance(instanceId: string): { name: string; hostile: boolean } | undefined; getNode(name: string): unknown },
+  facts: { nodeOfInstance(instanceId: string): { name: string; hostile: boolean } | undefined; getNode(name: string): unknown; byOperator?(routeTableId: string, destination: string): boolean },
 ): () => number {
   let removed = 0;
-  ec2.onRouteRemoved = (_table, before) => {
+  ec2.onRouteRemoved = (table, before) => {
     if (before.state !== 'active') return;
+    if (facts.byOperator?.(table, before.destinationCidrBlock ?? before.destinationIpv6CidrBlock ?? '')) return;
     const instanceId = before.networkInterfaceId !== undefined ? ec2.networkInterfaces.get(before.networkInterfaceId)?.attachment?.instanceId : before.instanceId;
     const owner = instanceId === undefined ? undefined : facts.nodeOfInstance(instanceId);
     if (!owner || owner.hostile) return;

@@ -26,6 +26,9 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createNodeWebhookHandler } from '../../../functions/node-webhook.ts';
 import { createReconcileHandler } from '../../../functions/reconcile.ts';
 import { createRouteWorkerHandler } from '../../../functions/route-worker.ts';
+import { createCloudEventsHandler } from '../../../functions/cloud-events.ts';
+import { callerOf } from '../ec2/cloud-events.ts';
+import { type EventBus, createEventBus } from './event-bus.ts';
 import { buildWiring } from '../../../functions/wiring.ts';
 import type { Wiring } from '../../../functions/wiring.ts';
 import { loadConfig } from '../../../lib/config.ts';
@@ -69,8 +72,10 @@ export const SANDBOX_CALLER = 'sandbox';
 /** The queue's own redrive to the DLQ: SQS does it on AWS (RedrivePolicy), unbilled and by no caller. */
 const REDRIVE_CALLER = 'redrive';
 /** The callers whose requests production pays for: the three functions and Lambda's event source. */
-export const PRODUCTION_CALLERS = ['reconcile', 'worker', 'webhook', EVENT_SOURCE_CALLER] as const;
-const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+export const PRODUCTION_CALLERS = ['reconcile', 'worker', 'webhook', 'events', EVENT_SOURCE_CALLER] as const;
+/** podroute's functions sign as sessions of one role (the emulator's CloudTrail events name it: ../ec2/cloud-events.ts). */
+const PODROUTE_KEY = 'role:podroute-sandbox';
+const CREDENTIALS = { accessKeyId: PODROUTE_KEY, secretAccessKey: 'local' };
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -123,7 +128,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // are sped up alike, so a tick has the API budget a production minute has.
     const timeScale = tickMs > 0 ? 60_000 / tickMs : 1;
     const defaultLimit = Math.max(50, Math.min(1000, (initialNodes + 16) * families + 1));
+    // The EventBridge bus (event-bus.ts) exists once the handlers do; the emulator posts to it late.
+    const bus: { current?: EventBus } = {};
     const ec2 = await startEc2Emulator({
+      ...(options.cloudEvents ? { onCloudEvent: (event: Record<string, unknown>) => void bus.current?.put(event) } : {}),
       routeLimit: options.routeLimit ?? defaultLimit,
       ...(options.routeTargetFields ? { routeTargetFields: options.routeTargetFields } : {}),
       notFoundAfterLaunchMs: options.notFoundAfterLaunchMs ?? (mode === 'routes' && tickMs > 0 ? LAUNCH_LAG_PRODUCTION_MS / timeScale : 0),
@@ -193,7 +201,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // schedule than production's keeps production's delays.
     const clientTimeScale = Math.max(1, timeScale);
     const ec2Clients: EC2Client[] = [];
-    const makeWiring = async (fn: 'reconcile' | 'worker' | 'webhook'): Promise<Wiring> => {
+    const makeWiring = async (fn: 'reconcile' | 'worker' | 'webhook' | 'events'): Promise<Wiring> => {
       // The production client's retry settings, pointed at the emulator.
       const ec2Client = new EC2Client(
         ec2ClientConfig(
@@ -226,6 +234,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     late.webhook = createNodeWebhookHandler(async () => wirings.webhook);
     const reconcileHandler = createReconcileHandler(async () => wirings.reconcile);
     const workerHandler = createRouteWorkerHandler(async () => wirings.worker);
+    const eventsWiring = options.cloudEvents ? await makeWiring('events') : undefined;
+    if (eventsWiring) {
+      // podroute's own writes come from its role (OWN_PRINCIPAL_ARNS in the stack).
+      const own = callerOf(PODROUTE_KEY);
+      const ownPrincipals = [own.type === 'AssumedRole' ? own.roleArn : own.arn];
+      bus.current = createEventBus(createCloudEventsHandler(async () => eventsWiring, ownPrincipals), 'podroute-cloud-events');
+    }
 
     // --- the worker's event source -------------------------------------------------------------
     const { eventSource, depth, dlqDepth } = await startWorkerSource({
@@ -328,12 +343,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     // Leases straight from the CIDR table (lease-table.ts), not through podroute's sets.
     const leaseClient = db.client();
     const leases = (): Promise<LeaseRecord[]> => scanLeases(leaseClient, db.tableName);
+    /** Routes an operator client is writing (table|destination), consumed by the judge's removal watch. */
+    const operatorWrites = new Set<string>();
     const liveRoutesRemoved = watchLiveRouteRemovals(ec2.state, {
       nodeOfInstance: (instanceId) => {
         for (const [name, own] of record) if (own.instanceId === instanceId) return { name, hostile: own.hostile === true };
         return undefined;
       },
       getNode: (name) => kube.state.getNode(name),
+      byOperator: (table, destination) => operatorWrites.delete(`${table}|${destination}`),
     });
     const counts = (leaseList: readonly LeaseRecord[]): RouteCounts =>
       countState({
@@ -393,7 +411,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         const { leakedCidrs: _leaked, routesToNonLeaseholder: _unread, ...state } = counts([]);
         const queueNow = await depth();
         last = { state, depth: queueNow };
-        const quiet = queueNow.visible + queueNow.inFlight + queueNow.delayed + queueNow.running === 0 && schedule.running() === 0;
+        const quiet = queueNow.visible + queueNow.inFlight + queueNow.delayed + queueNow.running === 0 && schedule.running() === 0 && (bus.current?.pending() ?? 0) === 0;
         if (
           quiet &&
           state.honestNodesNotReady === 0 &&
@@ -447,6 +465,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       record,
       setShortListings: (dropPerListing) => shortListings.set(dropPerListing),
       setSchedule,
+      events: bus.current ?? null,
+      operatorEc2: (user = 'operator') => {
+        const client = new EC2Client({ endpoint: ec2.url, region: REGION, credentials: { accessKeyId: user, secretAccessKey: 'local' }, maxAttempts: 1 });
+        // Its route writes are on purpose: the judge does not count the routes they take (observe.ts).
+        client.middlewareStack.add((next, context) => async (args) => {
+          const input = args.input as { RouteTableId?: string; DestinationCidrBlock?: string; DestinationIpv6CidrBlock?: string };
+          const removes = context.commandName === 'DeleteRouteCommand' || context.commandName === 'ReplaceRouteCommand';
+          if (removes && input.RouteTableId !== undefined) operatorWrites.add(`${input.RouteTableId}|${input.DestinationCidrBlock ?? input.DestinationIpv6CidrBlock ?? ''}`);
+          return next(args);
+        }, { step: 'initialize', name: 'sandboxOperatorWrites' });
+        ec2Clients.push(client);
+        return client;
+      },
       stop: cleanup,
     };
   } catch (error) {

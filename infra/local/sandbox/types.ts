@@ -1,4 +1,5 @@
 /** The sandbox's public shapes: its options and the handle `startSandbox` resolves to. */
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ReconcileResult } from '../../../functions/reconcile.ts';
 import type { Wiring } from '../../../functions/wiring.ts';
@@ -9,6 +10,7 @@ import type { KubeEmulator } from '../kube/index.ts';
 import type { LocalSqs } from '../queue/local-sqs.ts';
 import type { SqsEventSource } from '../queue/sqs-event-source.ts';
 import type { LocalDynamoDb } from '../dynamodb.ts';
+import type { EventBus } from './event-bus.ts';
 import type { HttpApi } from './http-api.ts';
 import type { LeaseRecord, NodeRecord, RouteCounts, SandboxReport } from './report.ts';
 import type { SandboxMode } from './world.ts';
@@ -19,6 +21,11 @@ export type { SandboxMode } from './world.ts';
 export interface SandboxOptions {
   /** Nodes joined (through the webhook) before `startSandbox` resolves. Default 0. */
   nodes?: number;
+  /**
+   * The EC2 emulator sends instance state changes and route writes (via CloudTrail) to an
+   * EventBridge bus that invokes the cloud-events function (event-bus.ts). Default false.
+   */
+  cloudEvents?: boolean;
   /** IPv4 and IPv6 cluster CIDRs, dual-stack VPC and subnet. Default false. */
   dualStack?: boolean;
   /** Route tables tagged `kubernetes.io/cluster/<clusterName>=owned`. Default 2. */
@@ -172,5 +179,9 @@ export interface Sandbox {
   setShortListings(dropPerListing: number): void;
   /** Starts or stops the schedule (ticks already running finish). */
   setSchedule(running: boolean): void;
+  /** The EventBridge bus to the cloud-events function (`cloudEvents`), or null without it. */
+  readonly events: EventBus | null;
+  /** An EC2 client of another principal (an IAM user, `operator` by default): its route writes are not podroute's. */
+  operatorEc2(user?: string): EC2Client;
   stop(): Promise<void>;
 }
