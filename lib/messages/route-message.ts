@@ -77,7 +77,7 @@ const deleteRouteMessageSchema = z.strictObject({
  * New in version 2 (a `sync-node` that carries it is written as version 2): what the admission of a
  * node's CREATE knew, its instance and the pod CIDRs the webhook patched in. The Node is stored only
  * after admission, so the worker routes these at once and leaves only the condition write waiting
- * for the stored node (lib/usecases/route-worker.ts, `syncNodeRoutes`).
+ * for the stored node (lib/usecases/route-writes.ts, `syncNodeRoutes`).
  */
 const admittedSchema = z.strictObject({
   instanceId: instanceIdSchema,
