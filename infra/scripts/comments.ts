@@ -1,7 +1,7 @@
 /**
  * What the comments of a TypeScript file are: the lines that hold only comment, the file header,
- * and the repository paths (`lib/x/y.ts`) they name. test/infra/comments.test.ts checks that each
- * named path exists; `node --import tsx infra/scripts/comments.ts lib` prints the share of lines.
+ * the paths (`lib/x/y.ts`) and the names in paths they mention. test/infra/comments.test.ts checks
+ * they exist; `node --import tsx infra/scripts/comments.ts lib` prints the share of comment lines.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,6 +74,20 @@ export function commentFacts(text: string): CommentFacts {
 export function namedPaths(comment: string): string[] {
   const found = comment.match(/(?<![\w./*-])(?:\.{1,2}\/)*(?:[\w.-]+\/)*[\w-][\w.-]*\.ts(?![\w/*])/g) ?? [];
   return [...new Set(found.filter((path) => !path.includes('*')))];
+}
+
+/**
+ * The names a comment places in a file: "`name` (path.ts ...)" and "path.ts `name`", comment line
+ * breaks joined first. The path is as written; the name is a plain identifier.
+ */
+export function namedPlaces(comment: string): Array<{ path: string; name: string }> {
+  const flat = comment.replace(/\n\s*(?:\*|\/\/)\s*/g, ' ');
+  const path = String.raw`((?:\.{1,2}\/|[\w-]+\/)+[\w.-]+\.ts)`;
+  const found: Array<{ path: string; name: string }> = [];
+  for (const match of flat.matchAll(new RegExp(String.raw`${path},?\s+\`(\w+)\`|\`(\w+)\`\s+\(${path}`, 'g'))) {
+    found.push({ path: (match[1] ?? match[4]) as string, name: (match[2] ?? match[3]) as string });
+  }
+  return found;
 }
 
 export function typescriptFiles(root: string, folder: string): string[] {

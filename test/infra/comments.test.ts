@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commentFacts, namedPaths, typescriptFiles } from '../../infra/scripts/comments.ts';
+import { commentFacts, namedPaths, namedPlaces, typescriptFiles } from '../../infra/scripts/comments.ts';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -32,6 +32,17 @@ describe('namedPaths', () => {
   });
 });
 
+describe('namedPlaces', () => {
+  it.each([
+    { comment: '// `outcomeOf` (./delivery-outcome.ts)', places: [{ path: './delivery-outcome.ts', name: 'outcomeOf' }] },
+    { comment: '// (lib/usecases/absence.ts `pastGrace`)', places: [{ path: 'lib/usecases/absence.ts', name: 'pastGrace' }] },
+    { comment: '/**\n * lib/routes/route-rules.ts\n * `wantedVerdict` decides\n */', places: [{ path: 'lib/routes/route-rules.ts', name: 'wantedVerdict' }] },
+    { comment: '// `a` and route-plan.ts `b`', places: [] },
+  ])('$comment', ({ comment, places }) => {
+    expect(namedPlaces(comment)).toEqual(places);
+  });
+});
+
 /** Every TypeScript file of the repository by its name, outside node_modules and build output. */
 const fileNames = new Set(
   ['lib', 'functions', 'infra', 'test', 'bin', 'bench'].flatMap((folder) => typescriptFiles(root, folder)).map((file) => basename(file)),
@@ -50,5 +61,14 @@ describe('comments of lib/ and functions/', () => {
     const { comments } = commentFacts(readFileSync(join(root, file), 'utf8'));
     const missing = comments.flatMap((comment) => namedPaths(comment)).filter((path) => !exists(file, path));
     expect(missing).toEqual([]);
+  });
+
+  it.each(files)('%s places each name it mentions in a file that has it', (file) => {
+    const { comments } = commentFacts(readFileSync(join(root, file), 'utf8'));
+    const wrong = comments.flatMap((comment) => namedPlaces(comment)).filter(({ path, name }) => {
+      const at = path.startsWith('.') ? join(root, dirname(file), path) : join(root, path);
+      return existsSync(at) && !new RegExp(String.raw`\b${name}\b`).test(readFileSync(at, 'utf8'));
+    });
+    expect(wrong).toEqual([]);
   });
 });
