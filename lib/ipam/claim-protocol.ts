@@ -2,7 +2,7 @@
  * The claim protocol: a CidrStore built only from the conditional writes of a ClaimStore, so that
  * many Lambdas can allocate from one set at once and any of them can die after any write. Items:
  * `b#<10-digit index>` (a used block), `o#<owner>` (the block an owner holds), `cursor` (tickets).
- * The steps and why each crash is safe: docs/decisions/0010-claim-protocol.md.
+ * The steps and why each crash is safe: docs/decisions/0011-claim-protocol.md.
  */
 import { PodrouteError } from '../errors.ts';
 import type { ClaimStore, StoredItem } from './claim-store.ts';

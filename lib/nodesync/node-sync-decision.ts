@@ -2,7 +2,7 @@
  * Node sync's decider: upstream `NodeSync`'s `updateOp` / `deleteOp` (nodeipam/ipam/sync) as a pure
  * function from a node, the cloud's aliases and the configured sets (one per family) to the list of
  * actions that keeps them in agreement (ARCHITECTURE contract 3). The branches, their order and
- * where we differ from upstream: docs/decisions/0012-node-sync.md.
+ * where we differ from upstream: docs/decisions/0013-node-sync.md.
  */
 import { CodedError } from '../errors.ts';
 import { type Cidr, type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';

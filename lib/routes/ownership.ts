@@ -2,7 +2,7 @@
  * Who owns which pod CIDR: the one decider (ARCHITECTURE.md, "Authority") that the route planner,
  * reconcile's lease upkeep and the route worker call. A Node's pod CIDRs and providerID are claims
  * (NodeRestriction does not check them), judged against the lease table, which only podroute writes.
- * The rules, conflict by conflict, are docs/decisions/0008-pod-cidr-ownership.md.
+ * The rules, conflict by conflict, are docs/decisions/0009-pod-cidr-ownership.md.
  */
 import { type Cidr, type Family, addressBits, containsCidr, formatCidr, leadingZerosReading, tryParseCidr } from '../cidr/cidr.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';

@@ -1,6 +1,6 @@
 /**
  * The route planner's phases (lib/routes/route-plan.ts composes them; the step numbers below are
- * those of docs/decisions/0007-route-plan-rules.md). Each phase reads what the ones before produced
+ * those of docs/decisions/0008-route-plan-rules.md). Each phase reads what the ones before produced
  * and adds its warnings; none does I/O.
  */
 import { type Cidr, containsAddress, containsCidr, formatCidr, lastAddress, tryParseCidr } from '../cidr/cidr.ts';

@@ -2,7 +2,7 @@
  * The route planner: upstream route controller's `reconcile` as a pure function from {nodes, route
  * tables, cluster CIDRs} to a plan of creates, replaces, deletes and node statuses. No I/O, no clock;
  * the same input in any order gives the same plan. Its rules, step by step, are
- * docs/decisions/0007-route-plan-rules.md; the shared per-destination rules are ./route-rules.ts.
+ * docs/decisions/0008-route-plan-rules.md; the shared per-destination rules are ./route-rules.ts.
  */
 import { type Cidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';

@@ -2,7 +2,7 @@
  * A full route table, marked on the table itself: the tag `podroute.io/route-table-full =
  * <routeCount>@<ISO time>`, written when CreateRoute answers `RouteLimitExceeded` (the "Routes per
  * route table" quota; Amazon VPC quotas). While the mark is young and the table no emptier, no create
- * or replace goes to it; an older mark lets one probe through. Why a tag: docs/decisions/0009-full-route-tables.md.
+ * or replace goes to it; an older mark lets one probe through. Why a tag: docs/decisions/0010-full-route-tables.md.
  */
 import type { RouteTable } from './route-tables.ts';
 

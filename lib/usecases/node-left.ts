@@ -2,7 +2,7 @@
  * A node's departure, acted on only once it is real: a `node-left` check (or a signed `NodeLeft`
  * event) releases the node's leases older than the grace period once a keyed read of the node
  * answers 404. It lists no node and deletes no route (the planner decides those). Why:
- * docs/decisions/0011-node-departure.md.
+ * docs/decisions/0012-node-departure.md.
  */
 import * as z from '../util/zod-mini.ts';
 import { NodeStillDeletingError } from './delivery-outcome.ts';

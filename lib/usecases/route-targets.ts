@@ -1,6 +1,6 @@
 /**
  * The instance -> primary interface map by which the planner (PlanInput.primaryInterfaces; step 1a
- * of docs/decisions/0007-route-plan-rules.md) matches a route EC2 describes by NetworkInterfaceId
+ * of docs/decisions/0008-route-plan-rules.md) matches a route EC2 describes by NetworkInterfaceId
  * alone. EC2 is observed to give both ids for an attached interface (terraform-provider-aws#14197,
  * #1426; the EC2 API reference, Route, does not say), so the map is read only when needed.
  */

@@ -2,7 +2,7 @@
  * The request layer of the node webhook: authenticate, bound, decode and validate one HTTP request
  * (API Gateway HTTP API, payload format 2.0) and say what it is. Pure: secrets and the clock come in
  * as arguments. An AdmissionReview carries the webhook token, a NodeEvent an HMAC signature
- * (./events.ts); the order of checks and why: docs/decisions/0013-webhook-request.md.
+ * (./events.ts); the order of checks and why: docs/decisions/0014-webhook-request.md.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { PodrouteError } from '../errors.ts';
