@@ -1,13 +1,8 @@
 /**
- * node-webhook: the HTTP API Lambda for node join and leave (lib/usecases/node-webhook.ts).
- *
- * Routes: `POST /webhook/{token}` (the Kubernetes API server's AdmissionReview; the token is the
- * last path segment, since an EKS API server cannot send credentials) and `POST /webhook`
- * (AdmissionReview with `Authorization: Bearer <token>`, or a JSON event signed with HMAC-SHA256
- * with the signing key, a second secret).
- * Every request is authenticated before its body is read: 401 for bad auth, 400 for bad input, and
- * nothing changes in either case. Only the caller's faults (4xx) are explained; anything else is a
- * plain 500 or 503 (retry) with the details in the log.
+ * node-webhook: the HTTP API Lambda for node join and leave (lib/usecases/node-webhook.ts), on
+ * `POST /webhook/{token}` (an EKS API server can send no credential but its URL) and `POST /webhook`
+ * (a Bearer token, or an event signed with the signing key). Every request is authenticated before
+ * its body is read; only the caller's faults (4xx) are explained, anything else is a plain 500 or 503.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';

@@ -1,15 +1,8 @@
 /**
- * route-worker: the SQS-triggered Lambda. Applies each route message idempotently and reports
- * partial batch failures, so only the messages that failed retryably come back
- * (lib/usecases/route-worker.ts decides which). The batch's messages share one listing of the
- * route tables (lib/usecases/route-table-view.ts).
- *
- * No message's failure fails the batch: every record settles on its own, and the handler answers
- * before the function times out (a timeout would fail the whole batch, and every record of it would
- * wait out the visibility timeout and count a receive towards the dead-letter queue). Records still
- * running when the time budget ends are answered as failures of their own (retried, or handed back
- * to reconcile when their receives are nearly used up); their EC2 calls are idempotent, so a redelivery converges.
- * Each failed record gets one log line saying what becomes of it.
+ * route-worker: the SQS-triggered Lambda. Each record settles on its own (lib/usecases/route-worker.ts
+ * decides how) and the handler reports partial batch failures, answering before the function times
+ * out: a timeout would fail the whole batch and count a receive on every record. Records still
+ * running when the budget ends are answered as failures of their own; redelivery converges.
  */
 import { setMaxListeners } from 'node:events';
 import middy from '@middy/core';

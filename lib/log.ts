@@ -1,17 +1,9 @@
 /**
  * Structured logs and metrics behind one small port, `Logger`: one line per applied action, one
- * summary per run, metrics in CloudWatch's embedded metric format (no client, no extra call).
- *
- * In Lambda the port is backed by AWS Lambda Powertools (`powertoolsTelemetry`): its Logger adds
- * the request id and cold start to every line once the handler's middy chain injects the Lambda
- * context, and takes its level from POWERTOOLS_LOG_LEVEL (or LOG_LEVEL; Lambda's own log-level
- * control wins when set). Its Metrics keeps the invocation's metrics and the handler flushes them
- * once per invocation (functions/telemetry.ts), in namespace `podroute`, every metric with exactly
- * the dimensions `cluster` and `function`. `memoryLogger` and `silentLogger` serve tests and the
- * sandbox; `jsonLogger` writes the same plain JSON lines to any sink (the sandbox's log file).
- *
- * Never log tokens, kubeconfigs or whole events; every logger here also redacts credential fields
- * and the token segment of a webhook path, should one be handed to it.
+ * summary per run, metrics in CloudWatch's embedded metric format. In Lambda it is Powertools
+ * (`powertoolsTelemetry`, flushed once per invocation by functions/telemetry.ts, namespace `podroute`,
+ * dimensions `cluster` and `function`); `memoryLogger`, `silentLogger` and `jsonLogger` serve tests
+ * and the sandbox. Every logger redacts credential fields and a webhook path's token segment.
  */
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';

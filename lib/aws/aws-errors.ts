@@ -1,10 +1,8 @@
 /**
- * The one classification of AWS SDK failures that every AWS adapter (EC2, DynamoDB, SQS, Secrets
- * Manager, SSM) builds on, and the typed error it maps them to. It asks the SDK's own checks
- * (`@smithy/core/retry`: `isThrottlingError`, `isTransientError`, `isServerError`, the ones its
- * retry strategies use), so a connection reset, a socket timeout or a 5xx that is still failing
- * after the SDK's own retries stays retryable, whichever client threw it. Each service adds only
- * its own codes, as data (./aws-error-codes.ts). Never reads message text.
+ * The one classification of AWS SDK failures that every AWS adapter builds on, and the typed error
+ * it maps them to. It asks the SDK's own checks (`@smithy/core/retry`: `isThrottlingError`,
+ * `isTransientError`, `isServerError`), so a reset, a timeout or a 5xx still failing after the SDK's
+ * retries stays retryable; each service adds only its codes (./aws-error-codes.ts). No message text.
  */
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import type { SdkError } from '@smithy/types';

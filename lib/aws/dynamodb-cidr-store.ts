@@ -1,28 +1,8 @@
 /**
- * The claim store (lib/ipam/claim-store.ts) over one DynamoDB table: each primitive is one
- * single-item request, and the claim protocol (lib/ipam/claim-protocol.ts: allocation order, owner
- * records, crash points, repair) is not here. `DynamoDbCidrStore` is that protocol over this table.
- *
- * ## Layout (one partition per CIDR set, `pk = set#<setId>`, setId = `<cluster CIDR>@<mask>`)
- *
- * `sk` is the protocol's key (`b#0000000042`, `o#<owner>`, `cursor`); the protocol's attributes are
- * stored as S or N attributes, plus `ver` N, the item's version. Items of older podroute versions
- * have no `ver` (version 0) and extra attributes (`tok`, `total`), which the protocol ignores.
- *
- * ## Requests (DynamoDB API reference, UpdateItem / PutItem / DeleteItem / Query / GetItem)
- *
- * - get: GetItem with ConsistentRead (a strongly consistent read returns every write that
- *   succeeded before it: "Read consistency", DynamoDB developer guide).
- * - putIfAbsent: PutItem with `attribute_not_exists(pk)`; putIfVersion: PutItem with `#ver = :v`
- *   (`attribute_exists(pk) AND attribute_not_exists(#ver)` for version 0); deleteIf: DeleteItem
- *   with the same condition. A false condition is ConditionalCheckFailedException, and DynamoDB
- *   then writes nothing ("Condition expressions", developer guide).
- * - increment: UpdateItem `ADD #attr :by` with ReturnValues UPDATED_NEW. ADD on a number attribute
- *   that does not exist (or on a missing item) starts from 0, and UpdateItem applies it atomically,
- *   so concurrent increments each get their own value back ("Atomic counters" and UpdateItem's
- *   UpdateExpression / ReturnValues, DynamoDB API reference).
- * - list / count: Query `sk BETWEEN :from AND :to`, ConsistentRead, paged with
- *   LastEvaluatedKey / ExclusiveStartKey and `Limit` (Select COUNT for count).
+ * The claim store (lib/ipam/claim-store.ts) over one DynamoDB table, each primitive one single-item
+ * request; `DynamoDbCidrStore` is the claim protocol (lib/ipam/claim-protocol.ts) over it. One
+ * partition per CIDR set (`pk = set#<cluster CIDR>@<mask>`), `sk` the protocol's key, its attributes
+ * as S or N plus `ver` N, the item's version (none reads as 0; other attributes are ignored).
  */
 import {
   DeleteItemCommand,
@@ -108,6 +88,7 @@ export class DynamoDbClaimStore implements ClaimStore {
     this.onConditionalFailure = options.onConditionalFailure ?? (() => undefined);
   }
 
+  /** Strongly consistent: it returns every write that succeeded before it (DynamoDB Developer Guide, "Read consistency"). */
   async get(key: string): Promise<StoredItem | null> {
     const output = await this.call('GetItem', () => this.client.send(new GetItemCommand({
       TableName: this.tableName,
@@ -141,6 +122,10 @@ export class DynamoDbClaimStore implements ClaimStore {
     })));
   }
 
+  /**
+   * ADD on a missing number starts from 0 and UpdateItem applies it atomically, so concurrent
+   * increments each get their own value (DynamoDB Developer Guide, "Atomic counters").
+   */
   async increment(key: string, attr: string, by: number): Promise<number> {
     const output = await this.call('UpdateItem', () => this.client.send(new UpdateItemCommand({
       TableName: this.tableName,
@@ -201,7 +186,10 @@ export class DynamoDbClaimStore implements ClaimStore {
     } while (start !== undefined);
   }
 
-  /** A conditional write: true when done, false when its condition was false. */
+  /**
+   * A conditional write: true when done, false when its condition was false (then DynamoDB writes
+   * nothing and answers ConditionalCheckFailedException: Developer Guide, "Condition expressions").
+   */
   private async guarded(key: string, action: string, run: () => Promise<unknown>): Promise<boolean> {
     try {
       await run();

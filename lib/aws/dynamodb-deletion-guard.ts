@@ -1,19 +1,8 @@
 /**
  * The mass-deletion guard's window (lib/routes/deletion-guard.ts) as one item of the CIDR table:
- * `pk = guard`, `sk = route-deletions`, attribute `runs` (the window as JSON, checked by a schema
- * when read) and `ver` (N, the item's version). No set's partition is named `guard` (theirs are
- * `set#<setId>`, the registry's `registry`), so it collides with none.
- *
- * - read: GetItem with ConsistentRead, so the last run's write is seen (DynamoDB Developer Guide,
- *   "Read consistency").
- * - write: PutItem conditional on the version read (`attribute_not_exists(pk)` for none yet, else
- *   `#ver = :v`); a false condition is ConditionalCheckFailedException and nothing is written
- *   (Developer Guide, "Condition expressions"), answered here as false.
- *
- * Size: a run is its time, its live count and the route keys it let go (~40 bytes each); the guard
- * lets at most a share of the live routes go per window, so the item stays far below DynamoDB's
- * 400 KB item limit for the table sizes EC2 allows (Developer Guide, "Service, account, and table
- * quotas": item size; route tables hold at most 1,000 routes).
+ * `pk = guard`, `sk = route-deletions` (no set's partition is named `guard`), `runs` the window as
+ * JSON checked by a schema, `ver` its version. A run is ~40 bytes per route it let go, far below the
+ * 400 KB item limit (DynamoDB Developer Guide, "Service, account, and table quotas").
  */
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -32,6 +21,7 @@ const windowSchema = z.object({
 export class DynamoDbDeletionWindow implements DeletionWindowStore {
   constructor(private readonly options: { client: DynamoDBClient; tableName: string }) {}
 
+  /** Strongly consistent, so the last run's write is seen (DynamoDB Developer Guide, "Read consistency"). */
   async read(): Promise<{ window: GuardWindow; version: number }> {
     let item;
     try {
@@ -52,6 +42,7 @@ export class DynamoDbDeletionWindow implements DeletionWindowStore {
     return { window: checked.data, version };
   }
 
+  /** Conditional on the version read; false when another run wrote first (then nothing is written). */
   async write(window: GuardWindow, version: number): Promise<boolean> {
     try {
       await this.options.client.send(new PutItemCommand({

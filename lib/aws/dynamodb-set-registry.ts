@@ -1,14 +1,7 @@
 /**
- * The CIDR set registry (lib/ipam/set-registry.ts) as one item of the CIDR table:
- * `pk = registry`, `sk = cidr-sets`, attribute `ranges` a string set. No set's partition is named
- * `registry` (theirs are `set#<setId>`), so it collides with none.
- *
- * - add: UpdateItem `ADD #ranges :r` with a string set. ADD on a set attribute adds the elements
- *   not yet in it and creates the attribute (and the item) when missing (DynamoDB API Reference,
- *   UpdateItem, UpdateExpression ADD), so a repeated or concurrent add needs no condition.
- * - list: GetItem with ConsistentRead, so a range added before returns (DynamoDB Developer Guide,
- *   "Read consistency"). The item stays small: a range is ~20 bytes and an item may hold 400 KB
- *   (Developer Guide, "Service, account, and table quotas": item size).
+ * The CIDR set registry (lib/ipam/set-registry.ts) as one item of the CIDR table: `pk = registry`,
+ * `sk = cidr-sets`, `ranges` a string set (no set's partition is named `registry`). A range is ~20
+ * bytes and an item may hold 400 KB (DynamoDB Developer Guide, "Service, account, and table quotas").
  */
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -20,6 +13,10 @@ const KEY = { pk: { S: 'registry' }, sk: { S: 'cidr-sets' } };
 export class DynamoDbSetRegistry implements SetRegistry {
   constructor(private readonly options: { client: DynamoDBClient; tableName: string }) {}
 
+  /**
+   * ADD on a string set adds the missing elements and creates the attribute and item when absent
+   * (DynamoDB API Reference, UpdateItem), so a repeated or concurrent add needs no condition.
+   */
   async add(ranges: readonly string[]): Promise<void> {
     // DynamoDB rejects an empty set value (API Reference, AttributeValue SS): nothing to send.
     if (ranges.length === 0) return;
@@ -36,6 +33,7 @@ export class DynamoDbSetRegistry implements SetRegistry {
     }
   }
 
+  /** Strongly consistent, so a range added before is listed (DynamoDB Developer Guide, "Read consistency"). */
   async list(): Promise<string[]> {
     try {
       const out = await this.options.client.send(new GetItemCommand({ TableName: this.options.tableName, Key: KEY, ConsistentRead: true }));

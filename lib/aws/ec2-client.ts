@@ -1,21 +1,8 @@
 /**
- * How podroute's EC2 client retries. EC2 throttles each API with its own token bucket (CreateRoute:
- * 50 tokens, 5 a second); many workers at once empty it in a moment. The SDK's adaptive retry mode
- * adds a client-side rate limiter that backs off when EC2 throttles and ramps up again after, so a
- * worker waits for tokens inside its invocation instead of failing the message back to the queue
- * (where it would wait out the visibility timeout).
- *
- * Production keeps the SDK's own backoff and rate limiter. The local sandbox runs every clock
- * `timeScale` times faster than production (its schedule, visibility timeout, function timeout and
- * EC2 refill rates), so it passes the same scale here and the client waits `timeScale` times less:
- * - backoff: the SDK's documented full-jitter exponential backoff, `random * min(base * 2^i,
- *   MAXIMUM_RETRY_DELAY)` with the base the SDK chooses per error type (AWS SDKs and Tools
- *   reference guide, "Retry behavior"), divided by `timeScale`;
- * - the adaptive rate limiter (the SDK's DefaultRateLimiter): its rates are measured per real
- *   second, so in a world `timeScale` times faster they are `timeScale` times higher; its floor
- *   (`minFillRate`) is raised alike and its cubic recovery `C * (t - W)^3` runs on a clock
- *   `timeScale` times faster when `C` is multiplied by `timeScale^4` (then `W` shrinks by `timeScale`).
- * Not scaled: the limiter's half-second rate-measurement buckets, and the retry quota (a count).
+ * How podroute's EC2 client retries: the SDK's adaptive mode, whose client-side rate limiter backs
+ * off when EC2 throttles (each API has its own token bucket), so a worker waits for tokens inside
+ * its invocation instead of failing the message back to the queue. The local sandbox runs its clocks
+ * `timeScale` times faster, so there the backoff and the limiter run `timeScale` times faster too.
  */
 import { randomInt } from 'node:crypto';
 import type { EC2ClientConfig } from '@aws-sdk/client-ec2';
@@ -28,7 +15,11 @@ type BackoffStrategy = NonNullable<AdaptiveRetryStrategyOptions['backoff']>;
 
 const EC2_MAX_ATTEMPTS = 8;
 
-/** The SDK DefaultRateLimiter's defaults that carry a unit of time. */
+/**
+ * The SDK DefaultRateLimiter's defaults that carry a unit of time. Its rates are per real second, so
+ * `timeScale` times higher; its cubic recovery `C * (t - W)^3` runs `timeScale` times faster when `C`
+ * is multiplied by `timeScale^4`. Its half-second measuring buckets and the retry quota are not scaled.
+ */
 const LIMITER_MIN_FILL_RATE = 0.5;
 const LIMITER_SCALE_CONSTANT = 0.4;
 
@@ -56,7 +47,8 @@ export function ec2ClientConfig(config: EC2ClientConfig = {}, options: Ec2Client
 }
 
 /**
- * The SDK's full-jitter exponential backoff, `timeScale` times shorter.
+ * The SDK's full-jitter exponential backoff, `random * min(base * 2^i, MAXIMUM_RETRY_DELAY)` with
+ * the base it picks per error type (AWS SDKs and Tools reference guide, "Retry behavior"), `timeScale` times shorter.
  * Exported for its table-driven test (test/aws/ec2-client.test.ts).
  */
 export function scaledBackoff(timeScale: number, random: () => number = uniform): BackoffStrategy {

@@ -1,12 +1,8 @@
 /**
- * Reading the primary network interfaces of instances, with their own tags, for `podroute doctor`.
- *
- * The route worker turns a node's source/destination check off with
- * ModifyNetworkInterfaceAttribute on the primary interface, and its IAM statement (serverless.yml,
- * Sid SourceDestCheck) allows that only on interfaces tagged `kubernetes.io/cluster/<name>`.
- * DescribeInstances lists an instance's interfaces without their tags, so this reads them with
- * DescribeNetworkInterfaces (EC2 API reference: NetworkInterface.TagSet), filtered by
- * `attachment.instance-id` and `attachment.device-index` = 0.
+ * The primary network interfaces of instances with their own tags, for `podroute doctor`: the
+ * worker's IAM statement (serverless.yml, Sid SourceDestCheck) allows ModifyNetworkInterfaceAttribute
+ * only on interfaces tagged `kubernetes.io/cluster/<name>`, and DescribeInstances omits those tags,
+ * so this reads DescribeNetworkInterfaces (EC2 API reference, NetworkInterface.TagSet).
  */
 import { DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
 import type { EC2Client, NetworkInterface } from '@aws-sdk/client-ec2';

@@ -1,14 +1,9 @@
 /**
  * EC2 route tables of the cluster: list them (all pages), and create, replace, delete and re-read
  * the pod-CIDR routes in them, idempotently. Also the node side of a route: the instance's primary
- * interface and that interface's source/destination check.
- *
- * The check belongs to each network interface. EC2 refuses the instance-level call
- * (`ModifyInstanceAttribute SourceDestCheck`) on an instance with more than one interface
- * (`InvalidInstanceID`: "There are multiple interfaces attached to instance ... Please specify an
- * interface ID for the operation instead."), which is every node with a secondary ENI (VPC CNI,
- * Multus, EFA). So the route targets the primary interface (device index 0) and the check is turned
- * off on that interface alone (`ModifyNetworkInterfaceAttribute`, EC2 API reference).
+ * interface (device index 0), whose source/destination check is turned off on that interface alone,
+ * since EC2 refuses the instance-level call on an instance with several interfaces
+ * (`InvalidInstanceID`; EC2 API reference, ModifyInstanceAttribute / ModifyNetworkInterfaceAttribute).
  */
 import {
   CreateRouteCommand,

@@ -78,8 +78,8 @@ function toReservation(r: SubnetCidrReservation): SubnetReservation | null {
 }
 
 /**
- * How long a container trusts a subnet and its reservations before reading them again. Issue 8
- * wants them read once per run, not per node: a mass join sends one admission per node, so each
+ * How long a container trusts a subnet and its reservations before reading them again. They are
+ * read once per run, not per node: a mass join sends one admission per node, so each
  * webhook container would otherwise make a DescribeSubnets and a GetSubnetCidrReservations per
  * node (82 and 102 for 60 nodes in the sandbox). Subnets rarely change and a reservation is
  * created by an operator before nodes need it, so a minute is a short wait for a new one to be

@@ -1,13 +1,8 @@
 /**
- * The WorkQueue port over Amazon SQS.
- *
- * One `send` call: collapse duplicate work (by `messageKey`), cut the rest into SendMessageBatch
- * requests (at most 10 entries and 256 KiB each), send at most `concurrency` batches at a time,
- * resend entries that SQS reports in `Failed` with a bounded backoff, and map SDK errors to
- * PodrouteErrors by name and HTTP status, never by message text.
- *
- * The queue is a standard queue (serverless.yml). A message is a hint to re-read the truth, so a
- * repeat from overlapping reconciles (or SQS's at-least-once delivery) converges to the same state.
+ * The WorkQueue port over Amazon SQS (a standard queue, serverless.yml): one `send` collapses
+ * duplicate work by `messageKey`, cuts the rest into SendMessageBatch requests (at most 10 entries
+ * and 256 KiB each), sends `concurrency` at a time, resends `Failed` entries with a bounded backoff,
+ * and maps SDK errors by name and HTTP status. A repeat delivery converges: a message is a hint.
  */
 import {
   ChangeMessageVisibilityCommand,

@@ -1,10 +1,8 @@
 /**
- * Does the stack's queue and table exist? For `podroute doctor`, read-only:
- * - SQS GetQueueAttributes (`QueueArn`); a missing queue is `QueueDoesNotExist`
- *   (AWS.SimpleQueueService.NonExistentQueue in the query protocol) (SQS API reference, GetQueueAttributes errors).
- * - DynamoDB DescribeTable; a missing table is `ResourceNotFoundException`, and a table is usable
- *   in status ACTIVE (DynamoDB API reference, DescribeTable / TableDescription.TableStatus).
- * Other failures (credentials, network) are thrown for the caller to report.
+ * Does the stack's queue and table exist? Read-only, for `podroute doctor`. A missing queue answers
+ * `QueueDoesNotExist` (SQS API reference, GetQueueAttributes); a missing table
+ * `ResourceNotFoundException`, and a table is usable when ACTIVE (DynamoDB API reference,
+ * DescribeTable). Other failures (credentials, network) are thrown for the caller to report.
  */
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';

@@ -1,18 +1,6 @@
 /**
  * The webhook's shared secret, current and previous, so a rotation never locks the API server out:
  * until every caller has the new value, the old one is still accepted.
- *
- * - Secrets Manager: the versions labelled AWSCURRENT and AWSPREVIOUS (GetSecretValue with
- *   `VersionStage`). Moving AWSCURRENT to a new version moves AWSPREVIOUS to the version it left
- *   (Secrets Manager API reference, GetSecretValue `VersionStage` and UpdateSecretVersionStage /
- *   PutSecretValue `VersionStages`). A secret that was never rotated has no AWSPREVIOUS version:
- *   GetSecretValue answers ResourceNotFoundException, which means "no previous secret".
- * - SSM Parameter Store: the parameter's latest version, then version N-1 by the `name:version`
- *   selector of GetParameter (Systems Manager API reference, GetParameter `Name`: "To query by
- *   parameter version, use name:version"; Parameter `Selector`). A first version has no N-1, and a
- *   pruned one answers ParameterVersionNotFound: no previous secret. Chosen over
- *   GetParameterHistory because it needs no other IAM action than the ssm:GetParameter the
- *   webhook role already has, and reads one version instead of paging through up to 100.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
@@ -26,6 +14,11 @@ export interface WebhookSecrets {
   previous: string | null;
 }
 
+/**
+ * The versions labelled AWSCURRENT and AWSPREVIOUS; moving AWSCURRENT moves AWSPREVIOUS to the one it
+ * left, and a never-rotated secret answers ResourceNotFoundException for it: no previous secret
+ * (Secrets Manager API reference, GetSecretValue `VersionStage`, UpdateSecretVersionStage).
+ */
 export async function secretsManagerWebhookSecrets(client: SecretsManagerClient, secretId: string): Promise<WebhookSecrets> {
   const current = await readSecret(client, secretId, 'AWSCURRENT');
   if (current === null) throw new PodrouteError(`secret ${secretId} has no AWSCURRENT version`, { retryable: true });
@@ -47,6 +40,11 @@ async function readSecret(client: SecretsManagerClient, secretId: string, stage:
   }
 }
 
+/**
+ * The latest version, then N-1 by GetParameter's `name:version` selector (Systems Manager API
+ * reference, GetParameter `Name`); a first or pruned version has none (ParameterVersionNotFound).
+ * Not GetParameterHistory: that needs another IAM action and pages through up to 100 versions.
+ */
 export async function ssmWebhookSecrets(client: SSMClient, name: string): Promise<WebhookSecrets> {
   let latest;
   try {

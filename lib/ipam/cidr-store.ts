@@ -1,19 +1,8 @@
 /**
- * The storage port under a CIDR set: where block allocations live (memory, DynamoDB, …).
- *
- * A set of `total` blocks is addressed by block index 0..total-1 (a number: IPv6 sets hold at most
- * 2^16 blocks, IPv4 sets at most 2^32). Every store is the claim protocol (claim-protocol.ts) over
- * some conditional-write store (memory, DynamoDB). What every store must guarantee, with many
- * writers at once and without a process-wide lock:
- *
- * - `allocate` never hands one block to two callers, and when the owner already holds a block of
- *   this set it takes nothing and answers that block, so a retried or concurrent allocation for one
- *   owner yields one block. A single allocator walks blocks in upstream's round-robin order.
- * - `findOwned` reads its own writes (strong consistency), so an owner's block is found by the next
- *   call anywhere.
- * - `occupy` and `release` are idempotent over an inclusive index range. `occupy` keeps the owner of
- *   a block already held and gives an ownerless block to `owner`; `release` with an owner frees only
- *   blocks held by that owner or by nobody.
+ * The storage port under a CIDR set: blocks 0..total-1 of one set, each store the claim protocol
+ * (claim-protocol.ts) over a conditional-write store, safe with many writers and no lock. It promises:
+ * `allocate` never gives one block to two callers and answers an owner's block if it holds one;
+ * `findOwned` reads its own writes; `occupy` and `release` are idempotent over an inclusive range.
  */
 export interface BlockLease {
   readonly index: number;

@@ -1,68 +1,8 @@
 /**
  * The claim protocol: a CidrStore built only from the conditional writes of a ClaimStore, so that
- * many Lambdas can allocate from one set at once, and any of them can die after any write.
- *
- * ## Items (keys of one set)
- *
- * | key              | attributes                 | meaning                                         |
- * |------------------|----------------------------|-------------------------------------------------|
- * | `b#0000000042`   | `since`, `owner` (if any)  | block 42 is used (the truth)                    |
- * | `o#<owner>`      | `index`, `since`           | owner record: the block `owner` holds or claims |
- * | `cursor`         | `pos`                      | tickets handed out so far (only grows)          |
- *
- * Block keys carry the index as 10 zero-padded digits, so listing `b#` walks blocks in index order.
- * A missing block item is a free block. `since` is the injected clock's time when the block last
- * got (or renewed) its owner: reconcile's grace period counts from it.
- *
- * ## Allocation: a ticket each
- *
- * `pos` is an atomic counter (increment answers the new value), so each allocation draws its own
- * candidate `(pos - 1) mod total` and concurrent allocators do not meet on one block. A candidate
- * that is used (read first) is not claimed: the allocation lists the used run from it, and draws
- * again with an increment of the run's length, landing past it. The conditional block write
- * (put if absent) stays the only arbiter of who gets a block; tickets only keep writers apart. A
- * single allocator therefore walks blocks exactly as upstream's cursor does (next free at or after
- * the cursor, cursor one past the block taken, wrapping).
- *
- * ## An owner holds one block: the record comes first
- *
- * Every claim of a block for an owner follows a successful write of the owner's record naming that
- * block (create, move, or a version bump), in the same round:
- *
- * 1. read the record; if it names a block the owner holds: renew the block (conditional on the
- *    version read) and answer it. A retry, a concurrent call and a kubelet's re-registration all
- *    end here.
- * 2. if it names a free block: bump the record, claim that block (a claim cut short is finished);
- *    if it names someone else's block (a lost claim): draw a ticket and move the record to it;
- *    with no record: draw a ticket and create the record.
- * 3. claim the block (put if absent). Lost: back to 1 (the record is moved on the next round).
- * 4. settle: read the record again. It names this block: done. It is gone (a release raced us):
- *    create it. It names another block the owner holds (a concurrent claim for the same owner won
- *    first): free ours and answer that one. It names another block the owner does not hold: move
- *    it here. Whichever way, all callers for one owner answer one block.
- *
- * Crash after 1-2: the record names a free block (nothing leaked); the owner's next call claims that
- * very block. Crash after 3: all is written; the next call finds it at 1. A release deletes the
- * block, then the record, each conditional on the version it read before the first delete: a
- * renewal by the owner in between makes the block delete fail, and a new claim of that block in
- * between (which bumps the record first) makes the record delete fail, so a release never leaves
- * a held block without its record.
- *
- * ## occupy, release, repair
- *
- * occupy with an owner points the owner's record at the range's first block first (unless the
- * record names a block the owner holds), then writes the blocks (free or ownerless ones only): a
- * crash in between leaves a record naming a free block, which the owner's next allocation takes.
- * `repair` gives every owner that holds blocks without a record naming one of them a record (items
- * left by older versions, or a stale claim write landing after its owner moved on): without it a
- * later allocation for that owner would take a second block.
- *
- * Left to the node's departure: a late claim write (step 4's case) whose caller dies before settling
- * leaves the owner a second block; the record names the other one, which every call answers, and
- * the extra block goes when the owner's blocks are released (node deleted, or reclaimed).
- *
- * Not repairable by design: an allocation without an owner that dies after its block write leaves
- * a used ownerless block (as upstream would); podroute always allocates with the node name.
+ * many Lambdas can allocate from one set at once and any of them can die after any write. Items:
+ * `b#<10-digit index>` (a used block), `o#<owner>` (the block an owner holds), `cursor` (tickets).
+ * The steps and why each crash is safe: docs/decisions/0011-claim-protocol.md.
  */
 import { PodrouteError } from '../errors.ts';
 import type { ClaimStore, StoredItem } from './claim-store.ts';

@@ -1,15 +1,8 @@
 /**
- * The conditional-write port under the claim protocol (claim-protocol.ts): a sorted key space of one
- * CIDR set, each item a few scalar attributes plus a version. Every method is one atomic step of
- * the backing store (one DynamoDB request, one synchronous step in memory); the protocol builds
- * allocation, occupation, release and repair from them and nothing else.
- *
- * - Reads are strongly consistent: a write done is seen by every later read anywhere.
- * - `version` is the store's own counter per item: 1 after `putIfAbsent`, +1 per `putIfVersion`.
- *   Items written before versions existed read as version 0, and the conditions treat 0 as "an
- *   item without a version", so old items can still be replaced or deleted conditionally.
- * - A failed condition is an answer (`false`), not an error. Errors are the store's own
- *   (PodrouteError with `retryable` in the adapters).
+ * The conditional-write port under the claim protocol (claim-protocol.ts): one set's sorted key
+ * space, each item a few attributes and a version (1 after `putIfAbsent`, +1 per `putIfVersion`; an
+ * item without one reads as 0). Each method is one atomic step of the store, reads are strongly
+ * consistent, and a failed condition answers `false` rather than throwing.
  */
 export type ItemAttrs = Readonly<Record<string, string | number>>;
 

@@ -1,11 +1,8 @@
 /**
- * Work messages that the reconcile function and the node webhook send to the route worker.
- *
- * A message is a hint to re-read the truth and converge (level-triggered), so it carries only what
- * names the work: a route table, a destination, a target, or a node. Messages are versioned (`v`)
- * and validated strictly on both ends: a producer never sends what the worker would reject, and
- * the worker never acts on a destination it had to guess (a non-canonical CIDR is rejected, not
- * rewritten, so a delete can never be silently retargeted).
+ * Work messages that reconcile and the node webhook send to the route worker. A message is a hint
+ * (level-triggered), so it names only the work: a table, a destination, a target or a node. Messages
+ * are versioned (`v`) and validated strictly at both ends; a non-canonical CIDR is rejected, never
+ * rewritten, so a delete can never be silently retargeted.
  */
 import * as z from '../util/zod-mini.ts';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
@@ -80,7 +77,7 @@ const deleteRouteMessageSchema = z.strictObject({
  * New in version 2 (a `sync-node` that carries it is written as version 2): what the admission of a
  * node's CREATE knew, its instance and the pod CIDRs the webhook patched in. The Node is stored only
  * after admission, so the worker routes these at once and leaves only the condition write waiting
- * for the stored node (lib/usecases/route-worker.ts, `syncNodeRoutes`).
+ * for the stored node (lib/usecases/route-writes.ts, `syncNodeRoutes`).
  */
 const admittedSchema = z.strictObject({
   instanceId: instanceIdSchema,

@@ -1,18 +1,7 @@
 /**
  * Kubernetes label selectors in their string form (what `kubectl get nodes -l ...` takes), parsed
- * once and matched against a node's labels. Pure.
- *
- * Grammar and meaning follow k8s.io/apimachinery/pkg/labels/selector.go (`Parse`) and the
- * Kubernetes docs "Labels and Selectors" (kubernetes.io/docs/concepts/overview/working-with-objects/labels/):
- * - requirements are separated by commas and ANDed; an empty selector matches every object;
- * - equality-based: `k=v`, `k==v` (the same), `k!=v` (also true when `k` is absent);
- * - set-based: `k in (a,b)`, `k notin (a,b)` (also true when `k` is absent), `k` (exists),
- *   `!k` (does not exist); `in`/`notin` need a non-empty value set;
- * - keys are qualified names (`[prefix/]name`: a DNS subdomain of at most 253 characters, and a
- *   name of at most 63 characters, alphanumeric at both ends, `-_.` inside); values are empty or
- *   at most 63 characters of the same form (validation.IsQualifiedName / IsValidLabelValue).
- * The numeric `gt`/`lt` operators of node affinity are not part of this string syntax for label
- * selectors podroute takes, and are refused.
+ * once and matched against a node's labels. Pure. Grammar and meaning follow
+ * k8s.io/apimachinery/pkg/labels/selector.go (`Parse`) and the Kubernetes docs "Labels and Selectors".
  */
 import { InvalidInputError } from '../errors.ts';
 import { isDns1123Subdomain } from '../util/kube-names.ts';
@@ -76,6 +65,12 @@ const SET = /^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/;
 const EQUALITY = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/;
 
 /** Parses a selector; throws LabelSelectorError (an InvalidInputError) naming the problem. */
+/**
+ * Requirements are comma-separated and ANDed (empty matches all): `k=v`, `k==v`, `k!=v`, `k in (a,b)`,
+ * `k notin (a,b)` (`!=` and `notin` also match when `k` is absent), `k`, `!k`. Keys are qualified
+ * names and values label values (apimachinery validation.IsQualifiedName / IsValidLabelValue).
+ * Node affinity's `gt`/`lt` are not part of this syntax and are refused.
+ */
 export function parseLabelSelector(input: string): LabelSelector {
   const text = input.trim();
   if (text === '') return EVERYTHING;

@@ -1,9 +1,8 @@
 /**
- * Whether the configured cluster CIDRs are the nodes' at all: when managed nodes carry pod CIDRs
- * and not one of them lies inside a cluster CIDR, the setting is wrong (a CLUSTER_CIDRS or
- * --cluster-cidrs typo), not the nodes. Acting on it would plan every node unroutable and mark it
- * NetworkUnavailable=True (the NoSchedule taint) cluster-wide. Reconcile refuses to run on it
- * (lib/usecases/absence.ts refuseWorld) and the plan CLI calls it bad input. Pure.
+ * Whether the configured cluster CIDRs are the nodes' at all: when managed nodes carry pod CIDRs and
+ * none lies inside a cluster CIDR, the setting is wrong (a CLUSTER_CIDRS typo), not the nodes, and
+ * acting on it would mark every node NetworkUnavailable. Reconcile refuses to run on it
+ * (lib/usecases/absence.ts `refuseWorld`) and the plan CLI calls it bad input. Pure.
  */
 import { containsCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { LabelSelector } from './label-selector.ts';

@@ -1,36 +1,8 @@
 /**
  * Node sync's decider: upstream `NodeSync`'s `updateOp` / `deleteOp` (nodeipam/ipam/sync) as a pure
- * function from a node, the cloud's aliases and the configured sets to the list of actions that
- * keeps them in agreement (ARCHITECTURE contract 3). One CIDR set per cluster CIDR family
- * (single-stack: one set; dual-stack: one per family). For each set, the node's value and the
- * cloud's value pick upstream's branch:
- *
- *   node none, cloud none -> allocateRange        (SyncFromCluster): allocate, add alias, write podCIDRs
- *   node none, cloud has  -> updateNodeFromAlias  (SyncFromCloud):   occupy alias, write podCIDRs
- *   node has,  cloud none -> updateAliasFromNode  (SyncFromCluster): occupy node value, add alias
- *   node has,  cloud has  -> validateRange        (any mode):        warn on a mismatch, change nothing
- *
- * An unparseable cloud alias fails first. Every set's branch is then checked against the mode (the
- * first forbidden one warns `CloudCIDRAllocatorInvalidMode` and fails), and a node value the cloud
- * must take has to parse. Then, in this order: mismatch warnings; occupy the adopted values;
- * allocate the missing ones; one `addAlias` with the values the cloud lacks; one `patchPodCidrs`
- * with the full list when the node lacked any; NetworkUnavailable=false when anything was written.
- * With one set this is upstream's single-CIDR `updateOp`, call for call.
- * delete: no podCIDRs -> nothing; an unparseable one -> warn `CloudCIDRAllocatorInvalidPodCIDR`;
- *   otherwise release each from its set.
- *
- * Which set a node value belongs to: the set of its family; a value no family claims (unparseable,
- * or of a family the cluster has no set for) goes by position, as upstream's range allocator pairs
- * `spec.podCIDRs[i]` with `cidrSets[i]` (kubernetes pkg/controller/nodeipam/ipam/range_allocator.go,
- * occupyCIDRs / ReleaseCIDR). Cloud aliases come in any order and go by family only.
- *
- * Where we differ from upstream, on purpose:
- * - CIDRs are compared canonically (host bits cleared, RFC 5952), as upstream's net.IPNet strings are.
- * - The node name is the owner of every block, so a retried allocation returns the same block and a
- *   stale delete cannot free a block another node holds now.
- * - Blocks allocated for a node whose alias could not be added are released (upstream leaks them):
- *   the applier gives back what `allocate` took when a later `allocate` or the `addAlias` fails.
- * - The mode is validated before anything is read (`nodeSyncConfig`): an unknown one is INVALID_MODE.
+ * function from a node, the cloud's aliases and the configured sets (one per family) to the list of
+ * actions that keeps them in agreement (ARCHITECTURE contract 3). The branches, their order and
+ * where we differ from upstream: docs/decisions/0013-node-sync.md.
  */
 import { CodedError } from '../errors.ts';
 import { type Cidr, type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';

@@ -1,18 +1,8 @@
 /**
- * Node sync over ports: `syncNodeDualStack` reads the node and the cloud's aliases for it, asks the
- * decider (./node-sync-decision.ts) for the actions, and applies them in order. One CIDR set per
- * cluster CIDR family (single-stack: one set; dual-stack: one per family).
- *
- * Applying: a `fail` rejects with a NodeSyncError; an `allocate` or the `addAlias` that fails gives
- * back the blocks this sync allocated before rejecting with the port's error (the store is durable,
- * and the blocks are scoped to this node, so it cannot free another's); once the cloud holds the
- * aliases the blocks stay ours even if a later write fails (they are leased to this node by owner).
- * What a retry of such a node does is the decider's: a node without podCIDRs whose alias exists
- * takes upstream's updateNodeFromAlias branch, which SyncFromCloud finishes and SyncFromCluster
- * refuses (INVALID_MODE, terminal), as upstream does. A `release` of a CIDR outside its set is ignored.
- * Not covered: Kubernetes refuses to change a node's podCIDRs once set, so a node holding one family
- * of a dual-stack cluster makes `updatePodCidr` fail in the adapter (the error propagates).
- * Node objects are only read, never changed.
+ * Node sync over ports: `syncNodeDualStack` reads the node and the cloud's aliases, asks the decider
+ * (./node-sync-decision.ts) for the actions and applies them in order. A failed `allocate` or
+ * `addAlias` gives back the blocks this sync allocated (they are scoped to this node); once the cloud
+ * holds the aliases the blocks stay. Node objects are only read, never changed.
  */
 import { CidrSetError, type CidrSet } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';

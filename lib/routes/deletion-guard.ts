@@ -1,16 +1,8 @@
 /**
  * The mass-deletion guard: the one decider of whether route deletions that no keyed read confirmed
- * may go (the plan CLI per plan, reconcile over a window of runs). Lease releases are not its to
- * judge: a lease goes only on a keyed 404 past the grace period (lib/usecases/absence.ts). Pure:
- * the window of earlier runs comes in as a value and the next window goes out as one; where it is
- * kept (DynamoDB, lib/aws/dynamodb-deletion-guard.ts) is the caller's.
- *
- * A listing that lacks a node is not proof that it is gone, so what the guard judges is how much
- * the runs of the window would have removed on the word of listings alone: the deletions it let go
- * in the window plus the ones proposed now, against the most live routes any run of the window saw.
- * A listing that loses a few nodes each run trips it as surely as one that loses them all at once.
- * Deletions confirmed by a keyed read (the node answered 404) are not a listing's word: they are
- * never held back, and are not counted.
+ * may go, judged over a window of runs (the deletions it let go plus the ones proposed, against the
+ * most live routes a run of the window saw). Pure: the window comes in and goes out as a value; the
+ * caller keeps it (lib/aws/dynamodb-deletion-guard.ts). Deletions a keyed 404 confirmed are never held.
  */
 
 export interface GuardLimits {

@@ -1,35 +1,8 @@
 /**
  * Who owns which pod CIDR: the one decider (ARCHITECTURE.md, "Authority") that the route planner,
- * reconcile's lease upkeep and the route worker call. A Node's `spec.podCIDR(s)` and
- * `spec.providerID` are claims (a kubelet may write them at CREATE; NodeRestriction does not check
- * them), so a claim is checked against the lease table, which only podroute writes:
- *
- * With the lease table (`leaseTable`):
- *  - a pod CIDR is owned by its node only when the leases overlapping it are exactly the node's:
- *    the one block holding it (a CIDR the size of the node mask, or a smaller one), or every block
- *    inside it (a larger one);
- *  - a lease of another node overlapping it (the same CIDR, a sub-range or a super-range of that
- *    node's block) makes it a conflict (`leased-to-another-node`);
- *  - a mask that is neither the node mask nor one of `migrationMaskSizes` is a conflict
- *    (`mask-size`): such a CIDR is never leased and never routed;
- *  - an unleased pod CIDR is an adoption candidate (a cluster migrated from kube-controller-manager
- *    or the cloud controller manager): the first registered of overlapping candidates may be
- *    occupied by reconcile (`adoptable`), the others conflict (`overlaps-pod-cidr`). Until it is
- *    leased it is `reserved`: neither routed nor freed.
- * Without it (the plan CLI): of overlapping pod CIDRs the one of the node registered first
- * (`creationTimestamp`, then name) is owned, the others conflict (`overlaps-pod-cidr`).
- *
- * Two managed nodes naming one instance: the one registered first, then the one holding a lease,
- * then the older lease, then by name, keeps it; every pod CIDR of the others is a conflict
- * (`instance-of-another-node`). Unmanaged nodes (lib/nodes/managed-node.ts) take part in the pod
- * CIDR rules (their blocks are held like any node's). An instance an unmanaged node names is not
- * podroute's (`unmanagedInstances`) unless a managed node names it: then it stays the managed
- * node's, and the unmanaged node is a conflict (`instance-of-another-node`) that changes nothing.
- *
- * A pod CIDR with leading zeros (`010.244.1.0/24`: kube-apiserver 1.32 stores it, the node reads it
- * as decimal, lib/cidr `leadingZerosReading`) is never a claim but a conflict on its node
- * (`non-canonical-pod-cidr`). Other pod CIDRs that do not parse or lie outside every range (a set's,
- * or a cluster CIDR without the lease table) are not claims here: the planner reports them.
+ * reconcile's lease upkeep and the route worker call. A Node's pod CIDRs and providerID are claims
+ * (NodeRestriction does not check them), judged against the lease table, which only podroute writes.
+ * The rules, conflict by conflict, are docs/decisions/0009-pod-cidr-ownership.md.
  */
 import { type Cidr, type Family, addressBits, containsCidr, formatCidr, leadingZerosReading, tryParseCidr } from '../cidr/cidr.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';

@@ -1,7 +1,7 @@
 /**
- * The route planner's phases (lib/routes/route-plan.ts composes them; its header is the contract,
- * and the step numbers below are its steps). Each phase reads what the ones before produced and
- * adds its warnings; none does I/O.
+ * The route planner's phases (lib/routes/route-plan.ts composes them; the step numbers below are
+ * those of docs/decisions/0008-route-plan-rules.md). Each phase reads what the ones before produced
+ * and adds its warnings; none does I/O.
  */
 import { type Cidr, containsAddress, containsCidr, formatCidr, lastAddress, tryParseCidr } from '../cidr/cidr.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';

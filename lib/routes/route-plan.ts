@@ -1,77 +1,8 @@
 /**
- * The route planner: upstream route controller's `reconcile` as a pure function from
- * {nodes, route tables, cluster CIDRs} to a plan. No I/O, no clock, no randomness; the same input
- * (in any order) gives the same plan, byte for byte once serialised.
- *
- * Semantics (ARCHITECTURE.md §1 is the contract for the plan's shape):
- *  1. Tables. With `clusterName`, only tables tagged `kubernetes.io/cluster/<clusterName>` (any
- *     value) are the cluster's; other tables are never touched. Without it every table given is the
- *     cluster's. Every cluster table must hold every wanted pod-CIDR route, and a VPC table holds one
- *     route per destination. A table id given twice: the first wins (warning `duplicate-route-table`).
- *  1a. Targets. A route to an instance names its `InstanceId`; a route naming only a network
- *     interface that `primaryInterfaces` holds as an instance's primary one is a route to that
- *     instance. Any other interface-only route is a bare interface (step 4).
- *  2. Nodes. A node's instance is `instanceIdOf(node)`; its pod CIDRs are `podCidrsOf(node)`, parsed
- *     and canonicalised (host bits cleared). Its wanted routes are its valid pod CIDRs that lie wholly
- *     inside some cluster CIDR, in every cluster table. A node name given twice: the first wins
- *     (warning `duplicate-node`).
- *  3. Responsibility (upstream `isResponsibleForRoute`): a route is ours when its destination parses
- *     and its first or last address lies in a cluster CIDR of the same family. Prefix-list routes,
- *     unparseable destinations, `local` routes and routes that are not ours never appear in
- *     create/replace/delete.
- *  4. Only node-kind routes are ever deleted or replaced: blackholes, and active routes to an
- *     instance. Routes to a gateway of any kind or only to an ENI are left alone, even inside the
- *     cluster CIDRs. Propagated routes (`Origin: EnableVgwRoutePropagation`, and VPC Route Server's
- *     `Advertisement`) are never deleted or replaced, blackhole or not: DeleteRoute and ReplaceRoute
- *     act on routes made with CreateRoute; a propagated route goes only when its gateway stops
- *     propagating it (EC2 API reference, Route.Origin; Amazon VPC User Guide, "Route propagation").
- *     A table can hold a static and a propagated route to one destination side by side, and the
- *     static one wins (Amazon VPC User Guide, "How route priority works"), so every decision looks
- *     at a destination's static route only; propagated routes are context (step 5).
- *     Routes to the instance of an unmanaged node (4a) are left alone too, unless a managed node
-     names that instance: then it is the managed node's, and the unmanaged node gets a
-     `pod-cidr-conflict` warning (./ownership.ts `unmanagedInstances`).
- *  4a. Unmanaged nodes (`unmanagedReason`: outside `nodeSelector`, a providerID naming no EC2
- *     instance, no providerID yet) are never routed and their condition is never written: they
- *     appear in `nodes` with `unmanaged` set, `patch: false` and `networkUnavailable` = their current
- *     condition (false when absent). Their pod CIDRs are reserved (neither routed nor deleted).
- *  5. For each cluster table and wanted destination (owned by one node):
- *     active route to the node's instance -> done; no route -> `create`; a blackhole -> `replace`
- *     reason `blackhole`; an active route to another instance -> `replace` reason `moved`; any other
- *     route (gateway, ENI only, unknown target, an unmanaged node's instance) -> no op, warning
- *     `foreign-target`, the node stays unavailable. No static route but a propagated one: a VGW
- *     route -> `create` plus warning `propagated-route` (CreateRoute accepts a destination that only
- *     a propagated route has, and the static route takes priority: Amazon VPC User Guide, "How route
- *     priority works"; terraform-provider-aws#36510/#36512 and ansible#43415 create static routes
- *     over propagated VGW routes); a VPC Route Server route -> no op, warning `propagated-route`,
- *     the node stays unavailable (CreateRoute beside one is not documented, so it is not tried).
- *  6. Deletes: every responsible node-kind route whose destination no node wants is deleted, reason
- *     `blackhole` or `no-owner`. The pod CIDRs of unmanaged nodes (4a) are neither wanted nor
- *     deleted. (A node without an EC2 instance id is always unmanaged, so the former `no-instance`
- *     warning has become the `unmanaged` reasons `no-provider-id` / `not-an-ec2-instance`.)
- *  7. Bad node data never breaks planning: an unparseable pod CIDR (warning `invalid-pod-cidr`) is
- *     ignored; a pod CIDR not inside any cluster CIDR gets no route (warning
- *     `outside-cluster-cidrs`). Who owns a pod CIDR is the ownership decider's (./ownership.ts):
- *     with `leaseTable` only the node holding its lease, without it the node registered first
- *     among overlapping claims. A claim it refuses is a conflict: no route, warning
- *     `pod-cidr-conflict`, the node's status carries `conflict`; a pod CIDR waiting for adoption is
- *     neither routed nor deleted and its node is `'pending'`.
- *  8. Node status, for every node: no wanted pod CIDR -> `true`; a route blocked by a warning
- *     (`foreign-target`, `propagated-route`, `pod-cidr-conflict`, `outside-cluster-cidrs`) -> `true`;
- *     no cluster table at all -> `true`; a route of it to create or replace -> `'pending'` (the
- *     worker settles it, `patch` false); otherwise `false`. A blocked node is `true` even while its
- *     other routes are pending, because it cannot become ready this round. `patch` is true when the
- *     NetworkUnavailable condition is missing or differs from the wanted `True`/`False` (`Unknown`
- *     differs from both); always false for `'pending'`.
- *  9. Mass-deletion guard. live = responsible active instance routes in cluster tables; liveDeletes
- *     = `no-owner` deletes. The plan is `unsafe` when the node list is empty and live > 0, or when
- *     liveDeletes > maxDeleteShare * live and liveDeletes >= minDeletesForGuard. Blackhole deletes
- *     never count. `delete` still lists everything; callers withhold the deletions. The rule is
- *     lib/routes/deletion-guard.ts's, judged here for this plan alone; reconcile's plan is decided
- *     by ./route-work.ts instead (full tables, what backs a deletion, the guard's window, the backlog).
- * Output arrays are sorted by (routeTableId, destinationCidr) as plain strings, `nodes` by name,
- * warnings by (node, routeTableId, destinationCidr, reason); `unsafe` and `warnings` are present
- * only when set.
+ * The route planner: upstream route controller's `reconcile` as a pure function from {nodes, route
+ * tables, cluster CIDRs} to a plan of creates, replaces, deletes and node statuses. No I/O, no clock;
+ * the same input in any order gives the same plan. Its rules, step by step, are
+ * docs/decisions/0008-route-plan-rules.md; the shared per-destination rules are ./route-rules.ts.
  */
 import { type Cidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';

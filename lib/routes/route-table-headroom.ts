@@ -1,17 +1,9 @@
 /**
  * How full a route table is against the "Routes per route table (non-propagated routes)" quota:
- * the gauge behind the `RouteTableHeadroom` metric and its alarm (serverless.yml).
- *
- * Amazon VPC User Guide, "Amazon VPC quotas", Route tables: the quota counts non-propagated routes,
- * is 500 by default, can be raised to at most 1,000, and is enforced separately for IPv4 and IPv6
- * routes (Service Quotas code L-93826ACB). So a table is as full as its fuller family, and every
- * static route counts, podroute's or not: gateways, peerings, other owners' instance routes. The
- * VPC's `local` route is counted too (the page does not say whether the quota does; counting it
- * errs on the full side, by one). Propagated routes (a virtual private gateway's, VPC Route
- * Server's) have a quota of their own and are left out. A route to a prefix list counts as one route in each
- * family: its family is not read (lib/routes/route-tables.ts `skippedRoutes`), and the quotas page
- * says a referenced list counts as many entries as its maximum, which DescribeRouteTables does not
- * tell; such a table is fuller than this says.
+ * the gauge behind the `RouteTableHeadroom` metric and its alarm (serverless.yml). Amazon VPC User
+ * Guide, "Amazon VPC quotas": the quota counts non-propagated routes, 500 by default and at most
+ * 1,000, per family (L-93826ACB); so the fuller family counts, every static route and `local` too.
+ * A prefix-list route counts once per family (its list's size is not read), so it may be fuller.
  */
 import { InvalidInputError } from '../errors.ts';
 import type { RouteTable } from './route-tables.ts';

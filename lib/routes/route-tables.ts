@@ -1,13 +1,8 @@
 /**
- * EC2 route tables as podroute reads them: a schema for the PascalCase shape that both
- * `aws ec2 describe-route-tables --output json` and the SDK's DescribeRouteTables produce, and a
- * normaliser to small plain values the route planner works on.
- *
- * The schema is loose: fields we do not read are tolerated, and missing optional fields (the SDK
- * leaves them `undefined`, the CLI omits them, hand-written files may use `null`) are all "absent".
- * A route whose destination is a prefix list, or whose CIDR does not parse (or sits in the field of
- * the other family), is not a route the planner may ever touch: it is left out of `routes` and only
- * counted in `skippedRoutes`.
+ * EC2 route tables as podroute reads them: a loose schema for the PascalCase shape of both
+ * `aws ec2 describe-route-tables --output json` and the SDK's DescribeRouteTables (absent, `undefined`
+ * and `null` fields alike), normalised to the plain values the planner works on. A route to a prefix
+ * list or with an unparseable CIDR is never touched: it is only counted in `skippedRoutes`.
  */
 import * as z from '../util/zod-mini.ts';
 import { type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';

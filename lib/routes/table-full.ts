@@ -1,17 +1,8 @@
 /**
- * A full route table, remembered where every function can see it: on the table itself.
- *
- * When CreateRoute answers `RouteLimitExceeded` (the table holds as many routes as the account's
- * "Routes per route table" quota allows; Amazon VPC quotas), the worker tags the table
- * `podroute.io/route-table-full = <routeCount>@<ISO time>`. Reconcile reads the tag with the table
- * (DescribeRouteTables returns tags) and, while the table still holds at least that many routes and
- * the mark is younger than the re-probe interval, sends no create or replace for it: no per-minute
- * CreateRoute per missing route against a full table. Once the mark is older, one probe goes out (a
- * raised quota is not visible anywhere else); the worker re-marks the table if it is still full.
- * When the table holds fewer routes than recorded, or a create on it succeeded, the mark goes.
- *
- * A tag (not a DynamoDB item or a queue attribute) because the worker and reconcile both already read
- * the tables, an operator sees it in the console, and it cannot outlive the table.
+ * A full route table, marked on the table itself: the tag `podroute.io/route-table-full =
+ * <routeCount>@<ISO time>`, written when CreateRoute answers `RouteLimitExceeded` (the "Routes per
+ * route table" quota; Amazon VPC quotas). While the mark is young and the table no emptier, no create
+ * or replace goes to it; an older mark lets one probe through. Why a tag: docs/decisions/0010-full-route-tables.md.
  */
 import type { RouteTable } from './route-tables.ts';
 

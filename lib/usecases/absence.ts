@@ -1,13 +1,8 @@
 /**
- * Absence is confirmed before anything is freed. A node listing that lacks a node is a claim, not
- * proof: a lagging or misbehaving API server can answer a short list without an error. So the
- * owners of leases that no listed node has are read by key (`NodeSource.getNode`), and only a 404
- * past the lease's grace period lets their lease go (./lease-release.ts decides which) or a
- * `no-owner` route inside it be deleted (lib/routes/delete-backing.ts). What stays unconfirmed (a route no
- * lease names) is the mass-deletion guard's to judge (lib/routes/deletion-guard.ts).
- *
- * Also here: `refuseWorld`, the rule for inputs that are suddenly empty or unreadable (the run
- * stops, writes nothing, and says why), so reconcile decides it in one place.
+ * Absence confirmed before anything is freed: a listing that lacks a node is a claim, not proof, so
+ * the owners of unlisted leases are read by key, and only a 404 past the grace lets a lease go
+ * (./lease-release.ts) or a `no-owner` route be deleted (lib/routes/delete-backing.ts); the rest is
+ * the mass-deletion guard's (lib/routes/deletion-guard.ts). Also `refuseWorld`: when a run stops.
  */
 import { errorText } from '../errors.ts';
 import type { Lease } from '../ipam/index.ts';

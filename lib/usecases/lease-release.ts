@@ -1,17 +1,9 @@
 /**
  * Which leases may be freed, and why the others stay: the one decider for reconcile's reclaim
- * (./lease-upkeep.ts `reclaimOrphans`) and the node-left check (./node-left.ts). Pure: the keyed
- * reads, the listing and the clock come in as values.
- *
- * A lease goes only when its owner is not among the listed nodes, it is past the grace period
- * (./absence.ts `pastGrace`), a keyed read of its owner answered 404, no interface the run read
- * still has it delegated (prefixes mode: EC2 refuses a delegated block to anyone else), and no
- * listed node's pod CIDR lies strictly inside it (./pod-cidr-mask.ts `blockInUse`: smaller pod
- * CIDRs of several nodes are held as the one block that contains them). The release itself is
- * conditional on the lease as read (`CidrSet.releaseLease`): one renewed since (a re-join) stays.
- *
- * No mass-deletion guard judges these: each is confirmed by a keyed read, which is no listing's
- * word (lib/routes/deletion-guard.ts judges only what no keyed read confirmed).
+ * (./lease-upkeep.ts `reclaimOrphans`) and the node-left check (./node-left.ts), over values. A lease
+ * goes only when its owner is unlisted, past the grace (./absence.ts `pastGrace`), read 404 by key,
+ * not delegated to an interface the run read, and holds no listed node's smaller pod CIDR
+ * (./pod-cidr-mask.ts `blockInUse`); docs/decisions/0003-leases.md.
  */
 import { overlapsText } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';

@@ -1,12 +1,8 @@
 /**
- * Reconcile's word to nodes about their claims, from the plan:
- * - a node whose pod CIDR or instance is a conflict (lib/routes/ownership.ts) gets a Warning Event
- *   `PodCidrConflict` naming what it claimed and whose it is (its NetworkUnavailable=True comes with
- *   the plan's other conditions);
- * - a managed node that is not complete and has no NetworkUnavailable condition is marked
- *   NetworkUnavailable=True (upstream's reason NoRouteCreated) before any route work or allocation
- *   of the run goes out, so it is never schedulable before it is routed, and the worker's False,
- *   written once the routes exist, always lands after it.
+ * Reconcile's word to nodes about their claims, from the plan: a node whose pod CIDR or instance is
+ * a conflict (lib/routes/ownership.ts) gets a Warning Event `PodCidrConflict`; a managed node not yet
+ * complete and without NetworkUnavailable is marked True (upstream's reason NoRouteCreated) before
+ * any route work of the run goes out, so it is never schedulable before it is routed.
  */
 import { conditionText } from '../dataplane/data-plane.ts';
 import type { Node } from '../nodes/node.ts';

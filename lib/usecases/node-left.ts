@@ -1,39 +1,8 @@
 /**
- * A node's departure, acted on only once it is real. An admission review of a DELETE comes before
- * the API server stores the delete, and a later validating webhook or a failed precondition can
- * still refuse it (Kubernetes docs, "Dynamic Admission Control": validating webhooks run after the
- * mutating ones; apiserver `ToStatusErr` answers the refusal with 403 Forbidden). So nothing is
- * released at admission: the webhook queues a `node-left` check, and the worker (or a signed
- * `NodeLeft` event) releases the node's leases once a read of the node answers 404.
- *
- * Routes are never deleted here: the planner (next reconcile, under the mass-deletion guard) is
- * the one place that decides route deletions; a released pod CIDR's routes have no owner there.
- *
- * A 404 frees only leases older than the grace period (LEASE_GRACE_SECONDS), by the decider
- * reconcile's reclaim uses (./lease-release.ts): a node admitted and not stored yet reads 404
- * too, and its lease is young (a brand-new joiner's, or one a same-name re-join's CREATE admission
- * renewed). A delayed check, a forged `node-left` message or a replayed signed `NodeLeft` event
- * then frees nothing; reclaim frees such a lease later if its node never appears.
- *
- * No node is listed (at 5,000 nodes a listing is about 60 MB): the lease table alone says what the
- * gone node holds. A block has one owner: another node's pod CIDR inside a block leased to this one
- * (a sub-range, whatever the migration mask) is a conflict, never leased and never routed
- * (lib/routes/ownership.ts), so it has no claim that would keep the block; once freed, the
- * webhook never hands out a block a node carries without a lease, and reconcile may adopt it.
- *
- * Prefixes mode: the sets are per pod range (a subnet reservation cut to a cluster CIDR), not the
- * configured `cidrSets`. They are found through the set registry (`usedReservationSets`: one
- * GetItem of the registry item, then each set's owner record by key). Chosen over carrying the pod
- * CIDRs in the `node-left` message because a signed `NodeLeft` event names only the node, and the
- * registry serves both; it also finds a block the node holds that its stored pod CIDRs no longer
- * name. The cost is one owner-record GetItem per registered range (a few per subnet), never a
- * listing. The prefix delegated to the gone instance's interface needs no EC2 call: the primary
- * interface an instance is launched with is deleted when the instance terminates
- * (`DeleteOnTermination`, EC2 API Reference, InstanceNetworkInterfaceSpecification), and deleting
- * an interface releases its addresses and every other attribute (EC2 User Guide, "Delete a network
- * interface"), its delegated prefixes with them. (An interface launched with DeleteOnTermination
- * false outlives the instance with its prefixes; EC2 then refuses the block to another interface
- * until it is unassigned, which is the operator's to do: podroute never unassigns a prefix.)
+ * A node's departure, acted on only once it is real: a `node-left` check (or a signed `NodeLeft`
+ * event) releases the node's leases older than the grace period once a keyed read of the node
+ * answers 404. It lists no node and deletes no route (the planner decides those). Why:
+ * docs/decisions/0012-node-departure.md.
  */
 import * as z from '../util/zod-mini.ts';
 import { NodeStillDeletingError } from './delivery-outcome.ts';

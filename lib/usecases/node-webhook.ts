@@ -1,27 +1,9 @@
 /**
- * The node webhook's use case: a node joins or leaves, and podroute acts at once instead of at the
- * next schedule tick (upstream waits for its resync).
- *
- * - Admission CREATE, of a node that does not exist yet (a keyed read: a kubelet sends CREATE on
- *   every start, and the server answers AlreadyExists only after admission, so a CREATE of a stored
- *   node changes nothing here). Without pod CIDRs: allocate them (node sync over the data plane) and
- *   answer with a JSON Patch that sets them; the node is not stored yet, so the patch is the only
- *   way to write them. Then queue a `sync-node` message at once, carrying the node's instance and
- *   pod CIDRs: the worker routes them without waiting for the stored node, and only its condition
- *   write waits for it (lib/usecases/route-writes.ts, `syncNodeRoutes`). The prefixes plane's
- *   admission delegates the prefixes itself and the message only settles the condition. With pod
- *   CIDRs (a claim): only a node's own lease is queued; anything else is refused, never adopted
- *   (lib/webhook/claims.ts). Every such node is created NetworkUnavailable=True (NoRouteCreated).
- * - Admission DELETE: release nothing and unroute nothing. The delete is not stored yet and a later
- *   webhook or a failed precondition can still refuse it; queue a delayed `node-left` check, which
- *   the worker turns into a release only once the node is gone (404). See ./node-left.ts.
- * - Signed events: `NodeJoined` syncs a stored node, `NodeLeft` releases the leases of a node that
- *   is gone (404).
- * Route deletions are never built here: the planner decides them (next reconcile, with its
- * mass-deletion guard).
- *
- * An admission review is never refused: whatever fails is logged and the node is admitted without
- * pod CIDRs (the schedule repairs it), still NetworkUnavailable=True; a dry run changes nothing.
+ * The node webhook's use case: act on a node's join or departure at once, not at the next tick.
+ * Admission CREATE of a new node allocates its pod CIDRs (answered as a JSON Patch) or checks its
+ * claim (lib/webhook/claims.ts), and queues a `sync-node` message; admission DELETE queues a delayed
+ * `node-left` check (./node-left.ts). A review is never refused: a failure admits the node without
+ * pod CIDRs, NetworkUnavailable=True, for the schedule to repair.
  */
 import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
 import { rfc3339 } from '../util/time.ts';

@@ -1,14 +1,8 @@
 /**
- * Pod CIDRs whose mask is not the configured node mask: a cluster migrated from kube-controller-
- * manager with another `--node-cidr-mask-size`, or a node given its CIDR by hand.
- *
- * Such a CIDR cannot be one block of the set. Reconcile adopts it only when the operator names its
- * size in MIGRATION_MASK_SIZES and no lease overlaps it (the ownership decider,
- * lib/routes/ownership.ts); it is then held as every block it overlaps, owned by its node
- * (`CidrSet.occupy` of a range covers every block from the one holding its first address to the
- * one holding its last), so no new node can be given an overlapping block. Otherwise it is a
- * conflict, never leased or routed. Either way each such CIDR is reported with what to change (an
- * Event `PodCidrMaskMismatch` on the node when adopted, a plan warning, a log line).
+ * Pod CIDRs whose mask is not the configured node mask (a cluster migrated with another
+ * `--node-cidr-mask-size`, or a CIDR set by hand). Adopted only when MIGRATION_MASK_SIZES names the
+ * size and no lease overlaps it (lib/routes/ownership.ts), then held as every block it overlaps
+ * (`CidrSet.occupy`); otherwise a conflict. Each is reported with what to change.
  */
 import { type Cidr, type Family, containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet } from '../ipam/index.ts';

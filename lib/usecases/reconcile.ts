@@ -1,23 +1,9 @@
 /**
- * The reconcile use case (EventBridge schedule): gather -> plan (pure) -> apply -> report.
- *
- * 1. Gather the cloud side, the nodes and the CIDR leases, once each, in the order the data plane
- *    needs (lib/dataplane/data-plane.ts, `readRun`); an input that is unreadable or suddenly empty
- *    stops the run before any write (`readWorld`). Owners of old leases that the listing lacks are
- *    read by key: only a 404 confirms a node gone. Repair the leases and adopt the pod CIDRs the
- *    ownership decider (lib/routes/ownership.ts) allows.
- * 2. Plan with the data plane (routes: the pure route planner, from the leases: a pod CIDR is
- *    routed to the node holding its lease; other claims are conflicts, told on the claimant);
- *    deletions not confirmed by a keyed read are judged by the mass-deletion guard over a window
- *    of runs (./reconcile-route-work.ts); withheld ones are told in a log line and a metric.
- * 3. Apply: nodes not complete and without NetworkUnavailable are marked True first
- *    (./node-claims.ts); route work goes to the queue (the worker does the EC2 calls);
- *    NetworkUnavailable is written for nodes whose routes are complete or that have no pod CIDR;
- *    nodes the plane says need it get node sync (the configured mode) over the plane's alias and
- *    sets; a lease whose node reads 404 is released after a grace period.
- *
- * At steady state (nothing to change) a run makes no writes at all: reads are the plane's cloud
- * side (the tables, or the nodes' interfaces and subnets), nodes and leases, one listing each.
+ * The reconcile use case (EventBridge schedule): gather -> plan (pure) -> apply -> report. Gather
+ * reads the cloud side, nodes and leases once each (lib/dataplane/data-plane.ts `readRun`; an
+ * unreadable or suddenly empty input stops the run, `readWorld`); plan with the data plane, route
+ * work decided by ./reconcile-route-work.ts; apply: mark incomplete nodes first (./node-claims.ts),
+ * queue route work, write conditions, sync nodes, release leases read 404. Steady state writes nothing.
  */
 import type { Config } from '../config.ts';
 import { conditionText } from '../dataplane/data-plane.ts';

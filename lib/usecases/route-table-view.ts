@@ -1,22 +1,9 @@
 /**
- * The cluster's route tables as one worker invocation sees them: listed once, on first use, and
- * shared by every message of the SQS batch (a listing per message would cost O(routes) each, so
- * O(n²) in a mass join). The batch's own writes are applied to the view as they succeed, so a
- * message that finishes after another sees that other's route: a node whose routes are made by
- * several messages of one batch has its condition settled by the last of them.
- *
- * What the view may answer, and what is read again from EC2 (lib/usecases/route-writes.ts):
- * - "no route here": trusted; CreateRoute itself refuses a destination that holds a route
- *   (`RouteAlreadyExists`, EC2 API reference, CreateRoute / error codes), and that conflict is
- *   decided again on a fresh read;
- * - "the node's route is here": trusted; nothing is written;
- * - anything else (a blackhole, another instance, a foreign target): read again with DescribeRouteTables
- *   for that one table before acting, because ReplaceRoute overwrites whatever the route holds
- *   (EC2 API reference, ReplaceRoute), and the view may be as old as the invocation;
- * - deletes and failure reports never decide on the view: they re-read (DeleteRoute, like
- *   ReplaceRoute, has no condition on the route's target, and a report flips a node's condition).
- * A failed listing stays failed for the batch: every message that needs it fails alike (retryable
- * when the listing was throttled) instead of each trying again against a throttled API.
+ * The cluster's route tables as one worker invocation sees them: listed once on first use, shared
+ * by the SQS batch, with the batch's own writes applied. "No route" and "the node's route" are
+ * trusted (CreateRoute refuses a taken destination with `RouteAlreadyExists`, EC2 API reference);
+ * anything else, every delete and every failure report read again, because ReplaceRoute and
+ * DeleteRoute have no condition on the target (EC2 API reference). A failed listing fails the batch.
  */
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Route, RouteTable } from '../routes/route-tables.ts';

@@ -1,11 +1,8 @@
 /**
- * Which routes are a node's when EC2 describes a route with its NetworkInterfaceId alone: the
- * instance -> primary interface map the planner matches such routes by (PlanInput.primaryInterfaces,
- * lib/routes/route-plan.ts step 1a). EC2 is observed to describe a route to an attached interface
- * with both InstanceId and NetworkInterfaceId (hashicorp/terraform-provider-aws#14197, #1426), but
- * the EC2 API reference (Route) does not say so. The map is read only when a listing holds a route
- * the caller cares about that names an interface alone, so against an EC2 that answers with both
- * ids nothing more is read.
+ * The instance -> primary interface map by which the planner (PlanInput.primaryInterfaces; step 1a
+ * of docs/decisions/0008-route-plan-rules.md) matches a route EC2 describes by NetworkInterfaceId
+ * alone. EC2 is observed to give both ids for an attached interface (terraform-provider-aws#14197,
+ * #1426; the EC2 API reference, Route, does not say), so the map is read only when needed.
  */
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Node } from '../nodes/node.ts';

@@ -1,14 +1,9 @@
 /**
- * What the route worker checks before it acts on a message, as pure functions: a message is a hint
- * (anyone allowed to send to the queue can write one), so every route it names is checked against
- * the authority (ARCHITECTURE.md, "Authority"): the lease table for who owns a pod CIDR, the
- * cluster's tagged tables and CIDRs for where podroute may act at all. A message that fails a check
- * is refused: acknowledged and reported, never retried, never acted on.
- *
- * `checkRouteClaim` reads who owns a (CIDR, node) pair off the ownership decider's answer
- * (lib/routes/ownership.ts, `decideOwnership`), given the fresh node and the lease table as
- * reconcile gives it to the planner (./route-worker-ownership.ts): reconcile and the worker decide
- * ownership alike.
+ * What the route worker checks before it acts on a message, as pure functions. A message is a hint
+ * anyone allowed to send to the queue can write, so each route it names is checked against the
+ * authority (ARCHITECTURE.md, "Authority"): the lease table via `decideOwnership`
+ * (lib/routes/ownership.ts, fed by ./route-worker-ownership.ts), and the cluster's tagged tables and
+ * CIDRs. A message that fails is refused: acknowledged and reported, never retried or acted on.
  */
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { PodrouteError } from '../errors.ts';

@@ -1,15 +1,8 @@
 /**
- * What the route worker gives the ownership decider (lib/routes/ownership.ts) for its one node:
- * the fresh node, the nodes that may contest it, and the lease table as reconcile gives it to the
- * planner, read afresh. The worker then decides ownership (and plans) exactly as reconcile does,
- * for the CIDRs and the instance of this node.
- *
- * Reads, cheapest first: one keyed lease read per covering set (`CidrSet.ownedLease`). When that
- * lease is exactly the block each claim of the node takes, and no listed route sends another
- * CIDR to the node's instance, that is the whole answer. Otherwise (a CIDR of a migration mask
- * held as several blocks, a claim on a block not leased to the node, an instance another node's
- * routes use) the covering sets' leases are listed, and every node holding a lease of a CIDR routed
- * to this node's instance is read by key, so the decider's instance rule sees it.
+ * What the route worker gives the ownership decider (lib/routes/ownership.ts) for its one node: the
+ * fresh node, the nodes that may contest it, and the lease table read afresh, so the worker decides
+ * ownership as reconcile does. Cheapest first: one keyed lease read per covering set; only when that
+ * is not the whole answer are the sets' leases listed and the contesting nodes read by key.
  */
 import { type Cidr, containsCidr, formatCidr, overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';

@@ -1,27 +1,9 @@
 /**
- * The route worker's use case: one queue message in, the VPC brought in line with it.
- *
- * A message is a hint, not the truth (level-triggered): before acting the worker re-reads the node
- * and the route, and a message that no longer matches them is acknowledged as stale. Every EC2 call
- * is idempotent (`RouteAlreadyExists` with the same target and `InvalidRoute.NotFound` on delete are
- * success), so a duplicate or out-of-order delivery converges to the same state. The messages of
- * one SQS batch share one listing of the route tables (lib/usecases/route-table-view.ts says what
- * is decided on it and what is read again); the writes themselves live in route-writes.ts.
- *
- * Outcome per message: `ack` (done, stale, or a failure that retrying cannot fix, which is reported
- * on the node) or `retry` (a retryable failure: the queue redelivers it, with backoff). Which one a
- * failure gets is decided by `outcomeOf` (./delivery-outcome.ts), from its typed error and receive.
- *
- * A retryable failure (throttling, a 5xx, a timeout) on the message's last receive but one is
- * acknowledged as `handed-back` instead of being left to the dead-letter queue: the message is only a hint, and
- * the next reconcile (at most a minute away) re-reads the node and the tables and sends whatever is
- * still missing as a fresh message. A dead letter would help nobody (nothing replays it, and what it
- * says may be stale by then), and re-sending the message from here would loop forever during an
- * outage that reconcile, with its backlog guard, rides out at a bounded rate. The dead-letter queue
- * is left for what no retry can help: an invocation that crashes or times out on every receive.
- * Either way the node is told (an Event, NetworkUnavailable=True) only after re-reading that its
- * routes really are missing, so a redundant message that failed never flips a healthy node; a
- * handed-back failure leaves a node that is serving by then as it is.
+ * The route worker's use case: one queue message in, the VPC brought in line with it. A message is a
+ * hint (level-triggered): the worker re-reads the node and the route, and acknowledges a message that
+ * no longer matches as stale. Every EC2 call is idempotent. One SQS batch shares one listing of the
+ * route tables (./route-table-view.ts); the writes live in ./route-writes.ts, and `outcomeOf`
+ * (./delivery-outcome.ts) decides `ack` or `retry` (docs/decisions/0004-delivery-outcome.md).
  */
 import { PodrouteError } from '../errors.ts';
 import { type FailureOutcome, outcomeOf } from './delivery-outcome.ts';

@@ -1,11 +1,8 @@
 /**
  * The route worker's writes: a node's routes created or fixed (create, replace and sync-node
- * messages) and a route deleted (delete messages), each decided on what is there now.
- *
- * Creates and replaces decide on the batch's listing (lib/usecases/route-table-view.ts, which says
- * what it may answer and what is read again); deletes always read their route afresh. Every EC2
- * call is idempotent (`RouteAlreadyExists` with the same target and `InvalidRoute.NotFound` on
- * delete are success), so a duplicate or out-of-order delivery converges to the same state.
+ * messages) and a route deleted, each decided on what is there now: creates and replaces on the
+ * batch's listing (./route-table-view.ts), deletes on a fresh read. `RouteAlreadyExists` with the
+ * same target and `InvalidRoute.NotFound` on delete are success, so redelivery converges.
  */
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { PodrouteError } from '../errors.ts';

@@ -1,13 +1,8 @@
 /**
- * The abort signal of the work under way, for the adapters to pass to every outside call (the AWS
- * SDK's `abortSignal`, node:https's `signal`), so that work past a Lambda invocation's deadline is
- * aborted, not abandoned: a sandbox frozen at the end of an invocation resumes its pending
- * callbacks when it is reused (AWS Lambda Developer Guide, "Lambda execution environment"), and an
- * SDK retry asleep at the deadline would otherwise send its stale write minutes later.
- *
- * The signal follows the async context (node:async_hooks AsyncLocalStorage) of the work started in
- * `withAbortSignal`, so work left over from one invocation keeps its own, aborted, signal when it
- * resumes during the next one. Outside any scope there is no signal and calls are never aborted.
+ * The abort signal of the work under way, for adapters to pass to every outside call, so work past
+ * an invocation's deadline is aborted, not abandoned: a frozen sandbox resumes its pending callbacks
+ * when reused (AWS Lambda Developer Guide, "Lambda execution environment"). The signal follows the
+ * async context of `withAbortSignal` (AsyncLocalStorage); outside any scope there is none.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 

@@ -1,14 +1,8 @@
 /**
- * The zod that shipped code writes its schemas with: `zod/mini` (tree-shakable functions instead of
- * methods), with English messages. Import it as a namespace, `import * as z from '…/zod-mini.ts'`:
- * esbuild then keeps only the functions a bundle calls. A named `z` object (`import { z } from
- * 'zod/mini'`, or re-exporting one) is a value holding every export, `z.locales` with its 60-odd
- * locales included, so nothing could be dropped.
- *
- * zod/mini loads no locale by itself: without one every default message reads "Invalid input"
- * (zod.dev/packages/mini, "Error messages"; zod.dev/error-customization, "Internationalization").
- * Classic zod registers English on first use; here it is registered once, when the first schema
- * module imports this file, so both APIs give the same messages. Only `en` is imported.
+ * The zod that shipped code writes its schemas with: `zod/mini`, imported as a namespace
+ * (`import * as z from '…/zod-mini.ts'`) so esbuild keeps only the functions a bundle calls. It loads
+ * no locale by itself (zod.dev/packages/mini, "Error messages"), so English is registered once here
+ * and every message reads as classic zod's.
  */
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';

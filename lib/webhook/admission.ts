@@ -1,9 +1,7 @@
 /**
- * Kubernetes admission (`admission.k8s.io/v1`) for Node CREATE and DELETE: the AdmissionReview
- * the API server sends, the answer podroute gives, and the JSON Patch that hands a new node its
- * pod CIDRs.
- *
- * podroute never blocks a node: every answer is `allowed: true`, with or without a patch.
+ * Kubernetes admission (`admission.k8s.io/v1`) for Node CREATE and DELETE: the AdmissionReview the
+ * API server sends, the answer podroute gives (always `allowed: true`: podroute never blocks a node),
+ * and the JSON Patch that hands a new node its pod CIDRs.
  */
 import * as z from '../util/zod-mini.ts';
 import { reject } from '../util/zod-mini.ts';

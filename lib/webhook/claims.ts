@@ -1,14 +1,8 @@
 /**
- * What the CREATE admission makes of the pod CIDRs a node comes with, of a block it is about to
- * hand out (held by another node's claim only as the ownership decider rules), and of the
- * instance it names. Pure: the leases and the nodes come in as arguments.
- *
- * A node's `spec.podCIDR(s)` at CREATE is a claim its kubelet may write on itself (NodeRestriction
- * does not check it), and the lease table is the authority (ARCHITECTURE.md, "Authority"). So at
- * admission a claim is only ever accepted when it is exactly a block the node leases already; it
- * is never adopted there (reconcile adopts, under its own conditions). Any other claim is refused:
- * a `conflict` when it overlaps another node's lease (the same block, a sub-range or a super-range
- * of it), `unverified` otherwise, `invalid` when it is no CIDR.
+ * What the CREATE admission makes of the pod CIDRs a node comes with, of a block it is about to hand
+ * out, and of the instance it names. Pure. A kubelet may write its own pod CIDRs (NodeRestriction
+ * does not check them), so a claim is accepted only when it is exactly a block the node leases
+ * already, never adopted here; otherwise `conflict` (overlaps another's lease), `unverified` or `invalid`.
  */
 import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';

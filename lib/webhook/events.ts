@@ -1,12 +1,8 @@
 /**
- * Node events that tools other than the API server send to the node webhook, and how they sign
- * them.
- *
- * A body `{"type": "NodeJoined" | "NodeLeft", "nodeName": "..."}` is signed with HMAC-SHA256 over
- * `<timestamp>.<raw body bytes>` with the event signing key (a secret of its own, not the URL
- * token: ./request.ts), and sent with the headers
- * `x-podroute-timestamp: <unix seconds>` and `x-podroute-signature: sha256=<lowercase hex>`.
- * The timestamp must be within MAX_CLOCK_SKEW_SECONDS of the receiver's clock (replay window).
+ * Node events that tools other than the API server send to the node webhook, and how they are
+ * signed: `{"type": "NodeJoined" | "NodeLeft", "nodeName": "..."}`, HMAC-SHA256 over
+ * `<timestamp>.<raw body>` with the event signing key (not the URL token: ./request.ts), in headers
+ * `x-podroute-timestamp` and `x-podroute-signature: sha256=<hex>`, within MAX_CLOCK_SKEW_SECONDS.
  */
 import { createHmac } from 'node:crypto';
 import * as z from '../util/zod-mini.ts';

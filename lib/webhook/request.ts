@@ -1,32 +1,8 @@
 /**
  * The request layer of the node webhook: authenticate, bound, decode and validate one HTTP request
- * (API Gateway HTTP API, payload format 2.0) and say what it is. Pure: the secret and the clock
- * come in as arguments, nothing is logged, nothing is changed.
- *
- * Two kinds of callers, two credentials, two secrets:
- * - the Kubernetes API server sends an AdmissionReview with the webhook token: in the path
- *   (`/webhook/{token}`, `pathParameters.token`; the only place an API server's webhook URL can
- *   carry it: the URL may hold no query string) or as `Authorization: Bearer <token>` (API servers
- *   given an admission kubeconfig). A `token` query parameter is refused;
- * - other tools send a NodeEvent signed with HMAC-SHA256 (see events.ts) with the signing key, a
- *   secret of its own: whoever holds the URL (the API server's configuration, a log of it) cannot
- *   sign a NodeLeft, and the signing key is no token.
- *
- * Order of checks, so that an unauthenticated caller learns nothing and costs little:
- *   1. no credential at all                                   -> 401
- *   2. a presented token is wrong (the body is not read)      -> 401
- *   3. the body is over 1 MiB (checked before decoding)       -> 413
- *   4. a base64 body is not valid base64                      -> 400
- *   5. a presented signature or its timestamp is wrong/stale  -> 401
- *   6. the body is not UTF-8 JSON                             -> 400
- *   7. an AdmissionReview without a valid token, or anything else without a valid signature -> 401
- *   8. the review or event does not validate                  -> 400, one line saying what is wrong
- * Every auth failure says only "unauthorized". Secrets are compared as SHA-256 digests with
- * `timingSafeEqual`, so the compared lengths never depend on the input.
- *
- * During a rotation two values of each secret are valid: the current one and the previous one. A
- * token or a signature is compared with both, always (no short circuit), and passes when either
- * matches.
+ * (API Gateway HTTP API, payload format 2.0) and say what it is. Pure: secrets and the clock come in
+ * as arguments. An AdmissionReview carries the webhook token, a NodeEvent an HMAC signature
+ * (./events.ts); the order of checks and why: docs/decisions/0014-webhook-request.md.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { PodrouteError } from '../errors.ts';

@@ -1,9 +1,7 @@
 /**
- * EC2 subnets as the reservations planner reads them: a schema for what
- * `aws ec2 describe-subnets --output json` prints (`{"Subnets": [...]}`, the DescribeSubnets
- * response in PascalCase; EC2 API Reference, "Subnet" and "SubnetIpv6CidrBlockAssociation") and a
- * normaliser to small plain values. Fields we do not read are tolerated; absent, `null` and
- * `undefined` optional fields all mean "absent".
+ * EC2 subnets as the reservations planner reads them: a loose schema for what
+ * `aws ec2 describe-subnets --output json` prints (the DescribeSubnets response in PascalCase; EC2
+ * API Reference, "Subnet") and a normaliser to plain values; absent, `null` and `undefined` alike.
  */
 import { z } from 'zod';
 import { type Cidr, tryParseCidr } from '../../cidr/cidr.ts';

@@ -1,18 +1,9 @@
 /**
  * Prefixes mode's placement, pure: which reservations of a subnet are podroute's pod ranges, where a
- * node's pod CIDRs come from, and what to tell the operator when its subnet has none.
- *
- * A node's pod CIDRs are prefixes delegated to its primary interface, so they must lie in that
- * interface's subnet (EC2 User Guide, "Assign prefixes to Amazon EC2 network interfaces": a prefix
- * comes from the interface's subnet CIDR), and in a range EC2 does not hand to instances and
- * interfaces: a subnet CIDR reservation (Amazon VPC User Guide, "Subnet CIDR reservations").
- *
- * Which reservations are podroute's: those of the node's subnet whose Description is
- * PREFIX_RESERVATION_DESCRIPTION (default `podroute`, as `podroute reservations` creates them; EC2
- * API Reference, CreateSubnetCidrReservation: Description), cut to the cluster CIDR they overlap (a
- * "pod range"). Overlap alone is not enough: cluster CIDRs are often the VPC's own, and the VPC
- * CNI or an appliance may hold reservations there too. Each pod range is one CIDR set (one
- * partition of the CIDR table, same claim protocol as any set).
+ * node's pod CIDRs come from, and what to tell the operator when its subnet has none. A prefix comes
+ * from the interface's subnet (EC2 User Guide, "Assign prefixes to Amazon EC2 network interfaces"),
+ * from a reservation whose Description is PREFIX_RESERVATION_DESCRIPTION (overlap alone is not
+ * enough: the VPC CNI may hold some too), cut to a cluster CIDR; each such pod range is one CIDR set.
  */
 import { containsCidr, formatCidr, intersection, tryParseCidr } from '../../cidr/cidr.ts';
 import type { Cidr, Family } from '../../cidr/cidr.ts';

@@ -37,7 +37,7 @@ import { prefixReadiness } from './readiness.ts';
 export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps, prefixes: Pick<EniPrefixes, 'describeInterfaces'>): Promise<string> {
   const name = message.node;
   const node = await currentNode(name, deps);
-  // Not stored: retried on the first receive, gone after (outcomeOf, ./delivery-outcome.ts).
+  // Not stored: retried on the first receive, gone after (outcomeOf, lib/usecases/delivery-outcome.ts).
   if (!node) throw new NodeNotStoredError(name, `node ${name} is not stored yet, so its condition waits`);
   const unmanaged = unmanagedReason(node, deps.nodeSelector);
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;

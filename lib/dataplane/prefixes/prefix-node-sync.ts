@@ -1,17 +1,9 @@
 /**
- * Prefixes mode's node sync of one node, over the run's EC2 reads (./prefix-world.ts) and its
- * placement (./pod-ranges.ts). No route table is touched. Per node:
- * - its subnet has no pod range for some cluster CIDR: it stays NetworkUnavailable=True, with an
- *   Event and a metric naming the subnet and the reservation to create; it gets nothing elsewhere;
- * - else node sync runs over the pod ranges' sets, with only the interface's prefixes inside the
- *   node's pod ranges as its cloud alias: the VPC CNI's prefixes on the same interface are neither
- *   adopted nor counted;
- * - SyncFromCluster: podroute picks the block and assigns exactly it. A prefix of a pod range that
- *   is on the interface while the node has no pod CIDR of its family (the webhook assigned it and
- *   timed out before its patch) is taken for the node (occupy) and then given to it by node sync's
- *   allocation, which answers the owner's block;
- * - SyncFromCloud: EC2 picks (a prefix count of one, against a `prefix` reservation) and node sync
- *   adopts what it picked.
+ * Prefixes mode's node sync of one node, over the run's EC2 reads (./prefix-world.ts) and placement
+ * (./pod-ranges.ts); no route table is touched. A node whose subnet lacks a pod range stays
+ * NetworkUnavailable=True with an Event naming the reservation to create; otherwise node sync runs
+ * over the pod ranges' sets, with only the interface's prefixes inside them as its alias. In
+ * SyncFromCluster podroute picks the block; in SyncFromCloud EC2 picks and node sync adopts it.
  */
 import { formatCidr, tryParseCidr } from '../../cidr/cidr.ts';
 import type { Cidr, Family } from '../../cidr/cidr.ts';

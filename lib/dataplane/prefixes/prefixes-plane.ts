@@ -1,10 +1,8 @@
 /**
- * Prefixes mode: a node's pod CIDRs are prefixes delegated to its primary interface, taken from
- * podroute's subnet CIDR reservations (./pod-ranges.ts). Reconcile reads the nodes first, then
- * their interfaces and subnets (./prefix-world.ts); the sets are the pod ranges of those subnets,
- * no route table is touched, and node sync marks a node reachable as soon as its prefixes are
- * delegated (./prefix-node-sync.ts). The worker's `sync-node` only settles an admitted node's
- * condition (./prefix-join.ts).
+ * Prefixes mode: a node's pod CIDRs are prefixes delegated to its primary interface from podroute's
+ * subnet CIDR reservations (./pod-ranges.ts). Reconcile reads the nodes, then their interfaces and
+ * subnets (./prefix-world.ts); no route table is touched, and node sync marks a node reachable once
+ * its prefixes are delegated (./prefix-node-sync.ts). `sync-node` only settles a condition (./prefix-join.ts).
  */
 import { networkUnavailableOf } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';

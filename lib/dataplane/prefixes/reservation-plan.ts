@@ -1,28 +1,8 @@
 /**
- * Which subnet CIDR reservations a cluster needs before prefixes mode can work: one reservation
- * per subnet and IP family (its type follows the node-sync mode: RESERVATION_TYPE), inside subnet ∩ cluster CIDR. A pure function of the
- * subnets (as DescribeSubnets shows them), the cluster CIDRs and the share of each subnet that may
- * go to pods.
- *
- * The rule, for each subnet S and each cluster CIDR C of S's family:
- * 1. The reservation lies inside S ∩ C. EC2 delegates a prefix only from the interface's own subnet
- *    (EC2 User Guide, "Prefix delegation for Amazon EC2 network interfaces", Basics), and podroute
- *    hands out pod CIDRs only inside the cluster CIDRs.
- * 2. It is one CIDR (CreateSubnetCidrReservation takes one `Cidr`; EC2 API Reference) of a power-of-
- *    two size no larger than `podShare` × |S|, so at least (1 - podShare) of S stays for instance and
- *    interface addresses, which EC2 hands out from the whole subnet outside reservations (Amazon VPC
- *    User Guide, "Subnet CIDR reservations").
- * 3. It holds at least one delegable prefix: /28 for IPv4, /80 for IPv6, the only sizes EC2 accepts
- *    (EC2 User Guide, "Prefix delegation ...", Basics). Any CIDR of that size or larger is aligned
- *    to them.
- * 4. It holds none of the five addresses AWS keeps in every subnet CIDR block, the first four and
- *    the last (Amazon VPC User Guide, "Subnet CIDR blocks"): a prefix holding one could never be
- *    delegated. An aligned block of 16 or more addresses holds one of them exactly when it is the
- *    first or the last block of S.
- * 5. Of the blocks that pass, the largest; of those of that size, the highest in S (deterministic).
- *
- * Reservations of one VPC must not overlap (Amazon VPC User Guide, "Subnet CIDR reservations"); the
- * subnets of a VPC never overlap, so reservations inside them never do either.
+ * Which subnet CIDR reservations a cluster needs before prefixes mode can work: one per subnet and
+ * IP family, inside subnet ∩ cluster CIDR, of the type the node-sync mode needs (RESERVATION_TYPE).
+ * A pure function of the subnets (as DescribeSubnets shows them), the cluster CIDRs and the share of
+ * each subnet that may go to pods. Reservations never overlap, because a VPC's subnets never do.
  */
 import { type Cidr, type Family, addressBits, blockAt, blockCount, containsCidr, formatCidr, lastAddress } from '../../cidr/cidr.ts';
 import { InvalidInputError } from '../../errors.ts';
@@ -163,7 +143,16 @@ function reservationFor(subnet: Subnet, cluster: Cidr, podShare: number): { valu
   throw new ReservationPlanError(subnet.subnetId, `${name} cannot hold a /${DELEGATED_PREFIX[family]} reservation: ${reasons.join('; ')}`);
 }
 
-/** The block rules 1-5 pick inside `subnetCidr`, or why there is none. */
+/**
+ * The block picked inside `subnetCidr` ∩ `cluster`, or why there is none:
+ * 1. inside the subnet: EC2 delegates a prefix only from the interface's own subnet (EC2 User Guide,
+ *    "Prefix delegation for Amazon EC2 network interfaces");
+ * 2. one CIDR (CreateSubnetCidrReservation takes one `Cidr`, EC2 API Reference) no larger than
+ *    `podShare` of the subnet, the rest left for EC2's own addresses ("Subnet CIDR reservations");
+ * 3. at least one delegable prefix (DELEGATED_PREFIX);
+ * 4. not the subnet's first or last block, which hold the five addresses AWS keeps ("Subnet CIDR blocks");
+ * 5. of those, the largest, then the highest in the subnet.
+ */
 function blockIn(subnetCidr: Cidr, cluster: Cidr, podShare: number): Cidr | string {
   const family = subnetCidr.family;
   const delegated = DELEGATED_PREFIX[family];

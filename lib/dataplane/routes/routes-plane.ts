@@ -1,9 +1,8 @@
 /**
  * Routes mode: a node's pod CIDRs are routes to its instance in every route table of the cluster.
- * Reconcile reads the tables (before the nodes: a node listed after them covers every route the
- * worker made for a stored node), plans with the route planner (lib/routes/route-plan.ts), and the
- * worker makes the routes and marks the node ready once every table has them
- * (lib/usecases/route-writes.ts).
+ * Reconcile reads the tables before the nodes (so a node listed after them covers every route the
+ * worker made), plans with the route planner (lib/routes/route-plan.ts), and the worker marks a node
+ * ready once every table has its routes (lib/usecases/route-writes.ts).
  */
 import type { Config } from '../../config.ts';
 import type { CidrSet } from '../../ipam/index.ts';
