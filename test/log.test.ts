@@ -12,22 +12,12 @@ import { telemetryMiddlewares } from '../functions/telemetry.ts';
 import type { Wiring } from '../functions/wiring.ts';
 import { lambdaContext } from '../infra/local/lambda-context.ts';
 import { powertoolsTelemetry, type Telemetry } from '../lib/log.ts';
+import { captureOutput } from './support/capture-output.ts';
 
 let out: string[];
 
 beforeEach(() => {
-  out = [];
-  // Powertools writes info and below to stdout, warnings and errors to stderr (both reach CloudWatch).
-  for (const stream of [process.stdout, process.stderr]) {
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      return true;
-    });
-  }
-  vi.stubEnv('POWERTOOLS_LOG_LEVEL', '');
-  vi.stubEnv('LOG_LEVEL', '');
-  vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', '');
-  vi.stubEnv('POWERTOOLS_DEV', '');
+  out = captureOutput(['LOG_LEVEL', 'AWS_LAMBDA_LOG_LEVEL']);
 });
 afterEach(() => {
   vi.restoreAllMocks();

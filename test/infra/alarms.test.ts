@@ -9,15 +9,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
+import { type Obj, isObj, obj } from '../support/mapping.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-type Obj = Record<string, unknown>;
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
-const obj = (value: unknown, what: string): Obj => {
-  if (!isObj(value)) throw new Error(`${what} is not a mapping`);
-  return value;
-};
 
 const sls = obj(load(readFileSync(`${root}serverless.yml`, 'utf8')), 'serverless.yml');
 const resources = obj(obj(sls.resources, 'resources').Resources, 'resources.Resources');

@@ -16,16 +16,11 @@ import { load, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
+import { type Obj, isObj, obj } from '../support/mapping.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const text = (path: string): string => readFileSync(`${root}${path}`, 'utf8');
 
-type Obj = Record<string, unknown>;
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
-const obj = (value: unknown, what: string): Obj => {
-  if (!isObj(value)) throw new Error(`${what} is not a mapping`);
-  return value;
-};
 const list = (value: unknown, what: string): unknown[] => {
   if (!Array.isArray(value)) throw new Error(`${what} is not a list`);
   return value;

@@ -13,6 +13,7 @@ import type { RouteMessage } from '../../lib/messages/route-message.ts';
 import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
+import { captureOutput } from '../support/capture-output.ts';
 
 type Line = Record<string, unknown>;
 const isObj = (value: unknown): value is Line => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -55,16 +56,7 @@ let out: string[];
 let world: World;
 beforeEach(async () => {
   world = await startWorld();
-  out = [];
-  // Powertools writes info and below to stdout, warnings and errors to stderr (both reach CloudWatch).
-  for (const stream of [process.stdout, process.stderr]) {
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      return true;
-    });
-  }
-  vi.stubEnv('POWERTOOLS_LOG_LEVEL', '');
-  vi.stubEnv('POWERTOOLS_DEV', '');
+  out = captureOutput();
 });
 afterEach(async () => {
   vi.restoreAllMocks();

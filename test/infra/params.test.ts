@@ -13,15 +13,10 @@ import { promisify } from 'node:util';
 import { load } from 'js-yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '../../lib/config.ts';
+import { type Obj, isObj, obj } from '../support/mapping.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-type Obj = Record<string, unknown>;
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
-const obj = (value: unknown, what: string): Obj => {
-  if (!isObj(value)) throw new Error(`${what} is not a mapping`);
-  return value;
-};
 
 interface ParamsModule {
   clusterParams: (input: { defaults: Obj; stage: string; cli?: Record<string, string>; repository?: string; loadConfig?: unknown }) => Obj;

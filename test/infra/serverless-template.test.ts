@@ -16,12 +16,11 @@ import { ClaimProtocolStore, MemoryClaimStore, createCidrSet } from '../../lib/i
 import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { checkNodeLeft } from '../../lib/usecases/node-left.ts';
+import { type Obj, isObj } from '../support/mapping.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string): unknown => load(readFileSync(`${root}${path}`, 'utf8'));
 
-type Obj = Record<string, unknown>;
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Walks a parsed document; fails the test with the path when a step is missing. */
 function at(value: unknown, ...path: (string | number)[]): unknown {
