@@ -3,7 +3,8 @@
  * credentials as `reconcile --dry-run` (the AWS default credential chain, your kubeconfig). Prints
  * one line per check and exits 1 when any check failed, 2 for bad flags. Writes nothing: its AWS
  * calls are DescribeRouteTables, DescribeNetworkInterfaces, SQS GetQueueAttributes and DynamoDB DescribeTable; its Kubernetes
- * calls are node lists, SelfSubjectAccessReviews and a MutatingWebhookConfiguration list.
+ * calls are node lists, SubjectAccessReviews for podroute's identity (`--kube-user`, `--kube-groups`) and a
+ * MutatingWebhookConfiguration list.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
@@ -22,13 +23,19 @@ import { UsageError, parseFlags } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { REGION_HELP, cliRegion } from './region.ts';
 import type { CliIo, Command } from './main.ts';
+import type { AccessSubject } from '../usecases/doctor.ts';
+
+/** The identity infra/kubernetes/rbac.yaml binds: group `podroute` (eks-access-entry.sh maps the Lambda roles to it). */
+const DEFAULT_KUBE_USER = 'podroute';
+const DEFAULT_KUBE_GROUPS = 'podroute';
 
 export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
 
 Checks, read-only, that an account and cluster are ready for podroute (or still are): the route
 tables, their room under the route quota, the nodes' pod CIDRs against the mask, which nodes
-podroute manages and the cluster tag on their primary network interfaces, its Kubernetes
-permissions, the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
+podroute manages and the cluster tag on their primary network interfaces, the Kubernetes
+permissions of podroute's identity (not yours: SubjectAccessReview, which you need to be allowed
+to create), the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
 check failed, 2 for bad flags.
 
 Flags:
@@ -41,6 +48,9 @@ Flags:
   --route-quota <n>            routes per route table in this account, default ${DEFAULT_ROUTE_QUOTA} (adjustable up to ${MAX_ROUTE_QUOTA})
   --queue-url <url>            the stack's route queue (default $QUEUE_URL; not checked without one)
   --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
+  --kube-user <name>           podroute's Kubernetes user name (default $PODROUTE_KUBE_USER, else ${DEFAULT_KUBE_USER})
+  --kube-groups <list>         its groups, comma-separated (default $PODROUTE_KUBE_GROUPS, else ${DEFAULT_KUBE_GROUPS}: the
+                               group infra/kubernetes/rbac.yaml binds)
   --kubeconfig <file>          default: $KUBECONFIG or ~/.kube/config
   --context <name>             kubeconfig context (default: its current context)
   --region <region>            default: ${REGION_HELP}
@@ -69,6 +79,8 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         'route-quota': { type: 'string' },
         'queue-url': { type: 'string' },
         'cidr-table-name': { type: 'string' },
+        'kube-user': { type: 'string' },
+        'kube-groups': { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
         region: { type: 'string' },
@@ -81,6 +93,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       }
       const format = outputFormat(flags, ['table', 'json', 'yaml'], 'table');
       const routeQuota = parseQuota(flags.string('route-quota'));
+      const subject = parseSubject(flags.string('kube-user') ?? io.env.PODROUTE_KUBE_USER, flags.string('kube-groups') ?? io.env.PODROUTE_KUBE_GROUPS);
       const config = loadConfig({
         CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
         CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
@@ -101,6 +114,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
         nodes: new KubeNodes(kubeConfig),
         access: new KubeAccess(kubeConfig),
+        subject,
         stack: new AwsStackResources(clients),
         interfaces: new Ec2PrimaryInterfaces(clients.ec2),
       });
@@ -123,6 +137,15 @@ function parseQuota(text: string | undefined): number {
     throw new UsageError(`--route-quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA} (EC2's adjustable maximum), not ${JSON.stringify(text)}`);
   }
   return quota;
+}
+
+function parseSubject(user: string | undefined, groups: string | undefined): AccessSubject {
+  const subject = {
+    user: (user ?? DEFAULT_KUBE_USER).trim(),
+    groups: (groups ?? DEFAULT_KUBE_GROUPS).split(',').map((g) => g.trim()).filter(Boolean),
+  };
+  if (!subject.user && subject.groups.length === 0) throw new UsageError("--kube-user and --kube-groups are both empty: name podroute's Kubernetes user or its groups");
+  return subject;
 }
 
 function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {

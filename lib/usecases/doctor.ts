@@ -10,7 +10,8 @@
  *   quotas, "Routes per route table");
  * - nodes' pod CIDRs against the cluster CIDRs and the configured node mask;
  * - which nodes podroute manages and which it leaves alone;
- * - the Kubernetes permissions the functions use (SelfSubjectAccessReview);
+ * - the Kubernetes permissions the functions use, asked for podroute's identity (its user and
+ *   groups, SubjectAccessReview), not for whoever runs the doctor;
  * - a mutating admission webhook registered for node CREATE and DELETE;
  * - the managed nodes' primary interfaces carry the cluster tag: the route worker turns the
  *   source/destination check off per interface (ModifyNetworkInterfaceAttribute), and its IAM
@@ -51,9 +52,15 @@ export interface WebhookRegistration {
   host: string;
   rules: Array<{ apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }>;
 }
+/** The Kubernetes identity the functions authenticate as: a user name and its groups (at least one of the two). */
+export interface AccessSubject {
+  user: string;
+  groups: readonly string[];
+}
 /** The cluster-side questions of the doctor (lib/kube/kube-access.ts). */
 export interface ClusterAccess {
-  canI(question: AccessQuestion): Promise<AccessAnswer>;
+  /** Whether `subject` may do what `question` asks, as the API server's authorizers answer. */
+  allows(subject: AccessSubject, question: AccessQuestion): Promise<AccessAnswer>;
   mutatingWebhooks(): Promise<WebhookRegistration[]>;
 }
 /** The stack's resources (lib/aws/stack-resources.ts). */
@@ -99,6 +106,8 @@ interface DoctorDeps {
   routeTables: Pick<RouteTables, 'listRouteTables'>;
   nodes: Pick<NodeSource, 'listNodes'>;
   access: ClusterAccess;
+  /** podroute's identity in the cluster (infra/kubernetes/rbac.yaml binds group `podroute`). */
+  subject: AccessSubject;
   stack: StackResources;
   interfaces: PrimaryInterfaces;
 }
@@ -128,15 +137,7 @@ export async function doctor(deps: DoctorDeps): Promise<CheckResult[]> {
     }
   }
 
-  for (const question of requiredPermissions()) {
-    const label = `permission ${describeQuestion(question)}`;
-    try {
-      const answer = await deps.access.canI(question);
-      results.push(answer.allowed ? ok(label, 'allowed') : fail(label, `denied${answer.reason ? ` (${answer.reason})` : ''}: grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)`));
-    } catch (error) {
-      results.push(fail(label, `cannot ask the API server: ${errorText(error)}`));
-    }
-  }
+  results.push(...(await checkPermissions(deps.access, deps.subject)));
 
   try {
     results.push(checkWebhook(await deps.access.mutatingWebhooks()));
@@ -262,6 +263,31 @@ function checkWebhook(webhooks: WebhookRegistration[]): CheckResult {
   if (deletes.length === 0) return fail('admission webhook', `no webhook for node DELETE (CREATE: ${creates.map(name).join(', ')})`);
   const all = [...new Set([...creates, ...deletes].map(name))];
   return ok('admission webhook', `node CREATE and DELETE go to ${all.join(', ')}`);
+}
+
+async function checkPermissions(access: ClusterAccess, subject: AccessSubject): Promise<CheckResult[]> {
+  const who = describeSubject(subject);
+  const results: CheckResult[] = [];
+  for (const question of requiredPermissions()) {
+    const label = `permission ${describeQuestion(question)}`;
+    try {
+      const answer = await access.allows(subject, question);
+      results.push(
+        answer.allowed
+          ? ok(label, `allowed for ${who}`)
+          : fail(label, `denied for ${who}${answer.reason ? ` (${answer.reason})` : ''}: grant it in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)`),
+      );
+    } catch (error) {
+      results.push(fail(label, `cannot ask the API server: ${errorText(error)}`));
+    }
+  }
+  return results;
+}
+
+function describeSubject(subject: AccessSubject): string {
+  const user = subject.user ? `user ${subject.user}` : '';
+  const groups = subject.groups.length > 0 ? `group${subject.groups.length > 1 ? 's' : ''} ${subject.groups.join(',')}` : '';
+  return [user, groups].filter(Boolean).join(' in ');
 }
 
 async function checkStack(

@@ -1,6 +1,6 @@
 /**
  * `podroute doctor` against the local stand-ins: the EC2 and Kubernetes emulators (with
- * SelfSubjectAccessReview and MutatingWebhookConfigurations), DynamoDB (dynalite) and SQS (fauxqs).
+ * SubjectAccessReview and MutatingWebhookConfigurations), DynamoDB (dynalite) and SQS (fauxqs).
  * The command runs in process through the CLI's `main`, with SDK clients for the stand-ins; one
  * test spawns the real binary.
  */
@@ -136,6 +136,7 @@ describe('podroute doctor', () => {
     expect(line(lines, 'pod CIDRs')).toBe('ok    pod CIDRs: 2 pod CIDRs, all /24 in 10.244.0.0/16');
     expect(line(lines, 'nodes')).toBe('ok    nodes: manages 2 of 3; leaves 1 alone: fargate-ip-10-0-9-9 (not-an-ec2-instance)');
     expect(lines.filter((l) => l.includes(' permission '))).toHaveLength(7);
+    expect(line(lines, 'permission patch nodes/status')).toBe('ok    permission patch nodes/status: allowed for user podroute in group podroute');
     expect(line(lines, 'admission webhook')).toBe('ok    admission webhook: node CREATE and DELETE go to podroute/node-join.podroute.io -> abc123.execute-api.us-east-1.amazonaws.com');
     expect(line(lines, 'queue')).toMatch(/^ok {4}queue: arn:aws:sqs:us-east-1:\d+:podroute-demo-routes$/);
     expect(line(lines, 'cidr table')).toBe(`ok    cidr table: ${dynamo.tableName} is ACTIVE`);
@@ -170,8 +171,29 @@ describe('podroute doctor', () => {
     const { code, lines } = await doctor();
     expect(code).toBe(1);
     expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
-      "FAIL  permission patch nodes/status: denied (denied by the emulator): grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)",
+      "FAIL  permission patch nodes/status: denied for user podroute in group podroute (denied by the emulator): grant it in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)",
     ]);
+  });
+
+  it("answers for podroute's identity, not the caller's: an admin caller with podroute's binding deleted gets every permission FAILed", async () => {
+    await healthyCluster();
+    expect(kube.state.access.removeBinding('podroute')).toBe(true);
+    const { code, lines } = await doctor();
+    expect(code).toBe(1);
+    const permissions = lines.filter((l) => l.includes(' permission '));
+    expect(permissions).toHaveLength(7);
+    expect(permissions.every((l) => l.startsWith('FAIL  ') && l.includes('denied for user podroute in group podroute: grant it'))).toBe(true);
+    expect(lines.filter((l) => l.startsWith('FAIL') && !l.includes(' permission '))).toEqual([]);
+  });
+
+  it.each([
+    [['--kube-user', 'someone', '--kube-groups', ''], 'FAIL', 'denied for user someone: grant it'],
+    [['--kube-user', '', '--kube-groups', 'podroute'], 'ok  ', 'allowed for group podroute'],
+    [['--kube-user', 'admin', '--kube-groups', 'viewers,system:masters'], 'ok  ', 'allowed for user admin in groups viewers,system:masters'],
+  ])('%j: the permissions of that identity', async (extra, status, detail) => {
+    await healthyCluster();
+    const { lines } = await doctor(extra);
+    expect(line(lines, 'permission list nodes')).toBe(`${status}  permission list nodes: ${detail}${status === 'FAIL' ? " in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)" : ''}`);
   });
 
   it('FAILs a missing webhook, exit 1', async () => {
@@ -263,6 +285,7 @@ describe('podroute doctor', () => {
     [['--route-quota', 'lots'], /--route-quota must be a whole number/],
     [['--node-mask-size-ipv4', '40'], /NODE_MASK_SIZE_IPV4 must be a whole number from 1 to 32, got 40/],
     [['--no-such-flag'], /Unknown option '--no-such-flag'/],
+    [['--kube-user', ' ', '--kube-groups', ','], /--kube-user and --kube-groups are both empty/],
   ])('%j: exit 2 with one line', async (extra, message) => {
     const { code, lines, stderr } = await doctor(extra);
     expect(code).toBe(2);
@@ -300,7 +323,7 @@ describe('podroute doctor', () => {
     expect(result.code).toBe(1);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
-      "FAIL  permission list nodes: denied (denied by the emulator): grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)",
+      "FAIL  permission list nodes: denied for user podroute in group podroute (denied by the emulator): grant it in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)",
     ]);
     expect(line(lines, 'queue')).toBe('warn  queue: not checked: pass --queue-url');
   }, 60_000);
