@@ -12,13 +12,12 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../config.ts';
 import { InvalidInputError } from '../errors.ts';
-import { Ec2PrimaryInterfaces } from '../aws/ec2-primary-interfaces.ts';
-import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
 import { AwsStackResources } from '../aws/stack-resources.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
 import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
+import { doctorPlaneChecks } from './doctor-plane.ts';
 import { UsageError, parseFlags } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { REGION_HELP, cliRegion } from './region.ts';
@@ -31,20 +30,24 @@ const DEFAULT_KUBE_GROUPS = 'podroute';
 
 export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
 
-Checks, read-only, that an account and cluster are ready for podroute (or still are): the route
-tables, their room under the route quota, the nodes' pod CIDRs against the mask, which nodes
-podroute manages and the cluster tag on their primary network interfaces, the Kubernetes
+Checks, read-only, that an account and cluster are ready for podroute (or still are): in routes
+mode the route tables, their room under the route quota and the cluster tag on the managed nodes'
+primary network interfaces; in prefixes mode the nodes' subnets, podroute's reservations in each
+and the free blocks of each pod range (the CIDR table read, not written); in both the nodes' pod
+CIDRs against the mask, which nodes podroute manages, the Kubernetes
 permissions of podroute's identity (not yours: SubjectAccessReview, which you need to be allowed
 to create), the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
 check failed, 2 for bad flags.
 
 Flags:
+  --mode <mode>                routes (default) or prefixes, as the stack's mode param (default $MODE)
   --cluster-name <name>        route tables tagged kubernetes.io/cluster/<name> are the cluster's
   --cluster-cidrs <list>       the cluster's pod CIDRs, comma-separated
   --route-table-ids <list>     use these tables instead of the tag
   --node-selector <selector>   the nodes podroute manages (kubectl -l syntax; default $NODE_SELECTOR, empty: all)
-  --node-mask-size-ipv4 <n>    default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
-  --node-mask-size-ipv6 <n>    default 64
+  --node-mask-size-ipv4 <n>    routes mode default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
+  --node-mask-size-ipv6 <n>    default 64 (prefixes mode: 28 and 80, ENI prefix sizes)
+  --node-sync-mode <mode>      SyncFromCluster (default) or SyncFromCloud (default $NODE_SYNC_MODE)
   --route-quota <n>            routes per route table in this account, default ${DEFAULT_ROUTE_QUOTA} (adjustable up to ${MAX_ROUTE_QUOTA})
   --queue-url <url>            the stack's route queue (default $QUEUE_URL; not checked without one)
   --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
@@ -70,10 +73,12 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
   return {
     async run(args: string[], io: CliIo): Promise<number> {
       const flags = parseFlags(args, {
+        mode: { type: 'string' },
         'cluster-name': { type: 'string' },
         'cluster-cidrs': { type: 'string' },
         'route-table-ids': { type: 'string' },
         'node-selector': { type: 'string' },
+        'node-sync-mode': { type: 'string' },
         'node-mask-size-ipv4': { type: 'string' },
         'node-mask-size-ipv6': { type: 'string' },
         'route-quota': { type: 'string' },
@@ -95,12 +100,15 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const routeQuota = parseQuota(flags.string('route-quota'));
       const subject = parseSubject(flags.string('kube-user') ?? io.env.PODROUTE_KUBE_USER, flags.string('kube-groups') ?? io.env.PODROUTE_KUBE_GROUPS);
       const config = loadConfig({
+        MODE: flags.string('mode') ?? io.env.MODE,
         CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
         CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
         ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
         NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
         NODE_MASK_SIZE_IPV4: flags.string('node-mask-size-ipv4') ?? io.env.NODE_MASK_SIZE_IPV4,
         NODE_MASK_SIZE_IPV6: flags.string('node-mask-size-ipv6') ?? io.env.NODE_MASK_SIZE_IPV6,
+        NODE_SYNC_MODE: flags.string('node-sync-mode') ?? io.env.NODE_SYNC_MODE,
+        PREFIX_RESERVATION_DESCRIPTION: io.env.PREFIX_RESERVATION_DESCRIPTION,
         QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
         CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
       });
@@ -110,13 +118,11 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const clients = makeClients(region);
       const results = await doctor({
         config,
-        routeQuota,
-        routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
+        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, routeQuota, maxRouteQuota: MAX_ROUTE_QUOTA }),
         nodes: new KubeNodes(kubeConfig),
         access: new KubeAccess(kubeConfig),
         subject,
         stack: new AwsStackResources(clients),
-        interfaces: new Ec2PrimaryInterfaces(clients.ec2),
       });
       io.stdout(formatOutput(format, results, () => results.map((result) => `${formatCheck(result)}\n`).join('')));
       return results.some((result) => result.status === 'FAIL') ? 1 : 0;

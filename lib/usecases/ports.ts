@@ -85,6 +85,11 @@ export interface EniPrefixes {
   prefixHolder?(subnetId: string, cidr: string): Promise<string | null>;
 }
 
+/** The primary network interfaces of instances, with their own tags (the doctor's; lib/aws/ec2-primary-interfaces.ts). */
+export interface PrimaryInterfaces {
+  primaryInterfaces(instanceIds: readonly string[]): Promise<Array<{ instanceId: string; networkInterfaceId: string; tags: Record<string, string> }>>;
+}
+
 /** A subnet CIDR reservation (EC2 `SubnetCidrReservation`). */
 export interface SubnetReservation {
   reservationId: string;
