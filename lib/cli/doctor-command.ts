@@ -2,12 +2,15 @@
  * `podroute doctor`: a read-only preflight of a live AWS account and cluster, with the same
  * credentials as `reconcile --dry-run` (the AWS default credential chain, your kubeconfig). Prints
  * one line per check and exits 1 when any check failed, 2 for bad flags. Writes nothing: its AWS
- * calls are DescribeRouteTables, DescribeNetworkInterfaces, SQS GetQueueAttributes and DynamoDB DescribeTable; its Kubernetes
+ * calls are DescribeRouteTables, DescribeNetworkInterfaces, Service Quotas GetServiceQuota and
+ * GetAWSDefaultServiceQuota, SQS GetQueueAttributes and DynamoDB DescribeTable (prefixes mode:
+ * DescribeInstances, DescribeSubnets, GetSubnetCidrReservations and a DynamoDB count query); its Kubernetes
  * calls are node lists, SubjectAccessReviews for podroute's identity (`--kube-user`, `--kube-groups`) and a
  * MutatingWebhookConfiguration list.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../config.ts';
@@ -15,7 +18,8 @@ import { InvalidInputError } from '../errors.ts';
 import { AwsStackResources } from '../aws/stack-resources.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
-import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../usecases/doctor.ts';
+import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
+import { doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { doctorPlaneChecks } from './doctor-plane.ts';
 import { UsageError, parseFlags } from './main.ts';
@@ -48,7 +52,9 @@ Flags:
   --node-mask-size-ipv4 <n>    routes mode default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
   --node-mask-size-ipv6 <n>    default 64 (prefixes mode: 28 and 80, ENI prefix sizes)
   --node-sync-mode <mode>      SyncFromCluster (default) or SyncFromCloud (default $NODE_SYNC_MODE)
-  --route-quota <n>            routes per route table in this account, default ${DEFAULT_ROUTE_QUOTA} (adjustable up to ${MAX_ROUTE_QUOTA})
+  --route-quota <n>            routes mode: the routes per route table used when Service Quotas (vpc
+                               L-93826ACB: applied, then AWS's default) answers none, with a warning
+                               (default $ROUTE_QUOTA, else ${DEFAULT_ROUTE_QUOTA}; adjustable up to ${MAX_ROUTE_QUOTA})
   --queue-url <url>            the stack's route queue (default $QUEUE_URL; not checked without one)
   --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
   --kube-user <name>           podroute's Kubernetes user name (default $PODROUTE_KUBE_USER, else ${DEFAULT_KUBE_USER})
@@ -66,32 +72,35 @@ export interface DoctorClients {
   ec2: EC2Client;
   sqs: SQSClient;
   dynamodb: DynamoDBClient;
+  serviceQuotas: ServiceQuotasClient;
 }
+
+const DOCTOR_FLAGS = {
+  mode: { type: 'string' },
+  'cluster-name': { type: 'string' },
+  'cluster-cidrs': { type: 'string' },
+  'route-table-ids': { type: 'string' },
+  'node-selector': { type: 'string' },
+  'node-sync-mode': { type: 'string' },
+  'node-mask-size-ipv4': { type: 'string' },
+  'node-mask-size-ipv6': { type: 'string' },
+  'route-quota': { type: 'string' },
+  'queue-url': { type: 'string' },
+  'cidr-table-name': { type: 'string' },
+  'kube-user': { type: 'string' },
+  'kube-groups': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  region: { type: 'string' },
+  ...OUTPUT_OPTIONS,
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 /** The command; tests hand in clients for the local stand-ins. */
 export function createDoctorCommand(makeClients: (region: string) => DoctorClients = defaultClients): Command {
   return {
     async run(args: string[], io: CliIo): Promise<number> {
-      const flags = parseFlags(args, {
-        mode: { type: 'string' },
-        'cluster-name': { type: 'string' },
-        'cluster-cidrs': { type: 'string' },
-        'route-table-ids': { type: 'string' },
-        'node-selector': { type: 'string' },
-        'node-sync-mode': { type: 'string' },
-        'node-mask-size-ipv4': { type: 'string' },
-        'node-mask-size-ipv6': { type: 'string' },
-        'route-quota': { type: 'string' },
-        'queue-url': { type: 'string' },
-        'cidr-table-name': { type: 'string' },
-        'kube-user': { type: 'string' },
-        'kube-groups': { type: 'string' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        region: { type: 'string' },
-        ...OUTPUT_OPTIONS,
-        help: { type: 'boolean', short: 'h' },
-      });
+      const flags = parseFlags(args, DOCTOR_FLAGS);
       if (flags.flag('help')) {
         io.stdout(DOCTOR_HELP);
         return 0;
@@ -111,6 +120,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         PREFIX_RESERVATION_DESCRIPTION: io.env.PREFIX_RESERVATION_DESCRIPTION,
         QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
         CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
+        ROUTE_QUOTA: routeQuota ?? io.env.ROUTE_QUOTA,
       });
       // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).
       const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
@@ -118,7 +128,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const clients = makeClients(region);
       const results = await doctor({
         config,
-        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, routeQuota, maxRouteQuota: MAX_ROUTE_QUOTA }),
+        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, serviceQuotas: clients.serviceQuotas }),
         nodes: new KubeNodes(kubeConfig),
         access: new KubeAccess(kubeConfig),
         subject,
@@ -133,16 +143,16 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
 export const doctorCommand = createDoctorCommand();
 
 function defaultClients(region: string): DoctorClients {
-  return { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
+  return { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }), serviceQuotas: new ServiceQuotasClient({ region }) };
 }
 
-function parseQuota(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_ROUTE_QUOTA;
+function parseQuota(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
   const quota = Number(text);
   if (!/^[0-9]+$/.test(text) || quota < 1 || quota > MAX_ROUTE_QUOTA) {
     throw new UsageError(`--route-quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA} (EC2's adjustable maximum), not ${JSON.stringify(text)}`);
   }
-  return quota;
+  return text;
 }
 
 function parseSubject(user: string | undefined, groups: string | undefined): AccessSubject {

@@ -10,6 +10,7 @@ import { Ec2EniPrefixes } from '../aws/ec2-prefixes.ts';
 import { Ec2PrimaryInterfaces } from '../aws/ec2-primary-interfaces.ts';
 import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
 import { Ec2Subnets } from '../aws/ec2-subnets.ts';
+import { ServiceQuotasRouteQuota } from '../aws/service-quotas.ts';
 import { doctorChecks as prefixesDoctorChecks } from '../dataplane/prefixes/doctor-checks.ts';
 import { doctorChecks as routesDoctorChecks } from '../dataplane/routes/doctor-checks.ts';
 import { createCidrSet } from '../ipam/index.ts';
@@ -17,21 +18,21 @@ import type { PlaneDoctorChecks } from '../usecases/doctor-check.ts';
 
 type EC2Client = ConstructorParameters<typeof Ec2RouteTables>[0];
 type DynamoDBClient = ConstructorParameters<typeof DynamoDbCidrStore>[0]['client'];
+type ServiceQuotasClient = ConstructorParameters<typeof ServiceQuotasRouteQuota>[0];
 
 export interface DoctorPlaneInput {
   config: Config;
   ec2: EC2Client;
   dynamodb: DynamoDBClient;
-  routeQuota: number;
-  maxRouteQuota: number;
+  serviceQuotas: ServiceQuotasClient;
 }
 
 const PLANE_CHECKS: Record<Config['mode'], (input: DoctorPlaneInput) => PlaneDoctorChecks> = {
-  routes: ({ config, ec2, routeQuota, maxRouteQuota }) =>
+  routes: ({ config, ec2, serviceQuotas }) =>
     routesDoctorChecks({
       config,
-      routeQuota,
-      maxRouteQuota,
+      quotas: new ServiceQuotasRouteQuota(serviceQuotas),
+      fallbackQuota: config.routeQuota,
       routeTables: new Ec2RouteTables(ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
       interfaces: new Ec2PrimaryInterfaces(ec2),
     }),

@@ -59,9 +59,6 @@ export interface StackResources {
   table(name: string): Promise<{ exists: boolean; detail: string }>;
 }
 
-/** EC2's default routes per route table; adjustable up to 1,000 (Amazon VPC quotas). */
-export const DEFAULT_ROUTE_QUOTA = 50;
-export const MAX_ROUTE_QUOTA = 1000;
 
 /**
  * The Kubernetes calls podroute makes (lib/kube/kube-nodes.ts): list/get/patch nodes, patch

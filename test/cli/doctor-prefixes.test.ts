@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoDbCidrStore, cidrSetId } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
@@ -16,12 +17,14 @@ import { createCidrSet } from '../../lib/ipam/index.ts';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import { startServiceQuotasEmulator, type ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 
 let ec2: Ec2Emulator;
 let kube: KubeEmulator;
 let sqs: LocalSqs;
 let dynamo: LocalDynamo;
+let quotas: ServiceQuotasEmulator;
 let dir: string;
 let kubeconfig: string;
 let queueUrl: string;
@@ -30,13 +33,13 @@ let vpcs = 20;
 let net: { cluster: string; a: string; b: string; c: string; rangeA: string; rangeC: string };
 
 beforeAll(async () => {
-  [ec2, sqs, dynamo] = await Promise.all([startEc2Emulator({ throttle: false }), startLocalSqs(), startDynalite()]);
+  [ec2, sqs, dynamo, quotas] = await Promise.all([startEc2Emulator({ throttle: false }), startLocalSqs(), startDynalite(), startServiceQuotasEmulator()]);
   dir = await mkdtemp(join(tmpdir(), 'podroute-doctor-prefixes-'));
   kubeconfig = join(dir, 'kubeconfig');
   queueUrl = (await sqs.createQueue('podroute-prefixes-routes')).queueUrl;
 });
 afterAll(async () => {
-  await Promise.all([ec2.close(), sqs.stop(), dynamo.close()]);
+  await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close()]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -84,6 +87,7 @@ async function doctor(extra: string[] = []): Promise<{ code: number; lines: stri
     ec2: new EC2Client({ endpoint: ec2.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
     sqs: sqs.createClient(),
     dynamodb: dynamo.client(),
+    serviceQuotas: new ServiceQuotasClient({ endpoint: quotas.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
   }));
   const args = ['doctor', '--mode', 'prefixes', '--cluster-name', 'prefixes', '--cluster-cidrs', net.cluster, '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
   const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: { AWS_REGION: 'us-east-1' } }, { doctor: command });
