@@ -6,7 +6,7 @@
  */
 import { DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
 import type { EC2Client, NetworkInterface } from '@aws-sdk/client-ec2';
-import type { PrimaryInterfaces } from '../usecases/doctor.ts';
+import type { PrimaryInterfaces } from '../usecases/ports.ts';
 import { allPages } from './ec2-paging.ts';
 
 interface PrimaryInterface {

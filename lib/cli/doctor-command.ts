@@ -2,45 +2,64 @@
  * `podroute doctor`: a read-only preflight of a live AWS account and cluster, with the same
  * credentials as `reconcile --dry-run` (the AWS default credential chain, your kubeconfig). Prints
  * one line per check and exits 1 when any check failed, 2 for bad flags. Writes nothing: its AWS
- * calls are DescribeRouteTables, DescribeNetworkInterfaces, SQS GetQueueAttributes and DynamoDB DescribeTable; its Kubernetes
- * calls are node lists, SelfSubjectAccessReviews and a MutatingWebhookConfiguration list.
+ * calls are DescribeRouteTables, DescribeNetworkInterfaces, Service Quotas GetServiceQuota and
+ * GetAWSDefaultServiceQuota, SQS GetQueueAttributes and DynamoDB DescribeTable (prefixes mode:
+ * DescribeInstances, DescribeSubnets, GetSubnetCidrReservations and a DynamoDB count query); its Kubernetes
+ * calls are node lists, SubjectAccessReviews for podroute's identity (`--kube-user`, `--kube-groups`) and a
+ * MutatingWebhookConfiguration list.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../config.ts';
 import { InvalidInputError } from '../errors.ts';
-import { Ec2PrimaryInterfaces } from '../aws/ec2-primary-interfaces.ts';
-import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
 import { AwsStackResources } from '../aws/stack-resources.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
-import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA, doctor, formatCheck } from '../usecases/doctor.ts';
+import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
+import { doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
+import { doctorPlaneChecks } from './doctor-plane.ts';
 import { UsageError, parseFlags } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { REGION_HELP, cliRegion } from './region.ts';
 import type { CliIo, Command } from './main.ts';
+import type { AccessSubject } from '../usecases/doctor.ts';
+
+/** The identity infra/kubernetes/rbac.yaml binds: group `podroute` (eks-access-entry.sh maps the Lambda roles to it). */
+const DEFAULT_KUBE_USER = 'podroute';
+const DEFAULT_KUBE_GROUPS = 'podroute';
 
 export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
 
-Checks, read-only, that an account and cluster are ready for podroute (or still are): the route
-tables, their room under the route quota, the nodes' pod CIDRs against the mask, which nodes
-podroute manages and the cluster tag on their primary network interfaces, its Kubernetes
-permissions, the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
+Checks, read-only, that an account and cluster are ready for podroute (or still are): in routes
+mode the route tables, their room under the route quota and the cluster tag on the managed nodes'
+primary network interfaces; in prefixes mode the nodes' subnets, podroute's reservations in each
+and the free blocks of each pod range (the CIDR table read, not written); in both the nodes' pod
+CIDRs against the mask, which nodes podroute manages, the Kubernetes
+permissions of podroute's identity (not yours: SubjectAccessReview, which you need to be allowed
+to create), the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
 check failed, 2 for bad flags.
 
 Flags:
+  --mode <mode>                routes (default) or prefixes, as the stack's mode param (default $MODE)
   --cluster-name <name>        route tables tagged kubernetes.io/cluster/<name> are the cluster's
   --cluster-cidrs <list>       the cluster's pod CIDRs, comma-separated
   --route-table-ids <list>     use these tables instead of the tag
   --node-selector <selector>   the nodes podroute manages (kubectl -l syntax; default $NODE_SELECTOR, empty: all)
-  --node-mask-size-ipv4 <n>    default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
-  --node-mask-size-ipv6 <n>    default 64
-  --route-quota <n>            routes per route table in this account, default ${DEFAULT_ROUTE_QUOTA} (adjustable up to ${MAX_ROUTE_QUOTA})
+  --node-mask-size-ipv4 <n>    routes mode default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
+  --node-mask-size-ipv6 <n>    default 64 (prefixes mode: 28 and 80, ENI prefix sizes)
+  --node-sync-mode <mode>      SyncFromCluster (default) or SyncFromCloud (default $NODE_SYNC_MODE)
+  --route-quota <n>            routes mode: the routes per route table used when Service Quotas (vpc
+                               L-93826ACB: applied, then AWS's default) answers none, with a warning
+                               (default $ROUTE_QUOTA, else ${DEFAULT_ROUTE_QUOTA}; adjustable up to ${MAX_ROUTE_QUOTA})
   --queue-url <url>            the stack's route queue (default $QUEUE_URL; not checked without one)
   --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
+  --kube-user <name>           podroute's Kubernetes user name (default $PODROUTE_KUBE_USER, else ${DEFAULT_KUBE_USER})
+  --kube-groups <list>         its groups, comma-separated (default $PODROUTE_KUBE_GROUPS, else ${DEFAULT_KUBE_GROUPS}: the
+                               group infra/kubernetes/rbac.yaml binds)
   --kubeconfig <file>          default: $KUBECONFIG or ~/.kube/config
   --context <name>             kubeconfig context (default: its current context)
   --region <region>            default: ${REGION_HELP}
@@ -53,43 +72,55 @@ export interface DoctorClients {
   ec2: EC2Client;
   sqs: SQSClient;
   dynamodb: DynamoDBClient;
+  serviceQuotas: ServiceQuotasClient;
 }
+
+const DOCTOR_FLAGS = {
+  mode: { type: 'string' },
+  'cluster-name': { type: 'string' },
+  'cluster-cidrs': { type: 'string' },
+  'route-table-ids': { type: 'string' },
+  'node-selector': { type: 'string' },
+  'node-sync-mode': { type: 'string' },
+  'node-mask-size-ipv4': { type: 'string' },
+  'node-mask-size-ipv6': { type: 'string' },
+  'route-quota': { type: 'string' },
+  'queue-url': { type: 'string' },
+  'cidr-table-name': { type: 'string' },
+  'kube-user': { type: 'string' },
+  'kube-groups': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  region: { type: 'string' },
+  ...OUTPUT_OPTIONS,
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 /** The command; tests hand in clients for the local stand-ins. */
 export function createDoctorCommand(makeClients: (region: string) => DoctorClients = defaultClients): Command {
   return {
     async run(args: string[], io: CliIo): Promise<number> {
-      const flags = parseFlags(args, {
-        'cluster-name': { type: 'string' },
-        'cluster-cidrs': { type: 'string' },
-        'route-table-ids': { type: 'string' },
-        'node-selector': { type: 'string' },
-        'node-mask-size-ipv4': { type: 'string' },
-        'node-mask-size-ipv6': { type: 'string' },
-        'route-quota': { type: 'string' },
-        'queue-url': { type: 'string' },
-        'cidr-table-name': { type: 'string' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        region: { type: 'string' },
-        ...OUTPUT_OPTIONS,
-        help: { type: 'boolean', short: 'h' },
-      });
+      const flags = parseFlags(args, DOCTOR_FLAGS);
       if (flags.flag('help')) {
         io.stdout(DOCTOR_HELP);
         return 0;
       }
       const format = outputFormat(flags, ['table', 'json', 'yaml'], 'table');
       const routeQuota = parseQuota(flags.string('route-quota'));
+      const subject = parseSubject(flags.string('kube-user') ?? io.env.PODROUTE_KUBE_USER, flags.string('kube-groups') ?? io.env.PODROUTE_KUBE_GROUPS);
       const config = loadConfig({
+        MODE: flags.string('mode') ?? io.env.MODE,
         CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
         CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
         ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
         NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
         NODE_MASK_SIZE_IPV4: flags.string('node-mask-size-ipv4') ?? io.env.NODE_MASK_SIZE_IPV4,
         NODE_MASK_SIZE_IPV6: flags.string('node-mask-size-ipv6') ?? io.env.NODE_MASK_SIZE_IPV6,
+        NODE_SYNC_MODE: flags.string('node-sync-mode') ?? io.env.NODE_SYNC_MODE,
+        PREFIX_RESERVATION_DESCRIPTION: io.env.PREFIX_RESERVATION_DESCRIPTION,
         QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
         CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
+        ROUTE_QUOTA: routeQuota ?? io.env.ROUTE_QUOTA,
       });
       // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).
       const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
@@ -97,12 +128,11 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const clients = makeClients(region);
       const results = await doctor({
         config,
-        routeQuota,
-        routeTables: new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
+        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, serviceQuotas: clients.serviceQuotas }),
         nodes: new KubeNodes(kubeConfig),
         access: new KubeAccess(kubeConfig),
+        subject,
         stack: new AwsStackResources(clients),
-        interfaces: new Ec2PrimaryInterfaces(clients.ec2),
       });
       io.stdout(formatOutput(format, results, () => results.map((result) => `${formatCheck(result)}\n`).join('')));
       return results.some((result) => result.status === 'FAIL') ? 1 : 0;
@@ -113,16 +143,25 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
 export const doctorCommand = createDoctorCommand();
 
 function defaultClients(region: string): DoctorClients {
-  return { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
+  return { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }), serviceQuotas: new ServiceQuotasClient({ region }) };
 }
 
-function parseQuota(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_ROUTE_QUOTA;
+function parseQuota(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
   const quota = Number(text);
   if (!/^[0-9]+$/.test(text) || quota < 1 || quota > MAX_ROUTE_QUOTA) {
     throw new UsageError(`--route-quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA} (EC2's adjustable maximum), not ${JSON.stringify(text)}`);
   }
-  return quota;
+  return text;
+}
+
+function parseSubject(user: string | undefined, groups: string | undefined): AccessSubject {
+  const subject = {
+    user: (user ?? DEFAULT_KUBE_USER).trim(),
+    groups: (groups ?? DEFAULT_KUBE_GROUPS).split(',').map((g) => g.trim()).filter(Boolean),
+  };
+  if (!subject.user && subject.groups.length === 0) throw new UsageError("--kube-user and --kube-groups are both empty: name podroute's Kubernetes user or its groups");
+  return subject;
 }
 
 function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {

@@ -2,7 +2,8 @@
  * A data plane: how the VPC carries a node's pod CIDRs (routes in the cluster's route tables, or
  * prefixes delegated to the node's primary interface). One is chosen in the wiring
  * (functions/wiring.ts); reconcile, the webhook and the route worker run over this interface and
- * never ask which one it is. docs/decisions/0001-data-plane-modes.md says why.
+ * never ask which one it is. docs/decisions/0001-data-plane-modes.md says why. Each plane's folder
+ * also holds its `podroute doctor` checks (doctor-checks.ts), chosen in lib/cli/doctor-plane.ts.
  */
 import { tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
@@ -62,18 +63,6 @@ export interface PlaneRun {
   syncNode(node: Node, kube: DualStackKubeNodes): Promise<string>;
 }
 
-/** A check `podroute doctor` runs for this plane (named here; the checks live in lib/usecases/doctor.ts). */
-export type DoctorCheckName =
-  | 'route-tables'
-  | 'route-quota'
-  | 'primary-interface-tags'
-  | 'pod-range-reservations'
-  | 'pod-cidrs'
-  | 'managed-nodes'
-  | 'kube-permissions'
-  | 'admission-webhook'
-  | 'stack-resources';
-
 export interface DataPlane {
   /** The config value (MODE) that chose it: for logs and the doctor's output only. */
   readonly name: string;
@@ -97,8 +86,6 @@ export interface DataPlane {
   readonly nodeSyncMarksReady: boolean;
   /** The one readiness decider of this plane: pure. */
   readiness(facts: ReadinessFacts): Readiness;
-  /** The doctor's checks that apply to this plane. */
-  readonly doctorChecks: readonly DoctorCheckName[];
 }
 
 /** The condition text a plane writes with NetworkUnavailable=`unavailable`. */

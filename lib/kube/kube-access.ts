@@ -1,12 +1,13 @@
 /**
- * Read-only questions `podroute doctor` asks the Kubernetes API: may the caller do X
- * (SelfSubjectAccessReview, authorization.k8s.io/v1: the answer's `status.allowed`), and which
+ * Read-only questions `podroute doctor` asks the Kubernetes API: may podroute's identity do X
+ * (SubjectAccessReview, authorization.k8s.io/v1, with `spec.user` and `spec.groups`: the answer's
+ * `status.allowed`; the caller needs `create` on subjectaccessreviews), and which
  * mutating admission webhooks are registered (MutatingWebhookConfiguration,
  * admissionregistration.k8s.io/v1). Errors are mapped by HTTP status, like the node adapter's.
  */
 import { AdmissionregistrationV1Api, ApiException, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PodrouteError } from '../errors.ts';
-import type { AccessQuestion, AccessAnswer, WebhookRegistration, ClusterAccess } from '../usecases/doctor.ts';
+import type { AccessQuestion, AccessAnswer, AccessSubject, WebhookRegistration, ClusterAccess } from '../usecases/doctor.ts';
 import { KubeHttpStatusError, mapError as mapCallError } from './kube-http.ts';
 
 /** The generated client's ApiException carries the answer's status and body: map it as the node adapter maps an answer. */
@@ -28,13 +29,15 @@ export class KubeAccess implements ClusterAccess {
     this.admission = config.makeApiClient(AdmissionregistrationV1Api);
   }
 
-  async canI(question: AccessQuestion): Promise<AccessAnswer> {
+  async allows(subject: AccessSubject, question: AccessQuestion): Promise<AccessAnswer> {
     try {
-      const review = await this.authz.createSelfSubjectAccessReview({
+      const review = await this.authz.createSubjectAccessReview({
         body: {
           apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SelfSubjectAccessReview',
+          kind: 'SubjectAccessReview',
           spec: {
+            ...(subject.user ? { user: subject.user } : {}),
+            ...(subject.groups.length > 0 ? { groups: [...subject.groups] } : {}),
             resourceAttributes: {
               verb: question.verb,
               group: question.group,
@@ -47,7 +50,7 @@ export class KubeAccess implements ClusterAccess {
       });
       return { allowed: review.status?.allowed === true, reason: review.status?.reason ?? review.status?.evaluationError ?? '' };
     } catch (error) {
-      throw mapError(error, { verb: 'create', resource: 'selfsubjectaccessreviews' });
+      throw mapError(error, { verb: 'create', resource: 'subjectaccessreviews' });
     }
   }
 

@@ -26,12 +26,18 @@ export function routeTableUsage(table: RouteTable, quota: number): RouteTableUsa
   if (!Number.isInteger(quota) || quota < 1 || quota > MAX_ROUTE_QUOTA) {
     throw new InvalidInputError(`route quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA}, got ${String(quota)}`);
   }
+  const byFamily = routeCounts(table);
+  const routes = Math.max(byFamily[4], byFamily[6]);
+  return { routeTableId: table.routeTableId, routes, percent: Math.round((routes / quota) * 1000) / 10 };
+}
+
+/** The routes of `table` the quota counts, per family: every non-propagated route, and a prefix-list route in each. */
+export function routeCounts(table: RouteTable): { 4: number; 6: number } {
   const byFamily = { 4: table.skippedRoutes, 6: table.skippedRoutes };
   for (const route of table.routes) {
     if (route.propagated === undefined) byFamily[route.family] += 1;
   }
-  const routes = Math.max(byFamily[4], byFamily[6]);
-  return { routeTableId: table.routeTableId, routes, percent: Math.round((routes / quota) * 1000) / 10 };
+  return byFamily;
 }
 
 /** The fullest of `tables` (the first of equals), or null when there are none. */

@@ -3,36 +3,27 @@
  * Gathers through ports, decides each check with pure code, returns one result per check; the CLI
  * prints them (`ok|FAIL|warn  <check>: <detail>`) and exits 1 when any failed. Nothing is written.
  *
- * Checks:
- * - route tables found (by the cluster tag, or the ids given);
- * - per table: the routes it will hold (routes of others + managed nodes' pod CIDRs, one per node
- *   and family) against the route quota (default 50 a table, adjustable to 1,000: Amazon VPC
- *   quotas, "Routes per route table");
+ * Checks of every mode:
  * - nodes' pod CIDRs against the cluster CIDRs and the configured node mask;
  * - which nodes podroute manages and which it leaves alone;
- * - the Kubernetes permissions the functions use (SelfSubjectAccessReview);
+ * - the Kubernetes permissions the functions use, asked for podroute's identity (its user and
+ *   groups, SubjectAccessReview), not for whoever runs the doctor;
  * - a mutating admission webhook registered for node CREATE and DELETE;
- * - the managed nodes' primary interfaces carry the cluster tag: the route worker turns the
- *   source/destination check off per interface (ModifyNetworkInterfaceAttribute), and its IAM
- *   statement allows that only on interfaces tagged `kubernetes.io/cluster/<name>`;
  * - the stack's queue and CIDR table exist.
+ * The data plane's own checks (route tables and quota, or subnets and reservations) come from the
+ * plane chosen (doctor-checks.ts in lib/dataplane/routes and lib/dataplane/prefixes).
  */
 import { errorText } from '../errors.ts';
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
-import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
+import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
-import { clusterTagKey } from '../routes/route-tables.ts';
-import type { RouteTable } from '../routes/index.ts';
-import type { NodeSource, RouteTables } from './ports.ts';
+import { fail, gather, ok, warn } from './doctor-check.ts';
+import type { CheckResult, PlaneDoctorChecks } from './doctor-check.ts';
+import type { NodeSource } from './ports.ts';
 
-type CheckStatus = 'ok' | 'FAIL' | 'warn';
-interface CheckResult {
-  status: CheckStatus;
-  check: string;
-  detail: string;
-}
+export type { CheckResult } from './doctor-check.ts';
 
 export interface AccessQuestion {
   verb: string;
@@ -51,9 +42,15 @@ export interface WebhookRegistration {
   host: string;
   rules: Array<{ apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }>;
 }
+/** The Kubernetes identity the functions authenticate as: a user name and its groups (at least one of the two). */
+export interface AccessSubject {
+  user: string;
+  groups: readonly string[];
+}
 /** The cluster-side questions of the doctor (lib/kube/kube-access.ts). */
 export interface ClusterAccess {
-  canI(question: AccessQuestion): Promise<AccessAnswer>;
+  /** Whether `subject` may do what `question` asks, as the API server's authorizers answer. */
+  allows(subject: AccessSubject, question: AccessQuestion): Promise<AccessAnswer>;
   mutatingWebhooks(): Promise<WebhookRegistration[]>;
 }
 /** The stack's resources (lib/aws/stack-resources.ts). */
@@ -62,16 +59,6 @@ export interface StackResources {
   table(name: string): Promise<{ exists: boolean; detail: string }>;
 }
 
-/** The primary network interfaces of instances, with their own tags (lib/aws/ec2-primary-interfaces.ts). */
-export interface PrimaryInterfaces {
-  primaryInterfaces(instanceIds: readonly string[]): Promise<Array<{ instanceId: string; networkInterfaceId: string; tags: Record<string, string> }>>;
-}
-
-/** EC2's default routes per route table; adjustable up to 1,000 (Amazon VPC quotas). */
-export const DEFAULT_ROUTE_QUOTA = 50;
-export const MAX_ROUTE_QUOTA = 1000;
-/** A table this full (share of the quota) is a warning. */
-const QUOTA_WARN_SHARE = 0.8;
 
 /**
  * The Kubernetes calls podroute makes (lib/kube/kube-nodes.ts): list/get/patch nodes, patch
@@ -90,53 +77,33 @@ function requiredPermissions(eventNamespace = 'default'): AccessQuestion[] {
   ];
 }
 
-type DoctorConfig = Pick<Config, 'clusterName' | 'clusterCidrs' | 'nodeMaskSize' | 'routeTableIds' | 'queueUrl' | 'cidrTableName'> &
+type DoctorConfig = Pick<Config, 'clusterCidrs' | 'nodeMaskSize' | 'queueUrl' | 'cidrTableName'> &
   Partial<Pick<Config, 'nodeSelector'>>;
 
 interface DoctorDeps {
   config: DoctorConfig;
-  routeQuota: number;
-  routeTables: Pick<RouteTables, 'listRouteTables'>;
+  /** The chosen data plane's own checks. */
+  plane: PlaneDoctorChecks;
   nodes: Pick<NodeSource, 'listNodes'>;
   access: ClusterAccess;
+  /** podroute's identity in the cluster (infra/kubernetes/rbac.yaml binds group `podroute`). */
+  subject: AccessSubject;
   stack: StackResources;
-  interfaces: PrimaryInterfaces;
 }
 
 export async function doctor(deps: DoctorDeps): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   const { config } = deps;
 
-  const tables = await gather('route tables', results, () => deps.routeTables.listRouteTables());
   const nodes = await gather('nodes', results, () => deps.nodes.listNodes());
-
-  if (tables) results.push(checkTablesFound(tables, config));
+  let managed: Node[] | null = null;
   if (nodes) {
-    const managed = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null);
+    managed = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null);
     results.push(checkNodes(nodes, managed, config));
     results.push(checkPodCidrs(nodes, config));
-    if (tables) results.push(...checkQuota(tables, managed, config, deps.routeQuota));
-    const instances = new Map(managed.flatMap((node) => {
-      const id = instanceIdOf(node);
-      return id === null ? [] : [[id, node.metadata.name] as const];
-    }));
-    try {
-      const interfaces = instances.size === 0 ? [] : await deps.interfaces.primaryInterfaces([...instances.keys()]);
-      results.push(checkInterfaceTags(interfaces, instances, config));
-    } catch (error) {
-      results.push(fail('interface tags', `cannot read the nodes' network interfaces: ${errorText(error)}`));
-    }
   }
-
-  for (const question of requiredPermissions()) {
-    const label = `permission ${describeQuestion(question)}`;
-    try {
-      const answer = await deps.access.canI(question);
-      results.push(answer.allowed ? ok(label, 'allowed') : fail(label, `denied${answer.reason ? ` (${answer.reason})` : ''}: grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)`));
-    } catch (error) {
-      results.push(fail(label, `cannot ask the API server: ${errorText(error)}`));
-    }
-  }
+  results.push(...(await deps.plane(managed)));
+  results.push(...(await checkPermissions(deps.access, deps.subject)));
 
   try {
     results.push(checkWebhook(await deps.access.mutatingWebhooks()));
@@ -155,59 +122,6 @@ export function formatCheck(result: CheckResult): string {
 }
 
 // --- checks (pure) ------------------------------------------------------------------------------
-
-function checkTablesFound(tables: RouteTable[], config: DoctorConfig): CheckResult {
-  const ids = tables.map((table) => table.routeTableId).sort();
-  const how = config.routeTableIds.length > 0 ? 'by id' : `by tag kubernetes.io/cluster/${config.clusterName}`;
-  if (config.routeTableIds.length > 0) {
-    const missing = config.routeTableIds.filter((id) => !ids.includes(id));
-    if (missing.length > 0) return fail('route tables', `not found: ${missing.join(', ')} (found ${ids.join(', ') || 'none'})`);
-  }
-  if (ids.length === 0) return fail('route tables', `none found ${how}; tag the cluster's route tables or pass --route-table-ids`);
-  return ok('route tables', `${ids.length} found ${how}: ${ids.join(', ')}`);
-}
-
-function checkQuota(tables: RouteTable[], managed: Node[], config: DoctorConfig, quota: number): CheckResult[] {
-  const clusters = config.clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
-  const inCluster = (text: string): boolean => {
-    const cidr = tryParseCidr(text);
-    return cidr !== null && clusters.some((cluster) => containsCidr(cluster, cidr));
-  };
-  // One route per managed node and family it has a pod CIDR of.
-  const needed = managed.reduce((sum, node) => sum + new Set(podCidrsOf(node).filter(inCluster).map((text) => tryParseCidr(text)?.family)).size, 0);
-  return tables.map((table) => {
-    // Every route outside the cluster CIDRs (gateways, peerings, prefix lists) counts as another's;
-    // the VPC's local routes do not count against the quota.
-    const others = table.routes.filter((route) => route.target !== 'local' && !inCluster(route.destinationCidr)).length + table.skippedRoutes;
-    const projected = others + needed;
-    const label = `route quota ${table.routeTableId}`;
-    const detail = `${projected} of ${quota} routes (${others} not podroute's + ${needed} for ${managed.length} managed nodes)`;
-    if (projected > quota) return fail(label, `${detail}: over the quota; raise "Routes per route table" (up to ${MAX_ROUTE_QUOTA}) and pass --route-quota`);
-    if (projected > quota * QUOTA_WARN_SHARE) return warn(label, `${detail}: little room to grow`);
-    return ok(label, detail);
-  });
-}
-
-/** Interfaces named in one FAIL line. */
-const SHOWN_INTERFACES = 10;
-
-function checkInterfaceTags(
-  interfaces: Awaited<ReturnType<PrimaryInterfaces['primaryInterfaces']>>,
-  nodeOfInstance: ReadonlyMap<string, string>,
-  config: DoctorConfig,
-): CheckResult {
-  const tag = clusterTagKey(config.clusterName);
-  const ordered = [...interfaces].sort((a, b) => a.networkInterfaceId.localeCompare(b.networkInterfaceId));
-  const untagged = ordered.filter((eni) => !Object.hasOwn(eni.tags, tag));
-  if (untagged.length === 0) return ok('interface tags', `the primary interfaces of ${interfaces.length} managed nodes carry ${tag}`);
-  const shown = untagged.slice(0, SHOWN_INTERFACES).map((eni) => `${eni.networkInterfaceId} (${nodeOfInstance.get(eni.instanceId) ?? eni.instanceId})`);
-  return fail(
-    'interface tags',
-    `${untagged.length} of ${interfaces.length} managed nodes' primary interfaces lack ${tag}: ${shown.join(', ')}${untagged.length > SHOWN_INTERFACES ? ', ...' : ''}; ` +
-      `the route worker cannot turn off their source/destination check: tag them (aws ec2 create-tags --resources <eni> --tags Key=${tag},Value=owned) ` +
-      `and tag new ones in the nodes' launch template (TagSpecifications, ResourceType network-interface)`,
-  );
-}
 
 function checkPodCidrs(nodes: Node[], config: DoctorConfig): CheckResult {
   const clusters = config.clusterCidrs.map((text) => tryParseCidr(text)).filter((c) => c !== null);
@@ -264,6 +178,31 @@ function checkWebhook(webhooks: WebhookRegistration[]): CheckResult {
   return ok('admission webhook', `node CREATE and DELETE go to ${all.join(', ')}`);
 }
 
+async function checkPermissions(access: ClusterAccess, subject: AccessSubject): Promise<CheckResult[]> {
+  const who = describeSubject(subject);
+  const results: CheckResult[] = [];
+  for (const question of requiredPermissions()) {
+    const label = `permission ${describeQuestion(question)}`;
+    try {
+      const answer = await access.allows(subject, question);
+      results.push(
+        answer.allowed
+          ? ok(label, `allowed for ${who}`)
+          : fail(label, `denied for ${who}${answer.reason ? ` (${answer.reason})` : ''}: grant it in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)`),
+      );
+    } catch (error) {
+      results.push(fail(label, `cannot ask the API server: ${errorText(error)}`));
+    }
+  }
+  return results;
+}
+
+function describeSubject(subject: AccessSubject): string {
+  const user = subject.user ? `user ${subject.user}` : '';
+  const groups = subject.groups.length > 0 ? `group${subject.groups.length > 1 ? 's' : ''} ${subject.groups.join(',')}` : '';
+  return [user, groups].filter(Boolean).join(' in ');
+}
+
 async function checkStack(
   label: string,
   id: string,
@@ -279,20 +218,7 @@ async function checkStack(
   }
 }
 
-async function gather<T>(what: string, results: CheckResult[], read: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await read();
-  } catch (error) {
-    results.push(fail(what, `cannot read: ${errorText(error)}`));
-    return undefined;
-  }
-}
-
 function describeQuestion(q: AccessQuestion): string {
   const resource = `${q.resource}${q.subresource ? `/${q.subresource}` : ''}${q.group ? `.${q.group}` : ''}`;
   return `${q.verb} ${resource}${q.namespace ? ` in ${q.namespace}` : ''}`;
 }
-
-const ok = (check: string, detail: string): CheckResult => ({ status: 'ok', check, detail });
-const warn = (check: string, detail: string): CheckResult => ({ status: 'warn', check, detail });
-const fail = (check: string, detail: string): CheckResult => ({ status: 'FAIL', check, detail });

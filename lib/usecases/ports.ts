@@ -85,6 +85,19 @@ export interface EniPrefixes {
   prefixHolder?(subnetId: string, cidr: string): Promise<string | null>;
 }
 
+/** The primary network interfaces of instances, with their own tags (the doctor's; lib/aws/ec2-primary-interfaces.ts). */
+export interface PrimaryInterfaces {
+  primaryInterfaces(instanceIds: readonly string[]): Promise<Array<{ instanceId: string; networkInterfaceId: string; tags: Record<string, string> }>>;
+}
+
+/** The account's "Routes per route table" quota in Service Quotas (the doctor's; lib/aws/service-quotas.ts). */
+export interface RouteQuotaSource {
+  /** The applied value (GetServiceQuota); throws when Service Quotas does not retrieve one. */
+  applied(): Promise<number>;
+  /** AWS's default value (GetAWSDefaultServiceQuota). */
+  awsDefault(): Promise<number>;
+}
+
 /** A subnet CIDR reservation (EC2 `SubnetCidrReservation`). */
 export interface SubnetReservation {
   reservationId: string;

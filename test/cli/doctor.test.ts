@@ -1,6 +1,6 @@
 /**
  * `podroute doctor` against the local stand-ins: the EC2 and Kubernetes emulators (with
- * SelfSubjectAccessReview and MutatingWebhookConfigurations), DynamoDB (dynalite) and SQS (fauxqs).
+ * SubjectAccessReview and MutatingWebhookConfigurations), DynamoDB (dynalite) and SQS (fauxqs).
  * The command runs in process through the CLI's `main`, with SDK clients for the stand-ins; one
  * test spawns the real binary.
  */
@@ -10,12 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { loadAll } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import { startServiceQuotasEmulator, type ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import { main } from '../../lib/cli/main.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 
@@ -26,6 +28,7 @@ let ec2: Ec2Emulator;
 let kube: KubeEmulator;
 let sqs: LocalSqs;
 let dynamo: LocalDynamo;
+let quotas: ServiceQuotasEmulator;
 let dir: string;
 let kubeconfig: string;
 let queueUrl: string;
@@ -60,13 +63,13 @@ function node(name: string, providerID: string, podCidr?: string) {
 }
 
 beforeAll(async () => {
-  [ec2, sqs, dynamo] = await Promise.all([startEc2Emulator({ throttle: false }), startLocalSqs(), startDynalite()]);
+  [ec2, sqs, dynamo, quotas] = await Promise.all([startEc2Emulator({ throttle: false }), startLocalSqs(), startDynalite(), startServiceQuotasEmulator()]);
   dir = await mkdtemp(join(tmpdir(), 'podroute-doctor-'));
   kubeconfig = join(dir, 'kubeconfig');
   queueUrl = (await sqs.createQueue('podroute-demo-routes')).queueUrl;
 });
 afterAll(async () => {
-  await Promise.all([ec2.close(), sqs.stop(), dynamo.close()]);
+  await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close()]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -74,6 +77,8 @@ beforeEach(async () => {
   kube = await startKubeEmulator();
   await writeFile(kubeconfig, kube.kubeConfigYaml());
   kube.state.webhookConfigurations.put(WEBHOOK_CONFIGURATION);
+  quotas.state.clear();
+  quotas.state.setDefault('vpc', 'L-93826ACB', { name: 'Routes per route table', value: 500 });
   clusters += 1;
   cluster = `demo-${clusters}`;
   tableId = ec2.state.addRouteTable({ tags: { [`kubernetes.io/cluster/${cluster}`]: 'owned' } }).id;
@@ -103,6 +108,7 @@ async function doctor(extra: string[] = []): Promise<{ code: number; lines: stri
     ec2: new EC2Client({ endpoint: ec2.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
     sqs: sqs.createClient(),
     dynamodb: dynamo.client(),
+    serviceQuotas: new ServiceQuotasClient({ endpoint: quotas.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
   }));
   const args = ['doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
   const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: { AWS_REGION: 'us-east-1' } }, { doctor: command });
@@ -132,10 +138,13 @@ describe('podroute doctor', () => {
     expect(lines.filter((l) => !l.startsWith('ok'))).toEqual([]);
     expect(code).toBe(0);
     expect(line(lines, 'route tables')).toBe(`ok    route tables: 1 found by tag kubernetes.io/cluster/${clusterName()}: ${tableId}`);
-    expect(line(lines, `route quota ${tableId}`)).toBe(`ok    route quota ${tableId}: 2 of 50 routes (0 not podroute's + 2 for 2 managed nodes)`);
+    expect(line(lines, 'route quota')).toBe("ok    route quota: 500 routes per route table (Service Quotas vpc/L-93826ACB, AWS's default)");
+    // The VPC's local route and node a's route are in the table; node b's is still to make.
+    expect(line(lines, `route quota ${tableId}`)).toBe(`ok    route quota ${tableId}: 3 of 500 IPv4 routes (2 in the table, podroute's or not, + 1 for 2 managed nodes)`);
     expect(line(lines, 'pod CIDRs')).toBe('ok    pod CIDRs: 2 pod CIDRs, all /24 in 10.244.0.0/16');
     expect(line(lines, 'nodes')).toBe('ok    nodes: manages 2 of 3; leaves 1 alone: fargate-ip-10-0-9-9 (not-an-ec2-instance)');
     expect(lines.filter((l) => l.includes(' permission '))).toHaveLength(7);
+    expect(line(lines, 'permission patch nodes/status')).toBe('ok    permission patch nodes/status: allowed for user podroute in group podroute');
     expect(line(lines, 'admission webhook')).toBe('ok    admission webhook: node CREATE and DELETE go to podroute/node-join.podroute.io -> abc123.execute-api.us-east-1.amazonaws.com');
     expect(line(lines, 'queue')).toMatch(/^ok {4}queue: arn:aws:sqs:us-east-1:\d+:podroute-demo-routes$/);
     expect(line(lines, 'cidr table')).toBe(`ok    cidr table: ${dynamo.tableName} is ACTIVE`);
@@ -170,8 +179,29 @@ describe('podroute doctor', () => {
     const { code, lines } = await doctor();
     expect(code).toBe(1);
     expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
-      "FAIL  permission patch nodes/status: denied (denied by the emulator): grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)",
+      "FAIL  permission patch nodes/status: denied for user podroute in group podroute (denied by the emulator): grant it in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)",
     ]);
+  });
+
+  it("answers for podroute's identity, not the caller's: an admin caller with podroute's binding deleted gets every permission FAILed", async () => {
+    await healthyCluster();
+    expect(kube.state.access.removeBinding('podroute')).toBe(true);
+    const { code, lines } = await doctor();
+    expect(code).toBe(1);
+    const permissions = lines.filter((l) => l.includes(' permission '));
+    expect(permissions).toHaveLength(7);
+    expect(permissions.every((l) => l.startsWith('FAIL  ') && l.includes('denied for user podroute in group podroute: grant it'))).toBe(true);
+    expect(lines.filter((l) => l.startsWith('FAIL') && !l.includes(' permission '))).toEqual([]);
+  });
+
+  it.each([
+    [['--kube-user', 'someone', '--kube-groups', ''], 'FAIL', 'denied for user someone: grant it'],
+    [['--kube-user', '', '--kube-groups', 'podroute'], 'ok  ', 'allowed for group podroute'],
+    [['--kube-user', 'admin', '--kube-groups', 'viewers,system:masters'], 'ok  ', 'allowed for user admin in groups viewers,system:masters'],
+  ])('%j: the permissions of that identity', async (extra, status, detail) => {
+    await healthyCluster();
+    const { lines } = await doctor(extra);
+    expect(line(lines, 'permission list nodes')).toBe(`${status}  permission list nodes: ${detail}${status === 'FAIL' ? " in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)" : ''}`);
   });
 
   it('FAILs a missing webhook, exit 1', async () => {
@@ -199,16 +229,46 @@ describe('podroute doctor', () => {
     expect(line(lines, 'admission webhook')).toMatch(/^FAIL {2}admission webhook: no webhook for node DELETE/);
   });
 
-  it('FAILs a table without room for the nodes, exit 1, and passes with the raised quota', async () => {
+  it('FAILs a table without room under the applied quota, exit 1, and passes with the raised one', async () => {
     await healthyCluster();
     for (let i = 0; i < 4; i += 1) ec2.state.addRoute({ routeTableId: tableId, destinationCidr: `192.168.${i}.0/24`, gatewayId: ec2.state.addGateway() });
-    const full = await doctor(['--route-quota', '5']);
+    quotas.state.setApplied('vpc', 'L-93826ACB', { name: 'Routes per route table', value: 6 });
+    const calls = quotas.state.calls().length;
+    const full = await doctor();
     expect(full.code).toBe(1);
+    expect(line(full.lines, 'route quota')).toBe('ok    route quota: 6 routes per route table (Service Quotas vpc/L-93826ACB, applied)');
     expect(full.lines.filter((l) => l.startsWith('FAIL'))).toEqual([
-      `FAIL  route quota ${tableId}: 6 of 5 routes (4 not podroute's + 2 for 2 managed nodes): over the quota; raise "Routes per route table" (up to 1000) and pass --route-quota`,
+      `FAIL  route quota ${tableId}: 7 of 6 IPv4 routes (6 in the table, podroute's or not, + 1 for 2 managed nodes): over the quota; raise "Routes per route table" (up to 1000)`,
     ]);
-    const raised = await doctor(['--route-quota', '1000']);
-    expect(raised.code).toBe(0);
+    quotas.state.setApplied('vpc', 'L-93826ACB', { name: 'Routes per route table', value: 1000 });
+    expect((await doctor()).code).toBe(0);
+    // The applied value answers: the default is not asked.
+    expect(quotas.state.calls().slice(calls)).toEqual(['GetServiceQuota vpc/L-93826ACB', 'GetServiceQuota vpc/L-93826ACB']);
+  });
+
+  it('counts every route of the table, inside the cluster CIDRs too: a gateway, a bare interface, an unmanaged node', async () => {
+    await healthyCluster();
+    const unmanaged = ec2.state.addInstance({});
+    ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.200.0/24', gatewayId: ec2.state.addGateway() });
+    ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.201.0/24', networkInterfaceId: unmanaged.networkInterfaceIds[0] });
+    ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.202.0/24', instanceId: unmanaged.id });
+    ec2.state.addPropagatedRoute({ routeTableId: tableId, destinationCidr: '172.16.0.0/16', gatewayId: ec2.state.addGateway() });
+    const { lines } = await doctor();
+    // local + node a + the three above; the propagated route has a quota of its own.
+    expect(line(lines, `route quota ${tableId}`)).toBe(`ok    route quota ${tableId}: 6 of 500 IPv4 routes (5 in the table, podroute's or not, + 1 for 2 managed nodes)`);
+  });
+
+  it.each([
+    ['denied', () => (quotas.state.deny('GetServiceQuota'), quotas.state.deny('GetAWSDefaultServiceQuota')), /applied: .*not authorized to perform servicequotas:GetServiceQuota; AWS's default: .*not authorized/],
+    ['unknown', () => quotas.state.clear(), /applied: .*does not exist; AWS's default: .*does not exist/],
+  ])('Service Quotas %s: --route-quota, with a warning', async (_label, arrange, why) => {
+    await healthyCluster();
+    arrange();
+    const { code, lines } = await doctor(['--route-quota', '2']);
+    expect(code).toBe(1);
+    expect(line(lines, 'route quota')).toMatch(/^warn {2}route quota: 2 routes per route table from ROUTE_QUOTA \(--route-quota\): Service Quotas answered none \(/);
+    expect(line(lines, 'route quota')).toMatch(why);
+    expect(line(lines, `route quota ${tableId}`)).toMatch(/^FAIL {2}route quota \S+: 3 of 2 IPv4 routes/);
   });
 
   it('FAILs pod CIDRs of another mask, exit 1', async () => {
@@ -263,6 +323,7 @@ describe('podroute doctor', () => {
     [['--route-quota', 'lots'], /--route-quota must be a whole number/],
     [['--node-mask-size-ipv4', '40'], /NODE_MASK_SIZE_IPV4 must be a whole number from 1 to 32, got 40/],
     [['--no-such-flag'], /Unknown option '--no-such-flag'/],
+    [['--kube-user', ' ', '--kube-groups', ','], /--kube-user and --kube-groups are both empty/],
   ])('%j: exit 2 with one line', async (extra, message) => {
     const { code, lines, stderr } = await doctor(extra);
     expect(code).toBe(2);
@@ -284,6 +345,7 @@ describe('podroute doctor', () => {
           env: {
             PATH: process.env.PATH ?? '',
             AWS_ENDPOINT_URL_EC2: ec2.url,
+            AWS_ENDPOINT_URL_SERVICE_QUOTAS: quotas.url,
             AWS_ACCESS_KEY_ID: 'local',
             AWS_SECRET_ACCESS_KEY: 'local',
             AWS_REGION: 'us-east-1',
@@ -300,7 +362,7 @@ describe('podroute doctor', () => {
     expect(result.code).toBe(1);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
-      "FAIL  permission list nodes: denied (denied by the emulator): grant it in podroute's ClusterRole (infra/kubernetes/rbac.yaml)",
+      "FAIL  permission list nodes: denied for user podroute in group podroute (denied by the emulator): grant it in podroute's ClusterRole and bind that to podroute's group (infra/kubernetes/rbac.yaml)",
     ]);
     expect(line(lines, 'queue')).toBe('warn  queue: not checked: pass --queue-url');
   }, 60_000);

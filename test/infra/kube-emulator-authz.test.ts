@@ -1,5 +1,5 @@
 /**
- * The Kubernetes emulator's SelfSubjectAccessReview and MutatingWebhookConfiguration list
+ * The Kubernetes emulator's SelfSubjectAccessReview, SubjectAccessReview and MutatingWebhookConfiguration list
  * (infra/local/kube/authz.ts), through the real client and over raw HTTPS for invalid input.
  */
 import https from 'node:https';
@@ -61,6 +61,62 @@ describe('kube emulator: SelfSubjectAccessReview', () => {
     const { status, json } = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { spec: { resourceAttributes: { verb: 'list', resource: 'nodes' } } });
     expect(status).toBe(201);
     expect(json).toMatchObject({ kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', status: { allowed: true } });
+  });
+});
+
+describe('kube emulator: SubjectAccessReview', () => {
+  const review = (user: string, groups: string[], verb: string, resource: string, subresource?: string) =>
+    config.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+      body: { spec: { user, groups, resourceAttributes: { verb, group: '', resource, ...(subresource ? { subresource } : {}) } } },
+    });
+
+  it.each([
+    ['podroute', ['podroute'], 'patch', 'nodes', 'status', true],
+    ['podroute', ['podroute'], 'create', 'events', undefined, true],
+    ['podroute', ['podroute'], 'delete', 'nodes', undefined, false],
+    ['podroute', ['podroute'], 'update', 'nodes', 'status', false],
+    // The binding names the group: a user of that name outside the group has no rights.
+    ['podroute', [], 'list', 'nodes', undefined, false],
+    ['someone', ['podroute'], 'list', 'nodes', undefined, true],
+    ['someone', ['system:masters'], 'delete', 'nodes', undefined, true],
+  ])('%s in %j: %s %s/%s is allowed: %s (infra/kubernetes/rbac.yaml)', async (user, groups, verb, resource, subresource, allowed) => {
+    const answer = await review(user, groups, verb, resource, subresource);
+    expect(answer.kind).toBe('SubjectAccessReview');
+    expect(answer.status?.allowed).toBe(allowed);
+  });
+
+  it("answers for the subject, not the caller: the admin asks, podroute's binding deleted => not allowed", async () => {
+    const local = await startKubeEmulator();
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromOptions(local.kubeConfig());
+      const ask = () =>
+        kc.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: { spec: { user: 'podroute', groups: ['podroute'], resourceAttributes: { verb: 'list', resource: 'nodes' } } } });
+      expect((await ask()).status?.allowed).toBe(true);
+      expect(local.state.access.removeBinding('podroute')).toBe(true);
+      expect((await ask()).status).toEqual({ allowed: false });
+      expect(local.state.access.removeBinding('podroute')).toBe(false);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it.each([
+    ['no user and no groups', { spec: { resourceAttributes: { verb: 'get', resource: 'nodes' } } }, /at least one of user or group must be specified/],
+    ['no attributes', { spec: { user: 'podroute' } }, /exactly one of nonResourceAttributes or resourceAttributes/],
+  ])('422 Invalid with %s', async (_label, body, message) => {
+    const { status, json } = await post('/apis/authorization.k8s.io/v1/subjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', ...body });
+    expect(status).toBe(422);
+    expect(json).toMatchObject({ kind: 'Status', reason: 'Invalid', code: 422 });
+    expect(String(json.message)).toMatch(message);
+  });
+
+  it("is refused to podroute's own token: its rules do not grant create on subjectaccessreviews", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions(kube.kubeConfig(kube.podrouteToken));
+    await expect(
+      kc.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: { spec: { user: 'podroute', resourceAttributes: { verb: 'list', resource: 'nodes' } } } }),
+    ).rejects.toMatchObject({ code: 403 });
   });
 });
 

@@ -139,7 +139,7 @@ describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapte
   });
 
   it("keeps the doctor's clients (the operator's own credentials) out of the functions", () => {
-    // lib/kube/kube-access.ts asks SelfSubjectAccessReviews and lists webhook configurations for
+    // lib/kube/kube-access.ts asks SubjectAccessReviews and lists webhook configurations for
     // `podroute doctor`, which runs with the operator's kubeconfig, not podroute's ClusterRole.
     const uses = (path: string): boolean => text(path).includes('kube-access');
     const functions = readdirSync(`${root}functions`).filter((entry) => entry.endsWith('.ts')).map((entry) => `functions/${entry}`);

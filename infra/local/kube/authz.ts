@@ -1,6 +1,7 @@
 /**
  * Emulator routes for what `podroute doctor` reads besides nodes: SelfSubjectAccessReview (can the
- * caller do X?) and the cluster's MutatingWebhookConfigurations. Test infrastructure.
+ * caller do X?), SubjectAccessReview (can this user and groups do X?) and the cluster's
+ * MutatingWebhookConfigurations. Test infrastructure.
  *
  * - SelfSubjectAccessReview, `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`
  *   (Kubernetes API reference, "SelfSubjectAccessReview v1 authorization.k8s.io"; types in
@@ -9,6 +10,12 @@
  *   (and `denied`, `reason` when refused), HTTP 201. The object is not stored. The caller's RBAC
  *   (rbac.ts, infra/kubernetes/rbac.yaml) answers: podroute's identity is allowed what its rules
  *   grant, the admin everything; on top, a test may refuse with `state.access.deny(...)`.
+ * - SubjectAccessReview, `POST /apis/authorization.k8s.io/v1/subjectaccessreviews` (Kubernetes
+ *   API reference, "SubjectAccessReview v1 authorization.k8s.io"): the same spec plus `user`,
+ *   `groups` (and `uid`, `extra`), of which at least one of user and groups is required (upstream
+ *   pkg/apis/authorization/validation: 422 "at least one of user or group must be specified").
+ *   The subject is judged as given: no `system:authenticated` is added. The caller needs `create`
+ *   on subjectaccessreviews (the admin has it; podroute's rules do not grant it).
  * - MutatingWebhookConfiguration list, `GET /apis/admissionregistration.k8s.io/v1/
  *   mutatingwebhookconfigurations` (Kubernetes API reference, "MutatingWebhookConfiguration v1
  *   admissionregistration.k8s.io"): a `MutatingWebhookConfigurationList` of what tests registered
@@ -23,6 +30,8 @@ import type { Rbac } from './rbac.ts';
 export type AccessAttributes = { verb: string; resource: string; group?: string; subresource?: string; namespace?: string };
 
 export type AccessState = {
+  /** Deletes a ClusterRoleBinding of infra/kubernetes/rbac.yaml by name: its subjects lose its rules, for requests and reviews. */
+  removeBinding(name: string): boolean;
   /** Refuses matching reviews (an absent field matches any value). */
   deny(attributes: AccessAttributes): void;
   allowAll(): void;
@@ -63,25 +72,44 @@ export function createAuthzRoutes(nextRv: () => string, rbac: Rbac): AuthzRoutes
     (rule.subresource === undefined || rule.subresource === asked.subresource) &&
     (rule.namespace === undefined || rule.namespace === asked.namespace);
 
-  async function review(raw: Buffer, user: UserInfo): Promise<Reply> {
+  const parse = (raw: Buffer): JsonObject | Reply => {
     let input: Json;
     try {
       input = JSON.parse(raw.toString('utf8')) as Json;
     } catch (error) {
       return status(400, 'BadRequest', `error decoding request body: ${(error as Error).message}`);
     }
-    if (!isObject(input)) return status(400, 'BadRequest', 'the body of the request was in an unknown format');
+    return isObject(input) ? input : status(400, 'BadRequest', 'the body of the request was in an unknown format');
+  };
+  const isReply = (value: JsonObject | Reply): value is Reply => typeof value.code === 'number' && 'body' in value;
+
+  /** Upstream validation (pkg/apis/authorization/validation): exactly one of the two attribute kinds. */
+  const attributesError = (kind: string, spec: JsonObject): Reply | null =>
+    isObject(spec.resourceAttributes) === isObject(spec.nonResourceAttributes)
+      ? status(422, 'Invalid', `${kind}.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified`)
+      : null;
+
+  async function selfReview(raw: Buffer, user: UserInfo): Promise<Reply> {
+    const input = parse(raw);
+    if (isReply(input)) return input;
     const spec = isObject(input.spec) ? input.spec : {};
-    const resource = isObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
-    const nonResource = isObject(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
-    // Upstream validation (pkg/apis/authorization/validation): exactly one of the two.
-    if ((resource === undefined) === (nonResource === undefined)) {
-      return status(
-        422,
-        'Invalid',
-        'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
-      );
+    return attributesError('SelfSubjectAccessReview', spec) ?? { code: 201, body: answer('SelfSubjectAccessReview', spec, user) };
+  }
+
+  async function subjectReview(raw: Buffer): Promise<Reply> {
+    const input = parse(raw);
+    if (isReply(input)) return input;
+    const spec = isObject(input.spec) ? input.spec : {};
+    const groups = Array.isArray(spec.groups) ? spec.groups.filter((g): g is string => typeof g === 'string') : [];
+    if (text(spec.user) === '' && groups.length === 0) {
+      return status(422, 'Invalid', 'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified');
     }
+    const subject: UserInfo = { username: text(spec.user), uid: text(spec.uid), groups };
+    return attributesError('SubjectAccessReview', spec) ?? { code: 201, body: answer('SubjectAccessReview', spec, subject) };
+  }
+
+  function answer(kind: string, spec: JsonObject, user: UserInfo): JsonObject {
+    const resource = isObject(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
     let allowed = true;
     let byRbac = true;
     if (resource) {
@@ -96,15 +124,14 @@ export function createAuthzRoutes(nextRv: () => string, rbac: Rbac): AuthzRoutes
       byRbac = rbac.allows(user, { ...asked, name: text(resource.name) });
       allowed = byRbac && !denied.some((rule) => matches(rule, asked));
     }
-    const answer: JsonObject = {
-      kind: 'SelfSubjectAccessReview',
+    return {
+      kind,
       apiVersion: 'authorization.k8s.io/v1',
       metadata: { creationTimestamp: null },
       spec,
       // RBAC only grants: a request it does not allow has no opinion, hence `allowed: false` alone.
       status: allowed ? { allowed: true, reason: 'allowed by the emulator' } : byRbac ? { allowed: false, denied: true, reason: 'denied by the emulator' } : { allowed: false },
     };
-    return { code: 201, body: answer };
   }
 
   async function listConfigurations(): Promise<Reply> {
@@ -117,10 +144,12 @@ export function createAuthzRoutes(nextRv: () => string, rbac: Rbac): AuthzRoutes
 
   return {
     routes: [
-      { method: 'POST', template: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', handle: review },
+      { method: 'POST', template: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', handle: selfReview },
+      { method: 'POST', template: '/apis/authorization.k8s.io/v1/subjectaccessreviews', handle: subjectReview },
       { method: 'GET', template: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', handle: listConfigurations },
     ],
     access: {
+      removeBinding: (name) => rbac.removeBinding(name),
       deny: (attributes) => void denied.push({ ...attributes }),
       allowAll: () => void denied.splice(0),
       reviews: () => [...seen],

@@ -31,6 +31,8 @@ export type Rbac = {
   allows(user: UserInfo, attributes: RequestAttributes): boolean;
   /** Throws the API server's 403 when `user` may not make the request. */
   authorize(user: UserInfo, attributes: RequestAttributes): void;
+  /** Deletes a ClusterRoleBinding by name (as `kubectl delete clusterrolebinding`); false when there is none. */
+  removeBinding(name: string): boolean;
 };
 
 const RBAC_YAML = new URL('../../kubernetes/rbac.yaml', import.meta.url);
@@ -81,9 +83,11 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filt
 const nameOf = (doc: Doc): string => (isDoc(doc.metadata) && typeof doc.metadata.name === 'string' ? doc.metadata.name : '');
 
 /** ClusterRoles' rules, keyed by name, and ClusterRoleBindings, from a manifest; any other kind is refused. */
-function parseManifest(text: string): { roles: Map<string, Rule[]>; bindings: Array<{ role: string; subjects: Subject[] }> } {
+type Binding = { name: string; role: string; subjects: Subject[] };
+
+function parseManifest(text: string): { roles: Map<string, Rule[]>; bindings: Binding[] } {
   const roles = new Map<string, Rule[]>();
-  const bindings: Array<{ role: string; subjects: Subject[] }> = [];
+  const bindings: Binding[] = [];
   for (const doc of loadAll(text)) {
     if (doc === null || doc === undefined) continue;
     if (!isDoc(doc)) throw new Error('rbac manifest: a document is not a mapping');
@@ -99,7 +103,7 @@ function parseManifest(text: string): { roles: Map<string, Rule[]>; bindings: Ar
       const ref = isDoc(doc.roleRef) ? doc.roleRef : {};
       if (ref.kind !== 'ClusterRole' || typeof ref.name !== 'string') throw new Error(`rbac manifest: binding ${nameOf(doc)} needs a ClusterRole roleRef`);
       const subjects = (Array.isArray(doc.subjects) ? doc.subjects : []).filter(isDoc).map((s) => ({ kind: String(s.kind), name: String(s.name) }));
-      bindings.push({ role: ref.name, subjects });
+      bindings.push({ name: nameOf(doc), role: ref.name, subjects });
     } else {
       throw new Error(`rbac manifest: the emulator does not evaluate ${String(doc.kind)}`);
     }
@@ -127,6 +131,12 @@ export function loadRbac(text: string = readFileSync(RBAC_YAML, 'utf8')): Rbac {
     allows,
     authorize(user, a) {
       if (!allows(user, a)) throw forbidden(user, a);
+    },
+    removeBinding(name) {
+      const at = bindings.findIndex((b) => b.name === name);
+      if (at < 0) return false;
+      bindings.splice(at, 1);
+      return true;
     },
   };
 }

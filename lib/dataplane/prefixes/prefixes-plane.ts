@@ -40,7 +40,6 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
     reportsMissingRoutes: false,
     nodeSyncMarksReady: true,
     readiness: prefixReadiness,
-    doctorChecks: ['pod-range-reservations', 'pod-cidrs', 'managed-nodes', 'kube-permissions', 'admission-webhook', 'stack-resources'],
   };
 }
 

@@ -56,7 +56,6 @@ export function routesPlane(ports: RoutesPlanePorts): DataPlane {
     reportsMissingRoutes: true,
     nodeSyncMarksReady: false,
     readiness: routesReadiness,
-    doctorChecks: ['route-tables', 'route-quota', 'primary-interface-tags', 'pod-cidrs', 'managed-nodes', 'kube-permissions', 'admission-webhook', 'stack-resources'],
   };
 }
 

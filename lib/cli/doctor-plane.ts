@@ -1,0 +1,58 @@
+/**
+ * The doctor's data-plane checks, built for the configured MODE from the doctor's SDK clients: the
+ * plane is chosen here once (as functions/wiring.ts chooses the functions'); the checks are the
+ * plane's own (doctor-checks.ts in lib/dataplane/routes and lib/dataplane/prefixes).
+ */
+import { tryParseCidr } from '../cidr/cidr.ts';
+import type { Config } from '../config.ts';
+import { DynamoDbCidrStore, cidrSetId } from '../aws/dynamodb-cidr-store.ts';
+import { Ec2EniPrefixes } from '../aws/ec2-prefixes.ts';
+import { Ec2PrimaryInterfaces } from '../aws/ec2-primary-interfaces.ts';
+import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
+import { Ec2Subnets } from '../aws/ec2-subnets.ts';
+import { ServiceQuotasRouteQuota } from '../aws/service-quotas.ts';
+import { doctorChecks as prefixesDoctorChecks } from '../dataplane/prefixes/doctor-checks.ts';
+import { doctorChecks as routesDoctorChecks } from '../dataplane/routes/doctor-checks.ts';
+import { createCidrSet } from '../ipam/index.ts';
+import type { PlaneDoctorChecks } from '../usecases/doctor-check.ts';
+
+type EC2Client = ConstructorParameters<typeof Ec2RouteTables>[0];
+type DynamoDBClient = ConstructorParameters<typeof DynamoDbCidrStore>[0]['client'];
+type ServiceQuotasClient = ConstructorParameters<typeof ServiceQuotasRouteQuota>[0];
+
+export interface DoctorPlaneInput {
+  config: Config;
+  ec2: EC2Client;
+  dynamodb: DynamoDBClient;
+  serviceQuotas: ServiceQuotasClient;
+}
+
+const PLANE_CHECKS: Record<Config['mode'], (input: DoctorPlaneInput) => PlaneDoctorChecks> = {
+  routes: ({ config, ec2, serviceQuotas }) =>
+    routesDoctorChecks({
+      config,
+      quotas: new ServiceQuotasRouteQuota(serviceQuotas),
+      fallbackQuota: config.routeQuota,
+      routeTables: new Ec2RouteTables(ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
+      interfaces: new Ec2PrimaryInterfaces(ec2),
+    }),
+  prefixes: ({ config, ec2, dynamodb }) =>
+    prefixesDoctorChecks({
+      config,
+      prefixes: new Ec2EniPrefixes(ec2),
+      subnets: new Ec2Subnets(ec2),
+      rangeUsage: config.cidrTableName ? (range) => rangeUsage(config, dynamodb, range) : null,
+    }),
+};
+
+export function doctorPlaneChecks(input: DoctorPlaneInput): PlaneDoctorChecks {
+  return PLANE_CHECKS[input.config.mode](input);
+}
+
+/** A pod range's blocks used and in all, by a count query of its partition of the CIDR table: nothing is registered or written. */
+async function rangeUsage(config: Config, client: DynamoDBClient, range: string): Promise<{ used: number; total: number }> {
+  const nodeMaskSize = config.nodeMaskSize[tryParseCidr(range)?.family ?? 4];
+  const store = new DynamoDbCidrStore({ client, tableName: config.cidrTableName, setId: cidrSetId(range, nodeMaskSize) });
+  const set = await createCidrSet({ clusterCidr: range, nodeMaskSize, store, rangeKind: 'pod range' });
+  return set.usage();
+}
