@@ -168,12 +168,16 @@ export async function benchPrefixes(
   say: (text: string) => void = () => {},
   /** Setups counted but not timed, as `<mode>:<tables>` (the 3-table routes run alone takes about 10 minutes at 1,000 nodes). */
   untimed: ReadonlySet<string> = new Set(),
+  /** Only these setups (`<mode>:<tables>`; all when absent), and whether their calls are counted. */
+  only: { setups?: ReadonlySet<string>; count?: boolean } = {},
 ): Promise<{ nodes: number; rows: PrefixesBenchRow[]; goals: PrefixesGoal[] }> {
   const rows: PrefixesBenchRow[] = [];
   for (const { timed: timedByDefault, ...setup } of SETUPS) {
-    const timed = timedByDefault && !untimed.has(`${setup.mode}:${setup.routeTables}`);
-    say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: counting calls (throttling off) ...`);
-    const row: PrefixesBenchRow = { ...setup, nodes, callCount: await countCalls(setup, nodes) };
+    const key = `${setup.mode}:${setup.routeTables}`;
+    if (only.setups && !only.setups.has(key)) continue;
+    const timed = timedByDefault && !untimed.has(key);
+    if (only.count !== false) say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: counting calls (throttling off) ...`);
+    const row: PrefixesBenchRow = { ...setup, nodes, callCount: only.count === false ? { calls: {}, perNode: {} } : await countCalls(setup, nodes) };
     if (timed) {
       say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: timing against EC2's buckets ...`);
       row.timed = await timeConvergence(setup, nodes);
@@ -184,9 +188,13 @@ export async function benchPrefixes(
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // node bench/prefixes.ts [nodes] [--untimed routes:3,...]
+  // node bench/prefixes.ts [nodes] [--untimed routes:3,...] [--setups prefixes:1,...] [--no-count]
   const n = Number(process.argv[2] ?? 100);
-  const at = process.argv.indexOf('--untimed');
-  const untimed = new Set(at >= 0 ? (process.argv[at + 1] ?? '').split(',').filter(Boolean) : []);
-  console.log(JSON.stringify(await benchPrefixes(n, (text) => process.stderr.write(`${text}\n`), untimed), null, 2));
+  const list = (flag: string) => {
+    const at = process.argv.indexOf(flag);
+    return at >= 0 ? new Set((process.argv[at + 1] ?? '').split(',').filter(Boolean)) : undefined;
+  };
+  const setups = list('--setups');
+  const only = { ...(setups ? { setups } : {}), count: !process.argv.includes('--no-count') };
+  console.log(JSON.stringify(await benchPrefixes(n, (text) => process.stderr.write(`${text}\n`), list('--untimed') ?? new Set(), only), null, 2));
 }
