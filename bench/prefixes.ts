@@ -17,7 +17,7 @@ import { DEFAULT_MUTATING, bucketFor, minimumSeconds } from '../infra/local/ec2/
 import type { BucketSpec } from '../infra/local/ec2/buckets.ts';
 import { startSandbox } from '../infra/local/sandbox/index.ts';
 import type { SandboxMode } from '../infra/local/sandbox/index.ts';
-import { silentLogger } from '../lib/log.ts';
+import type { Logger } from '../lib/log.ts';
 import { EC2_THROTTLE, joinAllAndConverge } from './convergence.ts';
 import { round } from './stats.ts';
 
@@ -46,6 +46,8 @@ export interface TimedRun {
   attempts: Record<string, number>;
   throttled: number;
   dlqMessages: number;
+  /** Admissions answered at their deadline (`webhook.deadline`): their nodes wait for a reconcile. */
+  admissionsPastDeadline: number;
 }
 
 export interface PrefixesBenchRow extends Setup {
@@ -76,6 +78,9 @@ export function lowerBound(setup: Setup, nodes: number): { action: string; bucke
 }
 
 async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) {
+  // The sandbox's handlers log into this: only admissions past their deadline are counted.
+  let pastDeadline = 0;
+  const log: Logger = { log: (_level, event) => void (event === 'webhook.deadline' && (pastDeadline += 1)), metric: () => undefined };
   const sandbox = await startSandbox({
     nodes: 0,
     mode: setup.mode,
@@ -90,13 +95,13 @@ async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) 
     notFoundAfterLaunchMs: 0,
     tickMs: 60_000,
     visibilityTimeoutSeconds: 180,
-    log: silentLogger,
+    log,
   });
   try {
     const bound = lowerBound(setup, nodes);
     // Generous: on a shared machine the sandbox itself can be slower than EC2's buckets.
     const { convergedMs, report } = await joinAllAndConverge(sandbox, nodes, Math.max(600_000, bound.ms * 6));
-    return { convergedMs, bound, report };
+    return { convergedMs, bound, report, pastDeadline };
   } finally {
     await sandbox.stop();
   }
@@ -110,7 +115,7 @@ export async function countCalls(setup: Setup, nodes: number): Promise<CallCount
 }
 
 export async function timeConvergence(setup: Setup, nodes: number): Promise<TimedRun> {
-  const { convergedMs, bound, report } = await joinAndConverge(setup, nodes, true);
+  const { convergedMs, bound, report, pastDeadline } = await joinAndConverge(setup, nodes, true);
   return {
     convergedMs: Math.round(convergedMs),
     limitingAction: bound.action,
@@ -120,7 +125,34 @@ export async function timeConvergence(setup: Setup, nodes: number): Promise<Time
     attempts: report.ec2Calls,
     throttled: report.throttled,
     dlqMessages: report.dlqMessages,
+    admissionsPastDeadline: pastDeadline,
   };
+}
+
+/** One goal of the section, judged on a timed row. */
+export interface PrefixesGoal {
+  goal: string;
+  ratioToBound: number | null;
+  met: boolean;
+}
+
+/**
+ * Issue 19's goals at 1,000 nodes: prefixes mode (three subnets) within 1.10x the bucket's bound
+ * with no admission past its deadline; routes mode within 1.05x with one and with three tables.
+ * A setup that was not timed is not met.
+ */
+export function judgePrefixesGoals(rows: readonly PrefixesBenchRow[]): PrefixesGoal[] {
+  const timedRow = (mode: SandboxMode, tables: number) => rows.find((r) => r.mode === mode && r.routeTables === tables)?.timed;
+  const judged = (goal: string, run: TimedRun | undefined, limit: number): PrefixesGoal => ({
+    goal,
+    ratioToBound: run?.ratioToBound ?? null,
+    met: run !== undefined && run.ratioToBound <= limit && run.dlqMessages === 0 && run.admissionsPastDeadline === 0,
+  });
+  return [
+    judged('prefixes mode, three subnets: within 1.10x the bucket’s bound, no admission past its deadline', timedRow('prefixes', 1), 1.1),
+    judged('routes mode, one table: within 1.05x the bucket’s bound', timedRow('routes', 1), 1.05),
+    judged('routes mode, three tables: within 1.05x the bucket’s bound', timedRow('routes', 3), 1.05),
+  ];
 }
 
 const SETUPS: Array<Setup & { timed: boolean }> = [
@@ -136,25 +168,33 @@ export async function benchPrefixes(
   say: (text: string) => void = () => {},
   /** Setups counted but not timed, as `<mode>:<tables>` (the 3-table routes run alone takes about 10 minutes at 1,000 nodes). */
   untimed: ReadonlySet<string> = new Set(),
-): Promise<{ nodes: number; rows: PrefixesBenchRow[] }> {
+  /** Only these setups (`<mode>:<tables>`; all when absent), and whether their calls are counted. */
+  only: { setups?: ReadonlySet<string>; count?: boolean } = {},
+): Promise<{ nodes: number; rows: PrefixesBenchRow[]; goals: PrefixesGoal[] }> {
   const rows: PrefixesBenchRow[] = [];
   for (const { timed: timedByDefault, ...setup } of SETUPS) {
-    const timed = timedByDefault && !untimed.has(`${setup.mode}:${setup.routeTables}`);
-    say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: counting calls (throttling off) ...`);
-    const row: PrefixesBenchRow = { ...setup, nodes, callCount: await countCalls(setup, nodes) };
+    const key = `${setup.mode}:${setup.routeTables}`;
+    if (only.setups && !only.setups.has(key)) continue;
+    const timed = timedByDefault && !untimed.has(key);
+    if (only.count !== false) say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: counting calls (throttling off) ...`);
+    const row: PrefixesBenchRow = { ...setup, nodes, callCount: only.count === false ? { calls: {}, perNode: {} } : await countCalls(setup, nodes) };
     if (timed) {
       say(`prefixes: ${setup.mode} mode, ${setup.routeTables} route table(s), ${nodes} nodes: timing against EC2's buckets ...`);
       row.timed = await timeConvergence(setup, nodes);
     }
     rows.push(row);
   }
-  return { nodes, rows };
+  return { nodes, rows, goals: judgePrefixesGoals(rows) };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // node bench/prefixes.ts [nodes] [--untimed routes:3,...]
+  // node bench/prefixes.ts [nodes] [--untimed routes:3,...] [--setups prefixes:1,...] [--no-count]
   const n = Number(process.argv[2] ?? 100);
-  const at = process.argv.indexOf('--untimed');
-  const untimed = new Set(at >= 0 ? (process.argv[at + 1] ?? '').split(',').filter(Boolean) : []);
-  console.log(JSON.stringify(await benchPrefixes(n, (text) => process.stderr.write(`${text}\n`), untimed), null, 2));
+  const list = (flag: string) => {
+    const at = process.argv.indexOf(flag);
+    return at >= 0 ? new Set((process.argv[at + 1] ?? '').split(',').filter(Boolean)) : undefined;
+  };
+  const setups = list('--setups');
+  const only = { ...(setups ? { setups } : {}), count: !process.argv.includes('--no-count') };
+  console.log(JSON.stringify(await benchPrefixes(n, (text) => process.stderr.write(`${text}\n`), list('--untimed') ?? new Set(), only), null, 2));
 }

@@ -74,8 +74,13 @@ export interface DataPlane {
   leaseSets(): Promise<CidrSet[]>;
   /** Whether a managed node needs node sync this run. */
   needsNodeSync(node: Node): boolean;
-  /** What the admission (or a NodeJoined event) does for a node: node sync, over fresh reads of the cloud side. */
+  /** What a NodeJoined event does for a stored node: node sync, over fresh reads of the cloud side. */
   syncNewNode(node: Node, kube: DualStackKubeNodes): Promise<void>;
+  /**
+   * What the admission does for a node not stored yet: node sync over fresh reads, taking its
+   * blocks; the cloud side's writes are left to the worker's `sync-node` (queued when `queuesSyncNode`).
+   */
+  admitNewNode(node: Node, kube: DualStackKubeNodes): Promise<void>;
   /** Whether a node just synced gets a `sync-node` message; `admitted` when the node is not stored yet. */
   queuesSyncNode(admitted: Admitted | undefined): boolean;
   /** What the route worker does for a `sync-node` message. */

@@ -252,7 +252,7 @@ async function allocateOnce(node: Node, deps: WebhookDeps): Promise<string[]> {
     },
     setNetworkUnavailable: async () => undefined,
   };
-  await syncOne(node, deps, kube);
+  await deps.plane.admitNewNode(node, kube);
   return captured;
 }
 

@@ -418,6 +418,7 @@ describe('serverless.yml: least-privilege IAM', () => {
       'Consume sqs:ChangeMessageVisibility sqs:DeleteMessage sqs:GetQueueAttributes sqs:ReceiveMessage on WorkQueue',
       'Ec2Read (PrefixesMode ? ec2:DescribeInstances ec2:DescribeNetworkInterfaces : ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables) on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
+      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Logs logs:CreateLogStream logs:PutLogEvents on RouteWorkerLogGroup',
       'if !PrefixesMode: RouteTableFullMark ec2:CreateTags ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
       'if !PrefixesMode: RouteWrites ec2:CreateRoute ec2:DeleteRoute ec2:ReplaceRoute on ec2:route-table/* when cluster-tag-condition',

@@ -27,8 +27,9 @@ export function withRoutesPlane<T extends Omit<RoutesPlanePorts, 'interfaces'> &
 }
 
 /**
- * The prefixes plane as the route worker uses it: a `sync-node` settles the admitted node's
- * condition on what `prefixes` reads of its interface. Nothing else of it is read there.
+ * The prefixes plane as the route worker uses it: a `sync-node` settles the node's condition on
+ * what `prefixes` reads of its interface (an admitted node's missing prefixes would read the lease
+ * sets, which are unused here). Nothing else of it is read there.
  */
 export function prefixesWorkerPlane(prefixes: EniPrefixes): DataPlane {
   return prefixesPlane({

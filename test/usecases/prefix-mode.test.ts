@@ -8,6 +8,8 @@ import { admit } from '../../lib/usecases/node-webhook.ts';
 import { noReservationMessage, placeNode, podRanges } from '../../lib/dataplane/prefixes/pod-ranges.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
+import { syncNodeMessage } from '../../lib/messages/route-message.ts';
+import type { RecordingQueue } from '../support/world.ts';
 import type { NodeInterface } from '../../lib/usecases/ports.ts';
 
 const inside = (range: string, cidr: string): boolean => {
@@ -438,12 +440,12 @@ describe('prefixes mode: reconcile', () => {
 });
 
 describe('prefixes mode: the webhook', () => {
-  it('patches a joining node with prefixes from its subnet’s reservations, reading EC2 once', async () => {
+  it('patches a joining node with blocks leased from its subnet’s reservations, reading EC2 once and writing nothing to it: the worker assigns them', async () => {
     const ec2 = new FakeEc2();
     const subnets = threeSubnets(ec2);
     const eni = ec2.addInstance('subnet-2');
     const nodes = new MemoryNodes();
-    const { deps } = prefixDeps(ec2, nodes);
+    const { deps, setOf } = prefixDeps(ec2, nodes);
     const object = { metadata: { name: 'joiner' }, spec: { providerID: `aws:///us-east-1c/${eni.instanceId}` } };
 
     const response = await admit({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', operation: 'CREATE', object } } as never, deps);
@@ -451,7 +453,12 @@ describe('prefixes mode: the webhook', () => {
     const podCidrs = patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[];
     expect(inside(subnets[2]?.reservations[0]?.cidr ?? '', podCidrs[0] ?? '')).toBe(true);
     expect(inside(subnets[2]?.reservations[1]?.cidr ?? '', podCidrs[1] ?? '')).toBe(true);
-    expect(ec2.interfaces.get(eni.instanceId)?.prefixes).toEqual(podCidrs);
-    expect(ec2.calls.filter((c) => c.startsWith('describe'))).toEqual(['describeInterfaces 1', 'describeSubnets 1']);
+    // No EC2 write during the admission: the calls are the two reads, and the interface holds nothing yet.
+    expect(ec2.calls).toEqual(['describeInterfaces 1', 'describeSubnets 1']);
+    expect(ec2.interfaces.get(eni.instanceId)?.prefixes).toEqual([]);
+    // The blocks are the node's leases, and the worker is handed what was admitted.
+    const leased = await Promise.all([subnets[2]?.reservations[0]?.cidr ?? '', subnets[2]?.reservations[1]?.cidr ?? ''].map(async (range) => (await (await setOf(range)).ownedLease('joiner'))?.cidr));
+    expect(leased).toEqual(podCidrs);
+    expect((deps.queue as RecordingQueue).messages).toEqual([syncNodeMessage('joiner', { instanceId: eni.instanceId, podCidrs })]);
   });
 });

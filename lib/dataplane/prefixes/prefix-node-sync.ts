@@ -4,6 +4,7 @@
  * NetworkUnavailable=True with an Event naming the reservation to create; otherwise node sync runs
  * over the pod ranges' sets, with only the interface's prefixes inside them as its alias. In
  * SyncFromCluster podroute picks the block; in SyncFromCloud EC2 picks and node sync adopts it.
+ * An admission's node sync takes the block and leaves its assignment to the worker (`AssignWhen`).
  */
 import { formatCidr, tryParseCidr } from '../../cidr/cidr.ts';
 import type { Cidr, Family } from '../../cidr/cidr.ts';
@@ -74,10 +75,17 @@ interface OnInterface {
 }
 
 /**
+ * When node sync's pod CIDRs are delegated: `now`, by this sync; `worker`, by the route worker's
+ * `sync-node` (an admission: the blocks are taken in DynamoDB and patched, and the assignment waits
+ * on no EC2 bucket here). SyncFromCloud has EC2 pick the block, so it assigns now either way.
+ */
+export type AssignWhen = 'now' | 'worker';
+
+/**
  * Syncs one node in prefixes mode over the run's EC2 reads; `kube` is node sync's Kubernetes side
  * (the webhook captures the pod CIDRs for its patch instead of writing them).
  */
-export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: PrefixSyncPorts, kube: DualStackKubeNodes): Promise<PrefixSyncResult> {
+export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: PrefixSyncPorts, kube: DualStackKubeNodes, assign: AssignWhen = 'now'): Promise<PrefixSyncResult> {
   const name = node.metadata.name;
   const placement = placeNode(node, world, deps.config);
   if (placement.kind === 'unlisted') throw new PodrouteError(placement.message, { retryable: true });
@@ -97,7 +105,7 @@ export async function syncPrefixNode(node: Node, world: PrefixWorld, deps: Prefi
   const podCidrs = podCidrsOf(node).flatMap((text) => tryParseCidr(text) ?? []);
   const lacking = ranges.filter((r) => !podCidrs.some((c) => c.family === r.family));
   const found = await takeWhatIsThere(sync, lacking);
-  await syncWithRetries(sync, prefixAlias(sync, found, podCidrs), kube);
+  await syncWithRetries(sync, prefixAlias(sync, found, podCidrs, assign), kube);
   // Upstream's validate branch writes nothing: a node whose pod CIDRs are all delegated is reachable.
   const ready = prefixReadiness({ podCidrsComplete: lacking.length === 0, carried: podCidrs.every((c) => found.onEni.includes(formatCidr(c))) });
   if (ready.networkUnavailable === false && networkUnavailableOf(node) !== 'False') await kube.setNetworkUnavailable(name, false);
@@ -156,8 +164,11 @@ async function takeWhatIsThere(sync: NodeSync, lacking: readonly PodRange[]): Pr
   return found;
 }
 
-/** Node sync's cloud alias: the node's prefixes on its interface (one a family, the pod CIDR's first); adding one delegates it. */
-function prefixAlias(sync: NodeSync, found: OnInterface, podCidrs: readonly Cidr[]): DualStackCloudAlias {
+/**
+ * Node sync's cloud alias: the node's prefixes on its interface (one a family, the pod CIDR's
+ * first); adding one delegates it, or with `worker` leaves that to the worker's `sync-node`.
+ */
+function prefixAlias(sync: NodeSync, found: OnInterface, podCidrs: readonly Cidr[], assign: AssignWhen): DualStackCloudAlias {
   const { onEni, notOurs, hidden } = found;
   const matches = (text: string) => podCidrs.some((c) => formatCidr(c) === text);
   return {
@@ -165,7 +176,7 @@ function prefixAlias(sync: NodeSync, found: OnInterface, podCidrs: readonly Cidr
       [...onEni.filter(matches), ...onEni.filter((t) => !matches(t))].filter((t) => !notOurs.has(t) && !hidden.has(tryParseCidr(t)?.family ?? 4)),
     addAlias: async (_node, cidrs) => {
       for (const cidr of cidrs) {
-        if (onEni.includes(cidr)) continue;
+        if (onEni.includes(cidr) || assign === 'worker') continue;
         await assignNamed(sync, found, cidr);
         onEni.push(cidr);
       }

@@ -2,7 +2,8 @@
  * Prefixes mode: a node's pod CIDRs are prefixes delegated to its primary interface from podroute's
  * subnet CIDR reservations (./pod-ranges.ts). Reconcile reads the nodes, then their interfaces and
  * subnets (./prefix-world.ts); no route table is touched, and node sync marks a node reachable once
- * its prefixes are delegated (./prefix-node-sync.ts). `sync-node` only settles a condition (./prefix-join.ts).
+ * its prefixes are delegated (./prefix-node-sync.ts). An admission only takes the blocks; the worker's
+ * `sync-node` delegates them and settles the condition (./prefix-join.ts).
  */
 import { networkUnavailableOf } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';
@@ -34,9 +35,11 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
     leaseSets: () => ports.usedReservationSets(),
     needsNodeSync: (node) => lacksPodCidrFamily(node, config.clusterCidrs) || networkUnavailableOf(node) !== 'False',
     syncNewNode: async (node, kube) => void (await syncPrefixNode(node, await readPrefixWorld([node], ports), ports, kube)),
-    // A stored node's node sync has written its condition already; an admitted one waits for the stored node.
+    // The admission takes the blocks; the worker's `sync-node` assigns them, at the pace of EC2's buckets.
+    admitNewNode: async (node, kube) => void (await syncPrefixNode(node, await readPrefixWorld([node], ports), ports, kube, 'worker')),
+    // A stored node's node sync has written its condition already; an admitted one's prefixes and condition are the worker's.
     queuesSyncNode: (admitted) => admitted !== undefined,
-    workerSyncNode: (message, deps) => settlePrefixJoin(message, deps, ports.prefixes),
+    workerSyncNode: (message, deps, delivery) => settlePrefixJoin(message, deps, ports, delivery),
     reportsMissingRoutes: false,
     nodeSyncMarksReady: true,
     readiness: prefixReadiness,

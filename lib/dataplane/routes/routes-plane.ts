@@ -51,6 +51,8 @@ export function routesPlane(ports: RoutesPlanePorts): DataPlane {
     needsNodeSync: (node) => lacksPodCidrFamily(node, config.clusterCidrs),
     // A brand-new node has no route yet, so its alias is empty and it is allocated.
     syncNewNode: async (node, kube) => void (await syncNode(node, kube, [])),
+    // Routes are the worker's either way (a sync-node message follows the allocation).
+    admitNewNode: async (node, kube) => void (await syncNode(node, kube, [])),
     queuesSyncNode: () => true,
     workerSyncNode: (message, deps, delivery) => syncNodeRoutes(message, deps, delivery),
     reportsMissingRoutes: true,
