@@ -3,9 +3,7 @@
  * plane's own checks (subnets, podroute's reservations per subnet, free blocks per pod range from
  * the CIDR table), the shared checks, and nothing written to EC2 or the CIDR table.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
@@ -14,34 +12,30 @@ import { DynamoDbCidrStore, cidrSetId } from '../../lib/aws/dynamodb-cidr-store.
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
 import { main } from '../../lib/cli/main.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
-import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import type { Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
-import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
-import { startServiceQuotasEmulator, type ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import type { ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { type DoctorServices, startDoctorServices } from '../support/doctor-services.ts';
 
 let ec2: Ec2Emulator;
 let kube: KubeEmulator;
 let sqs: LocalSqs;
 let dynamo: LocalDynamo;
 let quotas: ServiceQuotasEmulator;
-let dir: string;
 let kubeconfig: string;
 let queueUrl: string;
 /** A VPC per test (10.<n>.0.0/16), so each test's subnets and reservations are its own. */
 let vpcs = 20;
 let net: { cluster: string; a: string; b: string; c: string; rangeA: string; rangeC: string };
 
+let services: DoctorServices;
 beforeAll(async () => {
-  [ec2, sqs, dynamo, quotas] = await Promise.all([startEc2Emulator({ throttle: false }), startLocalSqs(), startDynalite(), startServiceQuotasEmulator()]);
-  dir = await mkdtemp(join(tmpdir(), 'podroute-doctor-prefixes-'));
-  kubeconfig = join(dir, 'kubeconfig');
-  queueUrl = (await sqs.createQueue('podroute-prefixes-routes')).queueUrl;
+  services = await startDoctorServices('podroute-prefixes-routes', 'podroute-doctor-prefixes-');
+  ({ ec2, sqs, dynamo, quotas, kubeconfig, queueUrl } = services);
 });
-afterAll(async () => {
-  await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close()]);
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => services.close());
 
 /**
  * Subnet a has podroute's reservation (a /24 pod range: 16 /28 blocks), b none, c a /28 one (one

@@ -5,8 +5,7 @@
  * test spawns the real binary.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EC2Client } from '@aws-sdk/client-ec2';
@@ -14,12 +13,13 @@ import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { loadAll } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
-import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import type { Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
-import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
-import { startServiceQuotasEmulator, type ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
+import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import type { ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import { main } from '../../lib/cli/main.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import type { LocalDynamo } from '../support/dynalite.ts';
+import { type DoctorServices, startDoctorServices } from '../support/doctor-services.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -29,7 +29,6 @@ let kube: KubeEmulator;
 let sqs: LocalSqs;
 let dynamo: LocalDynamo;
 let quotas: ServiceQuotasEmulator;
-let dir: string;
 let kubeconfig: string;
 let queueUrl: string;
 let tableId: string;
@@ -62,16 +61,12 @@ function node(name: string, providerID: string, podCidr?: string) {
   };
 }
 
+let services: DoctorServices;
 beforeAll(async () => {
-  [ec2, sqs, dynamo, quotas] = await Promise.all([startEc2Emulator({ throttle: false }), startLocalSqs(), startDynalite(), startServiceQuotasEmulator()]);
-  dir = await mkdtemp(join(tmpdir(), 'podroute-doctor-'));
-  kubeconfig = join(dir, 'kubeconfig');
-  queueUrl = (await sqs.createQueue('podroute-demo-routes')).queueUrl;
+  services = await startDoctorServices('podroute-demo-routes', 'podroute-doctor-');
+  ({ ec2, sqs, dynamo, quotas, kubeconfig, queueUrl } = services);
 });
-afterAll(async () => {
-  await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close()]);
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => services.close());
 
 beforeEach(async () => {
   kube = await startKubeEmulator();
