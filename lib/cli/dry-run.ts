@@ -42,6 +42,7 @@ export async function dryRunReconcile(
 ): Promise<ReconcileReport> {
   const wiring = await buildWiring(config, readOnlyClients(clients), readOnlyNodes(nodes), () => Promise.reject(new DryRunWriteError('a dry run reads no webhook secret')), {
     log: options.log ?? silentLogger,
+    readOnly: true,
     ...(options.now ? { now: options.now } : {}),
   });
   return reconcile(useCaseDeps(wiring), { dryRun: true });

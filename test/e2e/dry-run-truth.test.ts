@@ -15,6 +15,7 @@ import { buildWiring } from '../../functions/wiring.ts';
 import type { Wiring } from '../../functions/wiring.ts';
 import { startLocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import { containsCidr, parseCidr } from '../../lib/cidr/cidr.ts';
 import { dryRunReconcile } from '../../lib/cli/dry-run.ts';
 import { loadConfig } from '../../lib/config.ts';
 import type { Config } from '../../lib/config.ts';
@@ -145,5 +146,33 @@ describe('reconcile --dry-run against the function, routes mode', () => {
     // Node sync: the decider's actions for the new node, which the function then applied.
     expect(kinds(dry, 'fresh')).toEqual(['allocate', 'addAlias', 'patchPodCidrs', 'setNetworkUnavailable']);
     expect([result.allocated, world.podCidrs('fresh').length]).toEqual([1, 1]);
+  });
+});
+
+describe('reconcile --dry-run against the function, prefixes mode', () => {
+  it('plans the node syncs the function then does (and the refusal of a subnet without a pod range), and writes nothing', async () => {
+    const { config, wiring, sent } = await deployed({ MODE: 'prefixes', CLUSTER_CIDRS: '10.0.0.0/16' });
+    const vpc = world.ec2.state.addVpc({ cidrBlock: '10.0.0.0/16' });
+    const served = world.ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.0.0/20', availabilityZone: 'us-east-1a' });
+    const reservation = world.ec2.state.createReservation({ subnetId: served.id, cidr: '10.0.8.0/22', type: 'explicit', description: 'podroute' }).cidr;
+    const bare = world.ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.16.0/20', availabilityZone: 'us-east-1b' });
+    for (const name of ['p1', 'p2']) await world.addNode(name, { instance: world.ec2.state.addInstance({ subnetId: served.id }) });
+    await world.addNode('p3', { instance: world.ec2.state.addInstance({ subnetId: bare.id }) });
+
+    const { dry, before, after, result } = await dryRunThenFunction(config, wiring);
+    expect(after).toBe(before);
+    expect(dry.errors).toEqual([]);
+    expect(dry.planned?.nodeSync.map((p) => [p.node, p.outcome, p.actions.map((a) => a.kind)])).toEqual([
+      ['p1', 'sync', ['allocate', 'addAlias', 'patchPodCidrs', 'setNetworkUnavailable']],
+      ['p2', 'sync', ['allocate', 'addAlias', 'patchPodCidrs', 'setNetworkUnavailable']],
+      ['p3', 'no-reservation', []],
+    ]);
+    expect(dry.planned?.messages).toEqual(sent);
+    expect(sent).toEqual([]);
+    // The function synced exactly the nodes the dry run planned to, each a block of its pod range.
+    expect([result.allocated, result.errors]).toEqual([2, 0]);
+    for (const name of ['p1', 'p2']) expect(world.podCidrs(name).map((cidr) => containsCidr(parseCidr(reservation), parseCidr(cidr)))).toEqual([true]);
+    expect(world.podCidrs('p3')).toEqual([]);
+    expect(world.networkUnavailable('p3')).toBe('True');
   });
 });
