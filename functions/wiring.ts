@@ -98,7 +98,7 @@ export async function buildWiring(
   clients: Clients,
   nodes: NodeSource,
   webhookSecret: () => Promise<string | WebhookSecrets>,
-  options: { log?: Logger; now?: () => number; timeScale?: number; eventSigningKey?: () => Promise<string | WebhookSecrets> } = {},
+  options: { log?: Logger; now?: () => number; timeScale?: number; eventSigningKey?: () => Promise<string | WebhookSecrets>; readOnly?: boolean } = {},
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
   const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
@@ -110,7 +110,8 @@ export async function buildWiring(
   abortable(clients.dynamodb);
   const prefixes = new Ec2EniPrefixes(clients.ec2);
   const storedSet = storedSetOf(config, clients, now, log);
-  const parts = config.mode === 'prefixes' ? prefixesParts(config, clients, { prefixes, nodes, log, now, storedSet }) : await routesParts(config, clients, prefixes, storedSet);
+  const readOnly = options.readOnly === true;
+  const parts = config.mode === 'prefixes' ? prefixesParts(config, clients, { prefixes, nodes, log, now, storedSet, readOnly }) : await routesParts(config, clients, prefixes, storedSet);
   return {
     config,
     ...parts,
@@ -157,13 +158,13 @@ async function routesParts(config: Config, clients: Clients, prefixes: EniPrefix
 function prefixesParts(
   config: Config,
   clients: Clients,
-  ports: { prefixes: EniPrefixes; nodes: NodeSource; log: Logger; now: () => number; storedSet: StoredSet },
+  ports: { prefixes: EniPrefixes; nodes: NodeSource; log: Logger; now: () => number; storedSet: StoredSet; readOnly: boolean },
 ): PlaneParts {
   for (const cidr of config.clusterCidrs) {
     const family = tryParseCidr(cidr)?.family ?? 4;
     assertPrefixMask(family, config.nodeMaskSize[family]);
   }
-  const { reservationSets, usedReservationSets } = podRangeSets(config, clients, ports.storedSet);
+  const { reservationSets, usedReservationSets } = podRangeSets(config, clients, ports.storedSet, ports.readOnly);
   const subnets = new CachedSubnets(new Ec2Subnets(clients.ec2), SUBNET_CACHE_TTL_MS, ports.now);
   const plane = prefixesPlane({ config, prefixes: ports.prefixes, subnets, reservationSets, usedReservationSets, nodes: ports.nodes, log: ports.log });
   return { plane, routeTables: noRouteTables, cidrSets: [], subnets, reservationSets, usedReservationSets };
@@ -173,9 +174,10 @@ function prefixesParts(
  * A pod range is registered (lib/ipam/set-registry.ts) before its set is first handed out, so
  * every set that can hold a lease is listed where a node's leave finds it; once per range and
  * container. Sets made before the registry existed are registered by reconcile's first tick,
- * which opens the set of every pod range of the nodes' subnets.
+ * which opens the set of every pod range of the nodes' subnets. A read-only wiring (the dry run's)
+ * opens the sets without registering them, which is a write.
  */
-function podRangeSets(config: Config, clients: Clients, storedSet: StoredSet): { reservationSets: ReservationSets; usedReservationSets: UsedReservationSets } {
+function podRangeSets(config: Config, clients: Clients, storedSet: StoredSet, readOnly: boolean): { reservationSets: ReservationSets; usedReservationSets: UsedReservationSets } {
   const rangeSets = new Map<string, Promise<CidrSet>>();
   const openSet = (range: string): Promise<CidrSet> => {
     let set = rangeSets.get(range);
@@ -198,7 +200,7 @@ function podRangeSets(config: Config, clients: Clients, storedSet: StoredSet): {
     return done;
   };
   const reservationSets: ReservationSets = async (range) => {
-    await register(range);
+    if (!readOnly) await register(range);
     return openSet(range);
   };
   // Reads the registry only: no EC2 call and no write (the worker's role may only read and delete).

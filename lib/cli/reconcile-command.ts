@@ -1,38 +1,42 @@
 /**
- * `podroute reconcile --dry-run`: the reconcile use case from a laptop, against a real cluster
- * (kubeconfig) and AWS account (the default credential chain), printing the plan it would carry out.
- * Nothing is written: no route, no node, no lease, no message. Applying is the Lambda functions' job.
+ * `podroute reconcile --dry-run`: the deployed reconcile run from a laptop (./dry-run.ts), against
+ * a real cluster (kubeconfig) and AWS account (the default credential chain), the lease table and
+ * the queue, printing what it would send and withhold. Nothing is written: no route, no node, no
+ * lease, no message. Applying is the Lambda functions' job.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { routesPlane } from '../dataplane/routes/routes-plane.ts';
 import { loadConfig } from '../config.ts';
 import { InvalidInputError } from '../errors.ts';
-import { createCidrSet } from '../ipam/index.ts';
-import { tryParseCidr } from '../cidr/cidr.ts';
-import { silentLogger } from '../log.ts';
-import { MemoryWorkQueue } from '../messages/work-queue.ts';
-import { reconcile } from '../usecases/reconcile.ts';
-import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
+import { selectorKeys } from '../nodes/label-selector.ts';
+import { dryRunReconcile } from './dry-run.ts';
+import { dryRunDocument, dryRunTable } from './dry-run-output.ts';
 import { UsageError, parseFlags } from './main.ts';
 import type { CliIo, Command } from './main.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { DETAILED_EXITCODE_HELP, planExitCode } from './plan-exit.ts';
-import { formatPlanTable } from './plan-table.ts';
 import { REGION_HELP, cliRegion } from './region.ts';
 
-export const RECONCILE_HELP = `Usage: podroute reconcile --dry-run --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
+export const RECONCILE_HELP = `Usage: podroute reconcile --dry-run --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] --cidr-table-name <name> --queue-url <url> [flags]
 
-Runs the reconcile use case once against a live cluster and AWS account and prints the plan (the
-same JSON as 'podroute plan'). Reads the cluster's tagged route tables with the AWS default
-credential chain and the nodes with your kubeconfig. Changes nothing.
+Runs the deployed reconcile function's code once against a live cluster and AWS account, up to its
+first write, and prints the plan (the fields of 'podroute plan') with what the function would send
+(send), withhold and why (withheld), node sync's actions (nodeSync) and the pod CIDRs it would adopt
+(occupy). Reads the cloud side of the mode, the lease table, the guard's window and the queue's
+backlog with the AWS default credential chain, and the nodes with your kubeconfig. Other settings
+come from the environment, as the function's do. Changes nothing: every write is refused.
 
 Flags:
   --dry-run                 required: print the plan, change nothing
   --cluster-name <name>     route tables tagged kubernetes.io/cluster/<name> are the cluster's
   --cluster-cidrs <list>    the cluster's pod CIDRs, comma-separated
+  --cidr-table-name <name>  the lease table (default: $CIDR_TABLE_NAME)
+  --queue-url <url>         the route worker's queue (default: $QUEUE_URL)
+  --mode <mode>             routes or prefixes (default: $MODE, else routes)
   --route-table-ids <list>  use these tables instead of the tag
   --node-selector <sel>     only nodes whose labels match are podroute's (default: $NODE_SELECTOR,
                             else every node); kubectl -l syntax
@@ -52,6 +56,9 @@ export const reconcileCommand: Command = {
       'cluster-name': { type: 'string' },
       'cluster-cidrs': { type: 'string' },
       'route-table-ids': { type: 'string' },
+      'cidr-table-name': { type: 'string' },
+      'queue-url': { type: 'string' },
+      mode: { type: 'string' },
       'node-selector': { type: 'string' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
@@ -67,37 +74,23 @@ export const reconcileCommand: Command = {
     if (!flags.flag('dry-run')) throw new UsageError('reconcile runs only with --dry-run from a workstation; the deployed functions apply the plan');
     const format = outputFormat(flags, ['json', 'yaml', 'table'], 'json');
     const config = loadConfig({
+      ...io.env,
       CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
       CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
       ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
-      // The deployed masks, so that pod CIDRs of another size are reported (plan warnings).
-      NODE_MASK_SIZE_IPV4: io.env.NODE_MASK_SIZE_IPV4,
-      NODE_MASK_SIZE_IPV6: io.env.NODE_MASK_SIZE_IPV6,
+      CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
+      QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
+      MODE: flags.string('mode') ?? io.env.MODE,
       NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
     });
+    // The function's own lease table and queue: their reads are what it decides on.
+    if (!config.cidrTableName) throw new UsageError('reconcile --dry-run reads the lease table: pass --cidr-table-name or set CIDR_TABLE_NAME');
+    if (!config.queueUrl) throw new UsageError("reconcile --dry-run reads the queue's backlog: pass --queue-url or set QUEUE_URL");
     const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
     const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
-    const cidrSets = await Promise.all(
-      config.clusterCidrs.map((clusterCidr) =>
-        createCidrSet({ clusterCidr, nodeMaskSize: config.nodeMaskSize[tryParseCidr(clusterCidr)?.family ?? 4] }),
-      ),
-    );
-    const routeTables = new Ec2RouteTables(new EC2Client({ region }), { clusterName: config.clusterName, routeTableIds: config.routeTableIds });
-    const report = await reconcile(
-      {
-        config,
-        // The dry run plans routes mode only (MODE is not read here).
-        plane: routesPlane({ config, routeTables, cidrSets, interfaces: null }),
-        routeTables,
-        nodes: new KubeNodes(kubeConfig),
-        queue: new MemoryWorkQueue(),
-        cidrSets,
-        log: silentLogger,
-        now: Date.now,
-      },
-      { dryRun: true },
-    );
-    io.stdout(formatOutput(format, report.plan, () => formatPlanTable(report.plan)));
+    const clients = { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
+    const report = await dryRunReconcile(config, clients, new KubeNodes(kubeConfig, { keepLabels: selectorKeys(config.nodeSelector) }));
+    io.stdout(formatOutput(format, dryRunDocument(report), () => dryRunTable(report)));
     return planExitCode(report.plan, flags.flag('detailed-exitcode'));
   },
 };

@@ -10,7 +10,7 @@ import type { CidrSet, Lease } from '../ipam/index.ts';
 import type { Admitted, SyncNodeMessage } from '../messages/route-message.ts';
 import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
-import type { DualStackKubeNodes } from '../nodesync/index.ts';
+import type { DualStackKubeNodes, NodeSyncAction } from '../nodesync/index.ts';
 import type { LeaseTable, RoutePlan, RouteTable } from '../routes/index.ts';
 import type { ConditionText } from '../usecases/ports.ts';
 import type { Delivery, WriteDeps } from '../usecases/route-worker-deps.ts';
@@ -61,6 +61,19 @@ export interface PlaneRun {
   plan(input: { nodes: Node[]; leaseTable: LeaseTable }): Promise<{ plan: RoutePlan; live: number }>;
   /** Node sync of one node over this run's reads; answers 'synced' when node sync ran. */
   syncNode(node: Node, kube: DualStackKubeNodes): Promise<string>;
+  /** What `syncNode` would do for the node over this run's reads: node sync's decision, not applied (a dry run). */
+  planNodeSync(node: Node): Promise<PlannedNodeSync>;
+}
+
+/** Node sync of one node as decided over a run's reads, not applied. */
+export interface PlannedNodeSync {
+  node: string;
+  /** `sync`: node sync's actions below; otherwise the node is refused (and kept NetworkUnavailable). */
+  outcome: 'sync' | 'no-reservation' | 'shared-prefix-reservation';
+  /** Node sync's decider's actions (lib/nodesync decideNodeSync), in the order they would be applied. */
+  actions: NodeSyncAction[];
+  /** Prefixes mode, SyncFromCloud: the pod ranges EC2 would pick a prefix from first (node sync then adopts it). */
+  ec2Picks?: string[];
 }
 
 export interface DataPlane {

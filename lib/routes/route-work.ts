@@ -36,6 +36,17 @@ export interface RouteOps {
   readonly delete: readonly DeleteOp[];
 }
 
+/** Why a planned route operation does not go out this run. */
+export type WithheldWhy = HeldReason | 'route-table-full' | 'mass-deletion-guard' | 'backlog';
+
+/** A planned route operation that waits, and why. */
+export interface WithheldOp {
+  readonly kind: 'create' | 'replace' | 'delete';
+  readonly routeTableId: string;
+  readonly destinationCidr: string;
+  readonly why: WithheldWhy;
+}
+
 export interface RouteWork {
   /** The plan as reported: held deletions left out, withheld unconfirmed ones still listed, `unsafe` set when they are withheld. */
   readonly plan: RoutePlan;
@@ -53,6 +64,8 @@ export interface RouteWork {
   readonly needsGuardWindow: boolean;
   /** Route operations not sent because the backlog already holds as many (an earlier tick's). */
   readonly deferred: number;
+  /** Every planned operation that does not go out now, with the first reason that holds it (in plan order per reason). */
+  readonly withheld: readonly WithheldOp[];
 }
 
 const LOST: Record<Exclude<GuardWindowState['state'], 'read'>, string> = {
@@ -89,6 +102,13 @@ export function decideRouteWork(plan: RoutePlan, live: number, facts: RouteWorkF
   const count = ops.create.length + ops.replace.length + ops.delete.length;
   const deferred = count > 0 && facts.backlog !== undefined && facts.backlog >= count ? count : 0;
   const decided: RoutePlan = { ...plan, delete: plan.delete.filter((op) => !heldOps.has(op)), ...(guard.unsafe === null ? {} : { unsafe: guard.unsafe }) };
+  const withheld: WithheldOp[] = [
+    ...sorted.held.map(({ op, why }) => withheldOp('delete', op, why)),
+    ...plan.create.filter((op) => !sendable.has(op)).map((op) => withheldOp('create', op, 'route-table-full')),
+    ...plan.replace.filter((op) => !sendable.has(op)).map((op) => withheldOp('replace', op, 'route-table-full')),
+    ...(guard.unsafe === null ? [] : sorted.unconfirmed.map((op) => withheldOp('delete', op, 'mass-deletion-guard'))),
+    ...(deferred > 0 ? [...ops.create.map((op) => withheldOp('create', op, 'backlog')), ...ops.replace.map((op) => withheldOp('replace', op, 'backlog')), ...ops.delete.map((op) => withheldOp('delete', op, 'backlog'))] : []),
+  ];
   return {
     plan: decided,
     send: deferred > 0 ? { create: [], replace: [], delete: [] } : ops,
@@ -98,8 +118,16 @@ export function decideRouteWork(plan: RoutePlan, live: number, facts: RouteWorkF
     guardWindow: guard.window,
     needsGuardWindow: sorted.unconfirmed.length > 0 && facts.guard.state === 'unread',
     deferred,
+    withheld,
   };
 }
+
+const withheldOp = (kind: WithheldOp['kind'], op: { routeTableId: string; destinationCidr: string }, why: WithheldWhy): WithheldOp => ({
+  kind,
+  routeTableId: op.routeTableId,
+  destinationCidr: op.destinationCidr,
+  why,
+});
 
 /** The guard's verdict on this run's unconfirmed deletions (./deletion-guard.ts), over the window as the caller has it. */
 function judgeUnconfirmed(unconfirmed: readonly string[], live: number, facts: RouteWorkFacts): { unsafe: string | null; window: GuardWindow | null } {

@@ -32,7 +32,7 @@ export async function adoptPodCidrs(
   deps: LeaseDeps & { config: Pick<ReconcileDeps['config'], 'clusterCidrs' | 'nodeSelector' | 'migrationMaskSizes'> },
   report: LeaseReport,
   dryRun: boolean,
-): Promise<{ leaseLists: Lease[][]; leaseTable: LeaseTable }> {
+): Promise<{ leaseLists: Lease[][]; leaseTable: LeaseTable; adoptable: ReadonlyArray<{ node: string; cidr: string }> }> {
   const { config } = deps;
   const tableOf = (lists: readonly Lease[][]): LeaseTable => ({
     leases: lists.flat(),
@@ -41,9 +41,9 @@ export async function adoptPodCidrs(
   });
   const selector = config.nodeSelector ? { nodeSelector: config.nodeSelector } : {};
   const { adoptable } = decideOwnership({ nodes, clusterCidrs: config.clusterCidrs, leaseTable: tableOf(leaseLists), ...selector });
-  if (dryRun) return { leaseLists, leaseTable: withAdopted(tableOf(leaseLists), adoptable) };
+  if (dryRun) return { leaseLists, leaseTable: withAdopted(tableOf(leaseLists), adoptable), adoptable };
   const after = await occupyUnleased(adoptable, leaseLists, mismatches, deps, report);
-  return { leaseLists: after, leaseTable: tableOf(after) };
+  return { leaseLists: after, leaseTable: tableOf(after), adoptable };
 }
 
 /**

@@ -105,17 +105,18 @@ export async function clearFullMarks(work: RouteWork, deps: { routeTables: Pick<
 }
 
 /**
- * Sends the decided route work (one message per operation, deletions carrying the route they were
- * planned from) and `extra` (sync-node messages, which always go). The queue's backlog is read only
- * when there is route work, and the decider run again with it: while the queue still holds at least
- * as much work as this plan asks for, that work is most likely an earlier tick's, not done yet.
+ * The messages of the decided route work (one per operation, deletions carrying the route they were
+ * planned from) and `extra` (sync-node messages, which always go), as they would be sent now. The
+ * queue's backlog is read only when there is route work, and the decider run again with it: while
+ * the queue still holds at least as much work as this plan asks for, that work is most likely an
+ * earlier tick's, not done yet. Reads only: sending is the caller's (a dry run sends nothing).
  */
-export async function sendRouteWork(
+export async function routeMessages(
   planned: PlannedRoutes,
   facts: RouteWorkFacts,
   extra: readonly RouteMessage[],
-  deps: { queue: WorkQueue; log: Logger },
-): Promise<{ sent: number; deferred: number }> {
+  deps: { queue: Pick<WorkQueue, 'backlog'>; log: Logger },
+): Promise<{ messages: RouteMessage[]; work: RouteWork }> {
   let work = decideRouteWork(planned.plan, planned.live, facts);
   const { create, replace, delete: deletes } = work.send;
   if (create.length + replace.length + deletes.length > 0 && deps.queue.backlog) {
@@ -124,12 +125,11 @@ export async function sendRouteWork(
     if (work.deferred > 0) deps.log.log('info', 'reconcile.backlog', { backlog, deferred: work.deferred });
   }
   const routesByKey = indexRoutes(facts.tables);
-  const outgoing = [
+  const messages = [
     ...toMessages(work.send, { withholdDeletes: false, observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`) }),
     ...extra,
   ];
-  const sent = outgoing.length > 0 ? (await deps.queue.send(outgoing)).sent : 0;
-  return { sent, deferred: work.deferred };
+  return { messages, work };
 }
 
 /** The static route that counts (lib/routes/route-rules.ts) by (table, destination): the one each deletion was planned from. */

@@ -7,7 +7,7 @@
  */
 import type { Config } from '../config.ts';
 import { conditionText } from '../dataplane/data-plane.ts';
-import type { DataPlane, PlaneRun, Settled } from '../dataplane/data-plane.ts';
+import type { DataPlane, PlaneRun, PlannedNodeSync, Settled } from '../dataplane/data-plane.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
 import { syncNodeMessage } from '../messages/route-message.ts';
@@ -20,8 +20,9 @@ import { clusterTagKey } from '../routes/index.ts';
 import { errorText, PodrouteError } from '../errors.ts';
 import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
 import type { InputRead } from './absence.ts';
-import { clearFullMarks, sendRouteWork, settleRouteWork } from './reconcile-route-work.ts';
+import { clearFullMarks, routeMessages, settleRouteWork } from './reconcile-route-work.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
+import type { WithheldOp } from '../routes/route-work.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
@@ -74,6 +75,20 @@ export interface ReconcileReport {
   /** Owners whose blocks had lost their owner record (a crash leftover), linked again. */
   leasesRepaired: string[];
   errors: Array<{ node?: string; step: string; message: string }>;
+  /** Planned route operations that do not go out this run, with why (the route decider's answer). */
+  withheld: readonly WithheldOp[];
+  /** A dry run only: the writes the run stopped before, as decided. */
+  planned?: PlannedWrites;
+}
+
+/** What a dry run would have written, decided by the same code as the run it stands for. */
+export interface PlannedWrites {
+  /** The messages the run would send: route work after every filter, then the sync-node messages. */
+  messages: RouteMessage[];
+  /** Node sync of each node that needs it: the decider's actions, not applied. */
+  nodeSync: PlannedNodeSync[];
+  /** Pod CIDRs nodes hold without a lease that the run would occupy for them. */
+  occupy: ReadonlyArray<{ node: string; cidr: string }>;
 }
 
 export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean } = {}): Promise<ReconcileReport> {
@@ -93,14 +108,43 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   const errors = cloud.error !== undefined ? [{ step: 'prefix-read', message: cloud.error }] : [];
   const upkeep: Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'> = { occupied: 0, leasesRepaired: [], reclaimed: [], reclaimWithheld: 0, errors };
   if (!dryRun) await repairLeases(cloud.leaseLists, run, upkeep);
-  const { leaseLists, leaseTable } = await adoptPodCidrs(nodes, cloud.leaseLists, mismatches, run, upkeep, dryRun);
+  const { leaseLists, leaseTable, adoptable } = await adoptPodCidrs(nodes, cloud.leaseLists, mismatches, run, upkeep, dryRun);
   const { plan: planned, live } = await cloud.plan({ nodes, leaseTable });
   const routeFacts = { tables, now: deps.now(), backing: { nodes, leases: leaseLists.flat(), presence, graceMs }, limits: config };
   const settled = await settleRouteWork({ plan: planned, live }, routeFacts, deps, dryRun);
-  const { work } = settled;
-  const { plan } = work;
+  const { plan } = settled.work;
+  const report = startReport(plan, nodes, tables, settled.work.deletionsWithheld, started, config, upkeep);
+  tellWarnings(plan, mismatches, settled.work.deletionsWithheld, deps.log);
+  // Up to here a dry run is the run; from here it decides each write and stops before it.
+  const markedUnrouted = dryRun ? new Set<string>() : await markUnrouted(plan, nodes, deps, report);
+  if (!dryRun) await warnConflicts(plan, deps);
+  if (!dryRun) await clearFullMarks(settled.work, deps);
+  const synced = dryRun ? await planNodeSyncs(nodes, plan, cloud, deps, report) : { messages: await syncNodes(nodes, plan, cloud, deps, report), planned: [] };
+  // Route work goes with the new nodes' sync messages (./reconcile-route-work.ts: the backlog may defer it).
+  const outgoing = await routeMessages({ plan: planned, live }, settled.facts, synced.messages, deps);
+  report.messagesDeferred = outgoing.work.deferred;
+  report.withheld = outgoing.work.withheld;
+  if (dryRun) {
+    report.planned = { messages: outgoing.messages, nodeSync: synced.planned, occupy: adoptable };
+  } else {
+    report.messagesSent = outgoing.messages.length > 0 ? (await deps.queue.send(outgoing.messages)).sent : 0;
+    await patchConditions(plan, new Set(report.allocated), markedUnrouted, deps, report);
+    await reclaimOrphans(nodes, leaseLists, presence, run, report, cloud.delegated);
+  }
+  summarize(report, deps, started, tables);
+  return report;
+}
 
-  const report: ReconcileReport = {
+function startReport(
+  plan: RoutePlan,
+  nodes: readonly Node[],
+  tables: readonly RouteTable[],
+  deletionsWithheld: number,
+  started: number,
+  config: ReconcileConfig,
+  upkeep: Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'>,
+): ReconcileReport {
+  return {
     plan,
     nodes: nodes.length,
     routeTables: tables.length,
@@ -108,28 +152,12 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
     nodesBlocked: countBlocked(nodes, started, (config.blockedNodeSeconds ?? DEFAULT_BLOCKED_NODE_SECONDS) * 1000),
     messagesSent: 0,
     messagesDeferred: 0,
-    deletionsWithheld: work.deletionsWithheld,
+    deletionsWithheld,
     conditionsPatched: 0,
     allocated: [],
+    withheld: [],
     ...upkeep,
   };
-  tellWarnings(plan, mismatches, work.deletionsWithheld, deps.log);
-  if (dryRun) {
-    summarize(report, deps, started, tables);
-    return report;
-  }
-  const markedUnrouted = await markUnrouted(plan, nodes, deps, report);
-  await warnConflicts(plan, deps);
-  await clearFullMarks(work, deps);
-  const messages = await syncNodes(nodes, plan, cloud, deps, report);
-  // Route work goes with the new nodes' sync messages (./reconcile-route-work.ts: the backlog may defer it).
-  const sent = await sendRouteWork({ plan: planned, live }, settled.facts, messages, deps);
-  report.messagesSent = sent.sent;
-  report.messagesDeferred = sent.deferred;
-  await patchConditions(plan, new Set(report.allocated), markedUnrouted, deps, report);
-  await reclaimOrphans(nodes, leaseLists, presence, run, report, cloud.delegated);
-  summarize(report, deps, started, tables);
-  return report;
 }
 
 /** The plan's unsafe reason and warnings, one log line each; pod CIDRs of another size join the plan's warnings. */
@@ -145,13 +173,18 @@ function tellWarnings(plan: RoutePlan, mismatches: readonly MaskMismatch[], with
   }
 }
 
-/** Node sync for the managed nodes the plane says need it, over the run's reads; answers the `sync-node` messages the plane wants after it. */
-async function syncNodes(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRun, deps: ReconcileDeps, report: ReconcileReport): Promise<RouteMessage[]> {
-  const { config, plane, log } = deps;
+/** The managed nodes the plane says need node sync; not those whose claim is a conflict (a second node naming another's instance, say). */
+function nodesNeedingSync(nodes: readonly Node[], plan: RoutePlan, deps: ReconcileDeps): Node[] {
+  const { config, plane } = deps;
   // Nodes that are not podroute's (unmanagedReason) are never allocated, like the planner never routes them.
-  // Nor are nodes whose claim is a conflict (a second node naming another's instance, say).
   const conflicted = new Set(plan.nodes.filter((status) => status.conflict !== undefined).map((status) => status.node));
-  const needSync = nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null && !conflicted.has(node.metadata.name) && plane.needsNodeSync(node));
+  return nodes.filter((node) => unmanagedReason(node, config.nodeSelector) === null && !conflicted.has(node.metadata.name) && plane.needsNodeSync(node));
+}
+
+/** Node sync for the nodes that need it, over the run's reads; answers the `sync-node` messages the plane wants after it. */
+async function syncNodes(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRun, deps: ReconcileDeps, report: ReconcileReport): Promise<RouteMessage[]> {
+  const { plane, log } = deps;
+  const needSync = nodesNeedingSync(nodes, plan, deps);
   const kube = nodeSyncKube(deps);
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, (node) => cloud.syncNode(node, kube));
   const messages: RouteMessage[] = [];
@@ -166,6 +199,19 @@ async function syncNodes(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRu
     }
   });
   return messages;
+}
+
+/** A dry run's node sync: each node's decided actions, and the `sync-node` messages of the nodes whose sync would not fail. */
+async function planNodeSyncs(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRun, deps: ReconcileDeps, report: ReconcileReport): Promise<{ messages: RouteMessage[]; planned: PlannedNodeSync[] }> {
+  const needSync = nodesNeedingSync(nodes, plan, deps);
+  const planned: PlannedNodeSync[] = [];
+  (await Promise.allSettled(needSync.map((node) => cloud.planNodeSync(node)))).forEach((result, i) => {
+    if (result.status === 'fulfilled') planned.push(result.value);
+    else report.errors.push({ node: needSync[i]?.metadata.name ?? '?', step: 'node-sync', message: errorText(result.reason) });
+  });
+  const passes = (p: PlannedNodeSync) => !p.actions.some((action) => action.kind === 'fail');
+  const messages = deps.plane.queuesSyncNode(undefined) ? planned.filter(passes).map((p) => syncNodeMessage(p.node)) : [];
+  return { messages, planned };
 }
 
 /** Conditions the plan can settle now: complete nodes (false) and nodes without routes (true), in the plane's words. */

@@ -1,7 +1,8 @@
 /**
- * `podroute reconcile --dry-run` end to end: the real command, the real EC2 and Kubernetes clients,
- * against the local EC2 and Kubernetes emulators (EC2 reached through AWS_ENDPOINT_URL_EC2, the
- * cluster through a kubeconfig file). It prints the plan and changes nothing.
+ * `podroute reconcile --dry-run` end to end: the real command, the real AWS and Kubernetes clients,
+ * against the local EC2 and Kubernetes emulators, dynalite (the lease table) and fauxqs (the queue),
+ * reached through AWS_ENDPOINT_URL_EC2, _DYNAMODB and _SQS, the cluster through a kubeconfig file.
+ * It prints the plan and what the function would send, and changes nothing.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -11,9 +12,12 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
+import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import { main } from '../../lib/cli/main.ts';
 import { RECONCILE_HELP, reconcileCommand } from '../../lib/cli/reconcile-command.ts';
 import { NO_REGION } from '../../lib/cli/region.ts';
+import { interceptLocalhostDns } from 'fauxqs';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -23,14 +27,21 @@ let kube: KubeEmulator;
 let dir: string;
 let kubeconfig: string;
 let tableId: string;
+let dynamo: LocalDynamoDb;
+let sqs: LocalSqs;
+let queueUrl: string;
+let restoreDns: () => void = () => undefined;
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), ...args], {
+    // The SDK sends to the queue URL's host (sqs.<region>.localhost): resolved to 127.0.0.1 in the child.
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', join(root, 'test', 'support', 'localhost-dns.mjs'), join(root, 'bin', 'podroute.ts'), ...args], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',
         AWS_ENDPOINT_URL_EC2: ec2.url,
+        AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+        AWS_ENDPOINT_URL_SQS: sqs.endpoint,
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
         AWS_REGION: 'us-east-1',
@@ -61,6 +72,11 @@ async function inProcess(args: string[], env: Record<string, string> = {}): Prom
 beforeAll(async () => {
   ec2 = await startEc2Emulator({ throttle: false });
   kube = await startKubeEmulator();
+  dynamo = await startLocalDynamoDb();
+  sqs = await startLocalSqs();
+  // The in-process runs send to the queue URL's host too (sqs.<region>.localhost).
+  restoreDns = interceptLocalhostDns();
+  queueUrl = (await sqs.createQueue('podroute-routes')).queueUrl;
   dir = await mkdtemp(join(tmpdir(), 'podroute-reconcile-'));
   kubeconfig = join(dir, 'kubeconfig');
   await writeFile(kubeconfig, kube.kubeConfigYaml(kube.podrouteToken));
@@ -75,8 +91,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await kube.close();
   await ec2.close();
+  await dynamo.close();
+  await sqs.stop();
+  restoreDns();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** The lease table and the queue the dry run reads. */
+const stores = () => ['--cidr-table-name', dynamo.tableName, '--queue-url', queueUrl];
 
 function node(name: string, instanceId: string, podCidr: string) {
   return {
@@ -91,16 +113,26 @@ function node(name: string, instanceId: string, podCidr: string) {
 describe('podroute reconcile --dry-run', () => {
   it('prints the plan for the live cluster and changes nothing (the real binary)', async () => {
     const before = { routes: JSON.stringify(ec2.state.routes(tableId)), nodes: JSON.stringify(kube.state.nodes()) };
-    const { code, stdout, stderr } = await cli(['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig]);
-    expect(stderr).toBe('');
+    const { code, stdout, stderr } = await cli(['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig, ...stores()]);
+    // Nothing but the SDK's notice that it sends to the queue URL's host, not to AWS_ENDPOINT_URL_SQS.
+    expect(stderr.split('\n').filter((line) => line !== '' && !/QueueUrl=|useQueueUrlAsEndpoint/.test(line))).toEqual([]);
     expect(code).toBe(0);
-    const plan = JSON.parse(stdout) as { create: Array<{ destinationCidr: string; node: string }>; delete: Array<{ destinationCidr: string; reason: string }>; nodes: Array<{ node: string; networkUnavailable: unknown }> };
+    const plan = JSON.parse(stdout) as {
+      create: Array<{ destinationCidr: string; node: string }>;
+      delete: Array<{ destinationCidr: string; reason: string }>;
+      nodes: Array<{ node: string; networkUnavailable: unknown }>;
+      send: Array<{ kind: string; destinationCidr?: string }>;
+      occupy: Array<{ node: string; cidr: string }>;
+    };
     expect(plan.create.map((op) => [op.node, op.destinationCidr])).toEqual([['fresh', '10.244.2.0/24']]);
     expect(plan.delete).toEqual([{ routeTableId: tableId, destinationCidr: '10.244.9.0/24', reason: 'no-owner' }]);
     expect(plan.nodes).toEqual([
       { node: 'fresh', networkUnavailable: 'pending', patch: false },
       { node: 'ready', networkUnavailable: false, patch: true },
     ]);
+    // The function would send the create and the deletion, and adopt both nodes' pod CIDRs (the lease table is empty).
+    expect(plan.send.map((m) => [m.kind, m.destinationCidr])).toEqual([['create', '10.244.2.0/24'], ['delete', '10.244.9.0/24']]);
+    expect(plan.occupy).toEqual([{ node: 'fresh', cidr: '10.244.2.0/24' }, { node: 'ready', cidr: '10.244.1.0/24' }]);
     expect(JSON.stringify(ec2.state.routes(tableId))).toBe(before.routes);
     expect(JSON.stringify(kube.state.nodes())).toBe(before.nodes);
   }, 60_000);
@@ -110,7 +142,9 @@ describe('podroute reconcile --dry-run', () => {
     [['reconcile', '--dry-run', '--cluster-cidrs', '10.244.0.0/16'], /CLUSTER_NAME/],
     [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', 'nope'], /invalid CIDR "nope"/],
     [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '0.0.0.0/0'], /CLUSTER_CIDRS 0\.0\.0\.0\/0 is too broad/],
-    [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', '/nonexistent/kubeconfig'], /cannot load the kubeconfig/],
+    [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--queue-url', 'http://127.0.0.1:9/q'], /--cidr-table-name or set CIDR_TABLE_NAME/],
+    [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--cidr-table-name', 't'], /--queue-url or set QUEUE_URL/],
+    [['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', '/nonexistent/kubeconfig', '--cidr-table-name', 't', '--queue-url', 'http://127.0.0.1:9/q'], /cannot load the kubeconfig/],
   ])('%j: exit 2 with one line', async (args, message) => {
     // In process: these fail before any client is made (the binary's own run is the case above).
     const { code, stdout, stderr } = await inProcess(args);
@@ -134,9 +168,11 @@ describe('podroute reconcile --dry-run', () => {
     afterEach(() => {
       vi.unstubAllEnvs();
     });
-    const dryRun = () => ['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig];
+    const dryRun = () => ['reconcile', '--dry-run', '--cluster-name', 'demo', '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig, ...stores()];
     const sdkEnvironment = () => {
       vi.stubEnv('AWS_ENDPOINT_URL_EC2', ec2.url);
+      vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', dynamo.endpoint);
+      vi.stubEnv('AWS_ENDPOINT_URL_SQS', sqs.endpoint);
       vi.stubEnv('AWS_ACCESS_KEY_ID', 'local');
       vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'local');
       vi.stubEnv('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');

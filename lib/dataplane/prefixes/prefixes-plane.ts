@@ -15,6 +15,7 @@ import type { DataPlane, RunRead } from '../data-plane.ts';
 import type { PrefixWorld } from './pod-ranges.ts';
 import { settlePrefixJoin } from './prefix-join.ts';
 import { syncPrefixNode } from './prefix-node-sync.ts';
+import { planPrefixNodeSync } from './prefix-sync-plan.ts';
 import type { PrefixSyncPorts } from './prefix-node-sync.ts';
 import { readPrefixWorld, readPrefixes } from './prefix-world.ts';
 import type { PrefixReadPorts } from './prefix-world.ts';
@@ -64,6 +65,7 @@ async function readPrefixesRun(ports: PrefixesPlanePorts, listNodes: () => Promi
       delegated: [...world.interfaces.values()].flatMap((eni) => eni.prefixes),
       plan: async (input) => ({ plan: prefixesPlan(input.nodes, ports.config), live: 0 }),
       syncNode: (node, kube) => syncPrefixNode(node, world, ports, kube),
+      planNodeSync: async (node) => planPrefixNodeSync(node, world, ports.config),
     },
   };
 }

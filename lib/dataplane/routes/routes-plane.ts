@@ -7,7 +7,7 @@
 import type { Config } from '../../config.ts';
 import type { CidrSet } from '../../ipam/index.ts';
 import type { Node } from '../../nodes/node.ts';
-import { syncNodeDualStack } from '../../nodesync/index.ts';
+import { decideNodeSync, nodeSyncConfig, syncNodeDualStack } from '../../nodesync/index.ts';
 import type { DualStackKubeNodes } from '../../nodesync/index.ts';
 import { isResponsibleForRoute } from '../../routes/index.ts';
 import type { LeaseTable, RouteTable } from '../../routes/index.ts';
@@ -16,7 +16,7 @@ import type { EniPrefixes, RouteTables } from '../../usecases/ports.ts';
 import { hasBareInterfaceRoute, readPrimaryInterfaces } from '../../usecases/route-targets.ts';
 import { syncNodeRoutes } from '../../usecases/route-writes.ts';
 import { lacksPodCidrFamily, settled } from '../data-plane.ts';
-import type { DataPlane, PlaneRun, RunRead } from '../data-plane.ts';
+import type { DataPlane, PlaneRun, PlannedNodeSync, RunRead } from '../data-plane.ts';
 import { routesReadiness } from './readiness.ts';
 import { routeAlias } from './route-alias.ts';
 
@@ -37,6 +37,12 @@ export function routesPlane(ports: RoutesPlanePorts): DataPlane {
     await syncNodeDualStack({ kind: 'update', nodeName: node.metadata.name, node }, { mode: config.nodeSyncMode, cidrSets, cloud: routeAlias(tables, config.clusterCidrs), kube });
     return 'synced';
   };
+  // The same decision `syncNode` applies, over the same alias, answered instead of applied.
+  const planNodeSync = async (node: Node, tables: RouteTable[]): Promise<PlannedNodeSync> => {
+    const aliases = await routeAlias(tables, config.clusterCidrs).alias(node);
+    const sync = nodeSyncConfig(config.nodeSyncMode, cidrSets.map((set) => set.clusterCidr));
+    return { node: node.metadata.name, outcome: 'sync', actions: decideNodeSync({ kind: 'update', node, aliases }, sync) };
+  };
   return {
     name: 'routes',
     readRun: (listNodes) => readRoutesRun(ports, listNodes, (tables) => ({
@@ -45,6 +51,7 @@ export function routesPlane(ports: RoutesPlanePorts): DataPlane {
       delegated: [],
       plan: (input) => planRun(ports, tables, input),
       syncNode: (node, kube) => syncNode(node, kube, tables),
+      planNodeSync: (node) => planNodeSync(node, tables),
     })),
     tablesRequired: true,
     leaseSets: async () => cidrSets,
