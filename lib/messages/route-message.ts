@@ -185,14 +185,14 @@ interface PlannedRoutes {
     readonly routeTableId: string;
     readonly destinationCidr: string;
     readonly reason: 'blackhole' | 'no-owner';
+    /** The route the deletion was planned on, recorded in the message. */
+    readonly expect?: { readonly instanceId: string | null; readonly blackhole: boolean };
   }>;
 }
 
 interface ToMessagesOptions {
   /** Leave the plan's deletions out (the mass-deletion guard tripped). */
   readonly withholdDeletes: boolean;
-  /** The route each deletion was planned from, recorded in the message as `expect`. */
-  readonly observed?: (routeTableId: string, destinationCidr: string) => { instanceId: string | null; blackhole: boolean } | undefined;
 }
 
 /**
@@ -217,7 +217,7 @@ export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): Rou
           routeTableId: op.routeTableId,
           destinationCidr: op.destinationCidr,
           reason: op.reason,
-          ...withExpect(options.observed?.(op.routeTableId, op.destinationCidr)),
+          ...withExpect(op.expect),
         }),
       );
     }

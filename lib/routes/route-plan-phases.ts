@@ -256,6 +256,7 @@ export function planDeletes(
       routeTableId: route.routeTableId,
       destinationCidr: route.destinationCidr,
       reason: route.blackhole ? 'blackhole' : 'no-owner',
+      expect: { instanceId: route.instanceId, blackhole: route.blackhole },
     });
     if (!route.blackhole) liveDeletes++;
   }

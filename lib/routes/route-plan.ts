@@ -43,6 +43,8 @@ export interface DeleteOp {
   routeTableId: string;
   destinationCidr: string;
   reason: 'blackhole' | 'no-owner';
+  /** The route the deletion was planned on (a route named by its interface alone matched to its instance, step 1a). */
+  expect: { instanceId: string | null; blackhole: boolean };
 }
 
 interface NodeStatus {
