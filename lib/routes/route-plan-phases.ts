@@ -208,7 +208,8 @@ export function planWantedRoutes(
       }
       owner.pending = true;
       if (verdict.kind === 'replace') {
-        replace.push({ ...op, reason: verdict.reason });
+        const moved = verdict.reason === 'moved' ? { expect: { instanceId: existing.get(key)?.instanceId ?? null } } : {};
+        replace.push({ ...op, reason: verdict.reason, ...moved });
         continue;
       }
       create.push(op);

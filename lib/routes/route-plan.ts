@@ -37,6 +37,8 @@ export interface ReplaceOp {
   node: string;
   instanceId: string;
   reason: 'blackhole' | 'moved';
+  /** A `moved` route's present instance, as planned on: the worker replaces only a route still to it. */
+  expect?: { instanceId: string | null };
 }
 
 export interface DeleteOp {

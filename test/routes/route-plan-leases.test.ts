@@ -49,7 +49,7 @@ describe('planRoutes with the lease table', () => {
       leases: [VICTIM_LEASE],
       want: {
         create: [],
-        replace: [{ routeTableId: RTB, destinationCidr: '10.120.1.0/24', node: 'victim', instanceId: inst(1), reason: 'moved' }],
+        replace: [{ routeTableId: RTB, destinationCidr: '10.120.1.0/24', node: 'victim', instanceId: inst(1), reason: 'moved', expect: { instanceId: inst(2) } }],
         delete: [],
         nodes: [{ node: 'attacker', networkUnavailable: true, patch: true, conflict: 'leased-to-another-node' }, { node: 'victim', networkUnavailable: 'pending', patch: false }],
       },

@@ -50,7 +50,7 @@ describe('planRoutes: a node’s route by instance id or primary interface id', 
       interfaces: true,
       want: {
         create: [],
-        replace: [{ routeTableId: RTB, destinationCidr: '10.120.0.0/24', node: 'node-1', instanceId: inst(1), reason: 'moved' }],
+        replace: [{ routeTableId: RTB, destinationCidr: '10.120.0.0/24', node: 'node-1', instanceId: inst(1), reason: 'moved', expect: { instanceId: inst(2) } }],
         delete: [],
         warnings: [],
         node1: 'pending',

@@ -105,10 +105,10 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
       clusterCidrs: dual,
       want: plan({
         replace: [
-          { ...op('10.120.0.0/24', 'node-3', 3), reason: 'moved' },
-          { ...op('10.120.1.0/24', 'node-4', 4), reason: 'moved' },
-          { ...op('a00:100::/24', 'node-3', 3), reason: 'moved' },
-          { ...op('a00:200::/24', 'node-4', 4), reason: 'moved' },
+          { ...op('10.120.0.0/24', 'node-3', 3), reason: 'moved', expect: { instanceId: inst(4) } },
+          { ...op('10.120.1.0/24', 'node-4', 4), reason: 'moved', expect: { instanceId: inst(3) } },
+          { ...op('a00:100::/24', 'node-3', 3), reason: 'moved', expect: { instanceId: inst(4) } },
+          { ...op('a00:200::/24', 'node-4', 4), reason: 'moved', expect: { instanceId: inst(3) } },
         ],
         nodes: [pending('node-3'), pending('node-4')],
       }),
@@ -158,8 +158,8 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 0x11 }, { to: '10.120.1.0/24', instance: 0x12 }] }),
       want: plan({
         replace: [
-          { ...op('10.120.0.0/24', 'node-1', 1), reason: 'moved' },
-          { ...op('10.120.1.0/24', 'node-2', 2), reason: 'moved' },
+          { ...op('10.120.0.0/24', 'node-1', 1), reason: 'moved', expect: { instanceId: inst(0x11) } },
+          { ...op('10.120.1.0/24', 'node-2', 2), reason: 'moved', expect: { instanceId: inst(0x12) } },
         ],
         nodes: [pending('node-1'), pending('node-2')],
       }),
@@ -299,7 +299,7 @@ describe('planRoutes: AWS shapes, families and tables', () => {
       ),
       want: plan({
         replace: [
-          { ...op('10.120.0.0/24', 'node-1', 1, RTB2), reason: 'moved' },
+          { ...op('10.120.0.0/24', 'node-1', 1, RTB2), reason: 'moved', expect: { instanceId: inst(7) } },
           { ...op('10.120.0.0/24', 'node-1', 1, RTB3), reason: 'blackhole' },
         ],
         nodes: [pending('node-1')],
@@ -490,7 +490,7 @@ describe('planRoutes: bad data gives warnings, never a failure', () => {
       ],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 2 }] }),
       want: plan({
-        replace: [{ ...op('10.120.0.0/24', 'node-a', 1), reason: 'moved' }],
+        replace: [{ ...op('10.120.0.0/24', 'node-a', 1), reason: 'moved', expect: { instanceId: inst(2) } }],
         nodes: [pending('node-a'), { ...unavailable('node-b'), conflict: 'overlaps-pod-cidr' }],
         warnings: [
           {
@@ -811,7 +811,7 @@ describe('planRoutes: deterministic output', () => {
     const i1 = inst(1);
     expect(JSON.stringify(small)).toBe(
       '{"create":[],' +
-        `"replace":[{"routeTableId":"${RTB}","destinationCidr":"10.120.0.0/24","node":"node-1","instanceId":"${i1}","reason":"moved"}],` +
+        `"replace":[{"routeTableId":"${RTB}","destinationCidr":"10.120.0.0/24","node":"node-1","instanceId":"${i1}","reason":"moved","expect":{"instanceId":"${inst(2)}"}}],` +
         `"delete":[{"routeTableId":"${RTB}","destinationCidr":"10.120.5.0/24","reason":"no-owner","expect":{"instanceId":"${inst(5)}","blackhole":false}}],` +
         '"nodes":[{"node":"node-1","networkUnavailable":"pending","patch":false},{"node":"z","networkUnavailable":true,"patch":true}],' +
         '"unsafe":"plan deletes 1 of 2 live routes in the cluster CIDRs (50%, more than the 40% allowed); refusing to delete them",' +
