@@ -107,6 +107,8 @@ const routeMessageSchema = z.discriminatedUnion('kind', [
 
 export type DeleteRouteMessage = z.infer<typeof deleteRouteMessageSchema>;
 export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
+/** A message that writes one route: a create, a replace or a delete. */
+export type RouteWriteMessage = z.infer<typeof createRouteMessageSchema> | z.infer<typeof replaceRouteMessageSchema> | DeleteRouteMessage;
 type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
 export type RouteMessage = z.infer<typeof routeMessageSchema>;
 
