@@ -18,7 +18,7 @@ import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunch
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { planNode } from './route-targets.ts';
-import { outcomeOf } from './delivery-outcome.ts';
+import { awaitsStoredNode } from './delivery-outcome.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
 import { checkDelete, refuse } from './route-worker-claims.ts';
 import { type NodeWorld, ownerRoutedTo, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
@@ -72,9 +72,9 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const stored = await currentNode(name, deps);
   let node = stored;
   if (!node) {
-    // The webhook queues this while the API server is still storing the node: its first receive
-    // routes what the admission knew; whether to wait or call it gone is outcomeOf's (./delivery-outcome.ts).
-    if (!message.admitted || (delivery !== undefined && outcomeOf(new NodeNotStoredError(name), delivery) === 'gone')) throw new NodeNotStoredError(name);
+    // The webhook queues this while the API server is still storing the node: while the node is
+    // waited for (./delivery-outcome.ts awaitsStoredNode), what the admission knew is routed.
+    if (!message.admitted || !awaitsStoredNode(delivery)) throw new NodeNotStoredError(name);
     node = admittedNode(name, message.admitted, deps.now());
   }
   // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts);
