@@ -7,7 +7,7 @@
  */
 import { tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
-import type { Admitted, SyncNodeMessage } from '../messages/route-message.ts';
+import type { Admitted, RouteWriteMessage, SyncNodeMessage } from '../messages/route-message.ts';
 import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import type { DualStackKubeNodes, NodeSyncAction } from '../nodesync/index.ts';
@@ -98,6 +98,8 @@ export interface DataPlane {
   queuesSyncNode(admitted: Admitted | undefined): boolean;
   /** What the route worker does for a `sync-node` message. */
   workerSyncNode(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string>;
+  /** What the route worker does for a create, replace or delete message; answers its status. */
+  workerRouteWrite(message: RouteWriteMessage, deps: WriteDeps): Promise<string>;
   /** Whether a failed message's node can be told its routes are missing (the worker's report). */
   readonly reportsMissingRoutes: boolean;
   /** Whether node sync's own "NetworkUnavailable=false" is written (else the worker writes it, seeing the routes). */

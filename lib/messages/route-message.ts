@@ -12,7 +12,8 @@ import { ROUTE_TABLE_ID } from '../routes/index.ts';
 import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../util/kube-names.ts';
 
 /**
- * Version 2 brought `node-left` and a sync-node's `admitted` (what a node's admission knew). Producers
+ * Version 2 brought `node-left`, a sync-node's `admitted` (what a node's admission knew) and a
+ * replace's `expect` (the instance a moved route was planned to leave). Producers
  * still write everything version 1 had as version 1, so a worker of an older release, still draining
  * the queue during a rolling upgrade, acts on it; the worker accepts both versions
  * (`ACCEPTED_VERSIONS`). `admitted` came after `node-left` within version 2: a worker of the release
@@ -60,7 +61,12 @@ const routeFields = {
 };
 
 const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
-const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace') });
+/**
+ * A replace of a `moved` route carries the instance the planner found there (`expect`, new in
+ * version 2: a replace that carries it is written as version 2); the worker replaces the route only
+ * while it still routes to that instance.
+ */
+const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace'), expect: z.optional(z.strictObject({ instanceId: z.nullable(instanceIdSchema) })) });
 const deleteRouteMessageSchema = z.strictObject({
   v: version,
   kind: z.literal('delete'),
@@ -101,6 +107,8 @@ const routeMessageSchema = z.discriminatedUnion('kind', [
 
 export type DeleteRouteMessage = z.infer<typeof deleteRouteMessageSchema>;
 export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
+/** A message that writes one route: a create, a replace or a delete. */
+export type RouteWriteMessage = z.infer<typeof createRouteMessageSchema> | z.infer<typeof replaceRouteMessageSchema> | DeleteRouteMessage;
 type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
 export type RouteMessage = z.infer<typeof routeMessageSchema>;
 
@@ -127,6 +135,9 @@ function toRouteMessage(value: unknown): RouteMessage {
   }
   if (record.v < ROUTE_MESSAGE_VERSION && V2_KINDS.includes(record.kind)) {
     throw new InvalidInputError(`invalid route message: kind ${record.kind} is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
+  }
+  if (record.v < ROUTE_MESSAGE_VERSION && record.kind === 'replace' && record.expect !== undefined) {
+    throw new InvalidInputError(`invalid route message: a replace's expect is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
   }
   if (record.v < ROUTE_MESSAGE_VERSION && record.kind === 'sync-node' && record.admitted !== undefined) {
     throw new InvalidInputError(`invalid route message: a sync-node's admitted is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
@@ -180,19 +191,19 @@ interface RouteTarget {
 }
 interface PlannedRoutes {
   readonly create: ReadonlyArray<RouteTarget>;
-  readonly replace: ReadonlyArray<RouteTarget & { readonly reason: 'blackhole' | 'moved' }>;
+  readonly replace: ReadonlyArray<RouteTarget & { readonly reason: 'blackhole' | 'moved'; readonly expect?: { readonly instanceId: string | null } }>;
   readonly delete: ReadonlyArray<{
     readonly routeTableId: string;
     readonly destinationCidr: string;
     readonly reason: 'blackhole' | 'no-owner';
+    /** The route the deletion was planned on, recorded in the message. */
+    readonly expect?: { readonly instanceId: string | null; readonly blackhole: boolean };
   }>;
 }
 
 interface ToMessagesOptions {
   /** Leave the plan's deletions out (the mass-deletion guard tripped). */
   readonly withholdDeletes: boolean;
-  /** The route each deletion was planned from, recorded in the message as `expect`. */
-  readonly observed?: (routeTableId: string, destinationCidr: string) => { instanceId: string | null; blackhole: boolean } | undefined;
 }
 
 /**
@@ -206,7 +217,8 @@ export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): Rou
     messages.push(toRouteMessage({ v: V1, kind: 'create', ...pickTarget(op) }));
   }
   for (const op of plan.replace) {
-    messages.push(toRouteMessage({ v: V1, kind: 'replace', ...pickTarget(op), reason: op.reason }));
+    const replaced = op.expect === undefined ? { v: V1 } : { v: ROUTE_MESSAGE_VERSION, expect: { instanceId: op.expect.instanceId } };
+    messages.push(toRouteMessage({ ...replaced, kind: 'replace', ...pickTarget(op), reason: op.reason }));
   }
   if (!options.withholdDeletes) {
     for (const op of plan.delete) {
@@ -217,7 +229,7 @@ export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): Rou
           routeTableId: op.routeTableId,
           destinationCidr: op.destinationCidr,
           reason: op.reason,
-          ...withExpect(options.observed?.(op.routeTableId, op.destinationCidr)),
+          ...withExpect(op.expect),
         }),
       );
     }

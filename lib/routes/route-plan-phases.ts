@@ -208,7 +208,8 @@ export function planWantedRoutes(
       }
       owner.pending = true;
       if (verdict.kind === 'replace') {
-        replace.push({ ...op, reason: verdict.reason });
+        const moved = verdict.reason === 'moved' ? { expect: { instanceId: existing.get(key)?.instanceId ?? null } } : {};
+        replace.push({ ...op, reason: verdict.reason, ...moved });
         continue;
       }
       create.push(op);
@@ -256,6 +257,7 @@ export function planDeletes(
       routeTableId: route.routeTableId,
       destinationCidr: route.destinationCidr,
       reason: route.blackhole ? 'blackhole' : 'no-owner',
+      expect: { instanceId: route.instanceId, blackhole: route.blackhole },
     });
     if (!route.blackhole) liveDeletes++;
   }

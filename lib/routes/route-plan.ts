@@ -37,12 +37,16 @@ export interface ReplaceOp {
   node: string;
   instanceId: string;
   reason: 'blackhole' | 'moved';
+  /** A `moved` route's present instance, as planned on: the worker replaces only a route still to it. */
+  expect?: { instanceId: string | null };
 }
 
 export interface DeleteOp {
   routeTableId: string;
   destinationCidr: string;
   reason: 'blackhole' | 'no-owner';
+  /** The route the deletion was planned on (a route named by its interface alone matched to its instance, step 1a). */
+  expect: { instanceId: string | null; blackhole: boolean };
 }
 
 interface NodeStatus {

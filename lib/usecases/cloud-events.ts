@@ -16,9 +16,11 @@
  *   the cluster CIDRs matters, and podroute's own writes (its roles, `ownPrincipals`) are ignored.
  *   The destination's lease holder is found in the lease table (the authority), its Node read by
  *   key, and a `sync-node` is queued for it: the worker re-runs the route decider for that node on
- *   fresh reads (lib/usecases/route-writes.ts `syncNodeRoutes`), creating a deleted route and
- *   replacing a re-pointed one. A destination no node leases is left to reconcile, which deletes a
- *   stray route only after its absence checks (./absence.ts).
+ *   fresh reads (lib/usecases/route-writes.ts `syncNodeRoutes`), creating a deleted route. A route
+ *   re-pointed at another instance is the planner's to replace (it alone sees the unmanaged nodes):
+ *   it is run on that destination, with the nodes and the lease table, and its replace (naming the
+ *   instance found there) is queued before the `sync-node`. A destination no node leases is left
+ *   to reconcile, which deletes a stray route only after its absence checks (./absence.ts).
  *
  * Routes mode only (the wiring gives prefixes mode no instance-state port, functions/cloud-events.ts):
  * prefixes mode's repair of a terminated instance is its node-left path.
@@ -103,8 +105,7 @@ async function onInstanceState(event: InstanceEvent, deps: CloudEventDeps): Prom
     ...(deps.config.nodeSelector ? { nodeSelector: deps.config.nodeSelector } : {}),
   });
   const deletes = plan.delete.filter((op) => op.reason === 'blackhole' && destinations.has(op.destinationCidr));
-  const observed = routeIndex(tables);
-  const messages = toMessages({ create: [], replace: [], delete: deletes }, { withholdDeletes: plan.unsafe !== undefined, observed: (id, cidr) => observed.get(`${id}|${cidr}`) });
+  const messages = toMessages({ create: [], replace: [], delete: deletes }, { withholdDeletes: plan.unsafe !== undefined });
   return send(messages, deps, messages.length > 0 ? 'queued:delete-blackholes' : 'done:nothing-to-delete');
 }
 
@@ -118,7 +119,7 @@ async function onRouteWrite(event: RouteWriteEvent, deps: CloudEventDeps): Promi
   // Absence is confirmed by key: a holder whose Node is gone is node-left's and reconcile's.
   const node = await currentNode(holder, deps);
   if (node === null) return { status: 'left-to-reconcile:holder-gone', messages: 0 };
-  return send([syncNodeMessage(holder)], deps, 'queued:sync-node');
+  return send([...(await movedRepairs(event.destinationCidr, tables, deps)), syncNodeMessage(holder)], deps, 'queued:sync-node');
 }
 
 /** The node holding exactly this destination as its block, by the lease table, or null. */
@@ -134,19 +135,26 @@ async function leaseHolder(destinationCidr: string, sets: readonly CidrSet[]): P
   return null;
 }
 
+/** The planner's replaces of `destination` where it routes to another instance (moved), as messages. */
+async function movedRepairs(destination: string, tables: readonly RouteTable[], deps: CloudEventDeps): Promise<RouteMessage[]> {
+  const listed = onlyDestinations(tables, new Set([destination]));
+  const moved = listed.some((table) => table.routes.some((route) => route.target === 'instance' && !route.blackhole && route.propagated === undefined));
+  if (!moved) return [];
+  const [nodes, leaseLists] = await Promise.all([deps.nodes.listNodes(), Promise.all(deps.cidrSets.map((set) => set.leases()))]);
+  const plan = planRoutes({
+    nodes,
+    routeTables: listed,
+    clusterCidrs: deps.config.clusterCidrs,
+    leaseTable: { leases: leaseLists.flat(), sets: deps.cidrSets, ...(deps.config.migrationMaskSizes ? { migrationMaskSizes: deps.config.migrationMaskSizes } : {}) },
+    ...(deps.config.nodeSelector ? { nodeSelector: deps.config.nodeSelector } : {}),
+  });
+  const replace = plan.replace.filter((op) => op.destinationCidr === destination && op.reason === 'moved');
+  return toMessages({ create: [], replace, delete: [] }, { withholdDeletes: true });
+}
+
 /** The tables with only the routes to these destinations (the planner then plans nothing else). */
 function onlyDestinations(tables: readonly RouteTable[], destinations: ReadonlySet<string>): RouteTable[] {
   return tables.map((table) => ({ ...table, routes: table.routes.filter((route) => destinations.has(route.destinationCidr)) }));
-}
-
-function routeIndex(tables: readonly RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {
-  const index = new Map<string, { instanceId: string | null; blackhole: boolean }>();
-  for (const table of tables) {
-    for (const route of table.routes) {
-      if (route.propagated === undefined) index.set(`${table.routeTableId}|${route.destinationCidr}`, { instanceId: route.instanceId, blackhole: route.blackhole });
-    }
-  }
-  return index;
 }
 
 async function send(messages: RouteMessage[], deps: CloudEventDeps, status: string): Promise<CloudEventResult> {

@@ -79,8 +79,17 @@ export type FailureOutcome = 'retry' | 'handed-back' | 'failed' | 'refused' | 'g
  */
 export function outcomeOf(error: unknown, delivery: Delivery): FailureOutcome {
   if (error instanceof MessageRefusedError) return 'refused';
-  if (error instanceof NodeNotStoredError && delivery.receiveCount > 1) return 'gone';
+  if (error instanceof NodeNotStoredError && !awaitsStoredNode(delivery)) return 'gone';
   if (!(error instanceof PodrouteError && error.retryable)) return 'failed';
   if (delivery.receiveCount < delivery.maxReceiveCount - 1) return 'retry';
   return error instanceof NodeStillDeletingError ? 'deferred' : 'handed-back';
+}
+
+/**
+ * Whether a node not stored yet is still waited for at this delivery (the first receive only, as
+ * `outcomeOf` says), so a `sync-node` that carries what its admission knew routes from that now.
+ * Without a delivery (a direct call, not a queue's) it is waited for.
+ */
+export function awaitsStoredNode(delivery: Delivery | undefined): boolean {
+  return delivery === undefined || delivery.receiveCount <= 1;
 }

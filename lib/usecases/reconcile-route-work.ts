@@ -12,8 +12,6 @@ import type { WorkQueue } from '../messages/work-queue.ts';
 import { DEFAULT_GUARD_WINDOW_MS, EMPTY_WINDOW } from '../routes/deletion-guard.ts';
 import { deletionKey } from '../routes/route-plan.ts';
 import type { RoutePlan } from '../routes/route-plan.ts';
-import type { RouteTable } from '../routes/route-tables.ts';
-import { type DestinationRoutes, NO_ROUTES, withRoute } from '../routes/route-rules.ts';
 import { decideRouteWork } from '../routes/route-work.ts';
 import type { GuardWindowState, RouteWork, RouteWorkFacts } from '../routes/route-work.ts';
 import type { DeletionWindowStore, RouteTables } from './ports.ts';
@@ -124,24 +122,6 @@ export async function routeMessages(
     work = decideRouteWork(planned.plan, planned.live, { ...facts, backlog });
     if (work.deferred > 0) deps.log.log('info', 'reconcile.backlog', { backlog, deferred: work.deferred });
   }
-  const routesByKey = indexRoutes(facts.tables);
-  const messages = [
-    ...toMessages(work.send, { withholdDeletes: false, observed: (routeTableId, destinationCidr) => routesByKey.get(`${routeTableId}|${destinationCidr}`) }),
-    ...extra,
-  ];
+  const messages = [...toMessages(work.send, { withholdDeletes: false }), ...extra];
   return { messages, work };
-}
-
-/** The static route that counts (lib/routes/route-rules.ts) by (table, destination): the one each deletion was planned from. */
-function indexRoutes(tables: readonly RouteTable[]): Map<string, { instanceId: string | null; blackhole: boolean }> {
-  const seen = new Map<string, DestinationRoutes>();
-  for (const table of tables) {
-    for (const route of table.routes) {
-      const key = `${table.routeTableId}|${route.destinationCidr}`;
-      seen.set(key, withRoute(seen.get(key) ?? NO_ROUTES, route));
-    }
-  }
-  const map = new Map<string, { instanceId: string | null; blackhole: boolean }>();
-  for (const [key, { static: route }] of seen) if (route !== undefined) map.set(key, { instanceId: route.instanceId, blackhole: route.blackhole });
-  return map;
 }

@@ -17,7 +17,7 @@ import { RouteTableView } from './route-table-view.ts';
 import { MessageRefusedError } from './route-worker-claims.ts';
 import { type Delivery, FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, type RouteWorkerDeps, currentNode } from './route-worker-deps.ts';
 import { readNodeWorld } from './route-worker-ownership.ts';
-import { type RouteOp, applyDelete, applyRoute } from './route-writes.ts';
+import type { RouteOp } from './route-writes.ts';
 
 export { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, TARGET_CACHE_MS } from './route-worker-deps.ts';
 export type { Delivery, RouteWorkerDeps } from './route-worker-deps.ts';
@@ -85,9 +85,8 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
   switch (message.kind) {
     case 'create':
     case 'replace':
-      return applyRoute(message, writeDeps);
     case 'delete':
-      return applyDelete(message, writeDeps);
+      return deps.plane.workerRouteWrite(message, writeDeps);
     case 'sync-node':
       return deps.plane.workerSyncNode(message, writeDeps, delivery);
     case 'node-left':

@@ -18,7 +18,7 @@ import { RouteConflictError, RouteMissingError, RouteTableFullError, mayBeLaunch
 import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { planNode } from './route-targets.ts';
-import { outcomeOf } from './delivery-outcome.ts';
+import { awaitsStoredNode } from './delivery-outcome.ts';
 import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
 import { checkDelete, refuse } from './route-worker-claims.ts';
 import { type NodeWorld, ownerRoutedTo, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
@@ -28,7 +28,12 @@ export interface RouteOp {
   destinationCidr: string;
   node: string;
   instanceId: string;
+  /** The instance a route to another instance must still name to be replaced (a replace message's `expect`). */
+  expect?: { instanceId: string | null } | undefined;
 }
+
+/** What one route write answered; `stale:moved` when the destination routes to another instance than the op may replace. */
+type PutResult = 'created' | 'replaced' | 'exists' | 'stale:moved';
 
 /** A create or replace message: the one route, if the message still fits the node. */
 export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> {
@@ -67,9 +72,9 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const stored = await currentNode(name, deps);
   let node = stored;
   if (!node) {
-    // The webhook queues this while the API server is still storing the node: its first receive
-    // routes what the admission knew; whether to wait or call it gone is outcomeOf's (./delivery-outcome.ts).
-    if (!message.admitted || (delivery !== undefined && outcomeOf(new NodeNotStoredError(name), delivery) === 'gone')) throw new NodeNotStoredError(name);
+    // The webhook queues this while the API server is still storing the node: while the node is
+    // waited for (./delivery-outcome.ts awaitsStoredNode), what the admission knew is routed.
+    if (!message.admitted || !awaitsStoredNode(delivery)) throw new NodeNotStoredError(name);
     node = admittedNode(name, message.admitted, deps.now());
   }
   // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts);
@@ -82,7 +87,8 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   // Nothing is written for a node a pod CIDR of which the ownership decider does not give it, admitted or stored.
   verifyNode(name, world, deps);
   const plan = await planNode(world, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps), deps.nodeSelector);
-  const ops = [...plan.create, ...plan.replace].filter((op) => op.node === name);
+  // Routes only: a route to another instance is reconcile's, which sees the unmanaged nodes (no `expect`).
+  const ops: RouteOp[] = [...plan.create, ...plan.replace].filter((op) => op.node === name).map(({ routeTableId, destinationCidr, node: owner, instanceId }) => ({ routeTableId, destinationCidr, node: owner, instanceId }));
   const results: string[] = [];
   for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, listedRoutes(tables, op.routeTableId, op.destinationCidr), routed, deps)));
   if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, world, deps));
@@ -205,7 +211,7 @@ async function routeTarget(op: Pick<RouteOp, 'node' | 'instanceId'>, deps: Route
  * (eventual consistency, `LAUNCH_LAG_WINDOW_MS`) and permanent after; either way nothing about the
  * target stays remembered.
  */
-async function ensureRoute(op: RouteOp, listed: DestinationRoutes, node: Node, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+async function ensureRoute(op: RouteOp, listed: DestinationRoutes, node: Node, deps: WriteDeps): Promise<PutResult> {
   try {
     return await putRoute(op, listed, deps);
   } catch (error) {
@@ -234,15 +240,22 @@ function nodeAgeMs(node: Node, now: number): number | null {
  * (lib/routes/route-rules.ts `wantedVerdict`) decides on what is there now. The listing is trusted
  * for "no route" (CreateRoute refuses an existing destination) and for "the node's route": any
  * other verdict is decided again on a fresh read before a ReplaceRoute overwrites it (route-table-view.ts).
+ * The worker does not know the unmanaged nodes, so a route to another instance is replaced only
+ * while the fresh read shows the instance the op expects there (`op.expect`, from reconcile's
+ * plan); otherwise it is left to reconcile (`stale:moved`).
  */
-async function putRoute(op: RouteOp, listed: DestinationRoutes, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+async function putRoute(op: RouteOp, listed: DestinationRoutes, deps: WriteDeps): Promise<PutResult> {
   const started = deps.now();
   const eni = await routeTarget(op, deps);
-  const decide = (routes: DestinationRoutes) => wantedVerdict(routes, { instanceId: op.instanceId, primaryEni: eni }, NO_INSTANCES);
+  const decide = (routes: DestinationRoutes) => mayReplace(wantedVerdict(routes, { instanceId: op.instanceId, primaryEni: eni }, NO_INSTANCES), routes, op);
   const seen = decide(listed);
   const verdict = seen.kind === 'create' || seen.kind === 'keep' ? seen : decide(await freshRoutes(op, eni, deps));
   const spec = { routeTableId: op.routeTableId, destinationCidr: op.destinationCidr, networkInterfaceId: eni };
-  let result: 'created' | 'replaced' | 'exists';
+  let result: PutResult;
+  if (verdict.kind === 'left') {
+    deps.log.log('info', 'route.moved-left', { cidr: op.destinationCidr, node: op.node, routeTableId: op.routeTableId, instanceId: verdict.instanceId });
+    return 'stale:moved';
+  }
   if (verdict.kind === 'blocked') {
     throw new PodrouteError(
       `route ${op.destinationCidr} in ${op.routeTableId} targets ${targetText(verdict.route)}, not an instance; podroute does not replace routes to gateways or bare interfaces`,
@@ -254,6 +267,7 @@ async function putRoute(op: RouteOp, listed: DestinationRoutes, deps: WriteDeps)
   } else {
     result = await createOrDecideAgain(spec, () => freshRoutes(op, eni, deps).then(decide), deps);
   }
+  if (result === 'stale:moved') return result;
   deps.view.recordRoute(op.routeTableId, op.destinationCidr, { instanceId: op.instanceId, networkInterfaceId: eni });
   deps.log.log('info', 'action', {
     action: result === 'exists' ? 'route-exists' : result === 'created' ? 'create-route' : 'replace-route',
@@ -266,15 +280,25 @@ async function putRoute(op: RouteOp, listed: DestinationRoutes, deps: WriteDeps)
 }
 
 /** CreateRoute; when someone created the destination since the listing, the verdict is decided again on what is there now. */
-async function createOrDecideAgain(spec: RouteSpec, again: () => Promise<WantedVerdict>, deps: WriteDeps): Promise<'created' | 'replaced' | 'exists'> {
+async function createOrDecideAgain(spec: RouteSpec, again: () => Promise<PutVerdict>, deps: WriteDeps): Promise<PutResult> {
   try {
     return await deps.routeTables.createRoute(spec);
   } catch (error) {
     if (!(error instanceof RouteConflictError)) throw error;
     const verdict = await again();
     if (verdict.kind === 'create' || verdict.kind === 'blocked') throw error;
+    if (verdict.kind === 'left') return 'stale:moved';
     return verdict.kind === 'keep' ? 'exists' : replaceOrCreate(spec, deps);
   }
+}
+
+/** The wanted verdict, or `left` (with the instance found) for a `moved` route the op does not expect there. */
+type PutVerdict = WantedVerdict | { readonly kind: 'left'; readonly instanceId: string | null };
+
+function mayReplace(verdict: WantedVerdict, routes: DestinationRoutes, op: RouteOp): PutVerdict {
+  if (verdict.kind !== 'replace' || verdict.reason !== 'moved') return verdict;
+  const found = routes.static?.instanceId ?? null;
+  return op.expect !== undefined && op.expect.instanceId === found ? verdict : { kind: 'left', instanceId: found };
 }
 
 /** Instances only unmanaged nodes name: the worker's world holds none (lib/usecases/route-worker-ownership.ts), so a route to another instance is replaced. */

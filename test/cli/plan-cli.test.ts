@@ -81,11 +81,11 @@ describe('podroute plan on the shipped examples', () => {
     ]);
     expect(plan.replace).toEqual([
       { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.3.0/24', node: 'ip-10-0-1-12.ec2.internal', instanceId: 'i-0a1b2c3d4e5f60003', reason: 'blackhole' },
-      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.4.0/24', node: 'ip-10-0-1-13.ec2.internal', instanceId: 'i-0a1b2c3d4e5f60004', reason: 'moved' },
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.4.0/24', node: 'ip-10-0-1-13.ec2.internal', instanceId: 'i-0a1b2c3d4e5f60004', reason: 'moved', expect: { instanceId: 'i-0a1b2c3d4e5f60099' } },
     ]);
     expect(plan.delete).toEqual([
-      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.7.0/24', reason: 'blackhole' },
-      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.9.0/24', reason: 'no-owner' },
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.7.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } },
+      { routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.9.0/24', reason: 'no-owner', expect: { instanceId: 'i-0a1b2c3d4e5f60005', blackhole: false } },
     ]);
     expect(plan.nodes).toEqual([
       // EKS Fargate: its providerID names no EC2 instance, so podroute never routes nor patches it.
@@ -211,8 +211,8 @@ describe('podroute plan on the shipped examples', () => {
     expect(code).toBe(0);
     const plan = JSON.parse(stdout) as { create: unknown[]; replace: unknown[]; delete: unknown[]; nodes: unknown[] };
     expect(plan.create).toEqual([]);
-    expect(plan.replace).toEqual([{ routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.1.0/24', node: 'victim', instanceId: 'i-00000000000000001', reason: 'moved' }]);
-    expect(plan.delete).toEqual([{ routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.1.128/25', reason: 'no-owner' }]);
+    expect(plan.replace).toEqual([{ routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.1.0/24', node: 'victim', instanceId: 'i-00000000000000001', reason: 'moved', expect: { instanceId: 'i-0000000000000000a' } }]);
+    expect(plan.delete).toEqual([{ routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.1.128/25', reason: 'no-owner', expect: { instanceId: 'i-0000000000000000b', blackhole: false } }]);
     expect(plan.nodes).toEqual([
       { node: 'a-same', networkUnavailable: true, patch: true, conflict: 'overlaps-pod-cidr' },
       { node: 'b-inside', networkUnavailable: true, patch: true, conflict: 'overlaps-pod-cidr' },

@@ -24,8 +24,8 @@ describe('hasPendingChanges and planExitCode', () => {
     ['a node waiting for its route (no write of its own)', { ...empty, nodes: [{ node: 'a', networkUnavailable: 'pending', patch: false }] }, false],
     ['a route to create', { ...empty, create: [create] }, true],
     ['a route to replace', { ...empty, replace: [{ ...create, reason: 'blackhole' }] }, true],
-    ['a route to delete', { ...empty, delete: [{ routeTableId: 'rtb-1', destinationCidr: '10.244.9.0/24', reason: 'no-owner' }] }, true],
-    ['deletions the guard withholds', { ...empty, delete: [{ routeTableId: 'rtb-1', destinationCidr: '10.244.9.0/24', reason: 'no-owner' }], unsafe: 'too many' }, true],
+    ['a route to delete', { ...empty, delete: [{ routeTableId: 'rtb-1', destinationCidr: '10.244.9.0/24', reason: 'no-owner', expect: { instanceId: 'i-9', blackhole: false } }] }, true],
+    ['deletions the guard withholds', { ...empty, delete: [{ routeTableId: 'rtb-1', destinationCidr: '10.244.9.0/24', reason: 'no-owner', expect: { instanceId: 'i-9', blackhole: false } }], unsafe: 'too many' }, true],
     ['a node condition to write', { ...empty, nodes: [{ node: 'a', networkUnavailable: true, patch: true }] }, true],
   ])('%s: pending %s', (_name, plan, pending) => {
     expect(hasPendingChanges(plan)).toBe(pending);

@@ -31,6 +31,7 @@ let dynamo: LocalDynamoDb;
 let sqs: LocalSqs;
 let queueUrl: string;
 let restoreDns: () => void = () => undefined;
+let stray: string;
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -84,7 +85,8 @@ beforeAll(async () => {
   const ready = ec2.state.addInstance({});
   const fresh = ec2.state.addInstance({});
   await ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.1.0/24', instanceId: ready.id });
-  await ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.9.0/24', instanceId: ec2.state.addInstance({}).id });
+  stray = ec2.state.addInstance({}).id;
+  await ec2.state.addRoute({ routeTableId: tableId, destinationCidr: '10.244.9.0/24', instanceId: stray });
   await kube.state.addNode(node('ready', ready.id, '10.244.1.0/24'));
   await kube.state.addNode(node('fresh', fresh.id, '10.244.2.0/24'));
 });
@@ -125,7 +127,7 @@ describe('podroute reconcile --dry-run', () => {
       occupy: Array<{ node: string; cidr: string }>;
     };
     expect(plan.create.map((op) => [op.node, op.destinationCidr])).toEqual([['fresh', '10.244.2.0/24']]);
-    expect(plan.delete).toEqual([{ routeTableId: tableId, destinationCidr: '10.244.9.0/24', reason: 'no-owner' }]);
+    expect(plan.delete).toEqual([{ routeTableId: tableId, destinationCidr: '10.244.9.0/24', reason: 'no-owner', expect: { instanceId: stray, blackhole: false } }]);
     expect(plan.nodes).toEqual([
       { node: 'fresh', networkUnavailable: 'pending', patch: false },
       { node: 'ready', networkUnavailable: false, patch: true },

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../infra/local/sandbox/index.ts';
 import type { Sandbox } from '../../infra/local/sandbox/index.ts';
-import { networkUnavailable } from './helpers.ts';
+import { cidrsOf, instanceOf, networkUnavailable, queueIdle } from './helpers.ts';
 
 describe('an EC2 that describes routes with only NetworkInterfaceId', () => {
   let sandbox: Sandbox;
@@ -43,5 +43,20 @@ describe('an EC2 that describes routes with only NetworkInterfaceId', () => {
     await sandbox.leaveNode('node-b');
     const report = await sandbox.settle({ timeoutMs: 25_000 });
     expect(report).toMatchObject({ nodes: 2, nodesReady: 2, routesExpected: 4, routesProgrammed: 4, wrongRoutes: 0, routesToNonLeaseholder: 0 });
+  });
+
+  it('deletes a stale route named by a node’s interface alone (the delete expects the route matched to its instance)', async () => {
+    const eni = sandbox.ec2.state.primaryInterface(instanceOf(sandbox, 'node-a'))?.id;
+    if (eni === undefined) throw new Error('node-a has no primary interface');
+    const taken = new Set(names.flatMap((name) => (sandbox.kube.state.getNode(name) ? cidrsOf(sandbox, name) : [])));
+    const stale = ['100.64.5.0/24', '100.64.6.0/24', '100.64.7.0/24'].find((cidr) => !taken.has(cidr));
+    if (stale === undefined) throw new Error('no free /24 for the stale route');
+    const table = sandbox.routeTableIds[0];
+    if (table === undefined) throw new Error('no route table');
+    sandbox.ec2.state.addRoute({ routeTableId: table, destinationCidr: stale, networkInterfaceId: eni });
+    await sandbox.tick();
+    await queueIdle(sandbox);
+    const left = sandbox.ec2.state.routes(table).filter((route) => route.destinationCidrBlock === stale);
+    expect(left).toEqual([]);
   });
 });

@@ -77,6 +77,7 @@ describe('retries', () => {
     const wiring = {
       config,
       routeTables,
+      plane: routesWorkerPlane,
       nodes: nodesWithout(),
       queue: {
         send: async () => ({ sent: 0, duplicates: 0 }),

@@ -9,6 +9,7 @@ import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { messageKey, parseRouteMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
 import {
   judgeResponse,
   startSqsEventSource,
@@ -317,6 +318,7 @@ describe('startSqsEventSource against fauxqs', () => {
       config: loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '3' }),
       routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled, prepareRouteTarget: throttled },
       nodes: {},
+      plane: routesWorkerPlane,
       // Visibility backoff of 2 s, scaled to 0 (immediately visible again).
       queue: new SqsWorkQueue(client, queueUrl),
       log,

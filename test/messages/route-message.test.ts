@@ -36,6 +36,7 @@ describe('parseRouteMessage: valid messages', () => {
     ['create as v2', { ...create, v: 2 } as RouteMessage],
     ['delete as v2', { v: 2, kind: 'delete', routeTableId: RTB, destinationCidr: '10.0.9.0/24', reason: 'blackhole' }],
     ['sync-node as v2', { v: 2, kind: 'sync-node', node: 'node-1' }],
+    ['replace of a moved route with the instance found there (v2)', { ...create, v: 2, kind: 'replace', reason: 'moved', expect: { instanceId: 'i-0123abcd' } } as RouteMessage],
   ])('%s round-trips', (_name, message) => {
     const parsed = parseRouteMessage(JSON.stringify(message));
     expect(parsed).toEqual(message);
@@ -54,6 +55,8 @@ describe('parseRouteMessage: rejected bodies', () => {
     ['version 3', JSON.stringify({ ...create, v: 3 }), /unsupported version 3 \(want v: 1 or 2\)/],
     ['version 0', JSON.stringify({ ...create, v: 0 }), /unsupported version 0/],
     ['node-left as version 1 (new in 2)', JSON.stringify({ v: 1, kind: 'node-left', node: 'node-1' }), /kind node-left is new in version 2 \(got v: 1\)/],
+    ['replace with expect as version 1 (new in 2)', JSON.stringify({ ...create, kind: 'replace', reason: 'moved', expect: { instanceId: I1 } }), /a replace's expect is new in version 2 \(got v: 1\)/],
+    ['create with expect', JSON.stringify({ ...create, v: 2, expect: { instanceId: I1 } }), /expect/],
     ['node-left with route fields', JSON.stringify({ v: 2, kind: 'node-left', node: 'node-1', routeTableId: RTB }), /routeTableId/],
     ['node-left without node', JSON.stringify({ v: 2, kind: 'node-left' }), /node/],
     ['version as string', JSON.stringify({ ...create, v: '1' }), /unsupported version "1"/],

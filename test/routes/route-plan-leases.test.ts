@@ -49,7 +49,7 @@ describe('planRoutes with the lease table', () => {
       leases: [VICTIM_LEASE],
       want: {
         create: [],
-        replace: [{ routeTableId: RTB, destinationCidr: '10.120.1.0/24', node: 'victim', instanceId: inst(1), reason: 'moved' }],
+        replace: [{ routeTableId: RTB, destinationCidr: '10.120.1.0/24', node: 'victim', instanceId: inst(1), reason: 'moved', expect: { instanceId: inst(2) } }],
         delete: [],
         nodes: [{ node: 'attacker', networkUnavailable: true, patch: true, conflict: 'leased-to-another-node' }, { node: 'victim', networkUnavailable: 'pending', patch: false }],
       },
@@ -71,7 +71,7 @@ describe('planRoutes with the lease table', () => {
       want: {
         create: [],
         replace: [],
-        delete: [{ routeTableId: RTB, destinationCidr: '10.120.1.128/25', reason: 'no-owner' }],
+        delete: [{ routeTableId: RTB, destinationCidr: '10.120.1.128/25', reason: 'no-owner', expect: { instanceId: inst(2), blackhole: false } }],
         nodes: [
           { node: 'host', networkUnavailable: true, patch: true, conflict: 'leased-to-another-node' },
           { node: 'sub', networkUnavailable: true, patch: true, conflict: 'leased-to-another-node' },
@@ -96,7 +96,7 @@ describe('planRoutes with the lease table', () => {
       want: {
         create: [],
         replace: [],
-        delete: [{ routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner' }],
+        delete: [{ routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner', expect: { instanceId: inst(1), blackhole: false } }],
         nodes: [{ node: 'twin', networkUnavailable: true, patch: true, conflict: 'instance-of-another-node' }, ready],
       },
       conflicts: ['twin 10.120.2.0/24'],
@@ -149,7 +149,7 @@ describe('planRoutes: an unmanaged node naming a managed node\'s instance', () =
       name: 'a stale route to the victim\'s instance is still podroute\'s to delete',
       nodes: [managedVictim, hostile],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.1.0/24', instance: 1 }, { to: '10.120.7.0/24', instance: 1 }] }),
-      want: { create: [], replace: [], delete: [{ routeTableId: RTB, destinationCidr: '10.120.7.0/24', reason: 'no-owner' }], nodes: [ready, outside('zz-hostile')] },
+      want: { create: [], replace: [], delete: [{ routeTableId: RTB, destinationCidr: '10.120.7.0/24', reason: 'no-owner', expect: { instanceId: inst(1), blackhole: false } }], nodes: [ready, outside('zz-hostile')] },
       warned: ['pod-cidr-conflict zz-hostile'],
     },
     {

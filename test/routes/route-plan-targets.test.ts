@@ -50,7 +50,7 @@ describe('planRoutes: a node’s route by instance id or primary interface id', 
       interfaces: true,
       want: {
         create: [],
-        replace: [{ routeTableId: RTB, destinationCidr: '10.120.0.0/24', node: 'node-1', instanceId: inst(1), reason: 'moved' }],
+        replace: [{ routeTableId: RTB, destinationCidr: '10.120.0.0/24', node: 'node-1', instanceId: inst(1), reason: 'moved', expect: { instanceId: inst(2) } }],
         delete: [],
         warnings: [],
         node1: 'pending',
@@ -69,7 +69,7 @@ describe('planRoutes: a node’s route by instance id or primary interface id', 
         { to: '10.120.9.0/24', eni: eni(2) },
       ],
       interfaces: true,
-      want: { create: [], replace: [], delete: [{ routeTableId: RTB, destinationCidr: '10.120.9.0/24', reason: 'no-owner' }], warnings: [], node1: false },
+      want: { create: [], replace: [], delete: [{ routeTableId: RTB, destinationCidr: '10.120.9.0/24', reason: 'no-owner', expect: { instanceId: inst(2), blackhole: false } }], warnings: [], node1: false },
     },
   ])('$name', ({ routes, interfaces, want }) => {
     const plan = planRoutes({
@@ -123,7 +123,7 @@ describe('planRoutes: routes to terminated instances', () => {
       ...gone.map((to, i) => (state === 'blackhole' ? { to, eni: eni(10 + i), blackhole: true as const } : { to, instance: 10 + i })),
     ];
     const plan = planRoutes({ nodes: [node1], routeTables: tables({ id: RTB, routes }), clusterCidrs: [V4], minDeletesForGuard: 5, primaryInterfaces });
-    expect(plan.delete).toEqual(gone.map((destinationCidr) => ({ routeTableId: RTB, destinationCidr, reason })));
+    expect(plan.delete).toEqual(gone.map((destinationCidr, i) => ({ routeTableId: RTB, destinationCidr, reason, expect: { instanceId: state === 'blackhole' ? null : inst(10 + i), blackhole: state === 'blackhole' } })));
     expect(plan.unsafe !== undefined).toBe(unsafe);
   });
 });

@@ -105,10 +105,10 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
       clusterCidrs: dual,
       want: plan({
         replace: [
-          { ...op('10.120.0.0/24', 'node-3', 3), reason: 'moved' },
-          { ...op('10.120.1.0/24', 'node-4', 4), reason: 'moved' },
-          { ...op('a00:100::/24', 'node-3', 3), reason: 'moved' },
-          { ...op('a00:200::/24', 'node-4', 4), reason: 'moved' },
+          { ...op('10.120.0.0/24', 'node-3', 3), reason: 'moved', expect: { instanceId: inst(4) } },
+          { ...op('10.120.1.0/24', 'node-4', 4), reason: 'moved', expect: { instanceId: inst(3) } },
+          { ...op('a00:100::/24', 'node-3', 3), reason: 'moved', expect: { instanceId: inst(4) } },
+          { ...op('a00:200::/24', 'node-4', 4), reason: 'moved', expect: { instanceId: inst(3) } },
         ],
         nodes: [pending('node-3'), pending('node-4')],
       }),
@@ -140,8 +140,8 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
       clusterCidrs: dual,
       want: plan({
         delete: [
-          { routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner' },
-          { routeTableId: RTB, destinationCidr: 'a00:300::/24', reason: 'no-owner' },
+          { routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner', expect: { instanceId: inst(0x55), blackhole: false } },
+          { routeTableId: RTB, destinationCidr: 'a00:300::/24', reason: 'no-owner', expect: { instanceId: inst(0x66), blackhole: false } },
         ],
         nodes: [ready('node-3'), ready('node-4')],
       }),
@@ -158,8 +158,8 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 0x11 }, { to: '10.120.1.0/24', instance: 0x12 }] }),
       want: plan({
         replace: [
-          { ...op('10.120.0.0/24', 'node-1', 1), reason: 'moved' },
-          { ...op('10.120.1.0/24', 'node-2', 2), reason: 'moved' },
+          { ...op('10.120.0.0/24', 'node-1', 1), reason: 'moved', expect: { instanceId: inst(0x11) } },
+          { ...op('10.120.1.0/24', 'node-2', 2), reason: 'moved', expect: { instanceId: inst(0x12) } },
         ],
         nodes: [pending('node-1'), pending('node-2')],
       }),
@@ -190,8 +190,8 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
       }),
       want: plan({
         delete: [
-          { routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner' },
-          { routeTableId: RTB, destinationCidr: '10.120.3.0/24', reason: 'no-owner' },
+          { routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner', expect: { instanceId: inst(3), blackhole: false } },
+          { routeTableId: RTB, destinationCidr: '10.120.3.0/24', reason: 'no-owner', expect: { instanceId: inst(4), blackhole: false } },
         ],
         nodes: [ready('node-1'), ready('node-2')],
       }),
@@ -202,7 +202,7 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 1 }, { to: '10.120.2.0/24', instance: 3 }] }),
       want: plan({
         create: [op('10.120.1.0/24', 'node-2', 2)],
-        delete: [{ routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner' }],
+        delete: [{ routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'no-owner', expect: { instanceId: inst(3), blackhole: false } }],
         nodes: [ready('node-1'), pending('node-2')],
       }),
     },
@@ -219,7 +219,7 @@ describe('planRoutes: upstream TestReconcile, adapted', () => {
         id: RTB,
         routes: [{ to: '10.120.0.0/24', instance: 1 }, { to: '10.120.1.0/24', instance: 2 }, { to: '10.120.2.0/24', instance: 9, blackhole: true }],
       }),
-      want: plan({ delete: [{ routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'blackhole' }], nodes: [ready('node-1'), ready('node-2')] }),
+      want: plan({ delete: [{ routeTableId: RTB, destinationCidr: '10.120.2.0/24', reason: 'blackhole', expect: { instanceId: inst(9), blackhole: true } }], nodes: [ready('node-1'), ready('node-2')] }),
     },
     {
       name: 'single-stack: an extra blackhole outside our range -> untouched',
@@ -269,7 +269,7 @@ describe('planRoutes: AWS shapes, families and tables', () => {
       clusterCidrs: ['fd00::/48'],
       want: plan({
         create: [op('fd00:0:0:2::/64', 'b', 2)],
-        delete: [{ routeTableId: RTB, destinationCidr: 'fd00:0:0:9::/64', reason: 'no-owner' }],
+        delete: [{ routeTableId: RTB, destinationCidr: 'fd00:0:0:9::/64', reason: 'no-owner', expect: { instanceId: inst(9), blackhole: false } }],
         nodes: [ready('a'), pending('b')],
       }),
     },
@@ -299,7 +299,7 @@ describe('planRoutes: AWS shapes, families and tables', () => {
       ),
       want: plan({
         replace: [
-          { ...op('10.120.0.0/24', 'node-1', 1, RTB2), reason: 'moved' },
+          { ...op('10.120.0.0/24', 'node-1', 1, RTB2), reason: 'moved', expect: { instanceId: inst(7) } },
           { ...op('10.120.0.0/24', 'node-1', 1, RTB3), reason: 'blackhole' },
         ],
         nodes: [pending('node-1')],
@@ -317,7 +317,7 @@ describe('planRoutes: AWS shapes, families and tables', () => {
           { to: '10.120.99.0/24', instance: 'i-0badc0ffee0000001' },
         ],
       }),
-      want: plan({ delete: [{ routeTableId: RTB, destinationCidr: '10.120.99.0/24', reason: 'no-owner' }], nodes: [ready('node-1')] }),
+      want: plan({ delete: [{ routeTableId: RTB, destinationCidr: '10.120.99.0/24', reason: 'no-owner', expect: { instanceId: 'i-0badc0ffee0000001', blackhole: false } }], nodes: [ready('node-1')] }),
     },
     {
       name: 'NAT gateway, internet gateway, peering and ENI routes inside the cluster CIDR -> never deleted',
@@ -339,7 +339,7 @@ describe('planRoutes: AWS shapes, families and tables', () => {
       name: 'blackholed NAT gateway route inside the cluster CIDR -> deleted as blackhole',
       nodes: [node1],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 1 }, { to: '10.120.60.0/24', nat: 'nat-0123456789abcdef0', blackhole: true }] }),
-      want: plan({ delete: [{ routeTableId: RTB, destinationCidr: '10.120.60.0/24', reason: 'blackhole' }], nodes: [ready('node-1')] }),
+      want: plan({ delete: [{ routeTableId: RTB, destinationCidr: '10.120.60.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } }], nodes: [ready('node-1')] }),
     },
     {
       name: 'host bits in pod CIDRs and in route destinations are cleared before comparing',
@@ -354,7 +354,7 @@ describe('planRoutes: AWS shapes, families and tables', () => {
       clusterCidrs: ['10.120.0.1/16', 'fd00::1/48'],
       want: plan({
         create: [op('10.120.8.0/24', 'b', 2)],
-        delete: [{ routeTableId: RTB, destinationCidr: '10.120.9.0/24', reason: 'no-owner' }],
+        delete: [{ routeTableId: RTB, destinationCidr: '10.120.9.0/24', reason: 'no-owner', expect: { instanceId: inst(5), blackhole: false } }],
         nodes: [ready('a'), pending('b')],
       }),
     },
@@ -490,7 +490,7 @@ describe('planRoutes: bad data gives warnings, never a failure', () => {
       ],
       routeTables: tables({ id: RTB, routes: [{ to: '10.120.0.0/24', instance: 2 }] }),
       want: plan({
-        replace: [{ ...op('10.120.0.0/24', 'node-a', 1), reason: 'moved' }],
+        replace: [{ ...op('10.120.0.0/24', 'node-a', 1), reason: 'moved', expect: { instanceId: inst(2) } }],
         nodes: [pending('node-a'), { ...unavailable('node-b'), conflict: 'overlaps-pod-cidr' }],
         warnings: [
           {
@@ -811,8 +811,8 @@ describe('planRoutes: deterministic output', () => {
     const i1 = inst(1);
     expect(JSON.stringify(small)).toBe(
       '{"create":[],' +
-        `"replace":[{"routeTableId":"${RTB}","destinationCidr":"10.120.0.0/24","node":"node-1","instanceId":"${i1}","reason":"moved"}],` +
-        `"delete":[{"routeTableId":"${RTB}","destinationCidr":"10.120.5.0/24","reason":"no-owner"}],` +
+        `"replace":[{"routeTableId":"${RTB}","destinationCidr":"10.120.0.0/24","node":"node-1","instanceId":"${i1}","reason":"moved","expect":{"instanceId":"${inst(2)}"}}],` +
+        `"delete":[{"routeTableId":"${RTB}","destinationCidr":"10.120.5.0/24","reason":"no-owner","expect":{"instanceId":"${inst(5)}","blackhole":false}}],` +
         '"nodes":[{"node":"node-1","networkUnavailable":"pending","patch":false},{"node":"z","networkUnavailable":true,"patch":true}],' +
         '"unsafe":"plan deletes 1 of 2 live routes in the cluster CIDRs (50%, more than the 40% allowed); refusing to delete them",' +
         `"warnings":[{"reason":"foreign-target","node":"z","routeTableId":"${RTB}","destinationCidr":"10.120.9.0/24","detail":"${RTB} routes 10.120.9.0/24 to a gateway, not to node z; podroute does not replace it"}]}`,

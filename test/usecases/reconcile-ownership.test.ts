@@ -37,7 +37,7 @@ describe('reconcile: a node cannot take another node\'s traffic', () => {
 
     const report = await reconcile(w.reconcileDeps());
     expect(w.queue.messages).toEqual([
-      { v: 1, kind: 'replace', routeTableId: table, destinationCidr: VICTIM_CIDR, node: 'victim', instanceId: victim.instanceId, reason: 'moved' },
+      { v: 2, kind: 'replace', routeTableId: table, destinationCidr: VICTIM_CIDR, node: 'victim', instanceId: victim.instanceId, reason: 'moved', expect: { instanceId: attacker.instanceId } },
     ]);
     expect(report.plan.nodes.find((n) => n.node === 'attacker')?.conflict).toBe('leased-to-another-node');
     await drainQueue(w.queue, w.workerDeps());

@@ -74,7 +74,7 @@ describe('reconcile: route fan-out', () => {
     expect(w.queue.messages).toEqual([
       { v: 1, kind: 'create', routeTableId: t1, destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: a.instanceId },
       { v: 1, kind: 'create', routeTableId: t2, destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: a.instanceId },
-      { v: 1, kind: 'replace', routeTableId: t1, destinationCidr: '100.64.2.0/24', node: 'node-b', instanceId: b.instanceId, reason: 'moved' },
+      { v: 2, kind: 'replace', routeTableId: t1, destinationCidr: '100.64.2.0/24', node: 'node-b', instanceId: b.instanceId, reason: 'moved', expect: { instanceId: c.id } },
       { v: 1, kind: 'delete', routeTableId: t1, destinationCidr: '100.64.9.0/24', reason: 'no-owner', expect: { instanceId: c.id, blackhole: false } },
       { v: 1, kind: 'delete', routeTableId: t2, destinationCidr: '100.64.8.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } },
     ]);

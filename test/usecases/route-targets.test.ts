@@ -123,7 +123,7 @@ describe('route worker: a moved route described with its interface alone', () =>
     world.ec2.state.addRoute({ routeTableId: table, destinationCidr: '100.64.1.0/24', networkInterfaceId: old?.id ?? '' });
     const w = await testWiring(world, local);
     await leaseTo(w.wiring.cidrSets, 'node-b', ['100.64.1.0/24']);
-    const message = { v: 1, kind: 'replace', routeTableId: table, destinationCidr: '100.64.1.0/24', node: 'node-b', instanceId: b.instanceId, reason: 'moved' };
+    const message = { v: 2, kind: 'replace', routeTableId: table, destinationCidr: '100.64.1.0/24', node: 'node-b', instanceId: b.instanceId, reason: 'moved', expect: { instanceId: old?.attachment?.instanceId ?? null } };
     expect(await handleRouteMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual(outcome);
     expect(world.route(table, '100.64.1.0/24')?.networkInterfaceId).toBe(attached ? b.eniId : old?.id);
   });

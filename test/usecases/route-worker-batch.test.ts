@@ -89,7 +89,9 @@ describe('route-worker handler: one listing per batch', () => {
     world.ec2.state.replaceRoute({ routeTableId: t1, destinationCidr: '100.64.1.0/24', networkInterfaceId: world.ec2.state.primaryInterface(other.id)?.id ?? '' });
     world.resetStats();
 
-    expect(await handler(sqsEvent(sqsRecord('m2', create(t1, '100.64.1.0/24', a))), lambdaContext())).toEqual({ batchItemFailures: [] });
+    // Reconcile's replace of the moved route names the instance it found there.
+    const moved = JSON.stringify({ v: 2, kind: 'replace', routeTableId: t1, destinationCidr: '100.64.1.0/24', node: a.name, instanceId: a.instanceId, reason: 'moved', expect: { instanceId: other.id } });
+    expect(await handler(sqsEvent(sqsRecord('m2', moved)), lambdaContext())).toEqual({ batchItemFailures: [] });
     expect(world.ec2.stats.count('DescribeRouteTables')).toBeGreaterThanOrEqual(1);
     expect(world.ec2.stats.count('ReplaceRoute')).toBe(1);
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);

@@ -1,7 +1,7 @@
 /** The one decider of a failed message's fate (lib/usecases/delivery-outcome.ts, `outcomeOf`). */
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError, PodrouteError } from '../../lib/errors.ts';
-import { DeadlineExceededError, NodeNotStoredError, NodeStillDeletingError, outcomeOf } from '../../lib/usecases/delivery-outcome.ts';
+import { DeadlineExceededError, NodeNotStoredError, NodeStillDeletingError, awaitsStoredNode, outcomeOf } from '../../lib/usecases/delivery-outcome.ts';
 import { RouteTableFullError } from '../../lib/usecases/port-errors.ts';
 import { MessageRefusedError } from '../../lib/usecases/route-worker-claims.ts';
 import { outcomeOf as workerOutcomeOf } from '../../lib/usecases/route-worker.ts';
@@ -60,5 +60,18 @@ describe('outcomeOf: small redrive limits', () => {
 describe('one decider', () => {
   it('the route worker answers with the same function', () => {
     expect(workerOutcomeOf).toBe(outcomeOf);
+  });
+});
+
+describe('awaitsStoredNode: whether a node not stored yet is still waited for (and its admission routed)', () => {
+  it.each([
+    ['no delivery (a direct call)', undefined, true],
+    ['the first receive', { receiveCount: 1, maxReceiveCount: 5 }, true],
+    ['the second receive', { receiveCount: 2, maxReceiveCount: 5 }, false],
+    ['the last receive', { receiveCount: 5, maxReceiveCount: 5 }, false],
+  ] as const)('%s: %s', (_, delivery, waited) => {
+    expect(awaitsStoredNode(delivery)).toBe(waited);
+    // One rule: outcomeOf calls the same node gone exactly when it is no longer waited for.
+    if (delivery !== undefined) expect(outcomeOf(new NodeNotStoredError('node-a'), delivery) === 'gone').toBe(!waited);
   });
 });

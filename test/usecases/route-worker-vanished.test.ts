@@ -49,7 +49,10 @@ describe('ReplaceRoute on a route that vanished', () => {
     const routeTables = replacingAfter(world.routeTables, () => world.ec2.state.deleteRoute({ routeTableId: table, destinationCidr: CIDR }));
     const log = memoryLogger();
     const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
-    const message: RouteMessage = { v: 1, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: 'node-a', instanceId: a.instanceId, reason };
+    const message: RouteMessage =
+      reason === 'moved'
+        ? { v: 2, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: 'node-a', instanceId: a.instanceId, reason, expect: { instanceId: other.id } }
+        : { v: 1, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: 'node-a', instanceId: a.instanceId, reason };
 
     expect(await handleRouteMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.ec2.stats.count('ReplaceRoute')).toBe(1);

@@ -21,8 +21,10 @@ const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 const body = (message: RouteMessage): string => JSON.stringify(message);
 const create = (routeTableId: string, destinationCidr: string, node: WorldNode): string =>
   body({ v: 1, kind: 'create', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId });
-const replace = (routeTableId: string, destinationCidr: string, node: WorldNode, reason: 'blackhole' | 'moved'): string =>
-  body({ v: 1, kind: 'replace', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId, reason });
+const replace = (routeTableId: string, destinationCidr: string, node: WorldNode, reason: 'blackhole' | 'moved', found?: string): string =>
+  found === undefined
+    ? body({ v: 1, kind: 'replace', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId, reason })
+    : body({ v: 2, kind: 'replace', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId, reason, expect: { instanceId: found } });
 
 /** The adapter with its listing replaced. */
 function withListing(inner: RouteTables, listRouteTables: RouteTables['listRouteTables']): RouteTables {
@@ -80,7 +82,7 @@ describe('handleRouteMessage: create and replace', () => {
     expect(world.route(t1, '100.64.1.0/24')?.state).toBe(reason === 'blackhole' ? 'blackhole' : 'active');
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
 
-    expect(await handleRouteMessage(replace(t1, '100.64.1.0/24', a, reason), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'replaced' });
+    expect(await handleRouteMessage(replace(t1, '100.64.1.0/24', a, reason, reason === 'moved' ? other.id : undefined), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'replaced' });
     expect(world.route(t1, '100.64.1.0/24')).toEqual({ instanceId: a.instanceId, networkInterfaceId: a.eniId, state: 'active' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
     expect(world.ec2.stats.count('ReplaceRoute')).toBe(1);

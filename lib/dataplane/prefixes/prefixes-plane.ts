@@ -41,6 +41,8 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
     // A stored node's node sync has written its condition already; an admitted one's prefixes and condition are the worker's.
     queuesSyncNode: (admitted) => admitted !== undefined,
     workerSyncNode: (message, deps, delivery) => settlePrefixJoin(message, deps, ports, delivery),
+    // No route table is podroute's here: a route message (one queued before MODE changed) has nothing to act on.
+    workerRouteWrite: async () => 'stale:no-route-plane',
     reportsMissingRoutes: false,
     nodeSyncMarksReady: true,
     readiness: prefixReadiness,

@@ -14,7 +14,7 @@ import type { LeaseTable, RouteTable } from '../../routes/index.ts';
 import { planRoutesCounted } from '../../routes/route-plan.ts';
 import type { EniPrefixes, RouteTables } from '../../usecases/ports.ts';
 import { hasBareInterfaceRoute, readPrimaryInterfaces } from '../../usecases/route-targets.ts';
-import { syncNodeRoutes } from '../../usecases/route-writes.ts';
+import { applyDelete, applyRoute, syncNodeRoutes } from '../../usecases/route-writes.ts';
 import { lacksPodCidrFamily, settled } from '../data-plane.ts';
 import type { DataPlane, PlaneRun, PlannedNodeSync, RunRead } from '../data-plane.ts';
 import { routesReadiness } from './readiness.ts';
@@ -62,6 +62,7 @@ export function routesPlane(ports: RoutesPlanePorts): DataPlane {
     admitNewNode: async (node, kube) => void (await syncNode(node, kube, [])),
     queuesSyncNode: () => true,
     workerSyncNode: (message, deps, delivery) => syncNodeRoutes(message, deps, delivery),
+    workerRouteWrite: (message, deps) => (message.kind === 'delete' ? applyDelete(message, deps) : applyRoute(message, deps)),
     reportsMissingRoutes: true,
     nodeSyncMarksReady: false,
     readiness: routesReadiness,

@@ -1,0 +1,72 @@
+/**
+ * The route worker and a route to another instance (`moved`): the worker does not know the
+ * unmanaged nodes, so it replaces such a route only when the message names the instance found there
+ * (a replace's `expect`, from reconcile's plan) and a fresh read confirms it; a create, a replace
+ * without `expect` and a sync-node leave it to reconcile. Against the EC2 and Kubernetes emulators.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../lib/log.ts';
+import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import { parseLabelSelector } from '../../lib/nodes/label-selector.ts';
+import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import { startWorld, type World, type WorldNode } from '../support/world.ts';
+import { routesWorkerPlane } from '../support/plane.ts';
+
+const CLUSTER_CIDRS = ['100.64.0.0/16'];
+const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
+const CIDR = '100.64.1.0/24';
+
+describe('handleRouteMessage: a route to another instance', () => {
+  let world: World;
+  let table: string;
+  let a: WorldNode;
+  let u: WorldNode;
+  let deps: RouteWorkerDeps;
+
+  beforeEach(async () => {
+    world = await startWorld();
+    table = world.addClusterTable();
+    a = await world.addNode('node-a', { podCidrs: [CIDR] });
+    // node-u is not podroute's (outside the selector); the table routes node-a's block to its instance.
+    u = await world.addNode('node-u', { unleased: true });
+    world.ec2.state.addRoute({ routeTableId: table, destinationCidr: CIDR, instanceId: u.instanceId });
+    deps = {
+      clusterCidrs: CLUSTER_CIDRS,
+      routeTables: world.routeTables,
+      nodes: world.nodes,
+      cidrSets: world.cidrSets,
+      plane: routesWorkerPlane,
+      leaseGraceSeconds: 600,
+      log: memoryLogger(),
+      now: world.clock.now,
+      nodeSelector: parseLabelSelector('kubernetes.io/hostname!=node-u'),
+    };
+  });
+  afterEach(async () => {
+    await world.close();
+  });
+
+  const routedTo = () => world.ec2.state.routes(table).find((r) => r.destinationCidrBlock === CIDR)?.instanceId;
+  const send = (message: RouteMessage) => handleRouteMessage(JSON.stringify(message), FIRST, deps);
+  const replace = (expectFound?: string): RouteMessage =>
+    expectFound === undefined
+      ? { v: 1, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: a.name, instanceId: a.instanceId, reason: 'moved' }
+      : { v: 2, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: a.name, instanceId: a.instanceId, reason: 'moved', expect: { instanceId: expectFound } };
+
+  it.each<[string, () => RouteMessage]>([
+    ['a sync-node', () => ({ v: 1, kind: 'sync-node', node: a.name })],
+    ['a create', () => ({ v: 1, kind: 'create', routeTableId: table, destinationCidr: CIDR, node: a.name, instanceId: a.instanceId })],
+    ['a replace without expect', () => replace()],
+    ['a replace expecting another instance', () => replace(a.instanceId)],
+  ])('%s leaves it alone (stale:moved)', async (_, message) => {
+    const result = await send(message());
+    expect(result.outcome).toBe('ack');
+    expect(result.status).toBe('stale:moved');
+    expect(routedTo()).toBe(u.instanceId);
+  });
+
+  it('a replace expecting the instance found there replaces it', async () => {
+    expect(await send(replace(u.instanceId))).toEqual({ outcome: 'ack', status: 'replaced' });
+    expect(routedTo()).toBe(a.instanceId);
+  });
+});
