@@ -12,9 +12,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../config.ts';
-import { InvalidInputError } from '../errors.ts';
+import { loadKubeConfig } from '../kube/kubeconfig-file.ts';
 import { AwsStackResources } from '../aws/stack-resources.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
@@ -164,15 +163,3 @@ function parseSubject(user: string | undefined, groups: string | undefined): Acc
   return subject;
 }
 
-function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  try {
-    if (path) kubeConfig.loadFromFile(path);
-    else kubeConfig.loadFromDefault();
-    if (context) kubeConfig.setCurrentContext(context);
-  } catch (error) {
-    throw new InvalidInputError(`cannot load the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  if (!kubeConfig.getCurrentCluster()) throw new InvalidInputError('the kubeconfig has no current cluster (pass --kubeconfig or --context)');
-  return kubeConfig;
-}

@@ -7,9 +7,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../config.ts';
-import { InvalidInputError } from '../errors.ts';
+import { loadKubeConfig } from '../kube/kubeconfig-file.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
 import { selectorKeys } from '../nodes/label-selector.ts';
 import { dryRunReconcile } from './dry-run.ts';
@@ -95,16 +94,3 @@ export const reconcileCommand: Command = {
   },
 };
 
-/** The kubeconfig at `path` (else the default one), on `context` when given. */
-function loadKubeConfig(path: string | undefined, context: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  try {
-    if (path) kubeConfig.loadFromFile(path);
-    else kubeConfig.loadFromDefault();
-    if (context) kubeConfig.setCurrentContext(context);
-  } catch (error) {
-    throw new InvalidInputError(`cannot load the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  if (!kubeConfig.getCurrentCluster()) throw new InvalidInputError('the kubeconfig has no current cluster (pass --kubeconfig or --context)');
-  return kubeConfig;
-}
