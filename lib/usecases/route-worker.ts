@@ -131,7 +131,7 @@ async function reportFailure(message: RouteMessage, error: unknown, outcome: Fai
   const eventReason = error instanceof RouteTableFullError ? ROUTE_TABLE_FULL : FAILED_TO_CREATE_ROUTE;
   try {
     await deps.nodes.warn(message.node, eventReason, `Could not create ${what} for node ${message.node}: ${reason}`);
-    if (outcome === 'handed-back' && (await servingNow(message.node, deps))) return;
+    if (outcome === 'handed-back' && (await conditionSet(message.node, deps))) return;
     await deps.nodes.setNetworkUnavailable(message.node, true);
   } catch (reportError) {
     deps.log.log('error', 'report.failed', { node: message.node, error: reportError });
@@ -139,14 +139,18 @@ async function reportFailure(message: RouteMessage, error: unknown, outcome: Fai
 }
 
 /**
- * Whether the node is ready (NetworkUnavailable=False) by a read made just before the write. A
- * retryable failure handed back to reconcile does not take a serving node out of service: the next
- * run re-plans it within a minute, and the re-read above may be stale by now (another message can
- * have made the routes and marked the node ready meanwhile). A node not serving is kept unschedulable.
+ * Whether the node's NetworkUnavailable is already set (True or False) by a read made just before
+ * the write. A retryable failure handed back to reconcile then leaves the condition as it is: a
+ * serving node stays in service (the next run re-plans it within a minute, and the re-read above may
+ * be stale: another message can have made the routes and marked the node ready meanwhile), and a
+ * node not serving is kept unschedulable already (its admission wrote True). Skipping the redundant
+ * True write also closes the race with a concurrent False write. Only a node without the condition
+ * gets True.
  */
-async function servingNow(name: string, deps: RouteWorkerDeps): Promise<boolean> {
+async function conditionSet(name: string, deps: RouteWorkerDeps): Promise<boolean> {
   const node = await currentNode(name, deps);
-  return node !== null && networkUnavailableOf(node) === 'False';
+  const status = node === null ? null : networkUnavailableOf(node);
+  return node !== null && (status === 'False' || status === 'True');
 }
 
 function describe(message: RouteMessage): Record<string, unknown> {
