@@ -8,11 +8,8 @@
  * calls are node lists, SubjectAccessReviews for podroute's identity (`--kube-user`, `--kube-groups`) and a
  * MutatingWebhookConfiguration list.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig } from '../config.ts';
+import { type DoctorClients, doctorClients } from '../aws/cli-clients.ts';
 import { loadKubeConfig } from '../kube/kubeconfig-file.ts';
 import { AwsStackResources } from '../aws/stack-resources.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
@@ -67,12 +64,7 @@ Flags:
   -h, --help                   this help
 `;
 
-export interface DoctorClients {
-  ec2: EC2Client;
-  sqs: SQSClient;
-  dynamodb: DynamoDBClient;
-  serviceQuotas: ServiceQuotasClient;
-}
+export type { DoctorClients } from '../aws/cli-clients.ts';
 
 const DOCTOR_FLAGS = {
   mode: { type: 'string' },
@@ -96,7 +88,7 @@ const DOCTOR_FLAGS = {
 } as const;
 
 /** The command; tests hand in clients for the local stand-ins. */
-export function createDoctorCommand(makeClients: (region: string) => DoctorClients = defaultClients): Command {
+export function createDoctorCommand(makeClients: (region: string) => DoctorClients = doctorClients): Command {
   return {
     async run(args: string[], io: CliIo): Promise<number> {
       const flags = parseFlags(args, DOCTOR_FLAGS);
@@ -140,10 +132,6 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
 }
 
 export const doctorCommand = createDoctorCommand();
-
-function defaultClients(region: string): DoctorClients {
-  return { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }), serviceQuotas: new ServiceQuotasClient({ region }) };
-}
 
 function parseQuota(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;

@@ -4,11 +4,9 @@
  * the queue, printing what it would send and withhold. Nothing is written: no route, no node, no
  * lease, no message. Applying is the Lambda functions' job.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig } from '../config.ts';
 import { loadKubeConfig } from '../kube/kubeconfig-file.ts';
+import { reconcileClients } from '../aws/cli-clients.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
 import { selectorKeys } from '../nodes/label-selector.ts';
 import { dryRunReconcile } from './dry-run.ts';
@@ -87,8 +85,7 @@ export const reconcileCommand: Command = {
     if (!config.queueUrl) throw new UsageError("reconcile --dry-run reads the queue's backlog: pass --queue-url or set QUEUE_URL");
     const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
     const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
-    const clients = { ec2: new EC2Client({ region }), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
-    const report = await dryRunReconcile(config, clients, new KubeNodes(kubeConfig, { keepLabels: selectorKeys(config.nodeSelector) }));
+    const report = await dryRunReconcile(config, reconcileClients(region), new KubeNodes(kubeConfig, { keepLabels: selectorKeys(config.nodeSelector) }));
     io.stdout(formatOutput(format, dryRunDocument(report), () => dryRunTable(report)));
     return planExitCode(report.plan, flags.flag('detailed-exitcode'));
   },
