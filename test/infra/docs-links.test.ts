@@ -52,10 +52,10 @@ function anchorsOf(text: string): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
   for (const line of proseLines(text)) {
-    for (const named of line.matchAll(/<a\s+(?:name|id)="([^"]+)"/g)) anchors.add(named[1]);
+    for (const named of line.matchAll(/<a\s+(?:name|id)="([^"]+)"/g)) anchors.add(named[1] ?? '');
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
-    const base = slug(heading[1]);
+    const base = slug(heading[1] ?? '');
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     anchors.add(count === 0 ? base : `${base}-${count}`);
@@ -67,7 +67,7 @@ function anchorsOf(text: string): Set<string> {
 function linksOf(text: string): string[] {
   return proseLines(text).flatMap((line) => {
     const prose = line.replace(/`[^`]*`/g, '');
-    const inline = [...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]);
+    const inline = [...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1] ?? '');
     const reference = /^\s*\[[^\]]+\]:\s*(\S+)/.exec(prose)?.[1];
     return reference ? [...inline, reference] : inline;
   });
