@@ -125,7 +125,7 @@ describe('the docs link check', () => {
     expect(broken).toEqual([]);
   });
 
-  it('every docs/*.md path named in code, config and tests exists', () => {
+  it('every docs/*.md path (and section) named in code, config and tests exists', () => {
     const sources = [
       'serverless.yml',
       'package.json',
@@ -136,6 +136,11 @@ describe('the docs link check', () => {
     );
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter(({ path }) => !existsSync(join(root, path)))).toEqual([]);
+    // A section named beside the path (`docs/deploy/eks.md, "Concurrency"`) is one of its headings.
+    const sections = sources.flatMap((file) =>
+      [...read(file).matchAll(/\b(docs\/[\w./-]*?\.md),? "([^"]+)"/g)].map((m) => ({ file, path: m[1] ?? '', section: m[2] ?? '' })),
+    );
+    expect(sections.filter(({ path, section }) => !existsSync(join(root, path)) || !anchorsOf(read(path)).has(slug(section)))).toEqual([]);
   });
 });
 
