@@ -1,6 +1,6 @@
 /**
  * podroute's configuration: one schema over the environment, validated once at cold start.
- * Every variable, its default and its meaning is listed in README.md ("Configuration").
+ * Every variable, its default and its meaning is listed in docs/configuration.md.
  */
 import * as z from './util/zod-mini.ts';
 import { reject } from './util/zod-mini.ts';

@@ -160,7 +160,7 @@ const fail = (message) => {
 /** The cluster's file as an object of params; every problem is one line naming the file. */
 function readParamsFile(path, shown, known) {
   if (!existsSync(path)) {
-    fail(`no params file ${shown}: write one for this cluster (infra/params/example.json shows every key; docs/deploy.md)`);
+    fail(`no params file ${shown}: write one for this cluster (infra/params/example.json shows every key; docs/deploy/eks.md)`);
   }
   let data;
   try {

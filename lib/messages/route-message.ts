@@ -18,7 +18,7 @@ import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../util/kube-na
  * the queue during a rolling upgrade, acts on it; the worker accepts both versions
  * (`ACCEPTED_VERSIONS`). `admitted` came after `node-left` within version 2: a worker of the release
  * before it rejects such a sync-node (an unknown key) and acks it, and that node becomes ready at the
- * next reconcile instead of at once (README, "Upgrade and rollback"); nothing is lost.
+ * next reconcile instead of at once (docs/upgrade.md); nothing is lost.
  */
 const ROUTE_MESSAGE_VERSION = 2;
 /** The version of the kinds that version 1 already had, as producers write them. */

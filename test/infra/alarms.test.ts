@@ -1,6 +1,6 @@
 /**
  * serverless.yml's alarms, their two SNS topics and the saved Logs Insights queries, read from the
- * YAML as written (js-yaml resolves its anchors), against the runbook docs/alarms.md: the heartbeat
+ * YAML as written (js-yaml resolves its anchors), against the runbook docs/operate/alarms.md: the heartbeat
  * treats missing data as breaching, the noisy signals need M of N datapoints, every alarm goes to
  * exactly one of the two topics, and the runbook's table says what the template does.
  * The packaged dashboard is checked in serverless-template.test.ts.
@@ -40,7 +40,7 @@ const severityOf = (props: Obj): 'page' | 'ticket' | 'none' => {
 };
 
 /** The runbook's table rows: | `suffix` | page or ticket | M of N × P min | why | */
-const runbook = readFileSync(`${root}docs/alarms.md`, 'utf8');
+const runbook = readFileSync(`${root}docs/operate/alarms.md`, 'utf8');
 const ROW = /^\| `([a-z-]+)` \| (page|ticket) \| (\d+) of (\d+) × (\d+) min \|/;
 const rows = runbook.split('\n').flatMap((line) => {
   const match = ROW.exec(line);
