@@ -228,7 +228,6 @@ export function useCaseDeps(wiring: Wiring) {
     queue: wiring.queue,
     cidrSets: wiring.cidrSets,
     ...(wiring.deletionWindow ? { deletionWindow: wiring.deletionWindow } : {}),
-    ...(wiring.usedReservationSets ? { usedReservationSets: wiring.usedReservationSets } : {}),
     log: wiring.log,
     now: wiring.now,
   };

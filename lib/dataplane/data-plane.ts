@@ -108,9 +108,19 @@ export interface DataPlane {
   readiness(facts: ReadinessFacts): Readiness;
 }
 
-/** The condition text a plane writes with NetworkUnavailable=`unavailable`. */
-export function conditionText(plane: Pick<DataPlane, 'readiness'>, unavailable: boolean): ConditionText {
-  const { reason, message } = plane.readiness(unavailable ? { podCidrsComplete: false, carried: false, refused: true } : { podCidrsComplete: true, carried: true });
+/** The facts that give each readiness state: a refusal, a node not carried yet, a node carried. */
+const FACTS_OF: Record<'refused' | 'pending' | 'ready', ReadinessFacts> = {
+  refused: { podCidrsComplete: false, carried: false, refused: true },
+  pending: { podCidrsComplete: false, carried: false },
+  ready: { podCidrsComplete: true, carried: true },
+};
+
+/**
+ * The condition text a plane writes for a state: `true` a node the VPC cannot carry, `false` a
+ * node carried, `'pending'` a node not carried yet (NetworkUnavailable=True until it is).
+ */
+export function conditionText(plane: Pick<DataPlane, 'readiness'>, state: boolean | 'pending'): ConditionText {
+  const { reason, message } = plane.readiness(FACTS_OF[state === 'pending' ? 'pending' : state ? 'refused' : 'ready']);
   return { reason, message };
 }
 

@@ -70,12 +70,6 @@ type KubeNodesOptions = {
   sleep?: (ms: number) => Promise<void>;
 };
 
-/** Messages and reasons of upstream's route controller (`updateNetworkingCondition`). */
-const NETWORK_CONDITION = {
-  routeCreated: { status: 'False', reason: 'RouteCreated', message: 'RouteController created a route' },
-  noRouteCreated: { status: 'True', reason: 'NoRouteCreated', message: 'RouteController failed to create a route' },
-} as const;
-
 const listEnvelopeSchema = z.looseObject({
   items: z.nullish(z.array(z.unknown())),
   metadata: z.optional(z.looseObject({ continue: z.optional(z.string()), resourceVersion: z.optional(z.string()) })),
@@ -221,11 +215,11 @@ export class KubeNodes {
 
   /**
    * Writes the node's NetworkUnavailable condition as upstream's route controller does: a strategic
-   * merge patch of `nodes/status` that touches only that condition (merged by `type`); `text`
-   * replaces upstream's reason and message (a data plane without a route controller).
+   * merge patch of `nodes/status` that touches only that condition (merged by `type`), worded by
+   * the data plane (`text`).
    */
-  async setNetworkUnavailable(nodeName: string, unavailable: boolean, text?: ConditionText): Promise<NodeWriteResult> {
-    const wanted = { ...(unavailable ? NETWORK_CONDITION.noRouteCreated : NETWORK_CONDITION.routeCreated), ...(text ? { reason: text.reason, message: text.message } : {}) };
+  async setNetworkUnavailable(nodeName: string, unavailable: boolean, text: ConditionText): Promise<NodeWriteResult> {
+    const wanted = { status: unavailable ? 'True' : 'False', reason: text.reason, message: text.message };
     return this.patchWithRetry({ verb: 'patch', resource: 'nodes/status', name: nodeName }, () => {
       const now = rfc3339(this.clock());
       const body = {

@@ -1,7 +1,7 @@
 /**
  * Reconcile's word to nodes about their claims, from the plan: a node whose pod CIDR or instance is
  * a conflict (lib/routes/ownership.ts) gets a Warning Event `PodCidrConflict`; a managed node not yet
- * complete and without NetworkUnavailable is marked True (upstream's reason NoRouteCreated) before
+ * complete and without NetworkUnavailable is marked True (in the plane's words for a node not carried yet) before
  * any route work of the run goes out, so it is never schedulable before it is routed.
  */
 import { conditionText } from '../dataplane/data-plane.ts';
@@ -46,7 +46,7 @@ export async function warnConflicts(plan: RoutePlan, deps: ClaimDeps): Promise<v
 export async function markUnrouted(plan: RoutePlan, nodes: readonly Node[], deps: ClaimDeps & Pick<ReconcileDeps, 'plane'>, report: Pick<ReconcileReport, 'conditionsPatched' | 'errors'>): Promise<Set<string>> {
   const lacking = new Set(nodes.filter((node) => networkUnavailableOf(node) === null).map((node) => node.metadata.name));
   const targets = plan.nodes.filter((status) => status.unmanaged === undefined && status.networkUnavailable !== false && lacking.has(status.node)).map((status) => status.node);
-  const results = await mapSettled(targets, deps.concurrency ?? 4, async (name) => deps.nodes.setNetworkUnavailable(name, true, conditionText(deps.plane, true)));
+  const results = await mapSettled(targets, deps.concurrency ?? 4, async (name) => deps.nodes.setNetworkUnavailable(name, true, conditionText(deps.plane, 'pending')));
   const written = new Set<string>();
   results.forEach((result, i) => {
     const name = targets[i];

@@ -11,7 +11,7 @@ import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Node } from '../nodes/node.ts';
 import { decideLeaseReleases } from './lease-release.ts';
-import type { NodeSource, UsedReservationSets } from './ports.ts';
+import type { NodeSource } from './ports.ts';
 
 /**
  * Seconds the webhook's `node-left` check waits after a DELETE admission, so the API server has
@@ -22,9 +22,8 @@ export const NODE_LEFT_CHECK_DELAY_SECONDS = 10;
 
 interface NodeLeftDeps {
   nodes: Pick<NodeSource, 'getNode'>;
-  cidrSets: readonly CidrSet[];
-  /** Prefixes mode: the registered pod ranges' sets, read in addition to `cidrSets`. */
-  usedReservationSets?: UsedReservationSets;
+  /** The sets the node's leases live in: the data plane's (`DataPlane.leaseSets`). */
+  leaseSets: () => Promise<readonly CidrSet[]>;
   log: Logger;
   now: () => number;
   /** LEASE_GRACE_SECONDS: a lease younger than this is not freed on a 404. */
@@ -92,8 +91,8 @@ export async function checkNodeLeft(name: string, deps: NodeLeftDeps): Promise<s
  * several blocks, a crash leftover) is left to reconcile's reclaim of vanished nodes' leases, which
  * lists the table every tick anyway.
  */
-async function ownedLeases(owner: string, deps: Pick<NodeLeftDeps, 'cidrSets' | 'usedReservationSets'>): Promise<Array<{ set: CidrSet; lease: Lease }>> {
-  const sets = [...deps.cidrSets, ...(deps.usedReservationSets ? await deps.usedReservationSets() : [])];
+async function ownedLeases(owner: string, deps: Pick<NodeLeftDeps, 'leaseSets'>): Promise<Array<{ set: CidrSet; lease: Lease }>> {
+  const sets = await deps.leaseSets();
   // Keyed reads, independent of each other: at once, kept in the sets' order.
   const leases = await Promise.all(sets.map((set) => set.ownedLease(owner)));
   const owned: Array<{ set: CidrSet; lease: Lease }> = [];

@@ -5,6 +5,7 @@
  * `node-left` check (./node-left.ts). A review is never refused: a failure admits the node without
  * pod CIDRs, NetworkUnavailable=True, for the schedule to repair.
  */
+import { conditionText } from '../dataplane/data-plane.ts';
 import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
 import { rfc3339 } from '../util/time.ts';
 import { PodrouteError } from '../errors.ts';
@@ -20,7 +21,6 @@ import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent }
 import { NodeNotFoundError } from './port-errors.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { nodeSyncKube } from './node-sync-ports.ts';
-import type { UsedReservationSets } from './ports.ts';
 import type { LeaseTable } from '../routes/index.ts';
 import type { ReconcileDeps } from './reconcile.ts';
 
@@ -28,7 +28,7 @@ import type { ReconcileDeps } from './reconcile.ts';
  * The webhook runs over the same ports as reconcile; a `NodeLeft` event also looks in the
  * registered pod ranges' sets when the wiring has them (./node-left.ts).
  */
-type WebhookDeps = Omit<ReconcileDeps, 'concurrency'> & { usedReservationSets?: UsedReservationSets };
+type WebhookDeps = Omit<ReconcileDeps, 'concurrency'>;
 
 /**
  * Answers an admission review. With `deadline`, the answer comes when it aborts at the latest: a
@@ -65,7 +65,7 @@ async function admitRequest(request: AdmissionReview['request'], deps: WebhookDe
       return admissionResponse(request.uid);
     }
     // Decided before any read: whatever fails from here on, a new node is created unschedulable.
-    decided.unavailable = networkUnavailablePatch(node, rfc3339(deps.now()));
+    decided.unavailable = networkUnavailablePatch(node, rfc3339(deps.now()), conditionText(deps.plane, 'pending'));
     if (await nodeExists(node.metadata.name, deps)) {
       // A kubelet's CREATE on restart: the server answers AlreadyExists after admission (so the
       // patch changes nothing), and the stored node is reconcile's. Nothing to allocate or queue.
@@ -194,7 +194,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     await queueNodeSync(node.metadata.name, deps);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
-  const result = await releaseIfGone(event.nodeName, { ...deps, leaseGraceSeconds: deps.config.leaseGraceSeconds });
+  const result = await releaseIfGone(event.nodeName, { ...deps, leaseSets: () => deps.plane.leaseSets(), leaseGraceSeconds: deps.config.leaseGraceSeconds });
   if (result.kind === 'exists') return { status: 409, message: `node ${event.nodeName} still exists; NodeLeft is accepted once it is deleted` };
   // Its routes are the planner's to delete (next reconcile, under the mass-deletion guard).
   return { status: 202, message: `node ${event.nodeName}: released ${result.cidrs.length} pod CIDR(s)` };

@@ -52,8 +52,8 @@ export interface NodeSource {
   listNodes(): Promise<Node[]>;
   /** Rejects with NodeNotFoundError (port-errors.ts) when the node does not exist. */
   getNode(name: string): Promise<Node>;
-  /** Without `text`, the condition says what upstream's route controller writes. */
-  setNetworkUnavailable(nodeName: string, unavailable: boolean, text?: ConditionText): Promise<NodeWriteResult>;
+  /** `text` is the data plane's wording (lib/dataplane/data-plane.ts `conditionText`). */
+  setNetworkUnavailable(nodeName: string, unavailable: boolean, text: ConditionText): Promise<NodeWriteResult>;
   updatePodCidr(node: Node, cidrs: string | readonly string[]): Promise<NodeWriteResult>;
   warn(nodeName: string, reason: string, message: string): Promise<unknown>;
 }

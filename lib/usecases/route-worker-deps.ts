@@ -9,7 +9,7 @@ import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
-import type { NodeSource, RouteTables, UsedReservationSets } from './ports.ts';
+import type { NodeSource, RouteTables } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
 
 export { type Delivery, NodeNotStoredError } from './delivery-outcome.ts';
@@ -24,10 +24,8 @@ export interface RouteWorkerDeps {
   nodes: NodeSource;
   log: Logger;
   now: () => number;
-  /** The cluster's CIDR sets: a `node-left` check releases a deleted node's leases in them. */
+  /** The cluster CIDRs' sets, that route writes judge ownership in (a `node-left` check releases in the plane's `leaseSets`). */
   cidrSets: readonly CidrSet[];
-  /** Prefixes mode: the registered pod ranges' sets, where a `node-left` check also looks. */
-  usedReservationSets?: UsedReservationSets;
   /** LEASE_GRACE_SECONDS: a `node-left` check frees no lease younger than this (./node-left.ts). */
   leaseGraceSeconds: number;
   /** NODE_SELECTOR: a node outside it is not podroute's (absent = every node). */
@@ -42,7 +40,7 @@ export interface RouteWorkerDeps {
    */
   view?: RouteTableView;
   /** The data plane chosen in the wiring: what a `sync-node` does, and whether a failure can find routes missing. */
-  plane: Pick<DataPlane, 'workerSyncNode' | 'workerRouteWrite' | 'reportsMissingRoutes'>;
+  plane: Pick<DataPlane, 'workerSyncNode' | 'workerRouteWrite' | 'reportsMissingRoutes' | 'readiness' | 'leaseSets'>;
   /**
    * Aborted when the invocation's time is up (functions/route-worker.ts): a message failing after
    * that reports nothing (no node is told, nothing is re-read); the queue delivers it again.

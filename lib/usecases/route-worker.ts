@@ -5,6 +5,7 @@
  * route tables (./route-table-view.ts); the writes live in ./route-writes.ts, and `outcomeOf`
  * (./delivery-outcome.ts) decides `ack` or `retry` (docs/decisions/0004-delivery-outcome.md).
  */
+import { conditionText } from '../dataplane/data-plane.ts';
 import { PodrouteError } from '../errors.ts';
 import { type FailureOutcome, outcomeOf } from './delivery-outcome.ts';
 import { parseRouteMessage } from '../messages/route-message.ts';
@@ -90,7 +91,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
     case 'sync-node':
       return deps.plane.workerSyncNode(message, writeDeps, delivery);
     case 'node-left':
-      return checkNodeLeft(message.node, deps);
+      return checkNodeLeft(message.node, { ...deps, leaseSets: () => deps.plane.leaseSets() });
   }
 }
 
@@ -132,7 +133,7 @@ async function reportFailure(message: RouteMessage, error: unknown, outcome: Fai
   try {
     await deps.nodes.warn(message.node, eventReason, `Could not create ${what} for node ${message.node}: ${reason}`);
     if (outcome === 'handed-back' && (await conditionSet(message.node, deps))) return;
-    await deps.nodes.setNetworkUnavailable(message.node, true);
+    await deps.nodes.setNetworkUnavailable(message.node, true, conditionText(deps.plane, true));
   } catch (reportError) {
     deps.log.log('error', 'report.failed', { node: message.node, error: reportError });
   }

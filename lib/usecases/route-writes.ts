@@ -5,6 +5,7 @@
  * same target and `InvalidRoute.NotFound` on delete are success, so redelivery converges.
  */
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { conditionText } from '../dataplane/data-plane.ts';
 import { PodrouteError } from '../errors.ts';
 import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/route-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
@@ -366,7 +367,7 @@ async function settle(node: Node, world: NodeWorld, deps: WriteDeps): Promise<vo
   const wanted = status.networkUnavailable;
   if (networkUnavailableOf(node) === (wanted ? 'True' : 'False')) return;
   const started = deps.now();
-  const result = await deps.nodes.setNetworkUnavailable(name, wanted);
+  const result = await deps.nodes.setNetworkUnavailable(name, wanted, conditionText(deps.plane, wanted));
   deps.log.log('info', 'action', { action: 'set-network-unavailable', value: wanted, node: name, result, ms: deps.now() - started });
 }
 

@@ -156,23 +156,18 @@ export function podCidrPatch(node: Node, cidrs: readonly string[]): JsonPatchOp[
 }
 
 /**
- * The condition a node is created with until its routes exist: upstream's kubelet registers a node
- * with it where the cloud needs routes (kubernetes pkg/kubelet/kubelet_node_status.go, initialNode:
- * NetworkUnavailable=True, reason NoRouteCreated, "Node created without a route"), and the route
- * controller turns it False once they do.
- */
-const NETWORK_UNAVAILABLE_AT_CREATE = { type: 'NetworkUnavailable', status: 'True', reason: 'NoRouteCreated', message: 'Node created without a route' } as const;
-
-/**
  * JSON Patch operations that give a node being created `NetworkUnavailable=True` (transition time
- * `at`, RFC 3339), so nothing is scheduled on it before its pod CIDR is routed. Node create stores
+ * `at`, RFC 3339), worded by the data plane for a node not carried yet (`text`: in routes mode what
+ * upstream's kubelet registers a node with where the cloud needs routes, kubernetes
+ * pkg/kubelet/kubelet_node_status.go initialNode), so nothing is scheduled on it before its pod
+ * CIDR is carried. Node create stores
  * status as sent (k8s pkg/registry/core/node/strategy.go, PrepareForCreate: nodes allow all fields,
  * including status, on create; the recorded node-as-stored-after-kubelet-create keeps the
  * kubelet's conditions). The kubelet's other conditions are kept; a NetworkUnavailable it sent is
  * replaced where it stands. Meant to follow `podCidrPatch` in one answer.
  */
-export function networkUnavailablePatch(node: Node, at: string): JsonPatchOp[] {
-  const condition = { ...NETWORK_UNAVAILABLE_AT_CREATE, lastTransitionTime: at };
+export function networkUnavailablePatch(node: Node, at: string, text: { reason: string; message: string }): JsonPatchOp[] {
+  const condition = { type: 'NetworkUnavailable', status: 'True', reason: text.reason, message: text.message, lastTransitionTime: at };
   const conditions = node.status?.conditions;
   if (node.status === undefined) return [{ op: 'add', path: jsonPointer('status'), value: { conditions: [condition] } }];
   if (!conditions) return [{ op: 'add', path: jsonPointer('status', 'conditions'), value: [condition] }];

@@ -3,6 +3,7 @@
  * side, run against MemoryNodeSource and KubeNodes over the Kubernetes emulator
  * (node-source.contract.test.ts). Nodes are seeded as the kubelet registers them.
  */
+import { routesText } from '../support/plane.ts';
 import { describe, expect, it } from 'vitest';
 import { kubeletNode } from '../../infra/local/kube/kubelet-node.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
@@ -50,13 +51,13 @@ export function nodeSourceContract(name: string, make: () => Promise<NodeSourceH
       const h = await make();
       await h.store(registered('node-a'));
       const before = (await h.port.getNode('node-a')).status?.conditions?.map((c) => c.type) ?? [];
-      expect(await h.port.setNetworkUnavailable('node-a', true)).toBe('patched');
+      expect(await h.port.setNetworkUnavailable('node-a', true, routesText(true))).toBe('patched');
       expect(condition(await h.port.getNode('node-a'))).toEqual({ status: 'True', reason: 'NoRouteCreated' });
-      expect(await h.port.setNetworkUnavailable('node-a', false)).toBe('patched');
+      expect(await h.port.setNetworkUnavailable('node-a', false, routesText(false))).toBe('patched');
       const after = await h.port.getNode('node-a');
       expect(condition(after)).toEqual({ status: 'False', reason: 'RouteCreated' });
       expect(after.status?.conditions?.map((c) => c.type).sort()).toEqual([...before, 'NetworkUnavailable'].sort());
-      expect(await h.port.setNetworkUnavailable('node-z', false)).toBe('gone');
+      expect(await h.port.setNetworkUnavailable('node-z', false, routesText(false))).toBe('gone');
     });
 
     it.each([

@@ -1,8 +1,8 @@
 /**
  * MemoryNodeSource: the NodeSource port (lib/usecases/ports.ts) in memory, keeping KubeNodes'
  * promises over the API server: a missing node is NodeNotFoundError on read and `gone` on write;
- * the NetworkUnavailable condition is written as the route controller writes it (reason, message,
- * times from the clock); pod CIDRs are set only on a node without any (the same ones again:
+ * the NetworkUnavailable condition is written with the plane's text (a seeded one as the route
+ * controller writes it), times from the clock; pod CIDRs are set only on a node without any (the same ones again:
  * `unchanged`; others: PodCidrConflictError), at most one per family; Warning events are recorded.
  * Answers are copies, so a use case can never change the store by mutating what it read.
  */
@@ -11,9 +11,9 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import { PodCidrConflictError } from '../../lib/kube/kube-errors.ts';
 import { parseNode, podCidrsOf, type Node } from '../../lib/nodes/node.ts';
 import { NodeNotFoundError } from '../../lib/usecases/port-errors.ts';
-import type { NodeSource, NodeWriteResult } from '../../lib/usecases/ports.ts';
+import type { ConditionText, NodeSource, NodeWriteResult } from '../../lib/usecases/ports.ts';
 
-/** The condition as upstream's route controller writes it (kubernetes/cloud-provider route_controller.go). */
+/** A seeded condition, as upstream's route controller writes it (kubernetes/cloud-provider route_controller.go). */
 const CONDITION = {
   routeCreated: { status: 'False', reason: 'RouteCreated', message: 'RouteController created a route' },
   noRouteCreated: { status: 'True', reason: 'NoRouteCreated', message: 'RouteController failed to create a route' },
@@ -117,12 +117,12 @@ export class MemoryNodeSource implements NodeSource {
     return structuredClone(node);
   }
 
-  async setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<NodeWriteResult> {
+  async setNetworkUnavailable(nodeName: string, unavailable: boolean, text: ConditionText): Promise<NodeWriteResult> {
     this.called('setNetworkUnavailable');
     const node = this.stored.get(nodeName);
     if (!node) return 'gone';
     const now = this.time();
-    const condition = { type: 'NetworkUnavailable', ...(unavailable ? CONDITION.noRouteCreated : CONDITION.routeCreated), lastTransitionTime: now, lastHeartbeatTime: now };
+    const condition = { type: 'NetworkUnavailable', status: unavailable ? 'True' : 'False', reason: text.reason, message: text.message, lastTransitionTime: now, lastHeartbeatTime: now };
     const others = (node.status?.conditions ?? []).filter((c) => c.type !== 'NetworkUnavailable');
     this.stored.set(nodeName, { ...node, status: { ...node.status, conditions: [...others, condition] } });
     this.writes += 1;

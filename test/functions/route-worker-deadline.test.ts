@@ -61,7 +61,7 @@ describe('route-worker handler: the deadline aborts what is still running', () =
       prefixes: world.prefixes,
       nodes: world.nodes,
       queue: new RecordingQueue(),
-      cidrSets: world.cidrSets, plane: routesWorkerPlane,
+      cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets),
       webhookSecret: async () => 'unused',
       log,
       now: world.clock.now,

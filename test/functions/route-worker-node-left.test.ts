@@ -47,7 +47,7 @@ describe('route-worker handler: node-left checks', () => {
         leaving: { metadata: { name: 'leaving', deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] }, spec: { podCIDR: '10.244.3.0/24' } },
       }),
       cidrSets: [set],
-      plane: routesWorkerPlane,
+      plane: routesWorkerPlane([set]),
       queue: { send: async () => ({ sent: 0, duplicates: 0 }) },
       log,
       now: () => 3_600_000,

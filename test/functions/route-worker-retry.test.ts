@@ -58,7 +58,7 @@ describe('retries', () => {
     [2, 'ack', 'stale:node-gone'],
     [3, 'ack', 'stale:node-gone'],
   ] as const)('sync-node for a node not stored yet, delivery %i: %s (%s)', async (receiveCount, outcome, status) => {
-    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), nodes: nodesWithout(), cidrSets: [], plane: routesWorkerPlane, leaseGraceSeconds: 600, log: memoryLogger(), now: () => 0 };
+    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), nodes: nodesWithout(), cidrSets: [], plane: routesWorkerPlane([]), leaseGraceSeconds: 600, log: memoryLogger(), now: () => 0 };
     const result = await handleRouteMessage(syncNode, { receiveCount, maxReceiveCount: 3 }, deps);
     expect(result).toEqual({ outcome, status });
   });
@@ -77,7 +77,7 @@ describe('retries', () => {
     const wiring = {
       config,
       routeTables,
-      plane: routesWorkerPlane,
+      plane: routesWorkerPlane(),
       nodes: nodesWithout(),
       queue: {
         send: async () => ({ sent: 0, duplicates: 0 }),

@@ -9,6 +9,7 @@
  * create, PATCH patch, PUT update, DELETE delete; /api/v1 is the core group "", /apis/<group>/<v>
  * a named group; a path segment after the name is a subresource). The rules must grant exactly those.
  */
+import { routesText } from '../support/plane.ts';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -88,7 +89,7 @@ describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapte
     const b = await kube.getNode('b');
     exercised.add('getNode');
     await run('updatePodCidr', () => kube.updatePodCidr(b, '10.244.2.0/24'));
-    await run('setNetworkUnavailable', () => kube.setNetworkUnavailable('a', false));
+    await run('setNetworkUnavailable', () => kube.setNetworkUnavailable('a', false, routesText(false)));
     // A repeat folds into the first Event (read it, then patch its count).
     await run('warn', async () => {
       expect(await kube.warn('c', 'CloudCIDRAllocatorMismatch', 'test')).toBe(true);

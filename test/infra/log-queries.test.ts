@@ -73,7 +73,7 @@ async function routeOneNode(): Promise<{ table: string; other: string }> {
   const other = world.addClusterTable();
   const node = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
   const { log } = powertoolsTelemetry({ cluster: 'blue', functionName: 'route-worker' });
-  const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
   for (const routeTableId of [table, other]) {
     const message: RouteMessage = { v: 1, kind: 'create', routeTableId, destinationCidr: '100.64.1.0/24', node: node.name, instanceId: node.instanceId };
     expect(await handleRouteMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'created' });

@@ -318,7 +318,7 @@ describe('startSqsEventSource against fauxqs', () => {
       config: loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '3' }),
       routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled, prepareRouteTarget: throttled },
       nodes: {},
-      plane: routesWorkerPlane,
+      plane: routesWorkerPlane(),
       // Visibility backoff of 2 s, scaled to 0 (immediately visible again).
       queue: new SqsWorkQueue(client, queueUrl),
       log,

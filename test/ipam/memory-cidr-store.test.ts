@@ -25,7 +25,7 @@ describe('the memory CIDR store: leases of unknown age', () => {
     const set = await createCidrSet({ clusterCidr: '10.0.0.0/16', nodeMaskSize: 24 });
     await set.allocateNext('n1');
     const nodes = new MemoryNodeSource();
-    const result = await releaseIfGone('n1', { nodes, cidrSets: [set], log: memoryLogger(), leaseGraceSeconds: 600, now: Date.now });
+    const result = await releaseIfGone('n1', { nodes, leaseSets: async () => [set], log: memoryLogger(), leaseGraceSeconds: 600, now: Date.now });
     expect(result).toEqual({ kind: 'released', cidrs: [], kept: ['10.0.0.0/24'] });
     expect((await set.leases()).map((lease) => lease.owner)).toEqual(['n1']);
   });

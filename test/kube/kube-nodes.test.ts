@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { routesText } from '../support/plane.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
@@ -197,7 +198,7 @@ describe('KubeNodes against the emulator with the real client', () => {
   ])('sets NetworkUnavailable=$status and touches nothing else', async ({ unavailable, status, reason, message }) => {
     await emulator.state.addNode(wireNode('net'));
     const before = emulator.state.getNode('net');
-    expect(await kube.setNetworkUnavailable('net', unavailable)).toBe('patched');
+    expect(await kube.setNetworkUnavailable('net', unavailable, routesText(unavailable))).toBe('patched');
     const after = emulator.state.getNode('net');
     const conditions = (after?.status as { conditions: Record<string, unknown>[] }).conditions;
     expect(conditions.find((c) => c.type === 'NetworkUnavailable')).toEqual({
@@ -222,22 +223,22 @@ describe('KubeNodes against the emulator with the real client', () => {
 
   it('flips an existing NetworkUnavailable condition in place', async () => {
     await emulator.state.addNode(wireNode('flip'));
-    await kube.setNetworkUnavailable('flip', true);
-    await kube.setNetworkUnavailable('flip', false);
+    await kube.setNetworkUnavailable('flip', true, routesText(true));
+    await kube.setNetworkUnavailable('flip', false, routesText(false));
     const conditions = (emulator.state.getNode('flip')?.status as { conditions: { type: string; status: string }[] }).conditions;
     expect(conditions.filter((c) => c.type === 'NetworkUnavailable').map((c) => c.status)).toEqual(['False']);
     expect(conditions).toHaveLength(3);
   });
 
   it('treats 404 on a patch as a node that is gone', async () => {
-    expect(await kube.setNetworkUnavailable('ghost', false)).toBe('gone');
+    expect(await kube.setNetworkUnavailable('ghost', false, routesText(false))).toBe('gone');
     expect(await kube.updatePodCidr({ metadata: { name: 'ghost' } }, '10.1.0.0/24')).toBe('gone');
   });
 
   it('leaves a conflict on its patches (no resourceVersion) to the API server, which retries it (apiserver handlers `patchResource`)', async () => {
     await emulator.state.addNode(wireNode('busy'));
     emulator.state.setFailure({ kind: 'error', code: 409, times: 2, match: 'PATCH /api/v1/nodes/{name}/status' });
-    expect(await kube.setNetworkUnavailable('busy', false)).toBe('patched');
+    expect(await kube.setNetworkUnavailable('busy', false, routesText(false))).toBe('patched');
     expect(emulator.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(1);
   });
 
@@ -259,7 +260,7 @@ describe('KubeNodes against the emulator with the real client', () => {
   it('explains 403 in terms of RBAC verb and resource', async () => {
     await emulator.state.addNode(wireNode('rbac'));
     emulator.state.setFailure({ kind: 'error', code: 403 });
-    const error = await rejection(kube.setNetworkUnavailable('rbac', true));
+    const error = await rejection(kube.setNetworkUnavailable('rbac', true, routesText(true)));
     expect((error as KubeApiError).message).toMatch(/RBAC.*"patch".*"nodes\/status"/);
   });
 
@@ -372,7 +373,7 @@ describe('KubeNodes speaks to the API server as the real one expects', () => {
     const kube = kubeWith();
     await kube.listNodes();
     await kube.updatePodCidr(await kube.getNode('ua'), '10.9.0.0/24');
-    await kube.setNetworkUnavailable('ua', false);
+    await kube.setNetworkUnavailable('ua', false, routesText(false));
     await kube.warn('ua', 'CloudCIDRAllocatorMismatch', 'm');
     await kube.warn('ua', 'CloudCIDRAllocatorMismatch', 'm');
     const requests = emulator.state.requests();

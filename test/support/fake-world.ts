@@ -132,6 +132,6 @@ export async function fakeWiring(world: FakeWorld, env: Record<string, string> =
     log,
     leases: { writes: () => counter.writes - mark, reset: () => void (mark = counter.writes) },
     reconcileDeps: () => withRoutesPlane({ config, routeTables: world.routeTables, nodes: world.nodes, queue, cidrSets, deletionWindow, log, now: world.clock.now }),
-    workerDeps: () => ({ clusterCidrs: config.clusterCidrs, routeTables: world.routeTables, nodes: world.nodes, cidrSets, leaseGraceSeconds: config.leaseGraceSeconds, now: world.clock.now, plane: routesWorkerPlane }),
+    workerDeps: () => ({ clusterCidrs: config.clusterCidrs, routeTables: world.routeTables, nodes: world.nodes, cidrSets, leaseGraceSeconds: config.leaseGraceSeconds, now: world.clock.now, plane: routesWorkerPlane(cidrSets) }),
   };
 }

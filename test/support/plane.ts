@@ -1,10 +1,12 @@
 /**
  * Data planes for tests that build their deps by hand, chosen as functions/wiring.ts chooses them.
  */
-import type { DataPlane } from '../../lib/dataplane/data-plane.ts';
+import { conditionText } from '../../lib/dataplane/data-plane.ts';
+import type { ConditionText, DataPlane } from '../../lib/dataplane/data-plane.ts';
 import { prefixesPlane } from '../../lib/dataplane/prefixes/prefixes-plane.ts';
 import { routesPlane } from '../../lib/dataplane/routes/routes-plane.ts';
 import type { RoutesPlanePorts } from '../../lib/dataplane/routes/routes-plane.ts';
+import type { CidrSet } from '../../lib/ipam/index.ts';
 import { silentLogger } from '../../lib/log.ts';
 import type { EniPrefixes } from '../../lib/usecases/ports.ts';
 
@@ -12,14 +14,17 @@ const unused = (): Promise<never> => Promise.reject(new Error('the worker reads 
 
 /**
  * The routes plane as the route worker uses it: a `sync-node` is `syncNodeRoutes` over the
- * worker's own deps, and a failure may find routes missing. Nothing else of it is read there.
+ * worker's own deps, a failure may find routes missing, and a `node-left` releases in `cidrSets`.
+ * Nothing else of it is read there.
  */
-export const routesWorkerPlane: DataPlane = routesPlane({
-  config: { clusterCidrs: [], nodeSyncMode: 'SyncFromCluster', maxDeleteShare: 1, minDeletesForGuard: 0 },
-  routeTables: { listRouteTables: unused },
-  cidrSets: [],
-  interfaces: null,
-});
+export function routesWorkerPlane(cidrSets: CidrSet[] = []): DataPlane {
+  return routesPlane({
+    config: { clusterCidrs: cidrSets.map((set) => set.clusterCidr), nodeSyncMode: 'SyncFromCluster', maxDeleteShare: 1, minDeletesForGuard: 0 },
+    routeTables: { listRouteTables: unused },
+    cidrSets,
+    interfaces: null,
+  });
+}
 
 /** Reconcile or webhook deps of routes mode with their plane, over the same ports (`prefixes` reads primary interfaces when present). */
 export function withRoutesPlane<T extends Omit<RoutesPlanePorts, 'interfaces'> & { prefixes?: Pick<EniPrefixes, 'describeInterfaces'> }>(deps: T): T & { plane: DataPlane } {
@@ -42,3 +47,6 @@ export function prefixesWorkerPlane(prefixes: EniPrefixes): DataPlane {
     log: silentLogger,
   });
 }
+
+/** The routes plane's NetworkUnavailable text for a state (upstream's route controller's words). */
+export const routesText = (state: boolean | 'pending'): ConditionText => conditionText(routesWorkerPlane(), state);

@@ -20,8 +20,8 @@ async function twoBlocks(): Promise<CidrSet> {
 }
 
 const leaves = [
-  ['the worker\'s node-left check', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => checkNodeLeft(name, { nodes, cidrSets: [set], log: memoryLogger(), ...PAST_GRACE })],
-  ['a signed NodeLeft event', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => JSON.stringify(await releaseIfGone(name, { nodes, cidrSets: [set], log: memoryLogger(), ...PAST_GRACE }))],
+  ['the worker\'s node-left check', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => checkNodeLeft(name, { nodes, leaseSets: async () => [set], log: memoryLogger(), ...PAST_GRACE })],
+  ['a signed NodeLeft event', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => JSON.stringify(await releaseIfGone(name, { nodes, leaseSets: async () => [set], log: memoryLogger(), ...PAST_GRACE }))],
 ] as const;
 
 describe('node-left without a node listing', () => {

@@ -52,6 +52,8 @@ describe('prefixes mode: join-to-ready through the worker', () => {
     const patch = JSON.parse(Buffer.from(review.response.patch ?? '', 'base64').toString()) as Array<{ path: string; value: unknown }>;
     const podCidrs = patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[];
     expect(podCidrs).toHaveLength(2);
+    // Created unavailable in the prefixes plane's words for a node not carried yet, not the route controller's.
+    expect(JSON.stringify(patch.filter((op) => op.path.startsWith('/status')))).toContain('"reason":"NoPrefixDelegated","message":"Node created without delegated prefixes"');
     const queued = w.queue.messages;
     expect(queued).toEqual([syncNodeMessage('joiner', { instanceId: instance.id, podCidrs })]);
     const body = JSON.stringify(queued[0]);

@@ -27,7 +27,7 @@ function shortListing(source: NodeSource, missing: ReadonlySet<string>): NodeSou
   return {
     listNodes: async () => (await source.listNodes()).filter((node: Node) => !missing.has(node.metadata.name)),
     getNode: (name) => source.getNode(name),
-    setNetworkUnavailable: (name, unavailable) => source.setNetworkUnavailable(name, unavailable),
+    setNetworkUnavailable: (name, unavailable, text) => source.setNetworkUnavailable(name, unavailable, text),
     updatePodCidr: (node, cidrs) => source.updatePodCidr(node, cidrs),
     warn: (name, reason, message) => source.warn(name, reason, message),
   };

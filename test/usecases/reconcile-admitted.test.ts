@@ -36,7 +36,7 @@ describe('reconcile and a node routed from its admission', () => {
     const cidr = await set.allocateNext('node-a');
     const instance = world.ec2.state.addInstance();
     const message = JSON.stringify(syncNodeMessage('node-a', { instanceId: instance.id, podCidrs: [cidr] }));
-    const workerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: w.wiring.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
+    const workerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: w.wiring.cidrSets, plane: routesWorkerPlane(w.wiring.cidrSets), leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
     await handleRouteMessage(message, { receiveCount: 1, maxReceiveCount: 5 }, workerDeps);
     expect(world.routeSummary(table).some((r) => r.startsWith(cidr))).toBe(true);
     return { table, cidr, w };

@@ -84,6 +84,9 @@ describe('reconcile: route fan-out', () => {
     // NetworkUnavailable=True until then.
     expect(world.kube.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(1);
     expect(world.networkUnavailable('node-a')).toBe('True');
+    // In the words for a node not routed yet, not those of a route that failed.
+    const marked = (world.kube.state.getNode('node-a')?.status as { conditions: Array<Record<string, unknown>> }).conditions.find((c) => c.type === 'NetworkUnavailable');
+    expect(marked).toMatchObject({ reason: 'NoRouteCreated', message: 'Node created without a route' });
 
     expect(await drainQueue(w.queue, w.workerDeps())).toEqual([
       'create:ack:created',

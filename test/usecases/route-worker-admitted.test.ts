@@ -16,7 +16,7 @@ const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const receive = (receiveCount: number) => ({ receiveCount, maxReceiveCount: 3 });
 
 function depsOf(world: World): RouteWorkerDeps {
-  return { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
+  return { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
 }
 
 /** The adapter, running `first` before each route-target lookup (where the worker is before any route). */

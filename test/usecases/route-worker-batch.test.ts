@@ -31,7 +31,7 @@ function handlerFor(world: World, routeTables: RouteTables = world.routeTables) 
     prefixes: world.prefixes,
     nodes: world.nodes,
     queue: new RecordingQueue(),
-    cidrSets: world.cidrSets, plane: routesWorkerPlane,
+    cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets),
     webhookSecret: async () => 'unused',
     log,
     now: world.clock.now,

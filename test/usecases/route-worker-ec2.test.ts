@@ -22,7 +22,7 @@ const create = (routeTableId: string, destinationCidr: string, node: WorldNode):
 function depsOf(world: World) {
   const log = memoryLogger();
   const targets = new Map<string, { primaryEniId: string; at: number }>();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now, targets };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now, targets };
   return { deps, log, targets };
 }
 

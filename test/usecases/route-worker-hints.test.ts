@@ -80,7 +80,7 @@ describe('the worker refuses what the authority does not back', () => {
 
   function depsOf() {
     const log = memoryLogger();
-    const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
+    const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
     return { deps, log };
   }
 

@@ -35,7 +35,7 @@ describe('handleRouteMessage: a route to another instance', () => {
       routeTables: world.routeTables,
       nodes: world.nodes,
       cidrSets: world.cidrSets,
-      plane: routesWorkerPlane,
+      plane: routesWorkerPlane(world.cidrSets),
       leaseGraceSeconds: 600,
       log: memoryLogger(),
       now: world.clock.now,

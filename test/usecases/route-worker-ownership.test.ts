@@ -30,7 +30,7 @@ describe('the worker routes what the ownership decider gives the node', () => {
     routeTables: world.routeTables,
     nodes: world.nodes,
     cidrSets: world.cidrSets,
-    plane: routesWorkerPlane,
+    plane: routesWorkerPlane(world.cidrSets),
     leaseGraceSeconds: 600,
     log: memoryLogger(),
     now: world.clock.now,

@@ -16,7 +16,7 @@ function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
   };
   return {
     clusterCidrs: ['10.244.0.0/16'],
-    cidrSets: [], plane: routesWorkerPlane,
+    cidrSets: [], plane: routesWorkerPlane([]),
     leaseGraceSeconds: 600,
     routeTables: {
       // The cluster's tagged tables, as listed: the delete's table is one of them.

@@ -16,7 +16,7 @@ const VGW = 'vgw-0a1b2c3d4e5f60001';
 const body = (message: RouteMessage): string => JSON.stringify(message);
 
 function depsOf(world: World): RouteWorkerDeps {
-  return { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
+  return { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
 }
 
 /** The table's routes to `cidr`, as `origin target state` strings, in listing order. */

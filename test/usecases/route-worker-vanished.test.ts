@@ -48,7 +48,7 @@ describe('ReplaceRoute on a route that vanished', () => {
     const a = await world.addNode('node-a', { podCidrs: [CIDR] });
     const routeTables = replacingAfter(world.routeTables, () => world.ec2.state.deleteRoute({ routeTableId: table, destinationCidr: CIDR }));
     const log = memoryLogger();
-    const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
+    const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
     const message: RouteMessage =
       reason === 'moved'
         ? { v: 2, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: 'node-a', instanceId: a.instanceId, reason, expect: { instanceId: other.id } }

@@ -40,7 +40,7 @@ function withListing(inner: RouteTables, listRouteTables: RouteTables['listRoute
 
 function depsOf(world: World, routeTables: RouteTables = world.routeTables) {
   const log = memoryLogger();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane, leaseGraceSeconds: 600, log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
   return { deps, log };
 }
 
@@ -373,7 +373,7 @@ describe('route-worker handler', () => {
       prefixes: w.prefixes,
       nodes: w.nodes,
       queue: new RecordingQueue(),
-      cidrSets: w.cidrSets, plane: routesWorkerPlane,
+      cidrSets: w.cidrSets, plane: routesWorkerPlane(w.cidrSets),
       webhookSecret: async () => 'unused',
       log,
       now: w.clock.now,

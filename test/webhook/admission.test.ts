@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { routesText } from '../support/plane.ts';
 import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { nodeSchema, parseNode, type Node } from '../../lib/nodes/node.ts';
@@ -150,7 +151,7 @@ describe('networkUnavailablePatch', () => {
   ])('%s', (_name, status, conditions) => {
     const target = parseNode(node(status === undefined ? {} : { status }));
     const before = structuredClone(target);
-    const patched = applyPatch(asJson(target), networkUnavailablePatch(target, at));
+    const patched = applyPatch(asJson(target), networkUnavailablePatch(target, at, routesText('pending')));
     expect(nodeSchema.parse(patched).status?.conditions).toEqual(conditions);
     expect(nodeSchema.parse(patched).spec).toEqual(target.spec);
     expect(target).toEqual(before);
@@ -158,7 +159,7 @@ describe('networkUnavailablePatch', () => {
 
   it('applies after a pod CIDR patch to a node without spec or status', () => {
     const target = bare();
-    const patched = applyPatch(asJson(target), [...podCidrPatch(target, ['10.1.2.0/24']), ...networkUnavailablePatch(target, at)]);
+    const patched = applyPatch(asJson(target), [...podCidrPatch(target, ['10.1.2.0/24']), ...networkUnavailablePatch(target, at, routesText('pending'))]);
     expect(nodeSchema.parse(patched)).toMatchObject({ spec: { podCIDR: '10.1.2.0/24' }, status: { conditions: [wanted] } });
   });
 });
