@@ -104,6 +104,16 @@ export async function repairLeases(leaseLists: Lease[][], deps: LeaseDeps, repor
   }
 }
 
+/** Pure: the lease decider's verdicts on one set's leases, at the run's time and grace. */
+function reclaimVerdicts(nodes: readonly Node[], leases: readonly Lease[], presence: ReadonlyMap<string, Presence>, deps: Pick<LeaseDeps, 'now' | 'config'>, delegated: readonly string[]) {
+  return decideLeaseReleases({ leases, listed: nodes, presence, now: deps.now(), graceMs: deps.config.leaseGraceSeconds * 1000, delegated });
+}
+
+/** What `reclaimOrphans` would release (a dry run): the leases the lease decider lets go, in set order. */
+export function reclaimable(nodes: readonly Node[], leaseLists: readonly Lease[][], presence: ReadonlyMap<string, Presence>, deps: Pick<LeaseDeps, 'now' | 'config'>, delegated: readonly string[] = []): Array<{ cidr: string; owner: string }> {
+  return leaseLists.flatMap((leases) => reclaimVerdicts(nodes, leases, presence, deps, delegated).flatMap((v) => (v.release ? [{ cidr: v.lease.cidr, owner: v.lease.owner }] : [])));
+}
+
 /**
  * Releases the leases the lease decider (./lease-release.ts) lets go: owners a keyed read found
  * gone (404, `presence` from ./absence.ts readPresence), past the grace period. A listing that
@@ -119,10 +129,8 @@ export async function reclaimOrphans(
   report: LeaseReport,
   delegated: readonly string[] = [],
 ): Promise<void> {
-  const now = deps.now();
-  const graceMs = deps.config.leaseGraceSeconds * 1000;
   for (const [i, set] of deps.cidrSets.entries()) {
-    const verdicts = decideLeaseReleases({ leases: leaseLists[i] ?? [], listed: nodes, presence, now, graceMs, delegated });
+    const verdicts = reclaimVerdicts(nodes, leaseLists[i] ?? [], presence, deps, delegated);
     for (const verdict of verdicts) {
       const { lease } = verdict;
       if (!verdict.release) {

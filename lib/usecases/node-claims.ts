@@ -38,14 +38,18 @@ export async function warnConflicts(plan: RoutePlan, deps: ClaimDeps): Promise<v
   });
 }
 
+/** Pure: the managed nodes of `plan` that are not complete (pending or unavailable) and have no NetworkUnavailable yet. */
+export function unroutedNodes(plan: RoutePlan, nodes: readonly Node[]): string[] {
+  const lacking = new Set(nodes.filter((node) => networkUnavailableOf(node) === null).map((node) => node.metadata.name));
+  return plan.nodes.filter((status) => status.unmanaged === undefined && status.networkUnavailable !== false && lacking.has(status.node)).map((status) => status.node);
+}
+
 /**
- * Writes NetworkUnavailable=True on the managed nodes of `plan` that are not complete (pending or
- * unavailable) and have no such condition yet. Answers the names written, so the run's later
+ * Writes NetworkUnavailable=True on the nodes `unroutedNodes` names. Answers the names written, so the run's later
  * condition step does not write them again.
  */
 export async function markUnrouted(plan: RoutePlan, nodes: readonly Node[], deps: ClaimDeps & Pick<ReconcileDeps, 'plane'>, report: Pick<ReconcileReport, 'conditionsPatched' | 'errors'>): Promise<Set<string>> {
-  const lacking = new Set(nodes.filter((node) => networkUnavailableOf(node) === null).map((node) => node.metadata.name));
-  const targets = plan.nodes.filter((status) => status.unmanaged === undefined && status.networkUnavailable !== false && lacking.has(status.node)).map((status) => status.node);
+  const targets = unroutedNodes(plan, nodes);
   const results = await mapSettled(targets, deps.concurrency ?? 4, async (name) => deps.nodes.setNetworkUnavailable(name, true, conditionText(deps.plane, 'pending')));
   const written = new Set<string>();
   results.forEach((result, i) => {

@@ -19,15 +19,15 @@ import { unmanagedReason } from '../nodes/managed-node.ts';
 import { clusterTagKey } from '../routes/index.ts';
 import { errorText, PodrouteError } from '../errors.ts';
 import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
-import type { InputRead } from './absence.ts';
+import type { InputRead, Presence } from './absence.ts';
 import { clearFullMarks, routeMessages, settleRouteWork } from './reconcile-route-work.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import type { WithheldOp } from '../routes/route-work.ts';
 import { mapSettled } from '../util/concurrency.ts';
 import { maskMismatchMessage, maskMismatches } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
-import { adoptPodCidrs, reclaimOrphans, repairLeases } from './lease-upkeep.ts';
-import { markUnrouted, warnConflicts } from './node-claims.ts';
+import { adoptPodCidrs, reclaimOrphans, reclaimable, repairLeases } from './lease-upkeep.ts';
+import { markUnrouted, unroutedNodes, warnConflicts } from './node-claims.ts';
 import { nodeSyncKube } from './node-sync-ports.ts';
 import type { DeletionWindowStore, NodeSource, RouteTables } from './ports.ts';
 import { countBlocked, summarize } from './reconcile-summary.ts';
@@ -89,6 +89,10 @@ export interface PlannedWrites {
   nodeSync: PlannedNodeSync[];
   /** Pod CIDRs nodes hold without a lease that the run would occupy for them. */
   occupy: ReadonlyArray<{ node: string; cidr: string }>;
+  /** NetworkUnavailable writes: true for a node not carried yet or refused, false for a node carried. */
+  conditions: ReadonlyArray<{ node: string; networkUnavailable: boolean }>;
+  /** Leases of nodes a keyed read found gone, past the grace, that the run would release. */
+  reclaim: ReadonlyArray<{ cidr: string; owner: string }>;
 }
 
 export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean } = {}): Promise<ReconcileReport> {
@@ -125,7 +129,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   report.messagesDeferred = outgoing.work.deferred;
   report.withheld = outgoing.work.withheld;
   if (dryRun) {
-    report.planned = { messages: outgoing.messages, nodeSync: synced.planned, occupy: adoptable };
+    report.planned = { messages: outgoing.messages, nodeSync: synced.planned, occupy: adoptable, ...plannedUpkeep(plan, nodes, synced.planned, { leaseLists, presence, delegated: cloud.delegated }, run) };
   } else {
     report.messagesSent = outgoing.messages.length > 0 ? (await deps.queue.send(outgoing.messages)).sent : 0;
     await patchConditions(plan, new Set(report.allocated), markedUnrouted, deps, report);
@@ -214,14 +218,29 @@ async function planNodeSyncs(nodes: readonly Node[], plan: RoutePlan, cloud: Pla
   return { messages, planned };
 }
 
-/** Conditions the plan can settle now: complete nodes (false) and nodes without routes (true), in the plane's words. */
-async function patchConditions(plan: RoutePlan, allocatedNow: ReadonlySet<string>, markedUnrouted: ReadonlySet<string>, deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
-  const patches = plan.nodes.filter(
+/** A dry run's condition writes and reclaims, decided as the run decides them. */
+function plannedUpkeep(plan: RoutePlan, nodes: readonly Node[], syncs: readonly PlannedNodeSync[], leases: { leaseLists: Lease[][]; presence: ReadonlyMap<string, Presence>; delegated: readonly string[] }, run: ReconcileDeps): Pick<PlannedWrites, 'conditions' | 'reclaim'> {
+  const marked = unroutedNodes(plan, nodes);
+  // Node sync writes the condition of the nodes it allocates (their actions say so).
+  const allocating = new Set(syncs.filter((p) => p.actions.some((a) => a.kind === 'allocate')).map((p) => p.node));
+  const patched = conditionPatches(plan, allocating, new Set(marked)).map((status) => ({ node: status.node, networkUnavailable: status.networkUnavailable === true }));
+  const conditions = [...marked.map((node) => ({ node, networkUnavailable: true })), ...patched];
+  return { conditions, reclaim: reclaimable(nodes, leases.leaseLists, leases.presence, run, leases.delegated) };
+}
+
+/** Pure: the plan's statuses whose condition the run writes, bar those node sync or the unrouted mark wrote already. */
+function conditionPatches(plan: RoutePlan, allocatedNow: ReadonlySet<string>, markedUnrouted: ReadonlySet<string>): RoutePlan['nodes'] {
+  return plan.nodes.filter(
     (status) =>
       status.patch &&
       status.networkUnavailable !== 'pending' &&
       !(status.networkUnavailable === true && (allocatedNow.has(status.node) || markedUnrouted.has(status.node))),
   );
+}
+
+/** Conditions the plan can settle now: complete nodes (false) and nodes without routes (true), in the plane's words. */
+async function patchConditions(plan: RoutePlan, allocatedNow: ReadonlySet<string>, markedUnrouted: ReadonlySet<string>, deps: ReconcileDeps, report: ReconcileReport): Promise<void> {
+  const patches = conditionPatches(plan, allocatedNow, markedUnrouted);
   const patched = await mapSettled(patches, deps.concurrency ?? 4, async (status) => {
     const unavailable = status.networkUnavailable === true;
     return deps.nodes.setNetworkUnavailable(status.node, unavailable, conditionText(deps.plane, unavailable));

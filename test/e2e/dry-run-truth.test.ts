@@ -3,7 +3,8 @@
  * wiring over read-only clients) and then the reconcile handler as deployed, on the same state of
  * the EC2 and Kubernetes emulators, dynalite (the lease table) and fauxqs (the queue). The dry run's
  * planned messages and withheld operations are what the function then sends and withholds, its node
- * sync plan is what the function's node sync does, and the dry run writes nothing anywhere.
+ * sync plan is what the function's node sync does, the conditions and lease releases it plans are
+ * the ones the function writes, and the dry run writes nothing anywhere.
  */
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
@@ -94,6 +95,9 @@ async function dryRunThenFunction(config: Config, wiring: Wiring) {
 const opKey = (kind: string, op: { routeTableId: string; destinationCidr: string }) => `${kind} ${op.routeTableId} ${op.destinationCidr}`;
 const sentOps = (sent: readonly RouteMessage[]) => sent.flatMap((m) => (m.kind === 'create' || m.kind === 'replace' || m.kind === 'delete' ? [opKey(m.kind, m)] : []));
 
+/** Each node's NetworkUnavailable status, as stored. */
+const conditionsOf = (nodes: readonly string[]): Record<string, string | null> => Object.fromEntries(nodes.map((node) => [node, world.networkUnavailable(node)]));
+
 const kinds = (dry: ReconcileReport, node: string) => dry.planned?.nodeSync.find((p) => p.node === node)?.actions.map((a) => a.kind);
 
 describe('reconcile --dry-run against the function, routes mode', () => {
@@ -101,6 +105,9 @@ describe('reconcile --dry-run against the function, routes mode', () => {
     const { config, wiring, sent } = await deployed({ CLUSTER_CIDRS: '100.64.0.0/16' });
     const [set] = wiring.cidrSets;
     if (!set) throw new Error('no CIDR set');
+    // A departed node's lease, older than the grace: a keyed 404 lets reclaim release it.
+    await set.occupy('100.64.20.0/24', 'departed');
+    world.clock.advance(config.leaseGraceSeconds * 1000 + 1);
     const open = world.addClusterTable();
     // A full table: its mark (younger than the re-probe interval) withholds every create to it.
     const full = world.ec2.state.addRouteTable({ tags: { [CLUSTER_TAG]: 'owned', [ROUTE_TABLE_FULL_TAG]: formatFullMark({ routeCount: 0, at: world.clock.now() }) } }).id;
@@ -115,18 +122,26 @@ describe('reconcile --dry-run against the function, routes mode', () => {
     for (let i = 10; i < 16; i++) await world.ec2.state.addRoute({ routeTableId: open, destinationCidr: `100.64.${i}.0/24`, instanceId: world.ec2.state.addInstance().id });
     const client = sqs.createClient('earlier-tick');
     for (let i = 0; i < backlog; i++) await client.send(new SendMessageCommand({ QueueUrl: config.queueUrl, MessageBody: serializeRouteMessage(syncNodeMessage(`earlier-${i}`)) }));
-    return { config, wiring, sent, open, full };
+    return { config, wiring, sent, open, full, set };
   }
 
   it.each([
     ['an empty queue', 0, ['lease-young', 'route-table-full', 'mass-deletion-guard']],
     ['a backlog of an earlier tick', 20, ['lease-young', 'route-table-full', 'mass-deletion-guard', 'backlog']],
   ])('with %s: the dry run plans what the function sends and withholds, and writes nothing', async (_what, backlog, reasons) => {
-    const { config, wiring, sent, open } = await routesWorld(backlog);
+    const { config, wiring, sent, open, set } = await routesWorld(backlog);
 
+    const conditionsBefore = conditionsOf(['ready', 'mover', 'fresh']);
     const { dry, before, after, result } = await dryRunThenFunction(config, wiring);
     expect(after).toBe(before);
     expect(dry.errors).toEqual([]);
+    // The conditions it plans to write are the ones the function changed; the leases it plans to release, the ones released.
+    const changed = Object.entries(conditionsOf(['ready', 'mover', 'fresh'])).filter(([node, value]) => conditionsBefore[node] !== value);
+    expect(dry.planned?.conditions.map((c) => [c.node, c.networkUnavailable ? 'True' : 'False']).sort()).toEqual(changed.sort());
+    expect(changed.map(([node]) => node)).toContain('mover');
+    expect(dry.planned?.reclaim).toEqual([{ cidr: '100.64.20.0/24', owner: 'departed' }]);
+    expect(result.reclaimed).toBe(1);
+    expect((await set.leases()).map((l) => l.owner)).not.toContain('departed');
     // What the dry run plans to send is what the function sent, message for message.
     expect(dry.planned?.messages).toEqual(sent);
     expect(sent.filter((m) => m.kind === 'sync-node')).toEqual([syncNodeMessage('fresh')]);
