@@ -50,6 +50,23 @@ describe('CREATE admission under the claim census', () => {
     expect(leases).toEqual(['100.64.0.0/24=node-a', '100.64.1.0/24=node-b', '100.64.2.0/24=node-c']);
   });
 
+  it('reads as much in a cluster of 510 nodes as in one of 3 (keyed reads: nothing grows with the cluster)', async () => {
+    const w = await setup();
+    await w.wiring.claimCensus?.recordRun({ at: world.clock.now(), clear: true });
+    const readsOf = async (name: string) => {
+      w.dynamo.reset();
+      const { listed } = await admitNew(w, name);
+      return { listed, kube: world.kube.stats.all(), ec2: world.ec2.stats.calls, dynamo: Object.fromEntries(w.dynamo.counts) };
+    };
+    for (let i = 0; i < 3; i++) await world.addNode(`small-${i}`);
+    const small = await readsOf('node-x');
+    // Past one page of a listing (500), so a listing would show.
+    for (let i = 0; i < 510; i++) await world.addNode(`large-${i}`);
+    const large = await readsOf('node-y');
+    expect(small.listed).toBe(false);
+    expect(large).toEqual(small);
+  });
+
   it.each([
     ['a managed node', false],
     ['a node that is not podroute\'s (no instance in its providerID)', true],
