@@ -47,6 +47,8 @@ export async function convergeOnce(nodes: number, options: { routeTables?: numbe
     log: silentLogger,
   });
   try {
+    // A running cluster has had a reconcile: its claim census lets admissions read by key.
+    await sandbox.tick();
     const routes = nodes * routeTables;
     // Every route through CreateRoute's bucket (EC2's real size and refill rate) bounds the run.
     const boundMs = minimumSeconds(DEFAULT_MUTATING, routes) * 1000;
