@@ -173,7 +173,7 @@ function printTable(r: Record<string, unknown>): void {
   const prefixes = r.prefixes as { rows?: PrefixesBenchRow[] } | undefined;
   for (const row of prefixes?.rows ?? []) {
     const perNode = Object.entries(row.callCount.perNode).map(([action, n]) => `${n} ${action}`).join(' + ');
-    const timed = row.timed ? `; ${(row.timed.convergedMs / 1000).toFixed(1)} s = ${row.timed.ratioToBound}x the ${row.timed.limitingAction} bound (${(row.timed.boundMs / 1000).toFixed(0)} s)` : '';
+    const timed = row.timed ? `; ${(row.timed.convergedMs / 1000).toFixed(1)} s = ${row.timed.ratioToBound}x the ${row.timed.limitingAction} bound (${(row.timed.boundMs / 1000).toFixed(0)} s), sandbox CPU ${row.timed.cpuShare} of a core` : '';
     rows.push([`${row.mode} N=${row.nodes}, ${row.routeTables} table(s)`, `${perNode} per node${timed}`]);
   }
   for (const goal of (r.prefixes as { goals?: PrefixesGoal[] } | undefined)?.goals ?? []) rows.push([`goal: ${goal.goal}`, `${goal.met ? 'met' : 'NOT met'}: ${goal.ratioToBound ?? 'not timed'}x`]);

@@ -43,7 +43,7 @@ const PODROUTE_METRICS = {
 const ALARMS = [
   'reconcile-heartbeat', 'nodes-blocked', 'route-table-full',
   'reconcile-errors', 'reconcile-refused', 'deletions-withheld', 'route-table-headroom',
-  'route-worker-errors', 'messages-rejected', 'dlq-messages', 'node-webhook-errors', 'webhook-failures',
+  'route-worker-errors', 'messages-rejected', 'dlq-messages', 'events-dlq-messages', 'node-webhook-errors', 'webhook-failures',
 ];
 
 function dashboardBody({ clusterName, stage, region }) {
@@ -81,6 +81,7 @@ function dashboardBody({ clusterName, stage, region }) {
       ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', names.queue, { stat: 'Maximum', label: 'visible' }],
       ['AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName', names.queue, { stat: 'Maximum', label: 'oldest (s)', yAxis: 'right' }],
       ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', names.deadLetterQueue, { stat: 'Maximum', label: 'DLQ visible' }],
+      ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', names.eventsDeadLetterQueue, { stat: 'Maximum', label: 'events DLQ visible' }],
     ]),
     widget('Function errors', lambdaFunctions.map((fn) =>
       ['AWS/Lambda', 'Errors', 'FunctionName', fn, { stat: 'Sum', label: fn }])),

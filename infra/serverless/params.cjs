@@ -108,6 +108,7 @@ const DEPLOYMENT_RULES = {
   webhookThrottleBurst: whole(0, Number.MAX_SAFE_INTEGER),
   webhookReservedConcurrency: emptyOr(whole(1, 9999), 'a whole number from 1 to 9999'),
   reconcileReservedConcurrency: matching(/^1?$/, '1 (one reconcile at a time) or empty (no reservation)'),
+  cloudEventsReservedConcurrency: emptyOr(whole(1, 9999), 'a whole number from 1 to 9999'),
   logRetentionDays: (value) => (LOG_RETENTION_DAYS.map(String).includes(value) ? undefined : `must be one of CloudWatch Logs' retention values (${LOG_RETENTION_DAYS.join(', ')}), got ${JSON.stringify(value)}`),
   pageTopicArn: emptyOr(matching(SNS_TOPIC, ''), 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)'),
   ticketTopicArn: emptyOr(matching(SNS_TOPIC, ''), 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)'),

@@ -48,6 +48,20 @@ const rows = runbook.split('\n').flatMap((line) => {
 });
 
 describe('serverless.yml alarms', () => {
+  it.each([
+    ['dlq-messages', 'DeadLetterQueue'],
+    ['events-dlq-messages', 'EventsDeadLetterQueue'],
+  ])('tickets on any message in a dead-letter queue: %s watches %s', (suffix, queue) => {
+    expect(alarm(suffix)).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+    });
+    expect(severityOf(alarm(suffix))).toBe('ticket');
+  });
+
   it('pages when reconcile stops: a heartbeat on ReconcileCompleted whose missing data is breaching', () => {
     const heartbeat = alarm('reconcile-heartbeat');
     expect(heartbeat).toMatchObject({

@@ -78,6 +78,9 @@ describe('infra/iam: one policy per function and mode, generated from serverless
     ['prefixes/route-worker.json', [], ['ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces']],
     ['reconcile.json', ['ec2:DescribeRouteTables', 'ec2:DeleteTags'], ['ec2:DescribeInstances']],
     ['route-worker.json', ROUTE_TABLE_ACTIONS, ['ec2:DescribeInstances']],
+    // The cloud-events function confirms an instance's state in both modes; only routes mode has tables to list.
+    ['prefixes/cloud-events.json', [], ['ec2:DescribeInstances']],
+    ['cloud-events.json', ['ec2:DescribeRouteTables'], ['ec2:DescribeInstances']],
   ])('%s grants exactly these route-table actions, and keeps its reads', (path, routeTableActions, reads) => {
     const granted = (JSON.parse(readFileSync(join(iamDir, path), 'utf8')) as { Statement: { Action: string[] }[] }).Statement.flatMap((s) => s.Action);
     expect(granted.filter((action) => ROUTE_TABLE_ACTIONS.includes(action)).sort()).toEqual([...routeTableActions].sort());

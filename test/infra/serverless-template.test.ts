@@ -440,7 +440,7 @@ describe('serverless.yml: least-privilege IAM', () => {
     ]],
     ['CloudEventsRole', [
       'CidrTable dynamodb:Query on CidrTable',
-      'Ec2Read ec2:DescribeInstances ec2:DescribeRouteTables on *',
+      'Ec2Read (PrefixesMode ? ec2:DescribeInstances : ec2:DescribeInstances ec2:DescribeRouteTables) on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
       'Enqueue sqs:SendMessage on WorkQueue',
       'FailedEvents sqs:SendMessage on EventsDeadLetterQueue',
@@ -583,6 +583,15 @@ describe('serverless.yml: exposure of the webhook', () => {
     expect(String(parameter.AllowedPattern)).toBe('^([1-9][0-9]{0,3})?$');
     expect(conditionHolds('HasWebhookReservedConcurrency')).toBe(true);
     expect(conditionHolds('HasWebhookReservedConcurrency', { webhookReservedConcurrency: '' })).toBe(false);
+  });
+
+  it('reserves the cloud-events function\'s concurrency from a param (a mass termination queues), and none when it is empty', () => {
+    const reserved = at(extension('CloudEventsLambdaFunction'), 'ReservedConcurrentExecutions');
+    expect(reserved).toEqual({ 'Fn::If': ['HasCloudEventsReservedConcurrency', { Ref: 'CloudEventsReservedConcurrency' }, { Ref: 'AWS::NoValue' }] });
+    expect(num(reserved)).toBe(5);
+    expect(String(objAt(cfnParameters, 'CloudEventsReservedConcurrency').AllowedPattern)).toBe('^([1-9][0-9]{0,3})?$');
+    expect(conditionHolds('HasCloudEventsReservedConcurrency')).toBe(true);
+    expect(conditionHolds('HasCloudEventsReservedConcurrency', { cloudEventsReservedConcurrency: '' })).toBe(false);
   });
 
   it('keeps the URL token and the event signing key in two secrets, both read by the webhook only', () => {
@@ -933,7 +942,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
     const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, alarm]) => objAt(alarm, 'Properties'));
     const key = (alarm: Obj) => `${String(alarm.Namespace)}/${String(alarm.MetricName)}`;
     expect(alarms.map(key).sort()).toEqual([
-      'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/SQS/ApproximateNumberOfMessagesVisible',
+      'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/SQS/ApproximateNumberOfMessagesVisible', 'AWS/SQS/ApproximateNumberOfMessagesVisible',
       'podroute/DeletionsWithheld', 'podroute/MessagesRejected', 'podroute/NodesBlocked', 'podroute/ReconcileCompleted', 'podroute/ReconcileRefused',
       'podroute/RouteTableFull', 'podroute/RouteTableHeadroom', 'podroute/WebhookFailures',
     ]);
