@@ -1,4 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import {
   type Cidr,
@@ -147,8 +149,20 @@ describe('addresses', () => {
     expect(tryParseAddress(formatAddress(family, value))).toEqual({ family, value });
   });
 
-  it.each([['10.0.0.0/8'], [''], ['01.2.3.4'], ['fe80::1%eth0']])('rejects %j', (text) => {
+  it.each([['10.0.0.0/8'], [''], ['01.2.3.4'], ['fe80::1%eth0'], ['1.2.3.256'], ['1.2.3'], ['1.2.3.4.5'], ['1..3.4'], ['.1.2.3'], ['1.2.3.'], [' 1.2.3.4'], ['1.2.3.+4'], ['0x1.2.3.4'], ['1.2.3.00'], ['\u0661.2.3.4']])('rejects %j', (text) => {
     expect(tryParseAddress(text)).toBeNull();
+  });
+
+  it('reads IPv4 as ipaddr.js strict four-part decimal does, on any dotted text', () => {
+    const part = fc.oneof(fc.nat(300).map(String), fc.stringMatching(/^[0-9]{0,4}$/), fc.constantFrom('0x1', '-1', ' 1', '1e1', '08'));
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 6 }), (parts) => {
+        const text = parts.join('.');
+        const expected = ipaddr.IPv4.isValidFourPartDecimal(text) ? { family: 4, value: BigInt(ipaddr.IPv4.parse(text).toByteArray().reduce((v, b) => v * 256 + b, 0)) } : null;
+        expect(tryParseAddress(text)).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('lastAddress is the broadcast / all-ones host part', () => {
