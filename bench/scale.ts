@@ -197,7 +197,9 @@ export async function scaleOnce(count: number, mode: ScaleMode = 'prefixes'): Pr
   const server = await startNodeServer(count);
   try {
     // SCALE_PROF=1: a CPU profile of the child in /tmp/prof. --expose-gc: the child collects once before the reconcile starts, so `baseRssMb` holds no garbage of the setup.
-    const child = spawn(process.execPath, [...(process.env.SCALE_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(count), mode], {
+    // SCALE_NODE_FLAGS: more flags for the child's node (e.g. --trace-gc, or the Lambda runtime's heap limits).
+    const extra = (process.env.SCALE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...(process.env.SCALE_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...extra, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(count), mode], {
       env: { ...process.env, SCALE_KUBE_URL: server.url, SCALE_KUBE_CA: server.caPem, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

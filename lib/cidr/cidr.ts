@@ -114,6 +114,18 @@ export function tryParseCidr(text: unknown): Cidr | null {
 }
 
 /**
+ * `tryParseCidr` with the CIDR's canonical text: `text` itself when it is canonical already (IPv4
+ * without host bits: the strict parse admits one spelling), so a caller keying on canonical text
+ * keeps no copy of it.
+ */
+export function tryParseCanonical(text: unknown): { cidr: Cidr; text: string } | null {
+  const cidr = tryParseCidr(text);
+  if (cidr === null || typeof text !== 'string') return null;
+  const address = cidr.family === 4 ? tryParseAddress(text.slice(0, text.indexOf('/'))) : null;
+  return { cidr, text: address !== null && address.value === cidr.network ? text : formatCidr(cidr) };
+}
+
+/**
  * What an IPv4 `a.b.c.d/n` with leading zeros in a part stands for when read as decimal, as
  * kube-apiserver 1.32 reads a Node's pod CIDR (k8s.io/utils/net `ParseCIDRSloppy`, Go's parser
  * before 1.17; refusing them is KEP-4858 StrictIPCIDRValidation, alpha in 1.33) and so does the
@@ -137,7 +149,10 @@ export function parseCidr(text: unknown): Cidr {
 export const canonicalCidr = (text: unknown): string => formatCidr(parseCidr(text));
 
 export function formatAddress(family: Family, value: bigint): string {
-  if (family === 4) return bigintToBytes(value, 4).join('.');
+  if (family === 4) {
+    const v = Number(value);
+    return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
+  }
   const parts = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt(112 - 16 * i)) & 0xffffn));
   return new ipaddr.IPv6(parts).toRFC5952String();
 }
@@ -202,14 +217,4 @@ function bytesToBigint(bytes: readonly number[]): bigint {
   let value = 0n;
   for (const byte of bytes) value = (value << 8n) | BigInt(byte);
   return value;
-}
-
-function bigintToBytes(value: bigint, length: number): number[] {
-  const bytes = new Array<number>(length);
-  let rest = value;
-  for (let i = length - 1; i >= 0; i--) {
-    bytes[i] = Number(rest & 0xffn);
-    rest >>= 8n;
-  }
-  return bytes;
 }

@@ -18,6 +18,7 @@ import {
   overlapsText,
   parseCidr,
   tryParseAddress,
+  tryParseCanonical,
   tryParseCidr,
 } from '../../lib/cidr/cidr.ts';
 
@@ -310,5 +311,24 @@ describe('blocks', () => {
   ])('blockCount(%s, /%s) throws: prefix does not fit', (outer, prefix) => {
     expect(() => blockCount(c(outer), prefix)).toThrow(RangeError);
     expect(() => blockAt(c(outer), prefix, 0n)).toThrow(RangeError);
+  });
+});
+
+describe('tryParseCanonical', () => {
+  it.each<[string, string | null, boolean]>([
+    ['10.0.0.0/8', '10.0.0.0/8', true],
+    ['10.1.2.3/8', '10.0.0.0/8', false],
+    ['255.255.255.240/28', '255.255.255.240/28', true],
+    ['2001:db8::/64', '2001:db8::/64', false],
+    ['2001:DB8::/64', '2001:db8::/64', false],
+    ['010.0.0.0/8', null, false],
+    ['10.0.0.0/33', null, false],
+  ])('%s reads as %s (the given text itself: %s)', (text, canonical, same) => {
+    const parsed = tryParseCanonical(text);
+    expect(parsed?.text ?? null).toBe(canonical);
+    if (parsed) expect(parsed.cidr).toEqual(parseCidr(text));
+    // Same text, and the one formatCidr gives: the caller may key on it.
+    if (parsed) expect(parsed.text).toBe(formatCidr(parsed.cidr));
+    expect(parsed !== null && same).toBe(parsed !== null && canonical === text && !text.includes(':'));
   });
 });
