@@ -47,6 +47,8 @@ export interface ScaleRun {
   nodeBytes: number;
   /** Wall time of the reconcile, less the time the node server spent building pages (below). */
   reconcileMs: number;
+  /** CPU time (user and system) the child spent in the reconcile: less sensitive to a loaded machine than wall time. */
+  reconcileCpuMs: number;
   /** Time the parent's node server spent building and serializing pages (the API server's share). */
   serverMs: number;
   peakRssMb: number;
@@ -195,7 +197,9 @@ export async function scaleOnce(count: number, mode: ScaleMode = 'prefixes'): Pr
   const server = await startNodeServer(count);
   try {
     // SCALE_PROF=1: a CPU profile of the child in /tmp/prof. --expose-gc: the child collects once before the reconcile starts, so `baseRssMb` holds no garbage of the setup.
-    const child = spawn(process.execPath, [...(process.env.SCALE_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(count), mode], {
+    // SCALE_NODE_FLAGS: more flags for the child's node (e.g. --trace-gc, or the Lambda runtime's heap limits).
+    const extra = (process.env.SCALE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...(process.env.SCALE_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...extra, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(count), mode], {
       env: { ...process.env, SCALE_KUBE_URL: server.url, SCALE_KUBE_CA: server.caPem, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -206,13 +210,14 @@ export async function scaleOnce(count: number, mode: ScaleMode = 'prefixes'): Pr
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     if (code !== 0) throw new Error(`scale child for ${count} nodes (${mode}) exited with ${code}: ${out.slice(-500)}`);
     const line = out.trim().split('\n').pop() ?? '';
-    const measured = JSON.parse(line) as { nodes: number; reconcileMs: number; peakRssMb: number; baseRssMb: number; errors: number; leaseWrites: number; ec2Calls: ScaleRun['ec2Calls'] };
+    const measured = JSON.parse(line) as { nodes: number; reconcileMs: number; reconcileCpuMs: number; peakRssMb: number; baseRssMb: number; errors: number; leaseWrites: number; ec2Calls: ScaleRun['ec2Calls'] };
     const serverMs = Math.round(server.busyMs());
     return {
       mode,
       nodes: measured.nodes,
       nodeBytes: Buffer.byteLength(JSON.stringify(node(0))),
       reconcileMs: Math.max(0, measured.reconcileMs - serverMs),
+      reconcileCpuMs: measured.reconcileCpuMs,
       serverMs,
       peakRssMb: measured.peakRssMb,
       baseRssMb: measured.baseRssMb,
@@ -368,6 +373,7 @@ async function child(count: number, mode: ScaleMode): Promise<void> {
   (globalThis as { gc?: () => void }).gc?.();
   const baseRssMb = Math.round(process.memoryUsage().rss / 1048576);
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const report = await reconcile({
     config,
     plane,
@@ -379,9 +385,11 @@ async function child(count: number, mode: ScaleMode): Promise<void> {
     now: () => Date.UTC(2026, 11, 1),
   });
   const reconcileMs = Math.round(performance.now() - started);
+  const cpu = process.cpuUsage(cpuBefore);
+  const reconcileCpuMs = Math.round((cpu.user + cpu.system) / 1000);
   const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
   const leaseWrites = stores.reduce((sum, store) => sum + store.writes, 0);
-  process.stdout.write(`${JSON.stringify({ nodes: report.nodes, reconcileMs, peakRssMb, baseRssMb, errors: report.errors.length, leaseWrites, ec2Calls: calls })}\n`);
+  process.stdout.write(`${JSON.stringify({ nodes: report.nodes, reconcileMs, reconcileCpuMs, peakRssMb, baseRssMb, errors: report.errors.length, leaseWrites, ec2Calls: calls })}\n`);
 }
 
 /** The run's data plane, chosen once (as functions/wiring.ts does from the config). */

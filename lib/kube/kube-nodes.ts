@@ -19,8 +19,8 @@ import type { ConditionText, NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 import { EVENT_NAMESPACE, recordNodeWarning } from './kube-events.ts';
 import { callJson, callText, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
-import { splitList } from './list-items.ts';
-import { projectListedNode, projectNode } from './node-projection.ts';
+import { pickValue, splitList } from './list-items.ts';
+import { LISTED_NODE_FIELDS, projectListedNode, projectNode } from './node-projection.ts';
 import { rfc3339 } from '../util/time.ts';
 
 export { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
@@ -80,19 +80,11 @@ const nameProbeSchema = z.looseObject({ metadata: z.looseObject({ name: z.string
 /** Content type of a strategic merge patch (Kubernetes docs, "Update API Objects in Place Using kubectl patch"). */
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-/** A list page: its members, with `items` as each item's JSON text (./list-items.ts); not JSON: a retryable KubeApiError. */
+/** A list page: its members, with `items` as each node's members that a listed node keeps (./list-items.ts); not JSON: a retryable KubeApiError. */
 function splitPage(text: string): Record<string, unknown> {
   try {
-    const { members, items } = splitList(text);
+    const { members, items } = splitList(text, (body, at) => pickValue(body, at, LISTED_NODE_FIELDS));
     return { ...Object.fromEntries(members), ...(items === null ? {} : { items }) };
-  } catch (cause) {
-    throw new KubeApiError('list nodes: the answer is not JSON', { verb: 'list', resource: 'nodes', retryable: true, cause });
-  }
-}
-
-function parseItem(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
   } catch (cause) {
     throw new KubeApiError('list nodes: the answer is not JSON', { verb: 'list', resource: 'nodes', retryable: true, cause });
   }
@@ -177,8 +169,7 @@ export class KubeNodes {
         }
         throw error;
       }
-      // Each item is parsed and projected on its own (./list-items.ts): of a page's full objects,
-      // one at a time is alive.
+      // Only the members a listed node keeps are parsed (./list-items.ts): no full node is built.
       const envelope = listEnvelopeSchema.safeParse(splitPage(text));
       if (!envelope.success) {
         throw new KubeApiError(`list nodes: the API server answered something that is not a NodeList (${describeIssue(envelope.error)})`, {
@@ -188,7 +179,7 @@ export class KubeNodes {
         });
       }
       for (const item of envelope.data.items ?? []) {
-        const node = this.validNode(typeof item === 'string' ? parseItem(item) : item);
+        const node = this.validNode(item);
         if (node) nodes.push(node);
       }
       next = envelope.data.metadata?.continue || undefined;

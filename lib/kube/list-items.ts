@@ -1,24 +1,39 @@
 /**
  * A Kubernetes list body (`{"kind": "NodeList", "metadata": {...}, "items": [...]}`) split into its
- * items' JSON texts and its other members, parsed. The node adapter parses and projects one item at
- * a time, so a page's full objects (10 to 15 KB of JSON each, most of it managedFields and images)
- * are never alive together: each is garbage as soon as its few fields are copied. Pure.
+ * items and its other members, parsed. The node adapter reads each item with `pickValue`: only the
+ * members a decision reads are parsed, the rest (managedFields, images: most of a node's 10 to 15
+ * KB) is stepped over without building it, so a page costs one scan and a few small parses. Pure.
  *
- * The scan only finds where each member and each item ends (strings, with their escapes, and
- * bracket depth); every part is then read by `JSON.parse`, so what is not JSON still fails as
- * `JSON.parse` of the whole body would (a SyntaxError).
+ * The scan finds where each member and each item ends (strings, with their escapes, and bracket
+ * depth); what is kept is read by `JSON.parse`. A truncated or unbalanced body, or a kept part that
+ * is not JSON, fails with a SyntaxError; the scalars of a skipped member are not checked
+ * (docs/decisions/0016-scale-reconcile-read.md).
  */
 
-export interface SplitList {
+export interface SplitList<T = string> {
   /** The members other than `items`, parsed (`items` too when it is not an array). */
   members: Map<string, unknown>;
-  /** Each element of `items`, as its JSON text; null when there is no `items` array. */
-  items: string[] | null;
+  /** Each element of `items`, as `readItem` answers it (its JSON text by default); null when there is no `items` array. */
+  items: T[] | null;
 }
 
-export function splitList(text: string): SplitList {
+/** Reads the value starting at `at`: what it stands for and the index just past it. */
+export type ValueReader<T> = (text: string, at: number) => { value: T; end: number };
+
+const itemText: ValueReader<string> = (text, at) => {
+  const end = endOfValue(text, at);
+  return { value: text.slice(at, end), end };
+};
+
+export function splitList(text: string): SplitList;
+export function splitList<T>(text: string, readItem: ValueReader<T>): SplitList<T>;
+export function splitList<T>(text: string, readItem?: ValueReader<T>): SplitList<T | string> {
+  return readList<T | string>(text, readItem ?? itemText);
+}
+
+function readList<T>(text: string, readItem: ValueReader<T>): SplitList<T> {
   const members = new Map<string, unknown>();
-  let items: string[] | null = null;
+  let items: T[] | null = null;
   let i = skipSpace(text, 0);
   expect(text, i, '{');
   i = skipSpace(text, i + 1);
@@ -37,9 +52,9 @@ export function splitList(text: string): SplitList {
       if (text[i] === ']') i += 1;
       else {
         for (;;) {
-          const itemEnd = endOfValue(text, i);
-          items.push(text.slice(i, itemEnd));
-          i = skipSpace(text, itemEnd);
+          const item = readItem(text, i);
+          items.push(item.value);
+          i = skipSpace(text, item.end);
           if (text[i] === ',') {
             i = skipSpace(text, i + 1);
             continue;
@@ -64,7 +79,55 @@ export function splitList(text: string): SplitList {
   }
 }
 
-function end(text: string, at: number, members: Map<string, unknown>, items: string[] | null): SplitList {
+/** Which members of an object to keep: `true` keeps a member's value whole, a nested `Fields` keeps those of its own. */
+export interface Fields {
+  readonly [key: string]: Fields | true;
+}
+
+/**
+ * The value starting at `at` with only the members `fields` names: of an object, each named member
+ * is parsed whole (`true`) or picked by its own fields; the others are stepped over. A value that
+ * is not an object is parsed whole. Duplicate keys: the last one wins, as in `JSON.parse`.
+ */
+export function pickValue(text: string, at: number, fields: Fields): { value: unknown; end: number } {
+  if (text[at] !== '{') {
+    const end = endOfValue(text, at);
+    return { value: JSON.parse(text.slice(at, end)), end };
+  }
+  const out: Record<string, unknown> = {};
+  let i = skipSpace(text, at + 1);
+  if (text[i] === '}') return { value: out, end: i + 1 };
+  for (;;) {
+    expect(text, i, '"');
+    const keyEnd = endOfString(text, i);
+    const raw = text.slice(i + 1, keyEnd - 1);
+    const key = raw.includes('\\') ? String(JSON.parse(text.slice(i, keyEnd))) : raw;
+    i = skipSpace(text, keyEnd);
+    expect(text, i, ':');
+    i = skipSpace(text, i + 1);
+    const wanted = Object.hasOwn(fields, key) ? fields[key] : undefined;
+    if (wanted === undefined) {
+      i = endOfValue(text, i);
+    } else if (wanted === true) {
+      const valueEnd = endOfValue(text, i);
+      out[key] = JSON.parse(text.slice(i, valueEnd));
+      i = valueEnd;
+    } else {
+      const picked = pickValue(text, i, wanted);
+      out[key] = picked.value;
+      i = picked.end;
+    }
+    i = skipSpace(text, i);
+    if (text[i] === ',') {
+      i = skipSpace(text, i + 1);
+      continue;
+    }
+    expect(text, i, '}');
+    return { value: out, end: i + 1 };
+  }
+}
+
+function end<T>(text: string, at: number, members: Map<string, unknown>, items: T[] | null): SplitList<T> {
   expect(text, at, '}');
   if (skipSpace(text, at + 1) !== text.length) throw new SyntaxError(`unexpected text after the JSON object at ${at + 1}`);
   return { members, items };

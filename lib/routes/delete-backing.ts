@@ -53,12 +53,13 @@ export interface DeleteBacking {
  * a blackhole goes as planned (its target is gone whoever owns the CIDR).
  */
 export function sortRouteDeletes(deletes: readonly DeleteOp[], backing: DeleteBacking): SortedDeletes {
+  const sorted: SortedDeletes = { confirmed: [], unconfirmed: [], held: [] };
+  if (deletes.length === 0) return sorted;
   const listed = new Set(backing.nodes.map((node) => node.metadata.name));
   const owned = backing.leases.flatMap((lease) => {
     const cidr = tryParseCidr(lease.cidr);
     return cidr === null || lease.owner === null ? [] : [{ lease, cidr }];
   });
-  const sorted: SortedDeletes = { confirmed: [], unconfirmed: [], held: [] };
   for (const op of deletes) {
     const destination = tryParseCidr(op.destinationCidr);
     if (op.reason === 'blackhole' || destination === null) {

@@ -4,7 +4,7 @@
  * (NodeRestriction does not check them), judged against the lease table, which only podroute writes.
  * The rules, conflict by conflict, are docs/decisions/0009-pod-cidr-ownership.md.
  */
-import { type Cidr, type Family, addressBits, containsCidr, formatCidr, leadingZerosReading, tryParseCidr } from '../cidr/cidr.ts';
+import { type Cidr, type Family, addressBits, containsCidr, formatCidr, leadingZerosReading, tryParseCanonical, tryParseCidr } from '../cidr/cidr.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { type Node, instanceIdOf, podCidrsOf } from '../nodes/node.ts';
@@ -199,14 +199,13 @@ function collectClaims(input: OwnershipInput, ranges: ReadonlyArray<{ cidr: Cidr
       leased: false,
       leasedSince: Number.POSITIVE_INFINITY,
     };
-    const texts = new Set<string>();
     for (const raw of podCidrsOf(node)) {
-      const cidr = tryParseCidr(raw);
-      if (!cidr) continue;
-      const text = formatCidr(cidr);
+      const parsed = tryParseCanonical(raw);
+      if (!parsed) continue;
+      const { cidr, text } = parsed;
       const range = ranges.find((r) => containsCidr(r.cidr, cidr));
-      if (!range || texts.has(text)) continue;
-      texts.add(text);
+      // A node has one or two pod CIDRs: a scan, not a set per node.
+      if (!range || entry.claims.some((claim) => claim.text === text)) continue;
       entry.claims.push({ node: entry, cidr, text, mask: range.mask, footprint: range.mask !== null && cidr.prefix > range.mask ? blockOf(cidr, range.mask) : cidr });
     }
     out.push(entry);
@@ -249,10 +248,10 @@ function indexLeases(leases: readonly LeaseView[]): LeaseIndex {
   const byCidr = new Map<string, LeaseView>();
   const parsed: Array<{ cidr: Cidr; lease: LeaseView }> = [];
   for (const lease of leases) {
-    const cidr = tryParseCidr(lease.cidr);
-    if (!cidr) continue;
-    byCidr.set(formatCidr(cidr), lease);
-    parsed.push({ cidr, lease });
+    const canonical = tryParseCanonical(lease.cidr);
+    if (!canonical) continue;
+    byCidr.set(canonical.text, lease);
+    parsed.push({ cidr: canonical.cidr, lease });
   }
   return { byCidr, parsed };
 }

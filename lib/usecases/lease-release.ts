@@ -20,6 +20,8 @@ export interface LeaseReleaseInput {
   leases: readonly Lease[];
   /** The nodes a listing returned (none for the node-left check, which lists nothing). */
   listed: readonly Node[];
+  /** The names of `listed`, when the caller judges several lease lists against one listing. */
+  listedNames?: ReadonlySet<string>;
   /** Keyed reads of owners; an owner without an answer counts as unreadable. */
   presence: ReadonlyMap<string, Presence>;
   now: number;
@@ -34,7 +36,7 @@ export type LeaseVerdict =
   | { lease: Lease & { owner: string }; release: false; why: KeepReason };
 
 export function decideLeaseReleases(input: LeaseReleaseInput): LeaseVerdict[] {
-  const listed = new Set(input.listed.map((node) => node.metadata.name));
+  const listed = input.listedNames ?? new Set(input.listed.map((node) => node.metadata.name));
   const verdicts: LeaseVerdict[] = [];
   for (const lease of input.leases) {
     if (!hasOwner(lease) || listed.has(lease.owner)) continue;

@@ -5,12 +5,12 @@
  * read found gone (which ones: the lease decider, ./lease-release.ts).
  */
 import { errorText } from '../errors.ts';
-import { tryParseCidr } from '../cidr/cidr.ts';
+import { overlaps, tryParseCidr } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
 import { decideOwnership, withAdopted } from '../routes/index.ts';
 import type { LeaseTable } from '../routes/index.ts';
-import { MASK_MISMATCH_EVENT, holds, maskMismatchMessage } from './pod-cidr-mask.ts';
+import { MASK_MISMATCH_EVENT, maskMismatchMessage, setRanges } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
 import type { Presence } from './absence.ts';
 import { decideLeaseReleases } from './lease-release.ts';
@@ -61,9 +61,11 @@ export async function occupyUnleased(
   report: LeaseReport,
 ): Promise<Lease[][]> {
   const touched = new Set<number>();
+  const ranges = setRanges(deps.cidrSets);
   for (const { node, cidr: text } of adoptable) {
     const cidr = tryParseCidr(text);
-    const i = cidr ? deps.cidrSets.findIndex((set) => holds(set, cidr)) : -1;
+    const held = cidr ? ranges.find((r) => r.range.family === cidr.family && overlaps(r.range, cidr)) : undefined;
+    const i = held ? deps.cidrSets.indexOf(held.set) : -1;
     const set = deps.cidrSets[i];
     if (!set) continue;
     try {
@@ -104,14 +106,15 @@ export async function repairLeases(leaseLists: Lease[][], deps: LeaseDeps, repor
   }
 }
 
-/** Pure: the lease decider's verdicts on one set's leases, at the run's time and grace. */
-function reclaimVerdicts(nodes: readonly Node[], leases: readonly Lease[], presence: ReadonlyMap<string, Presence>, deps: Pick<LeaseDeps, 'now' | 'config'>, delegated: readonly string[]) {
-  return decideLeaseReleases({ leases, listed: nodes, presence, now: deps.now(), graceMs: deps.config.leaseGraceSeconds * 1000, delegated });
+/** Pure: the lease decider's verdicts on one set's leases, at the run's time and grace; the listed names are built once for all sets. */
+function reclaimVerdicts(listed: { nodes: readonly Node[]; listedNames: ReadonlySet<string> }, leases: readonly Lease[], presence: ReadonlyMap<string, Presence>, deps: Pick<LeaseDeps, 'now' | 'config'>, delegated: readonly string[]) {
+  return decideLeaseReleases({ leases, listed: listed.nodes, listedNames: listed.listedNames, presence, now: deps.now(), graceMs: deps.config.leaseGraceSeconds * 1000, delegated });
 }
 
 /** What `reclaimOrphans` would release (a dry run): the leases the lease decider lets go, in set order. */
 export function reclaimable(nodes: readonly Node[], leaseLists: readonly Lease[][], presence: ReadonlyMap<string, Presence>, deps: Pick<LeaseDeps, 'now' | 'config'>, delegated: readonly string[] = []): Array<{ cidr: string; owner: string }> {
-  return leaseLists.flatMap((leases) => reclaimVerdicts(nodes, leases, presence, deps, delegated).flatMap((v) => (v.release ? [{ cidr: v.lease.cidr, owner: v.lease.owner }] : [])));
+  const listed = { nodes, listedNames: new Set(nodes.map((node) => node.metadata.name)) };
+  return leaseLists.flatMap((leases) => reclaimVerdicts(listed, leases, presence, deps, delegated).flatMap((v) => (v.release ? [{ cidr: v.lease.cidr, owner: v.lease.owner }] : [])));
 }
 
 /**
@@ -129,8 +132,9 @@ export async function reclaimOrphans(
   report: LeaseReport,
   delegated: readonly string[] = [],
 ): Promise<void> {
+  const listedNames = new Set(nodes.map((node) => node.metadata.name));
   for (const [i, set] of deps.cidrSets.entries()) {
-    const verdicts = reclaimVerdicts(nodes, leaseLists[i] ?? [], presence, deps, delegated);
+    const verdicts = reclaimVerdicts({ nodes, listedNames }, leaseLists[i] ?? [], presence, deps, delegated);
     for (const verdict of verdicts) {
       const { lease } = verdict;
       if (!verdict.release) {

@@ -21,17 +21,32 @@ export interface MaskMismatch {
   set: CidrSet;
 }
 
-/** The pod CIDRs of `node` that overlap one of `cidrSets` with a mask other than that set's. */
-export function maskMismatches(node: Node, cidrSets: readonly CidrSet[]): MaskMismatch[] {
+/** The pod CIDRs of `nodes` that overlap one of `cidrSets` with a mask other than that set's. */
+export function maskMismatches(nodes: readonly Node[], cidrSets: readonly CidrSet[]): MaskMismatch[] {
+  const ranges = setRanges(cidrSets);
+  // A pod CIDR of the one mask every set of its family has cannot mismatch: no search for it.
+  const masks = new Map<Family, Set<number>>();
+  for (const { set, range } of ranges) masks.set(range.family, (masks.get(range.family) ?? new Set()).add(set.nodeMaskSize));
   const found: MaskMismatch[] = [];
-  for (const text of podCidrsOf(node)) {
-    const cidr = tryParseCidr(text);
-    if (!cidr) continue;
-    const set = cidrSets.find((s) => holds(s, cidr));
-    if (!set || cidr.prefix === set.nodeMaskSize) continue;
-    found.push({ node: node.metadata.name, cidr: formatCidr(cidr), family: cidr.family, set });
+  for (const node of nodes) {
+    for (const text of podCidrsOf(node)) {
+      const cidr = tryParseCidr(text);
+      const familyMasks = cidr && masks.get(cidr.family);
+      if (!cidr || !familyMasks || (familyMasks.size === 1 && familyMasks.has(cidr.prefix))) continue;
+      const set = ranges.find((r) => overlaps(r.range, cidr))?.set;
+      if (!set || cidr.prefix === set.nodeMaskSize) continue;
+      found.push({ node: node.metadata.name, cidr: formatCidr(cidr), family: cidr.family, set });
+    }
   }
   return found;
+}
+
+/** Each set with its parsed range (sets whose range does not parse are left out), in the order given. */
+export function setRanges(cidrSets: readonly CidrSet[]): Array<{ set: CidrSet; range: Cidr }> {
+  return cidrSets.flatMap((set) => {
+    const range = tryParseCidr(set.clusterCidr);
+    return range ? [{ set, range }] : [];
+  });
 }
 
 /** What to tell the operator (one line, short enough for an admission warning: under 256 characters). */
@@ -59,10 +74,4 @@ export function blockInUse(blockCidr: string, nodes: readonly Node[]): boolean {
     const cidr = tryParseCidr(text);
     return cidr !== null && cidr.prefix > block.prefix && containsCidr(block, cidr);
   }));
-}
-
-/** Whether `cidr` overlaps the set's cluster CIDR (same family). */
-export function holds(set: CidrSet, cidr: Cidr): boolean {
-  const cluster = tryParseCidr(set.clusterCidr);
-  return cluster !== null && cluster.family === cidr.family && overlaps(cluster, cidr);
 }

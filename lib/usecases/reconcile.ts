@@ -108,7 +108,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   const graceMs = config.leaseGraceSeconds * 1000;
   const presence = await readPresence(absenceSuspects(nodes, cloud.leaseLists.flat(), deps.now(), graceMs), deps.nodes, deps.concurrency ?? 4);
   // Pod CIDRs of another size than the configured blocks (told every run, also in a dry run).
-  const mismatches = nodes.flatMap((node) => maskMismatches(node, run.cidrSets));
+  const mismatches = maskMismatches(nodes, run.cidrSets);
   // Leases first (not in a dry run): a block left without its owner record is linked to it, and
   // the pod CIDRs the ownership decider lets reconcile adopt are occupied, so the plan below routes
   // them from their lease, and no new node is allocated a block a node already holds.

@@ -1,4 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import {
   type Cidr,
@@ -16,6 +18,7 @@ import {
   overlapsText,
   parseCidr,
   tryParseAddress,
+  tryParseCanonical,
   tryParseCidr,
 } from '../../lib/cidr/cidr.ts';
 
@@ -147,8 +150,20 @@ describe('addresses', () => {
     expect(tryParseAddress(formatAddress(family, value))).toEqual({ family, value });
   });
 
-  it.each([['10.0.0.0/8'], [''], ['01.2.3.4'], ['fe80::1%eth0']])('rejects %j', (text) => {
+  it.each([['10.0.0.0/8'], [''], ['01.2.3.4'], ['fe80::1%eth0'], ['1.2.3.256'], ['1.2.3'], ['1.2.3.4.5'], ['1..3.4'], ['.1.2.3'], ['1.2.3.'], [' 1.2.3.4'], ['1.2.3.+4'], ['0x1.2.3.4'], ['1.2.3.00'], ['\u0661.2.3.4']])('rejects %j', (text) => {
     expect(tryParseAddress(text)).toBeNull();
+  });
+
+  it('reads IPv4 as ipaddr.js strict four-part decimal does, on any dotted text', () => {
+    const part = fc.oneof(fc.nat(300).map(String), fc.stringMatching(/^[0-9]{0,4}$/), fc.constantFrom('0x1', '-1', ' 1', '1e1', '08'));
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 6 }), (parts) => {
+        const text = parts.join('.');
+        const expected = ipaddr.IPv4.isValidFourPartDecimal(text) ? { family: 4, value: BigInt(ipaddr.IPv4.parse(text).toByteArray().reduce((v, b) => v * 256 + b, 0)) } : null;
+        expect(tryParseAddress(text)).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('lastAddress is the broadcast / all-ones host part', () => {
@@ -296,5 +311,24 @@ describe('blocks', () => {
   ])('blockCount(%s, /%s) throws: prefix does not fit', (outer, prefix) => {
     expect(() => blockCount(c(outer), prefix)).toThrow(RangeError);
     expect(() => blockAt(c(outer), prefix, 0n)).toThrow(RangeError);
+  });
+});
+
+describe('tryParseCanonical', () => {
+  it.each<[string, string | null, boolean]>([
+    ['10.0.0.0/8', '10.0.0.0/8', true],
+    ['10.1.2.3/8', '10.0.0.0/8', false],
+    ['255.255.255.240/28', '255.255.255.240/28', true],
+    ['2001:db8::/64', '2001:db8::/64', false],
+    ['2001:DB8::/64', '2001:db8::/64', false],
+    ['010.0.0.0/8', null, false],
+    ['10.0.0.0/33', null, false],
+  ])('%s reads as %s (the given text itself: %s)', (text, canonical, same) => {
+    const parsed = tryParseCanonical(text);
+    expect(parsed?.text ?? null).toBe(canonical);
+    if (parsed) expect(parsed.cidr).toEqual(parseCidr(text));
+    // Same text, and the one formatCidr gives: the caller may key on it.
+    if (parsed) expect(parsed.text).toBe(formatCidr(parsed.cidr));
+    expect(parsed !== null && same).toBe(parsed !== null && canonical === text && !text.includes(':'));
   });
 });

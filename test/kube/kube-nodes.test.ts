@@ -104,15 +104,19 @@ describe('KubeNodes against the emulator with the real client', () => {
       spec: { providerID: stored.spec.providerID, podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] },
       status: { conditions: stored.status.conditions },
     };
-    const conditions = stored.status.conditions as Array<{ type: string }>;
+    const conditions = stored.status.conditions as Array<{ type: string; status: string; lastTransitionTime?: string }>;
     expect(conditions.length).toBeGreaterThan(1);
     const [listed] = await kube.listNodes();
     // A NodeList's items carry no apiVersion or kind (as a real kube-apiserver serves them), and a
-    // listed node keeps of its conditions only NetworkUnavailable, and no resourceVersion.
+    // listed node keeps of its conditions only NetworkUnavailable's status and transition time,
+    // and no resourceVersion.
+    const networkUnavailable = conditions.filter((c) => c.type === 'NetworkUnavailable').map(({ type, status, lastTransitionTime }) => ({ type, status, lastTransitionTime }));
+    expect(networkUnavailable).toHaveLength(1);
+    expect(networkUnavailable[0]?.lastTransitionTime).toEqual(expect.any(String));
     expect(listed).toEqual({
       metadata: { name: stored.metadata.name, uid: stored.metadata.uid, labels: stored.metadata.labels, creationTimestamp: stored.metadata.creationTimestamp },
       spec: expected.spec,
-      status: { conditions: conditions.filter((c) => c.type === 'NetworkUnavailable') },
+      status: { conditions: networkUnavailable },
     });
     expect(listed?.status?.conditions).toHaveLength(1);
     expect(await kube.getNode('ip-10-0-1-10.ec2.internal')).toEqual(expected);
