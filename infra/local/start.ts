@@ -82,6 +82,7 @@ what production would do:
   EC2 SDK retry backoff        the SDK's full-jitter backoff / scale (production: SDK defaults)
   EC2 SDK adaptive limiter     its floor and its recovery curve on the scaled clock
   EC2 throttling refill rates  x scale (bursts unchanged)
+  message delays               / scale, rounded up (the webhook's node-left check: 10 s -> 1 s)
 A retryable failure on a message's last receive is handed back to reconcile, never dead-lettered;
 the dead-letter queue only gets messages whose invocations crash or time out. The sandbox sets
 LEASE_GRACE_SECONDS=1 (600 in production) so that final reconcile may reclaim leases at once, and

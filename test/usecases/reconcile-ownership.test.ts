@@ -3,37 +3,43 @@
  * cannot take another node's traffic by writing its pod CIDR, a range inside or around it, the
  * whole cluster CIDR, or its instance. The claimant gets NetworkUnavailable=True and a
  * PodCidrConflict event; the lease holder's routes and condition stay as they are.
+ * Over the in-memory ports (test/support/fake-world.ts); the adapters' own tests run them against
+ * the emulators and dynalite.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import type { LocalDynamo } from '../support/dynalite.ts';
-import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
-import { testWiring, type TestWiring } from '../support/wiring.ts';
-import { drainQueue, type World, type WorldNode } from '../support/world.ts';
+import { fakeWiring, fakeWorld, type FakeWiring, type FakeWorld } from '../support/fake-world.ts';
+import { drainQueue } from '../support/world.ts';
 
-let local: LocalDynamo;
-let world: World;
-useWorldAndDynamo((parts) => ({ world, local } = parts));
+let world: FakeWorld;
+beforeEach(() => {
+  world = fakeWorld();
+});
+
+/** The instance a table's route for `cidr` sends to, as EC2 describes it (undefined: no such route). */
+const routeInstance = async (table: string, cidr: string) => (await world.routeTables.describeRoute(table, cidr))?.instanceId ?? undefined;
+const networkUnavailable = (name: string) => world.nodes.networkUnavailable(name);
+const eventReasons = (name: string) => world.nodes.eventReasons(name);
 
 const VICTIM_CIDR = '100.64.1.0/24';
 
 /** A routed, ready victim: its lease, its route in the one cluster table, NetworkUnavailable=False. */
-async function routedVictim(): Promise<{ table: string; victim: WorldNode; w: TestWiring }> {
+async function routedVictim(): Promise<{ table: string; victim: { instanceId: string }; w: FakeWiring }> {
   const table = world.addClusterTable();
   const victim = await world.addNode('victim', { podCidrs: [VICTIM_CIDR], networkUnavailable: 'False' });
-  world.ec2.state.addRoute({ routeTableId: table, destinationCidr: VICTIM_CIDR, instanceId: victim.instanceId });
-  const w = await testWiring(world, local);
-  await w.wiring.cidrSets[0]?.occupy(VICTIM_CIDR, 'victim');
+  world.routeTables.addRoute(table, VICTIM_CIDR, { instanceId: victim.instanceId });
+  const w = await fakeWiring(world);
+  await w.cidrSets[0]?.occupy(VICTIM_CIDR, 'victim');
   return { table, victim, w };
 }
 
-const leases = async (w: TestWiring) => (await w.wiring.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`) ?? [];
+const leases = async (w: FakeWiring) => (await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`) ?? [];
 
 describe('reconcile: a node cannot take another node\'s traffic', () => {
   it('another node\'s exact pod CIDR, its route already re-pointed to the claimant: the route goes back, the victim is untouched', async () => {
     const { table, victim, w } = await routedVictim();
     const attacker = await world.addNode('attacker', { podCidrs: [VICTIM_CIDR] });
-    world.ec2.state.replaceRoute({ routeTableId: table, destinationCidr: VICTIM_CIDR, instanceId: attacker.instanceId });
+    await world.routeTables.replaceRoute({ routeTableId: table, destinationCidr: VICTIM_CIDR, networkInterfaceId: attacker.eniId });
 
     const report = await reconcile(w.reconcileDeps());
     expect(w.queue.messages).toEqual([
@@ -41,11 +47,11 @@ describe('reconcile: a node cannot take another node\'s traffic', () => {
     ]);
     expect(report.plan.nodes.find((n) => n.node === 'attacker')?.conflict).toBe('leased-to-another-node');
     await drainQueue(w.queue, w.workerDeps());
-    expect(world.route(table, VICTIM_CIDR)?.instanceId).toBe(victim.instanceId);
-    expect(world.networkUnavailable('victim')).toBe('False');
-    expect(world.eventReasons('victim')).toEqual([]);
-    expect(world.networkUnavailable('attacker')).toBe('True');
-    expect(world.eventReasons('attacker')).toEqual(['PodCidrConflict']);
+    expect(await routeInstance(table, VICTIM_CIDR)).toBe(victim.instanceId);
+    expect(networkUnavailable('victim')).toBe('False');
+    expect(eventReasons('victim')).toEqual([]);
+    expect(networkUnavailable('attacker')).toBe('True');
+    expect(eventReasons('attacker')).toEqual(['PodCidrConflict']);
     expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
   });
 
@@ -56,12 +62,12 @@ describe('reconcile: a node cannot take another node\'s traffic', () => {
 
     await reconcile(w.reconcileDeps());
     await drainQueue(w.queue, w.workerDeps());
-    expect(world.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
+    expect(world.routeTables.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
     expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
-    expect(world.networkUnavailable('victim')).toBe('False');
+    expect(networkUnavailable('victim')).toBe('False');
     for (const name of ['sub', 'host']) {
-      expect(world.networkUnavailable(name)).toBe('True');
-      expect(world.eventReasons(name)).toEqual(['PodCidrConflict']);
+      expect(networkUnavailable(name)).toBe('True');
+      expect(eventReasons(name)).toEqual(['PodCidrConflict']);
     }
   });
 
@@ -73,28 +79,28 @@ describe('reconcile: a node cannot take another node\'s traffic', () => {
     const report = await reconcile(w.reconcileDeps());
     expect(report.occupied).toBe(0);
     expect(report.allocated).toEqual(['newcomer']);
-    const [given] = world.podCidrs('newcomer');
+    const [given] = world.nodes.podCidrs('newcomer');
     expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`, `${given}=newcomer`].sort());
     await drainQueue(w.queue, w.workerDeps());
-    expect(world.route(table, '100.64.0.0/16')).toBeUndefined();
-    expect(world.route(table, VICTIM_CIDR)?.instanceId).toBe(victim.instanceId);
-    expect(world.networkUnavailable('greedy')).toBe('True');
-    expect(world.eventReasons('greedy')).toEqual(['PodCidrConflict']);
+    expect(await routeInstance(table, '100.64.0.0/16')).toBeUndefined();
+    expect(await routeInstance(table, VICTIM_CIDR)).toBe(victim.instanceId);
+    expect(networkUnavailable('greedy')).toBe('True');
+    expect(eventReasons('greedy')).toEqual(['PodCidrConflict']);
   });
 
   it('a second node naming the victim\'s instance: not allocated, not routed; the victim keeps its routes and condition', async () => {
     const { table, victim, w } = await routedVictim();
-    await world.addNode('twin', { instance: world.ec2.state.instance(victim.instanceId) });
+    await world.addNode('twin', { instanceId: victim.instanceId });
 
     for (let tick = 0; tick < 2; tick++) {
       const report = await reconcile(w.reconcileDeps());
       expect(report.allocated).toEqual([]);
       await drainQueue(w.queue, w.workerDeps());
     }
-    expect(world.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
-    expect(world.networkUnavailable('victim')).toBe('False');
-    expect(world.eventReasons('victim')).toEqual([]);
-    expect(world.networkUnavailable('twin')).toBe('True');
+    expect(world.routeTables.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
+    expect(networkUnavailable('victim')).toBe('False');
+    expect(eventReasons('victim')).toEqual([]);
+    expect(networkUnavailable('twin')).toBe('True');
     expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
   });
 });
@@ -107,26 +113,26 @@ describe('reconcile: a pod CIDR with leading zeros (kube-apiserver 1.32 stores i
     const report = await reconcile(w.reconcileDeps());
     expect(report.plan.nodes.find((n) => n.node === 'zeros')?.conflict).toBe('non-canonical-pod-cidr');
     await drainQueue(w.queue, w.workerDeps());
-    expect(world.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
+    expect(world.routeTables.routeSummary(table)).toEqual([`${VICTIM_CIDR} -> ${victim.instanceId}`]);
     expect(await leases(w)).toEqual([`${VICTIM_CIDR}=victim`]);
-    expect(world.networkUnavailable('victim')).toBe('False');
-    expect(world.eventReasons('victim')).toEqual([]);
-    expect(world.networkUnavailable('zeros')).toBe('True');
-    expect(world.eventReasons('zeros')).toEqual(['PodCidrConflict']);
+    expect(networkUnavailable('victim')).toBe('False');
+    expect(eventReasons('victim')).toEqual([]);
+    expect(networkUnavailable('zeros')).toBe('True');
+    expect(eventReasons('zeros')).toEqual(['PodCidrConflict']);
   });
 
   it('on a free block: neither adopted (leased) nor routed', async () => {
     const table = world.addClusterTable();
     await world.addNode('zeros', { podCidrs: ['100.64.000.0/24'] });
-    const w = await testWiring(world, local);
+    const w = await fakeWiring(world);
     const report = await reconcile(w.reconcileDeps());
     expect(report.occupied).toBe(0);
     expect(report.plan.nodes.find((n) => n.node === 'zeros')?.conflict).toBe('non-canonical-pod-cidr');
     await drainQueue(w.queue, w.workerDeps());
-    expect(world.routeSummary(table)).toEqual([]);
+    expect(world.routeTables.routeSummary(table)).toEqual([]);
     expect(await leases(w)).toEqual([]);
-    expect(world.networkUnavailable('zeros')).toBe('True');
-    expect(world.eventReasons('zeros')).toEqual(['PodCidrConflict']);
+    expect(networkUnavailable('zeros')).toBe('True');
+    expect(eventReasons('zeros')).toEqual(['PodCidrConflict']);
   });
 });
 
@@ -134,7 +140,7 @@ describe('reconcile: adopting pod CIDRs podroute did not allocate', () => {
   it('a CIDR of the node mask with no lease overlapping it is adopted and routed in the same run', async () => {
     const table = world.addClusterTable();
     const old = await world.addNode('old', { podCidrs: ['100.64.7.0/24'] });
-    const w = await testWiring(world, local);
+    const w = await fakeWiring(world);
     const report = await reconcile(w.reconcileDeps());
     expect(report.occupied).toBe(1);
     expect(await leases(w)).toEqual(['100.64.7.0/24=old']);
@@ -144,14 +150,14 @@ describe('reconcile: adopting pod CIDRs podroute did not allocate', () => {
   it('another mask is adopted only when MIGRATION_MASK_SIZES names it', async () => {
     world.addClusterTable();
     await world.addNode('wide', { podCidrs: ['100.64.2.0/23'] });
-    const refused = await testWiring(world, local);
+    const refused = await fakeWiring(world);
     const report = await reconcile(refused.reconcileDeps());
     expect(report.occupied).toBe(0);
     expect(await leases(refused)).toEqual([]);
     expect(report.plan.nodes).toEqual([{ node: 'wide', networkUnavailable: true, patch: true, conflict: 'mask-size' }]);
-    expect(world.eventReasons('wide')).toEqual(['PodCidrConflict']);
+    expect(eventReasons('wide')).toEqual(['PodCidrConflict']);
 
-    const named = await testWiring(world, local, { MIGRATION_MASK_SIZES: 'ipv4:23' });
+    const named = await fakeWiring(world, { MIGRATION_MASK_SIZES: 'ipv4:23' });
     const adopted = await reconcile(named.reconcileDeps());
     expect(adopted.occupied).toBe(1);
     expect(await leases(named)).toEqual(['100.64.2.0/24=wide', '100.64.3.0/24=wide']);
@@ -163,15 +169,15 @@ describe('reconcile: never schedulable before routed', () => {
   it('a managed node without the condition whose routes are not complete gets NetworkUnavailable=True (NoRouteCreated) before its routes go out', async () => {
     world.addClusterTable();
     await world.addNode('joining', { podCidrs: ['100.64.5.0/24'] });
-    const w = await testWiring(world, local);
-    await w.wiring.cidrSets[0]?.occupy('100.64.5.0/24', 'joining');
+    const w = await fakeWiring(world);
+    await w.cidrSets[0]?.occupy('100.64.5.0/24', 'joining');
     await reconcile(w.reconcileDeps());
-    expect(world.networkUnavailable('joining')).toBe('True');
-    const condition = (world.kube.state.getNode('joining') as { status: { conditions: Array<{ type: string; reason?: string }> } }).status.conditions.find((c) => c.type === 'NetworkUnavailable');
+    expect(networkUnavailable('joining')).toBe('True');
+    const condition = (world.nodes.peek('joining') as { status: { conditions: Array<{ type: string; reason?: string }> } }).status.conditions.find((c) => c.type === 'NetworkUnavailable');
     expect(condition?.reason).toBe('NoRouteCreated');
     // The worker turns it False once routed.
     await drainQueue(w.queue, w.workerDeps());
-    expect(world.networkUnavailable('joining')).toBe('False');
+    expect(networkUnavailable('joining')).toBe('False');
   });
 });
 
@@ -180,9 +186,9 @@ describe('reconcile: a conflicting claim keeps no block from being freed', () =>
     world.addClusterTable();
     await world.addNode('victim', { podCidrs: [VICTIM_CIDR] });
     await world.addNode('greedy', { podCidrs: ['100.64.0.0/16'] });
-    const w = await testWiring(world, local, { LEASE_GRACE_SECONDS: '600' });
-    await w.wiring.cidrSets[0]?.occupy(VICTIM_CIDR, 'victim');
-    await world.kube.state.deleteNode('victim', { admit: false });
+    const w = await fakeWiring(world, { LEASE_GRACE_SECONDS: '600' });
+    await w.cidrSets[0]?.occupy(VICTIM_CIDR, 'victim');
+    world.nodes.delete('victim');
     world.clock.advance(600_001);
     const report = await reconcile(w.reconcileDeps());
     expect(report.reclaimed).toEqual([{ cidr: VICTIM_CIDR, owner: 'victim' }]);

@@ -12,7 +12,8 @@
  * The schedule is fast-forwarded (every 2 s instead of every minute by default), and so is every
  * other clock podroute depends on: the queue's visibility timeout (6 s instead of 180 s), the
  * worker's function timeout (1 s instead of 30 s), the worker's retry backoff, the EC2 SDK client's
- * retry backoff and adaptive rate limiter, and EC2's throttling refill rates. Leases of vanished nodes are reclaimed after
+ * retry backoff and adaptive rate limiter, EC2's throttling refill rates, and the delays the
+ * functions put on messages (the webhook's 10 s node-left check: 1 s). Leases of vanished nodes are reclaimed after
  * LEASE_GRACE_SECONDS = 1 (10 minutes in production) so a final reconcile can show that nothing leaked.
  */
 import { randomBytes } from 'node:crypto';
@@ -53,6 +54,7 @@ import { buildWorld, scaledThrottle } from './world.ts';
 import { Readiness } from './readiness.ts';
 import { checkLeaves, interfacesOf, podCidrsOfStored, watchLiveRouteRemovals } from './observe.ts';
 import { startWorkerSource } from './worker-source.ts';
+import { scaleDelays } from './scaled-delays.ts';
 import { createSchedule } from './schedule.ts';
 import type { JoinOptions, LeaveOptions, QueueDepth, Sandbox, SandboxOptions, SettleOptions } from './types.ts';
 
@@ -219,7 +221,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       // podroute's own identity, allowed only what infra/kubernetes/rbac.yaml grants.
       const kubeConfig = await createKubeConfig({ kind: 'options', options: kube.kubeConfig(kube.podrouteToken) });
       const nodes = shortListings.wrap(readiness.observe(new KubeNodes(kubeConfig, { onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) })));
-      return buildWiring(config, { ec2: ec2Client, sqs: sqs.createClient(fn), dynamodb: db.client() }, nodes, async () => secret, {
+      return buildWiring(config, { ec2: ec2Client, sqs: scaleDelays(sqs.createClient(fn), clientTimeScale), dynamodb: db.client() }, nodes, async () => secret, {
         log,
         timeScale: clientTimeScale,
         eventSigningKey: async () => signingKey,
