@@ -104,8 +104,7 @@ async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) 
     log,
   });
   try {
-    // The cluster runs podroute before the burst: one reconcile has recorded its claim census, so
-    // admissions read by key (lib/usecases/claim-census.ts), as they do in a running cluster.
+    // The cluster runs podroute before the burst: one reconcile has run, as in a running cluster.
     await sandbox.tick();
     const bound = lowerBound(setup, nodes);
     // Generous: on a shared machine the sandbox itself can be slower than EC2's buckets.

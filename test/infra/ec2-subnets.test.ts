@@ -277,11 +277,10 @@ describe('EC2 emulator: per-interface limits of the instance type', () => {
 
 describe('EC2 emulator: the prefix calls buckets', () => {
   it('exports each prefix call bucket and a lower bound from it', () => {
-    // EC2 Developer Guide, "Request throttling for the Amazon EC2 API", table "Uncategorized actions".
-    expect(ASSIGN_PREFIX_BUCKETS.AssignPrivateIpAddresses).toEqual({ capacity: 100, refillPerSecond: 5 });
-    expect(ASSIGN_PREFIX_BUCKETS.AssignIpv6Addresses).toEqual({ capacity: 100, refillPerSecond: 5 });
-    expect(minimumSeconds(ASSIGN_PREFIX_BUCKETS.AssignPrivateIpAddresses, 1000)).toBe(180);
-    expect(minimumSeconds(ASSIGN_PREFIX_BUCKETS.AssignPrivateIpAddresses, 100)).toBe(0);
+    expect(ASSIGN_PREFIX_BUCKETS.AssignPrivateIpAddresses).toEqual({ capacity: 50, refillPerSecond: 5 });
+    expect(ASSIGN_PREFIX_BUCKETS.AssignIpv6Addresses).toEqual({ capacity: 50, refillPerSecond: 5 });
+    expect(minimumSeconds(ASSIGN_PREFIX_BUCKETS.AssignPrivateIpAddresses, 1000)).toBe(190);
+    expect(minimumSeconds(ASSIGN_PREFIX_BUCKETS.AssignPrivateIpAddresses, 50)).toBe(0);
     expect(() => minimumSeconds(ASSIGN_PREFIX_BUCKETS.AssignIpv6Addresses, -1)).toThrow(RangeError);
   });
 
@@ -292,8 +291,8 @@ describe('EC2 emulator: the prefix calls buckets', () => {
     const eni = ec2.state.addInstance({ instanceType: 'c5.metal' }).networkInterfaceIds[0];
     const assign4 = () => client.send(new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eni, Ipv4PrefixCount: 1 }));
     for (let i = 0; i < 49; i++) await assign4();
-    // Tokens 50 to 100 are spent on calls the address limit refuses; the 101st call finds the bucket empty.
-    for (let i = 49; i < 100; i++) expect((await failure(assign4())).name).toBe('PrivateIpAddressLimitExceeded');
+    // The 50th token is spent on a call the address limit refuses; the 51st call finds the bucket empty.
+    expect((await failure(assign4())).name).toBe('PrivateIpAddressLimitExceeded');
     expect((await failure(assign4())).name).toBe('RequestLimitExceeded');
     // AssignIpv6Addresses draws from its own, still full bucket.
     await client.send(new AssignIpv6AddressesCommand({ NetworkInterfaceId: eni, Ipv6PrefixCount: 1 }));
@@ -304,7 +303,7 @@ describe('EC2 emulator: the prefix calls buckets', () => {
   it('refills the prefix calls buckets as fast as the sandbox speeds the mutating category up', () => {
     let clock = 0;
     const buckets = new TokenBuckets(scaledThrottle(30), () => clock);
-    for (let i = 0; i < 100; i++) expect(buckets.take('AssignPrivateIpAddresses')).toBe(true);
+    for (let i = 0; i < 50; i++) expect(buckets.take('AssignPrivateIpAddresses')).toBe(true);
     expect(buckets.take('AssignPrivateIpAddresses')).toBe(false);
     clock += 100; // 5 x 30 tokens a second: 15 in 100 ms
     for (let i = 0; i < 15; i++) expect(buckets.take('AssignPrivateIpAddresses')).toBe(true);

@@ -99,15 +99,4 @@ describe('prefixes mode: a node leaves', () => {
     expect(await leases(webhook.wiring)).toEqual(kept.map((cidr) => `${cidr}=kept`).sort());
     expect(ec2Calls()).toBe(0);
   });
-
-  it('reconcile frees the blocks of a node that left a subnet no listed node is in, when no node-left check ran', async () => {
-    const { first, kept } = await joined();
-    const other = await container(first);
-
-    const report = await reconcile(useCaseDeps(other.wiring));
-
-    expect(report.errors).toEqual([]);
-    expect(report.reclaimed.map((r) => r.owner)).toEqual(['gone', 'gone']);
-    expect(await leases(other.wiring)).toEqual(kept.map((cidr) => `${cidr}=kept`).sort());
-  });
 });

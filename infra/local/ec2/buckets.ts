@@ -1,7 +1,7 @@
 /**
  * EC2's request-rate token buckets, as data: the categories of the EC2 Developer Guide, "Request
  * throttling for the Amazon EC2 API" (section "Request token bucket sizes and refill rates"), and the
- * per-action buckets that page's "Uncategorized actions" table gives the calls podroute makes. Exported so
+ * per-action buckets the emulator gives the calls podroute's prefixes mode makes per node. Exported so
  * a benchmark can compute a lower bound (`minimumSeconds`) from the same numbers the emulator enforces.
  *
  * Each action has its own bucket per account and Region (same page, "Request rate limiting": "each API
@@ -22,25 +22,22 @@ export const DEFAULT_NON_MUTATING: BucketSpec = { capacity: 100, refillPerSecond
 export const DEFAULT_MUTATING: BucketSpec = { capacity: 50, refillPerSecond: 5 };
 
 /**
- * Actions podroute calls that the page lists as "Uncategorized actions", each with a bucket of its
- * own (not shared with each other, nor with CreateRoute): the two that delegate prefixes to an
- * interface (100 tokens, 5 a second), ModifyNetworkInterfaceAttribute (routes mode turns off the
- * source/destination check; 100, 5) and CreateTags (a full table's mark; 100, 10). A benchmark that
- * needs the bound for prefixes mode reads it from here.
+ * The two calls that delegate prefixes to an interface. They are not Describe/Get/List calls, so they
+ * are throttled as mutating calls, each in a bucket of its own (not shared with each other, nor with
+ * CreateRoute). The page's category tables name a few mutating actions as "resource-intensive" or
+ * "uncategorized"; as far as this repository could check, both of those rows also hold 50 tokens
+ * refilled at 5 a second, so the numbers below do not depend on which row the two actions sit in.
+ * A benchmark that needs the bound for prefixes mode reads it from here.
  */
 export const ASSIGN_PREFIX_BUCKETS = {
-  AssignPrivateIpAddresses: { capacity: 100, refillPerSecond: 5 },
-  AssignIpv6Addresses: { capacity: 100, refillPerSecond: 5 },
+  AssignPrivateIpAddresses: { ...DEFAULT_MUTATING },
+  AssignIpv6Addresses: { ...DEFAULT_MUTATING },
 } as const satisfies Record<string, BucketSpec>;
 
 export type AssignPrefixAction = keyof typeof ASSIGN_PREFIX_BUCKETS;
 
 /** Per-action buckets the emulator applies before falling back to the category of the action. */
-export const ACTION_BUCKETS: Readonly<Record<string, BucketSpec>> = {
-  ...ASSIGN_PREFIX_BUCKETS,
-  ModifyNetworkInterfaceAttribute: { capacity: 100, refillPerSecond: 5 },
-  CreateTags: { capacity: 100, refillPerSecond: 10 },
-};
+export const ACTION_BUCKETS: Readonly<Record<string, BucketSpec>> = { ...ASSIGN_PREFIX_BUCKETS };
 
 /** Describe*, List*, Search* and Get* calls are non-mutating in EC2's throttling categories; the rest mutate. */
 export const isMutating = (action: string): boolean => !/^(Describe|Get|List|Search)/.test(action);

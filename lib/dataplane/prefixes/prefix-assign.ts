@@ -5,7 +5,6 @@
  * against EC2's `AssignPrivateIpAddresses` / `AssignIpv6Addresses` buckets.
  */
 import { containsCidr, tryParseCidr } from '../../cidr/cidr.ts';
-import type { CidrSet } from '../../ipam/index.ts';
 import type { Logger } from '../../log.ts';
 import { PrefixUnavailableError } from '../../usecases/port-errors.ts';
 import type { EniPrefixes, NodeInterface, UsedReservationSets } from '../../usecases/ports.ts';
@@ -23,24 +22,15 @@ export interface PrefixAssignPorts {
 export type AssignOutcome = { kind: 'assigned' } | { kind: 'left'; status: string };
 
 /**
- * Delegates `missing` (pod CIDRs of `node` not on `eni`; `own` all of them) to the interface. A
- * message is a hint: each CIDR is first checked against the lease table (keyed reads), and one the
- * node does not lease is refused (MessageRefusedError), nothing assigned; an interface carrying
- * another pod-range prefix is left to reconcile. EC2 answering that a prefix is in use
+ * Delegates `missing` (pod CIDRs of `node` not on `eni`) to the interface. A message is a hint:
+ * each CIDR is first checked against the lease table (keyed reads), and one the node does not
+ * lease is refused (MessageRefusedError), nothing assigned. EC2 answering that a prefix is in use
  * is judged on a fresh read: already on this interface (an earlier delivery's call) is success;
  * anywhere else the block is left to reconcile, whose node sync holds it for the cloud and moves
  * the node on (./prefix-node-sync.ts). Any other failure goes up (throttling is retryable).
  */
-export async function assignAdmitted(node: string, eni: NodeInterface, cidrs: { own: readonly string[]; missing: readonly string[] }, ports: PrefixAssignPorts): Promise<AssignOutcome> {
-  const { missing } = cidrs;
-  const sets = await checkLeased(node, missing, ports.usedReservationSets);
-  // A prefix of a pod range that is not the node's says another node holds this instance: the
-  // ownership decider (lib/routes/ownership.ts, instance rule) decides, in reconcile.
-  const other = eni.prefixes.find((p) => !cidrs.own.includes(p) && sets.some((s) => within(s.clusterCidr, p)));
-  if (other !== undefined) {
-    ports.log.log('warn', 'prefix.instance-shared', { node, networkInterfaceId: eni.networkInterfaceId, prefix: other });
-    return { kind: 'left', status: 'left-to-reconcile:instance-shared' };
-  }
+export async function assignAdmitted(node: string, eni: NodeInterface, missing: readonly string[], ports: PrefixAssignPorts): Promise<AssignOutcome> {
+  await checkLeased(node, missing, ports.usedReservationSets);
   for (const cidr of missing) {
     try {
       await ports.prefixes.assignPrefix(eni.networkInterfaceId, cidr);
@@ -59,20 +49,16 @@ export async function assignAdmitted(node: string, eni: NodeInterface, cidrs: { 
   return { kind: 'assigned' };
 }
 
-/** Whether `text` lies inside `rangeText`. */
-function within(rangeText: string, text: string): boolean {
-  const range = tryParseCidr(rangeText);
-  const cidr = tryParseCidr(text);
-  return range !== null && cidr !== null && containsCidr(range, cidr);
-}
-
-/** Refuses the message unless every CIDR lies in a registered pod range whose set leases exactly it to `node`; answers the sets. */
-async function checkLeased(node: string, cidrs: readonly string[], usedReservationSets: UsedReservationSets): Promise<CidrSet[]> {
+/** Refuses the message unless every CIDR lies in a registered pod range whose set leases exactly it to `node`. */
+async function checkLeased(node: string, cidrs: readonly string[], usedReservationSets: UsedReservationSets): Promise<void> {
   const sets = await usedReservationSets();
   for (const text of cidrs) {
-    const set = sets.find((s) => within(s.clusterCidr, text));
+    const cidr = tryParseCidr(text);
+    const set = cidr === null ? undefined : sets.find((s) => {
+      const range = tryParseCidr(s.clusterCidr);
+      return range !== null && containsCidr(range, cidr);
+    });
     if (!set) refuse('no-lease-table', `prefix ${text} for node ${node}`);
     if ((await set.ownedLease(node))?.cidr !== text) refuse('not-leased', `prefix ${text} for node ${node}`);
   }
-  return sets;
 }

@@ -64,7 +64,7 @@ export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWork
     return 'left-to-reconcile:prefixes-missing';
   }
   if (missing.length > 0) {
-    const assigned = await assignAdmitted(name, eni, { own: cidrs, missing }, ports);
+    const assigned = await assignAdmitted(name, eni, missing, ports);
     if (assigned.kind === 'left') return assigned.status;
   }
   const node = stored ?? (await storedAsAdmitted(name, admitted, deps));

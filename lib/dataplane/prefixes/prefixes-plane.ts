@@ -5,8 +5,6 @@
  * its prefixes are delegated (./prefix-node-sync.ts). An admission only takes the blocks; the worker's
  * `sync-node` delegates them and settles the condition (./prefix-join.ts).
  */
-import { errorText } from '../../errors.ts';
-import type { CidrSet } from '../../ipam/index.ts';
 import { networkUnavailableOf } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';
 import type { RoutePlan } from '../../routes/index.ts';
@@ -56,8 +54,7 @@ async function readPrefixesRun(ports: PrefixesPlanePorts, listNodes: () => Promi
   const nodes = await settled(listNodes());
   if (!nodes.ok) return { tables: null, nodes, leases: { ok: true, value: [] }, run: null };
   const read = await readPrefixes(nodes.value, ports);
-  const { sets, error } = await withRegistered(read.sets, ports.usedReservationSets);
-  const leases = await settled(Promise.all(sets.map((set) => set.leases())));
+  const leases = await settled(Promise.all(read.sets.map((set) => set.leases())));
   const world: PrefixWorld = read.world;
   return {
     tables: null,
@@ -65,29 +62,14 @@ async function readPrefixesRun(ports: PrefixesPlanePorts, listNodes: () => Promi
     leases,
     run: {
       tables: [],
-      sets,
-      ...(read.error !== undefined || error !== undefined ? { error: [read.error, error].filter((e) => e !== undefined).join('; ') } : {}),
+      sets: read.sets,
+      ...(read.error !== undefined ? { error: read.error } : {}),
       delegated: [...world.interfaces.values()].flatMap((eni) => eni.prefixes),
       plan: async (input) => ({ plan: prefixesPlan(input.nodes, ports.config), live: 0 }),
       syncNode: (node, kube) => syncPrefixNode(node, world, ports, kube),
       planNodeSync: async (node) => planPrefixNodeSync(node, world, ports.config),
     },
   };
-}
-
-/**
- * The listed nodes' pod ranges' sets, then every other registered pod range's: a range whose
- * subnet no listed node is in still holds the leases of the nodes that left it, which reclaim frees
- * (a node-left check that never ran, its message lost, leaves them to this). A registry that cannot
- * be read leaves the listed ranges' sets, told as an error.
- */
-async function withRegistered(listed: CidrSet[], registered: UsedReservationSets): Promise<{ sets: CidrSet[]; error?: string }> {
-  try {
-    const known = new Set(listed.map((set) => set.clusterCidr));
-    return { sets: [...listed, ...(await registered()).filter((set) => !known.has(set.clusterCidr))] };
-  } catch (error) {
-    return { sets: listed, error: `pod range registry: ${errorText(error)}` };
-  }
 }
 
 /** No route work: nodes only carry their wanted condition (unmanaged ones their reason). */
