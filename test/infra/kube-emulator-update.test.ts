@@ -2,7 +2,8 @@
  * The Kubernetes emulator's UPDATE admission: a node update of the main resource (PATCH or PUT)
  * goes to the UPDATE webhook only when the deployed matchConditions (infra/kubernetes/webhook.yaml,
  * node-provider-id.podroute.io) hold; the webhook's JSON Patch is applied, its status changes are
- * dropped as the node strategy drops them; nodes/status never goes to it. An expression outside the
+ * dropped as the node strategy drops them; nodes/status never goes to it; a stale update is admitted
+ * and then refused 409, as the registry checks the precondition after admission. An expression outside the
  * supported CEL fails the emulator's start.
  */
 import { readFileSync } from 'node:fs';
@@ -105,6 +106,20 @@ describe('kube emulator: UPDATE admission with the manifest matchConditions', ()
     const replaced = await api.replaceNode({ name: 'put', body: { ...stored, spec: { ...stored.spec, providerID: 'aws:///us-east-1a/i-0ccccccccccccccc3' } } });
     expect(reviews.map((r) => r.operation)).toEqual(['UPDATE']);
     expect(replaced.spec?.podCIDR).toBe('10.9.1.0/24');
+  });
+
+  it('admits a stale PUT before refusing it 409 (the precondition is checked after admission), and stores nothing', async () => {
+    await emulator.state.addNode(bare('stale'), { admit: false });
+    const read = emulator.state.getNode('stale') as V1Node;
+    await api.patchNode({ name: 'stale', body: { metadata: { labels: { moved: 'on' } } } }, merge);
+    const error = await api.replaceNode({ name: 'stale', body: { ...read, spec: { ...read.spec, providerID: 'aws:///us-east-1a/i-0ddddddddddddddd4' } } }).then(
+      () => null,
+      (e: unknown) => e as { code?: number },
+    );
+    expect(error?.code).toBe(409);
+    expect(reviews.map((r) => r.operation)).toEqual(['UPDATE']);
+    expect(emulator.state.getNode('stale')?.spec).not.toHaveProperty('providerID');
+    expect(emulator.state.getNode('stale')?.spec).not.toHaveProperty('podCIDR');
   });
 
   it.each([

@@ -127,16 +127,19 @@ export async function update(server: NodeServer, name: string, input: Json, subr
   authorizeNode(caller.user, 'update', name);
   if (!isObject(candidate)) throw new ApiError(400, 'BadRequest', 'the body of the request was in an unknown format');
   const wanted = metadataOf(copy(candidate)).resourceVersion;
-  const currentRv = metadataOf(old).resourceVersion;
-  if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== currentRv) throw conflict(name);
   const candidateName = nameOf(candidate);
   if (candidateName !== undefined && candidateName !== name) {
     throw new ApiError(400, 'BadRequest', `the name of the object (${candidateName}) does not match the name on the URL (${name})`);
   }
-  if (subresource === null && isObject(candidate)) {
+  if (subresource === null) {
     candidate = (await admission.admit('UPDATE', name, convertPodCidrs(copy(candidate)), copy(old), caller.user)) ?? candidate;
     if (nameOf(candidate) !== undefined && nameOf(candidate) !== name) throw new ApiError(400, 'BadRequest', 'admission may not change the name of the object');
   }
+  // The precondition is checked against the latest version after admission (the registry store's
+  // GuaranteedUpdate runs the object's transformers, then compares resource versions): a stale
+  // update has been admitted, and still fails.
+  const latest = existing(state, name);
+  if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== metadataOf(latest).resourceVersion) throw conflict(name);
   let next: JsonObject;
   if (subresource === 'status') {
     next = copy(old);
