@@ -4,6 +4,9 @@
  * - **webhook**: podroute's edge trigger. The admission allocates the pod CIDR and queues the
  *   node's routes at once (no fixed delay); measured from the kubelet's create to the stored
  *   NetworkUnavailable=False, in real time against EC2's real token buckets.
+ * - **externalCcm**: the same join under an external cloud controller manager (kubeadm, kOps): the
+ *   kubelet's CREATE has no providerID, the sandbox's stand-in CCM sets it at once, and podroute
+ *   acts on that UPDATE (node-provider-id webhook); measured from the kubelet's create alike.
  * - **schedule**: podroute without the webhook, waiting for its one-minute schedule. A join falls at
  *   a uniformly random moment of the schedule, so the next tick comes a uniformly random time
  *   later: the bench joins the node, waits that long (its sampled phase), runs the reconcile, and
@@ -40,6 +43,11 @@ export interface JoinToReadyResult {
   seed: number;
   webhookMs: number[];
   webhookMedianMs: number;
+  /** Joins whose providerID an external CCM sets after the CREATE (the UPDATE webhook's path). */
+  externalCcmMs: number[];
+  externalCcmMedianMs: number;
+  /** externalCcmMedianMs / webhookMedianMs: 1 when every cluster type joins alike. */
+  externalCcmVsWebhook: number;
   /** Measured joins without the webhook: random phase of the one-minute schedule, then reconcile. */
   schedulePhaseMs: number[];
   scheduleMs: number[];
@@ -74,6 +82,8 @@ export async function benchJoinToReady(
     // A kubelet registers its Node once the instance has booted, by when EC2 shows the instance.
     notFoundAfterLaunchMs: 0,
     visibilityTimeoutSeconds: 180,
+    // The stand-in CCM initializes an externalCcm join at once, so the figure is podroute's path alone.
+    ccmDelayMs: 0,
     log: options.log ?? silentLogger,
   });
   try {
@@ -84,6 +94,8 @@ export async function benchJoinToReady(
     sandbox.setSchedule(false);
     const webhookMs: number[] = [];
     for (let i = 0; i < webhookSamples; i++) webhookMs.push(await timeWebhookJoin(sandbox, `ip-10-4-0-${i}.ec2.internal`));
+    const externalCcmMs: number[] = [];
+    for (let i = 0; i < webhookSamples; i++) externalCcmMs.push(await timeWebhookJoin(sandbox, `ip-10-4-2-${i}.ec2.internal`, true));
     const schedulePhaseMs: number[] = [];
     const scheduleMs: number[] = [];
     const tickToReadyMs: number[] = [];
@@ -95,6 +107,7 @@ export async function benchJoinToReady(
       tickToReadyMs.push(sample.tickToReadyMs);
     }
     const webhookMedianMs = median(webhookMs);
+    const externalCcmMedianMs = median(externalCcmMs);
     const scheduleMedianMs = median(scheduleMs);
     const upstreamMedianMs = modelMedian(UPSTREAM_RESYNC_MS, tickToReadyMs, random);
     const scheduleModelMedianMs = modelMedian(PODROUTE_TICK_MS, tickToReadyMs, random);
@@ -103,6 +116,9 @@ export async function benchJoinToReady(
       seed,
       webhookMs,
       webhookMedianMs,
+      externalCcmMs,
+      externalCcmMedianMs,
+      externalCcmVsWebhook: ratio(externalCcmMedianMs, webhookMedianMs),
       schedulePhaseMs,
       scheduleMs,
       tickToReadyMs,
@@ -119,12 +135,13 @@ export async function benchJoinToReady(
   }
 }
 
-async function timeWebhookJoin(sandbox: Sandbox, name: string): Promise<number> {
+async function timeWebhookJoin(sandbox: Sandbox, name: string, externalCcm = false): Promise<number> {
   const started = performance.now();
-  await sandbox.joinNode(name, { webhook: true });
-  const call = sandbox.kube.state.webhookCalls().find((c) => c.operation === 'CREATE' && c.name === name);
-  if (call?.ok !== true) throw new Error(`the admission of ${name} failed (${call?.error ?? 'no call'}): not a webhook join`);
+  await sandbox.joinNode(name, { webhook: true, externalCcm });
   await untilReady(sandbox, [name], 60_000);
+  const operation = externalCcm ? 'UPDATE' : 'CREATE';
+  const call = sandbox.kube.state.webhookCalls().find((c) => c.operation === operation && c.name === name);
+  if (call?.ok !== true) throw new Error(`the ${operation} admission of ${name} failed (${call?.error ?? 'no call'}): not a webhook join`);
   return Math.round(performance.now() - started);
 }
 

@@ -150,9 +150,12 @@ function printTable(r: Record<string, unknown>): void {
   if (plan?.ms !== undefined) rows.push(['plan 5,000 dual-stack nodes x 10,000 routes', `${plan.ms} ms`]);
   const conv = r.convergence as { runs?: ConvergenceRun[] } | undefined;
   for (const run of conv?.runs ?? []) rows.push([`convergence N=${run.nodes}`, `${(run.convergedMs / 1000).toFixed(1)} s = ${run.ratioToBound}x the bound (${(run.boundMs / 1000).toFixed(0)} s)`]);
-  const jtr = r.joinToReady as { webhookMedianMs?: number; scheduleMedianMs?: number; upstreamMedianMs?: number; webhookVsUpstream?: number; webhookVsSchedule?: number } | undefined;
+  const jtr = r.joinToReady as
+    | { webhookMedianMs?: number; externalCcmMedianMs?: number; externalCcmVsWebhook?: number; scheduleMedianMs?: number; upstreamMedianMs?: number; webhookVsUpstream?: number; webhookVsSchedule?: number }
+    | undefined;
   if (jtr?.webhookVsUpstream !== undefined) {
     rows.push(['join-to-ready webhook (median)', `${jtr.webhookMedianMs} ms`]);
+    if (jtr.externalCcmMedianMs !== undefined) rows.push(['  external CCM (providerID set by an UPDATE)', `${jtr.externalCcmMedianMs} ms (${jtr.externalCcmVsWebhook}x)`]);
     rows.push(['  vs upstream 10 s resync, random phase', `${jtr.upstreamMedianMs} ms (${jtr.webhookVsUpstream}x)`]);
     rows.push(['  vs podroute 1 min schedule, random phase', `${jtr.scheduleMedianMs} ms (${jtr.webhookVsSchedule}x)`]);
   }

@@ -37,6 +37,9 @@ Options:
   --faults SHARE       share of EC2 calls failing with a retryable error, 0 <= SHARE < 1 (default 0)
   --secondary-enis N   secondary network interfaces on every instance, 0..15 (default 0); the worker
                        still routes to the primary one and turns its source/dest check off
+  --external-ccm       nodes join as under an external cloud controller manager (kubeadm, kOps): the
+                       kubelet registers without a providerID, a stand-in CCM sets it a moment later,
+                       and podroute's UPDATE webhook (node-provider-id) acts on that update
   --deny-deletes SHARE share of the leaving nodes' deletes that a later validating webhook refuses
                        after podroute admitted them, 0 <= SHARE <= 1 (default 0); those nodes stay
   --hostile LIST       once the cluster has converged, play these hostile scenarios (comma-separated,
@@ -102,6 +105,7 @@ interface Flags {
   faults: number;
   secondaryEnis: number;
   denyDeletes: number;
+  externalCcm: boolean;
   hostile: HostileScenario[];
   tickMs: number;
   report: string | undefined;
@@ -128,6 +132,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
         faults: { type: 'string' },
         'secondary-enis': { type: 'string' },
         'deny-deletes': { type: 'string' },
+        'external-ccm': { type: 'boolean' },
         hostile: { type: 'string' },
         'tick-ms': { type: 'string' },
         report: { type: 'string' },
@@ -172,6 +177,7 @@ function parseFlags(argv: string[]): Flags | 'help' {
     faults: number('faults', values.faults, 0, (n) => n >= 0 && n < 1, 'a share, 0 <= SHARE < 1'),
     secondaryEnis,
     denyDeletes: number('deny-deletes', values['deny-deletes'], 0, (n) => n >= 0 && n <= 1, 'a share, 0 <= SHARE <= 1'),
+    externalCcm: values['external-ccm'] ?? false,
     tickMs: number('tick-ms', values['tick-ms'], 2000, whole(50, 600_000), 'whole milliseconds from 50 to 600000'),
     report: values.report,
     timeoutS: number('timeout-s', values['timeout-s'], 300, (n) => n > 0 && n <= 86_400, 'seconds, more than 0'),
@@ -272,7 +278,7 @@ async function run(flags: Flags): Promise<number> {
 
   process.stdout.write(
     `podroute sandbox: ${flags.nodes} nodes (${flags.leave} leave), ${flags.mode} mode${flags.dualStack ? ', dual-stack' : ''}${flags.subnets === undefined ? '' : `, ${flags.subnets} subnet(s)`}, ` +
-      `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s)${flags.denyDeletes > 0 ? `, deny-deletes ${flags.denyDeletes}` : ''}${flags.hostile.length > 0 ? `, hostile ${flags.hostile.join(',')}` : ''}, tick ${flags.tickMs} ms\n`,
+      `${flags.routeTables} route table(s), faults ${flags.faults}, ${flags.secondaryEnis} secondary ENI(s)${flags.denyDeletes > 0 ? `, deny-deletes ${flags.denyDeletes}` : ''}${flags.externalCcm ? ', external CCM' : ''}${flags.hostile.length > 0 ? `, hostile ${flags.hostile.join(',')}` : ''}, tick ${flags.tickMs} ms\n`,
   );
   const sandbox: Sandbox = await startSandbox({
     dualStack: flags.dualStack,
@@ -282,6 +288,7 @@ async function run(flags: Flags): Promise<number> {
     faults: flags.faults,
     secondaryEnis: flags.secondaryEnis,
     denyDeletes: flags.denyDeletes,
+    externalCcm: flags.externalCcm,
     tickMs: flags.tickMs,
     cloudEvents: flags.hostile.some(isEventScenario),
     routeLimit: Math.max(50, Math.min(1000, flags.nodes * families + 1)),

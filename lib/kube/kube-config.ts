@@ -1,8 +1,10 @@
 /**
  * Builds the endpoint (server, TLS, credentials) podroute talks to the cluster with, from one of
  * three sources: an EKS cluster (endpoint and CA from `eks:DescribeCluster`, a short-lived IAM
- * token), a secret holding a kubeconfig YAML or `{server, caData, token}` JSON, or ready KubeConfig
- * options (the local emulator's `kubeConfig()`). TLS verification of the server is always on.
+ * token), a secret holding a kubeconfig YAML or `{server, caData, token}` JSON (its token read again
+ * every KUBE_SECRET_TTL_MS, so a short-lived one refreshed into the secret is used without a cold
+ * start), or ready KubeConfig options (the local emulator's `kubeConfig()`). TLS verification of the
+ * server is always on.
  *
  * A kubeconfig (YAML, or options) is loaded by @kubernetes/client-node's KubeConfig, which knows
  * every way a kubeconfig authenticates; it is imported only then (it weighs
@@ -24,7 +26,7 @@ type TokenSource = { token(): Promise<string> };
 
 type KubeConfigSource =
   | { kind: 'eks'; clusterName: string; describeCluster: (name: string) => Promise<EksClusterInfo>; tokens: TokenSource }
-  | { kind: 'secret'; fetchSecret: () => Promise<string> }
+  | { kind: 'secret'; fetchSecret: () => Promise<string>; now?: () => number }
   | { kind: 'options'; options: KubeConfigOptions };
 
 type KubeConfigOptions = {
@@ -45,7 +47,7 @@ export async function createKubeConfig(source: KubeConfigSource): Promise<KubeEn
     case 'eks':
       return eksKubeConfig(source.clusterName, await source.describeCluster(source.clusterName), source.tokens);
     case 'secret':
-      return kubeConfigFromSecret(await source.fetchSecret());
+      return kubeConfigFromSecret(await source.fetchSecret(), source.fetchSecret, source.now ?? Date.now);
     case 'options':
       return checked(await loadOptions(source.options));
   }
@@ -91,20 +93,69 @@ function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: Tok
   return new BearerEndpoint(endpoint, caData, tokens);
 }
 
-/** A secret string: a kubeconfig YAML, or JSON `{server, caData, token}`. */
-async function kubeConfigFromSecret(text: string): Promise<KubeEndpoint> {
+/** The JSON form of the kube secret, validated. */
+function secretJson(trimmed: string): z.infer<typeof secretJsonSchema> {
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch (cause) {
+    throw new InvalidInputError('the kube secret is neither a kubeconfig nor valid JSON', { cause });
+  }
+  const parsed = secretJsonSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidInputError(`the kube secret JSON is invalid: ${describeIssue(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * How long a token from the kube secret's JSON is used before the secret is read again. A bounded
+ * token (TokenRequest, `kubectl create token --duration`) refreshed into the secret well before it
+ * expires is then picked up by warm functions within this.
+ */
+export const KUBE_SECRET_TTL_MS = 5 * 60_000;
+
+/**
+ * The token of the JSON kube secret, read again once KUBE_SECRET_TTL_MS old. A read that fails or
+ * no longer validates keeps the last good token (the next request tries again), so a brief outage
+ * of the secret store does not fail requests a valid token can still serve; the server and the CA
+ * are the first read's (a cold start takes new ones).
+ */
+class SecretTokens implements TokenSource {
+  private readAt: number;
+  private pending: Promise<string> | undefined;
+
+  constructor(
+    private current: string,
+    private readonly fetchSecret: () => Promise<string>,
+    private readonly now: () => number,
+  ) {
+    this.readAt = now();
+  }
+
+  token(): Promise<string> {
+    if (this.now() - this.readAt < KUBE_SECRET_TTL_MS) return Promise.resolve(this.current);
+    this.pending ??= this.reread().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  private async reread(): Promise<string> {
+    try {
+      this.current = secretJson((await this.fetchSecret()).trim()).token;
+      this.readAt = this.now();
+    } catch {
+      // Kept: the last good token; the next request reads again.
+    }
+    return this.current;
+  }
+}
+
+/** A secret string: a kubeconfig YAML, or JSON `{server, caData, token}` (whose token is re-read, see SecretTokens). */
+async function kubeConfigFromSecret(text: string, fetchSecret: () => Promise<string>, now: () => number): Promise<KubeEndpoint> {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
-    let value: unknown;
-    try {
-      value = JSON.parse(trimmed);
-    } catch (cause) {
-      throw new InvalidInputError('the kube secret is neither a kubeconfig nor valid JSON', { cause });
-    }
-    const parsed = secretJsonSchema.safeParse(value);
-    if (!parsed.success) throw new InvalidInputError(`the kube secret JSON is invalid: ${describeIssue(parsed.error)}`);
-    const { server, caData, token } = parsed.data;
-    return new BearerEndpoint(server, caData, { token: () => Promise.resolve(token) });
+    const { server, caData, token } = secretJson(trimmed);
+    return new BearerEndpoint(server, caData, new SecretTokens(token, fetchSecret, now));
   }
   const kc = new (await kubeConfigClass())();
   try {

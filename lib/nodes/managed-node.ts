@@ -15,7 +15,8 @@ import type { Node } from './node.ts';
  *   NetworkUnavailable would taint it and stop its pods from scheduling;
  * - `no-provider-id`: not set yet, so not ready to manage: with an external cloud provider the
  *   cloud-controller-manager sets it while the node is still tainted uninitialized (Kubernetes docs,
- *   "Cloud Controller Manager Administration"), so no pod waits; the next reconcile routes it.
+ *   "Cloud Controller Manager Administration"), so no pod waits; the webhook acts on the update
+ *   that sets it (lib/usecases/node-webhook.ts), reconcile on the next tick otherwise.
  */
 export type UnmanagedReason = 'outside-node-selector' | 'not-an-ec2-instance' | 'no-provider-id';
 

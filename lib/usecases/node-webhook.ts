@@ -1,9 +1,10 @@
 /**
  * The node webhook's use case: act on a node's join or departure at once, not at the next tick.
- * Admission CREATE of a new node allocates its pod CIDRs (answered as a JSON Patch) or checks its
- * claim (lib/webhook/claims.ts), and queues a `sync-node` message; admission DELETE queues a delayed
- * `node-left` check (./node-left.ts). A review is never refused: a failure admits the node without
- * pod CIDRs, NetworkUnavailable=True, for the schedule to repair.
+ * Admission CREATE of a new node, or the UPDATE that first sets a node's providerID (its join under
+ * an external cloud controller manager), allocates its pod CIDRs (answered as a JSON Patch) or
+ * checks its claim (lib/webhook/claims.ts), and queues a `sync-node` message; any other UPDATE is
+ * allowed untouched; admission DELETE queues a delayed `node-left` check (./node-left.ts). A review
+ * is never refused: a failure admits the node without pod CIDRs, for the schedule to repair.
  */
 import { conditionText } from '../dataplane/data-plane.ts';
 import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
@@ -15,7 +16,7 @@ import { instanceIdOf, parseNode, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
-import { admissionResponse, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
+import { admissionResponse, isProviderIdJoin, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
 import { claimantOf, heldClaims, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
@@ -72,12 +73,31 @@ async function admitRequest(request: AdmissionReview['request'], deps: WebhookDe
       deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
       return admissionResponse(request.uid, decided.unavailable);
     }
-    return await admitNewNode(request.uid, node, decided.unavailable, deps);
+    return await admitNewNode(request.uid, node, decided.unavailable, deps, 'CREATE');
   }
+  if (request.operation === 'UPDATE') return await admitUpdate(request, deps);
   const node = parseNode(request.oldObject);
   await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
   deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE', check: 'node-left', delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
   return admissionResponse(request.uid);
+}
+
+/**
+ * An UPDATE is the join of a node whose providerID the cloud controller manager sets after the
+ * kubelet's CREATE (which the CREATE path left alone: `no-provider-id`); it gets what a CREATE
+ * gets, except the condition: an update of the main resource keeps the stored status (k8s
+ * pkg/registry/core/node/strategy.go, PrepareForUpdate), so the worker settles it. Any other
+ * UPDATE, whatever the filter that let it through, is allowed untouched.
+ */
+async function admitUpdate(request: AdmissionReview['request'], deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+  if (!isProviderIdJoin(request)) return admissionResponse(request.uid);
+  const node = parseNode(request.object);
+  const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
+  if (unmanaged !== null) {
+    deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'UPDATE', unmanaged });
+    return admissionResponse(request.uid);
+  }
+  return await admitNewNode(request.uid, node, [], deps, 'UPDATE');
 }
 
 /** An admission that was still at work when its deadline came. */
@@ -101,11 +121,12 @@ function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal | undefined):
 }
 
 /**
- * A managed node that does not exist yet. It comes with pod CIDRs: they are judged against the
- * leases (lib/webhook/claims.ts), never adopted here; only a node's own lease is routed. It comes
- * without: allocate, and patch the blocks in. Either way the node is created NetworkUnavailable=True.
+ * A managed node joining: not stored yet (CREATE), or stored until now without its providerID
+ * (UPDATE). It comes with pod CIDRs: they are judged against the leases (lib/webhook/claims.ts),
+ * never adopted here; only a node's own lease is routed. It comes without: allocate, and patch the
+ * blocks in. `unavailable` (the condition a CREATE stores) goes into the answer either way.
  */
-async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonPatchOp[], deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonPatchOp[], deps: WebhookDeps, operation: 'CREATE' | 'UPDATE'): Promise<AdmissionReviewResponse> {
   const name = node.metadata.name;
   if (podCidrsOf(node).length > 0) {
     const verdict = judgeClaims(node, await leasedSets(deps));
@@ -118,13 +139,13 @@ async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonP
       return admissionResponse(uid, unavailable, warnings);
     }
     const warnings = await queueAdmitted(node, [], await deps.nodes.listNodes(), deps);
-    deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: verdict.cidrs, leased: true });
+    deps.log.log('info', 'webhook.admitted', { node: name, operation, podCidrs: verdict.cidrs, leased: true });
     return admissionResponse(uid, unavailable, warnings);
   }
   const others = await deps.nodes.listNodes();
   const cidrs = await allocateForNewNode(node, others, deps);
   const warnings = await queueAdmitted(node, cidrs, others, deps);
-  deps.log.log('info', 'webhook.admitted', { node: name, operation: 'CREATE', podCidrs: cidrs });
+  deps.log.log('info', 'webhook.admitted', { node: name, operation, podCidrs: cidrs });
   return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable], warnings);
 }
 

@@ -73,3 +73,14 @@ export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nod
     throw error;
   }
 }
+
+/**
+ * The node as stored, for a `sync-node` from an admission (`admitted`): null while the stored node
+ * is still the version before that admission, one without a providerID. The UPDATE that sets a
+ * node's providerID is admitted, and its message queued, before the update is stored.
+ */
+export async function storedAfterAdmission(name: string, admitted: object | undefined, deps: Pick<RouteWorkerDeps, 'nodes'>): Promise<Node | null> {
+  const node = await currentNode(name, deps);
+  if (node && admitted !== undefined && (node.spec?.providerID ?? '') === '') return null;
+  return node;
+}

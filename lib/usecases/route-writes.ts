@@ -20,7 +20,7 @@ import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { planNode } from './route-targets.ts';
 import { awaitsStoredNode } from './delivery-outcome.ts';
-import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode } from './route-worker-deps.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode, storedAfterAdmission } from './route-worker-deps.ts';
 import { checkDelete, refuse } from './route-worker-claims.ts';
 import { type NodeWorld, ownerRoutedTo, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
 
@@ -70,7 +70,7 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
  */
 export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string> {
   const name = message.node;
-  const stored = await currentNode(name, deps);
+  const stored = await storedAfterAdmission(name, message.admitted, deps);
   let node = stored;
   if (!node) {
     // The webhook queues this while the API server is still storing the node: while the node is
@@ -116,7 +116,7 @@ function admittedNode(name: string, admitted: Admitted, now: number): Node {
  * and still what was admitted; otherwise retried shortly (see `syncNodeRoutes`).
  */
 async function settleAdmitted(name: string, admitted: Admitted, deps: WriteDeps, settleNode: (node: Node) => Promise<void>): Promise<void> {
-  const now = await currentNode(name, deps);
+  const now = await storedAfterAdmission(name, admitted, deps);
   if (!now) throw new NodeNotStoredError(name, `node ${name}: routes made from its admission; the node is not stored yet, so its condition waits`);
   const cidrs = podCidrsOf(now).map((text) => tryParseCidr(text)).filter((c) => c !== null).map(formatCidr);
   if (instanceIdOf(now) !== admitted.instanceId || !sameCidrs(cidrs, admitted.podCidrs)) {

@@ -1,7 +1,7 @@
 /**
- * Kubernetes admission (`admission.k8s.io/v1`) for Node CREATE and DELETE: the AdmissionReview the
- * API server sends, the answer podroute gives (always `allowed: true`: podroute never blocks a node),
- * and the JSON Patch that hands a new node its pod CIDRs.
+ * Kubernetes admission (`admission.k8s.io/v1`) for Node CREATE, UPDATE and DELETE: the
+ * AdmissionReview the API server sends, the answer podroute gives (always `allowed: true`: podroute
+ * never blocks a node), and the JSON Patch that hands a joining node its pod CIDRs.
  */
 import * as z from '../util/zod-mini.ts';
 import { reject } from '../util/zod-mini.ts';
@@ -30,7 +30,7 @@ const admissionRequestFields = z.looseObject(
     resource: groupVersionResource,
     kind: groupVersionKind,
     subResource: z.optional(z.literal('', { error: orRequired('must be empty (podroute admits nodes, not a subresource)') })),
-    operation: z.enum(['CREATE', 'DELETE'], { error: orRequired('must be CREATE or DELETE') }),
+    operation: z.enum(['CREATE', 'UPDATE', 'DELETE'], { error: orRequired('must be CREATE, UPDATE or DELETE') }),
     name: z.optional(z.string({ error: orRequired('must be a string') })),
     namespace: z.optional(z.literal('', { error: orRequired('must be empty (nodes are cluster-scoped)') })),
     object: z.nullish(nodeSchema),
@@ -40,25 +40,34 @@ const admissionRequestFields = z.looseObject(
   { error: orRequired('must be an AdmissionRequest object') },
 );
 
+/** The node a review is about: the one being created or updated (`object`), or deleted (`oldObject`). */
+const NODE_FIELD = { CREATE: 'object', UPDATE: 'object', DELETE: 'oldObject' } as const;
+const NODE_ROLE = { CREATE: 'created', UPDATE: 'updated', DELETE: 'deleted' } as const;
+
 const admissionRequestSchema = z.pipe(
   admissionRequestFields,
   z.transform((request: z.output<typeof admissionRequestFields>, payload) => {
-    const field = request.operation === 'CREATE' ? 'object' : 'oldObject';
+    const field = NODE_FIELD[request.operation];
     const node = request[field];
-    if (!node) return reject(payload, `must be the Node being ${request.operation === 'CREATE' ? 'created' : 'deleted'}`, [field]);
+    if (!node) return reject(payload, `must be the Node being ${NODE_ROLE[request.operation]}`, [field]);
     if (node.kind !== undefined && node.kind !== 'Node') return reject(payload, 'must be Node', [field, 'kind']);
     if (!isNodeName(node.metadata.name)) return reject(payload, NODE_NAME_MESSAGE, [field, 'metadata', 'name']);
     if (request.name !== undefined && request.name !== '' && request.name !== node.metadata.name) {
       return reject(payload, `must equal ${field}.metadata.name`, ['name']);
+    }
+    if (request.operation === 'UPDATE') {
+      // An UPDATE carries the stored node too (Kubernetes docs, "Dynamic Admission Control": oldObject is the existing object).
+      if (!request.oldObject) return reject(payload, 'must be the Node as stored before the update', ['oldObject']);
+      if (request.oldObject.metadata.name !== node.metadata.name) return reject(payload, 'must equal object.metadata.name', ['oldObject', 'metadata', 'name']);
     }
     return { ...request, name: node.metadata.name, dryRun: request.dryRun ?? false, node };
   }),
 );
 
 /**
- * AdmissionReview v1 for a core/v1 Node CREATE or DELETE. The parsed value carries
- * `request.node`: the node of the review (`object` for CREATE, `oldObject` for DELETE), validated
- * with `nodeSchema`, and `request.name`, its name. Unknown fields are kept.
+ * AdmissionReview v1 for a core/v1 Node CREATE, UPDATE or DELETE. The parsed value carries
+ * `request.node`: the node of the review (`object` for CREATE and UPDATE, `oldObject` for DELETE),
+ * validated with `nodeSchema`, and `request.name`, its name. Unknown fields are kept.
  */
 export const admissionReviewSchema = z.looseObject(
   {
@@ -70,6 +79,20 @@ export const admissionReviewSchema = z.looseObject(
 );
 
 export type AdmissionReview = z.infer<typeof admissionReviewSchema>;
+
+/**
+ * Whether an UPDATE is a node's join under an external cloud controller manager: the stored node
+ * has no providerID and the update sets one (the CCM's node controller sets it once, later than
+ * the kubelet's CREATE; Kubernetes validation lets it change only from empty). The manifest's
+ * matchConditions send only such updates (infra/kubernetes/webhook.yaml); this is decided here
+ * again, because the webhook cannot know that the filter ran.
+ */
+export function isProviderIdJoin(request: AdmissionReview['request']): boolean {
+  if (request.operation !== 'UPDATE') return false;
+  const before = request.oldObject?.spec?.providerID ?? '';
+  const after = request.object?.spec?.providerID ?? '';
+  return before === '' && after !== '';
+}
 
 /** Whether a parsed JSON body claims to be an AdmissionReview (before it is validated as one). */
 export function looksLikeAdmissionReview(value: unknown): boolean {

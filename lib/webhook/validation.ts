@@ -1,6 +1,6 @@
 /**
  * Shared validation pieces of the webhook: the Kubernetes node-name rule and the one-line message
- * a 400 answer carries (`request.operation must be CREATE or DELETE`).
+ * a 400 answer carries (`request.operation must be CREATE, UPDATE or DELETE`).
  */
 import type * as z from '../util/zod-mini.ts';
 import { formatPath } from '../util/issue-path.ts';

@@ -257,25 +257,27 @@ describe('infra/kubernetes/kustomization.yaml: the webhook URL and CA bundle are
     expect(Object.keys(envFile(text('infra/kubernetes/webhook.env.example'))).sort()).toEqual(['caBundle', 'url']);
   });
 
-  it('builds a webhook with the given URL and CA bundle, and nothing else changed', () => {
+  it('builds both webhooks with the given URL and CA bundle, and nothing else changed', () => {
     const url = 'https://abc123.execute-api.eu-west-1.amazonaws.com/webhook/t0ken';
     const caBundle = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
     const out = build('infra/kubernetes', { url, caBundle });
     expect(out.map((resource) => resource.kind)).toEqual(['ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration']);
     const webhook = out[2] ?? {};
     const hooks = list(webhook.webhooks, 'webhooks').map((hook) => obj(hook, 'webhook'));
-    expect(hooks).toHaveLength(1);
-    expect(hooks[0]?.clientConfig).toEqual({ url, caBundle });
+    expect(hooks.map((hook) => hook.name)).toEqual(['node-join.podroute.io', 'node-provider-id.podroute.io']);
     const original = documents('infra/kubernetes/webhook.yaml')[0] ?? {};
-    const originalHook = obj(list(original.webhooks, 'webhooks')[0], 'webhook');
-    expect({ ...hooks[0], clientConfig: originalHook.clientConfig }).toEqual(originalHook);
+    const originalHooks = list(original.webhooks, 'webhooks').map((hook) => obj(hook, 'webhook'));
+    for (const [i, hook] of hooks.entries()) {
+      expect(hook.clientConfig).toEqual({ url, caBundle });
+      expect({ ...hook, clientConfig: originalHooks[i]?.clientConfig }).toEqual(originalHooks[i]);
+    }
   });
 
   it('accepts an empty CA bundle (the API server then uses its system roots)', () => {
     const env = envFile(text('infra/kubernetes/webhook.env.example'));
     expect(env.caBundle).toBe('');
     const [, , webhook] = build('infra/kubernetes', env);
-    expect(obj(list(webhook?.webhooks, 'webhooks')[0], 'webhook').clientConfig).toEqual({ url: env.url, caBundle: '' });
+    for (const hook of list(webhook?.webhooks, 'webhooks')) expect(obj(hook, 'webhook').clientConfig).toEqual({ url: env.url, caBundle: '' });
   });
 
   it('fails without the url input rather than applying the placeholder', () => {

@@ -1,8 +1,9 @@
+import type { RequestOptions } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { createEksToken, EksTokenProvider } from '../../lib/aws/eks-token.ts';
-import { createKubeConfig } from '../../lib/kube/kube-config.ts';
+import { KUBE_SECRET_TTL_MS, createKubeConfig } from '../../lib/kube/kube-config.ts';
 import { KubeApiError, KubeNodes } from '../../lib/kube/kube-nodes.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 
@@ -142,6 +143,35 @@ describe('createKubeConfig', () => {
     ['kubeconfig YAML', () => emulator.kubeConfigYaml(emulator.podrouteToken)],
   ])('reads a %s secret', async (_kind, secret) => {
     const kc = await createKubeConfig({ kind: 'secret', fetchSecret: async () => secret() });
+    expect((await new KubeNodes(kc).listNodes()).map((n) => n.metadata.name)).toEqual(['n1']);
+  });
+
+  it('reads the JSON secret again once its token is KUBE_SECRET_TTL_MS old, keeping the last good token when a read fails', async () => {
+    let now = 0;
+    const json = (token: string) => JSON.stringify({ server: emulator.url, caData: Buffer.from(emulator.caPem).toString('base64'), token });
+    const stored: { value: string | Error } = { value: json('token-1') };
+    const fetchSecret = async () => {
+      if (stored.value instanceof Error) throw stored.value;
+      return stored.value;
+    };
+    const kc = await createKubeConfig({ kind: 'secret', fetchSecret, now: () => now });
+    const bearer = async () => {
+      const opts: RequestOptions = {};
+      await kc.applyToHTTPSOptions(opts);
+      return (opts.headers as Record<string, unknown> | undefined)?.Authorization;
+    };
+    stored.value = json('token-2');
+    now = KUBE_SECRET_TTL_MS - 1;
+    expect(await bearer()).toBe('Bearer token-1');
+    now = KUBE_SECRET_TTL_MS;
+    expect(await bearer()).toBe('Bearer token-2');
+    stored.value = new Error('Secrets Manager unreachable');
+    now += KUBE_SECRET_TTL_MS;
+    expect(await bearer()).toBe('Bearer token-2');
+    stored.value = '{"server": "https://x.example"}';
+    expect(await bearer()).toBe('Bearer token-2');
+    stored.value = json(emulator.podrouteToken);
+    expect(await bearer()).toBe(`Bearer ${emulator.podrouteToken}`);
     expect((await new KubeNodes(kc).listNodes()).map((n) => n.metadata.name)).toEqual(['n1']);
   });
 

@@ -7,6 +7,7 @@ import {
   admissionBudgetMs,
   admissionResponse,
   admissionReviewSchema,
+  isProviderIdJoin,
   jsonPointer,
   looksLikeAdmissionReview,
   networkUnavailablePatch,
@@ -219,8 +220,9 @@ describe('admissionResponse', () => {
 });
 
 describe('admissionReviewSchema', () => {
-  it.each<[string, Record<string, unknown>, 'CREATE' | 'DELETE', boolean]>([
+  it.each<[string, Record<string, unknown>, 'CREATE' | 'UPDATE' | 'DELETE', boolean]>([
     ['CREATE', review('CREATE'), 'CREATE', false],
+    ['UPDATE (request.node is the updated object)', review('UPDATE'), 'UPDATE', false],
     ['DELETE', review('DELETE'), 'DELETE', false],
     ['dry-run DELETE', review('DELETE', { dryRun: true }), 'DELETE', true],
     ['without dryRun (defaults to false)', review('CREATE', { dryRun: undefined }), 'CREATE', false],
@@ -231,6 +233,24 @@ describe('admissionReviewSchema', () => {
     expect(parsed.request.dryRun).toBe(dryRun);
     expect(parsed.request.name).toBe(NODE_NAME);
     expect(parsed.request.node).toEqual(node());
+  });
+});
+
+describe('isProviderIdJoin: an UPDATE is a join only when it first sets spec.providerID', () => {
+  const ID = 'aws:///eu-west-1a/i-0123456789abcdef0';
+  const spec = (providerID?: string) => node({ spec: providerID === undefined ? {} : { providerID } });
+  it.each<[string, string, Record<string, unknown> | null, Record<string, unknown> | null, boolean]>([
+    ['unset -> set', 'UPDATE', spec(), spec(ID), true],
+    ['empty -> set', 'UPDATE', spec(''), spec(ID), true],
+    ['no spec at all -> set', 'UPDATE', node({ spec: undefined }), spec(ID), true],
+    ['set -> same (a label change)', 'UPDATE', spec(ID), spec(ID), false],
+    ['unset -> unset', 'UPDATE', spec(), spec(), false],
+    ['unset -> empty', 'UPDATE', spec(), spec(''), false],
+    ['a CREATE with a providerID', 'CREATE', null, spec(ID), false],
+    ['a DELETE', 'DELETE', spec(), null, false],
+  ])('%s (%s): %s', (_name, operation, oldObject, object, expected) => {
+    const parsed = admissionReviewSchema.parse(review(operation, { object, oldObject }));
+    expect(isProviderIdJoin(parsed.request)).toBe(expected);
   });
 });
 

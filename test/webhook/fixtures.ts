@@ -41,7 +41,8 @@ export function review(operation: string, request: Record<string, unknown> = {})
       operation,
       userInfo: { username: `system:node:${NODE_NAME}`, groups: ['system:nodes'] },
       object: operation === 'DELETE' ? null : node(),
-      oldObject: operation === 'DELETE' ? node() : null,
+      // An UPDATE's stored node: the one before the cloud controller manager set its providerID.
+      oldObject: operation === 'DELETE' ? node() : operation === 'UPDATE' ? node({ spec: {} }) : null,
       dryRun: false,
       ...request,
     },

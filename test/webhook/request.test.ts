@@ -11,7 +11,7 @@ const b64 = (text: string | Buffer): string => Buffer.from(text).toString('base6
 const MAX_BODY_BYTES = 1024 * 1024;
 
 type Accepted =
-  | { kind: 'admission'; operation: 'CREATE' | 'DELETE'; name: string; dryRun?: boolean }
+  | { kind: 'admission'; operation: 'CREATE' | 'UPDATE' | 'DELETE'; name: string; dryRun?: boolean }
   | { kind: 'event'; type: 'NodeJoined' | 'NodeLeft'; nodeName: string };
 
 function summary(result: ClassifiedRequest): unknown {
@@ -43,6 +43,7 @@ describe('classifyRequest: accepted requests', () => {
   it.each<[string, WebhookRequest, Accepted]>([
     ['CREATE, token in path', withToken(review('CREATE')), create],
     ['DELETE, token in path', withToken(review('DELETE')), del],
+    ['UPDATE, token in path', withToken(review('UPDATE')), { ...create, operation: 'UPDATE' }],
     ['CREATE, token in Authorization', withToken(review('CREATE'), { pathParameters: undefined, headers: { authorization: `Bearer ${SECRET}` } }), create],
     ['DELETE, token in Authorization', withToken(review('DELETE'), { pathParameters: {}, headers: { authorization: `Bearer ${SECRET}` } }), del],
     ['token in path and header, both right', withToken(review('CREATE'), { headers: { authorization: `Bearer ${SECRET}` } }), create],
@@ -145,8 +146,10 @@ describe('classifyRequest: rejected requests', () => {
     ['review without request', withToken({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }), [400, 'request is required']],
     ['review without uid', withToken(review('CREATE', { uid: undefined })), [400, 'request.uid is required']],
     ['review with empty uid', withToken(review('CREATE', { uid: '' })), [400, 'request.uid must not be empty']],
-    ['wrong operation (UPDATE)', withToken(review('UPDATE')), [400, 'request.operation must be CREATE or DELETE']],
-    ['wrong operation (CONNECT)', withToken(review('CONNECT')), [400, 'request.operation must be CREATE or DELETE']],
+    ['UPDATE without the stored node', withToken(review('UPDATE', { oldObject: null })), [400, 'request.oldObject must be the Node as stored before the update']],
+    ['UPDATE without the updated node', withToken(review('UPDATE', { object: null })), [400, 'request.object must be the Node being updated']],
+    ['UPDATE whose stored node is another', withToken(review('UPDATE', { name: '', oldObject: { metadata: { name: 'other' } } })), [400, 'request.oldObject.metadata.name must equal object.metadata.name']],
+    ['wrong operation (CONNECT)', withToken(review('CONNECT')), [400, 'request.operation must be CREATE, UPDATE or DELETE']],
     ['non-node resource (pods)', withToken(review('CREATE', {
       kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, object: { metadata: { name: 'web-0' } },
     })), [400, 'request.resource must be core/v1 nodes']],

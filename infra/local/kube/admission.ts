@@ -1,17 +1,19 @@
 /**
- * Admission for Node CREATE and DELETE: the podroute mutating webhook over HTTP(S) with an
- * AdmissionReview v1, failurePolicy Ignore, and the optional later validating webhook that refuses
- * a share of the deletes podroute admitted.
+ * Admission for Node CREATE, UPDATE and DELETE: the podroute mutating webhook over HTTP(S) with an
+ * AdmissionReview v1, failurePolicy Ignore, an UPDATE webhook's matchConditions
+ * (./match-conditions.ts), and the optional later validating webhook that refuses a share of the
+ * deletes podroute admitted.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { ApiError, webhookDenied } from './api-error.ts';
-import { parseJson } from './objects.ts';
+import { parseJson, toJson } from './objects.ts';
 import { applyJsonPatch, isObject, type JsonObject } from './patch.ts';
 import type { UserInfo } from './identity.ts';
 import type { ServerState } from './state.ts';
 import { seededRandom } from '../random.ts';
+import { compileMatchConditions, type CompiledConditions } from './match-conditions.ts';
 import type { KubeEmulatorOptions, WebhookTarget } from './types.ts';
 
 /** Default `timeoutSeconds` of a webhook (admissionregistration.k8s.io/v1 `ValidatingWebhook`). */
@@ -52,7 +54,10 @@ function postJson(target: WebhookTarget, payload: unknown): Promise<{ status: nu
   });
 }
 
-export type Operation = 'CREATE' | 'DELETE';
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+/** The options an AdmissionRequest names (the kind of the request's options object). */
+const OPTIONS_KIND = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions' } as const;
 
 /**
  * The AdmissionReview v1 the API server sends for a Node CREATE or DELETE (also built by the
@@ -76,7 +81,7 @@ export function admissionReview(uid: string, operation: Operation, name: string,
       object,
       oldObject,
       dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: operation === 'CREATE' ? 'CreateOptions' : 'DeleteOptions' },
+      options: { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[operation] },
     },
   };
 }
@@ -106,28 +111,37 @@ function patchedBy(response: JsonObject, object: JsonObject): JsonObject {
 export class Admission {
   private readonly denyShare: number;
   private readonly denyDraw: () => number;
+  /** The UPDATE webhook's matchConditions, compiled when the emulator starts (all true: none). */
+  private readonly updateMatches: CompiledConditions;
 
   constructor(
     private readonly state: ServerState,
-    private readonly targets: Pick<KubeEmulatorOptions, 'onNodeCreate' | 'onNodeDelete' | 'denyDeletes' | 'denyDeleteStatus' | 'seed'>,
+    private readonly targets: Pick<KubeEmulatorOptions, 'onNodeCreate' | 'onNodeUpdate' | 'onNodeDelete' | 'denyDeletes' | 'denyDeleteStatus' | 'seed'>,
   ) {
+    this.updateMatches = compileMatchConditions(targets.onNodeUpdate?.matchConditions ?? []);
     this.denyShare = targets.denyDeletes ?? 0;
     if (!(this.denyShare >= 0 && this.denyShare <= 1)) throw new Error(`denyDeletes must be a share from 0 to 1, not ${String(targets.denyDeletes)}`);
     this.denyDraw = seededRandom(targets.seed ?? 1);
   }
 
   /**
-   * Calls the webhook; returns the patched object (CREATE) or the original, or throws the
-   * webhook's rejection. Any failure of the call itself is ignored (failurePolicy: Ignore).
+   * Calls the webhook; returns the patched object (CREATE, UPDATE) or the original, or throws the
+   * webhook's rejection. Any failure of the call itself is ignored (failurePolicy: Ignore), and so
+   * is an UPDATE its matchConditions skip (`WEBHOOK UPDATE SKIPPED` counts those).
    */
   async admit(operation: Operation, name: string, object: JsonObject | null, oldObject: JsonObject | null, user: UserInfo): Promise<JsonObject | null> {
-    const target = operation === 'CREATE' ? this.targets.onNodeCreate : this.targets.onNodeDelete;
+    const target = operation === 'CREATE' ? this.targets.onNodeCreate : operation === 'UPDATE' ? this.targets.onNodeUpdate : this.targets.onNodeDelete;
     if (!target) return object;
     const uid = randomUUID();
+    const review = admissionReview(uid, operation, name, object, oldObject, user);
+    if (operation === 'UPDATE' && !this.updateMatches({ object, oldObject, request: toJson(review.request) }).call) {
+      this.state.inc('WEBHOOK UPDATE SKIPPED');
+      return object;
+    }
     this.state.inc(`WEBHOOK ${operation}`);
     let response: JsonObject;
     try {
-      response = await callWebhook(target, admissionReview(uid, operation, name, object, oldObject, user));
+      response = await callWebhook(target, review);
     } catch (error) {
       this.state.webhookCalls.push({ operation, name, ok: false, error: (error as Error).message });
       return object;
@@ -143,7 +157,7 @@ export class Admission {
       });
     }
     this.state.webhookCalls.push({ operation, name, ok: true, allowed: true });
-    return operation === 'CREATE' && object !== null ? patchedBy(response, object) : object;
+    return operation !== 'DELETE' && object !== null ? patchedBy(response, object) : object;
   }
 
   /**

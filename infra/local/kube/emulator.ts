@@ -3,7 +3,7 @@
  * that `@kubernetes/client-node` makes, over HTTPS with a real CA, bearer-token authentication
  * (an admin and one identity per kubelet), the Node authorizer and NodeRestriction,
  * TaintNodesByCondition, resourceVersion preconditions, the three patch types, Node and Event
- * validation, managedFields, and mutating admission webhooks for Node CREATE / DELETE. Each rule
+ * validation, managedFields, and mutating admission webhooks for Node CREATE / UPDATE / DELETE. Each rule
  * follows kube-apiserver 1.32 (the recorded answers in test/fixtures/kube-apiserver-1.32 are
  * its tests' expected values). Test infrastructure, not product.
  */
@@ -72,10 +72,10 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
       const details: JsonObject = { name: param(ctx), kind: 'nodes', uid: metadataOf(gone).uid ?? null };
       return { code: 200, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details } };
     }),
-    route('PATCH', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: patch(state, param(ctx), ctx, null, ctx.caller) })),
-    route('PATCH', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: patch(state, param(ctx), ctx, 'status', ctx.caller) })),
-    route('PUT', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: update(state, param(ctx), parseJsonBody(ctx.body), null, ctx.caller) })),
-    route('PUT', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: update(state, param(ctx), parseJsonBody(ctx.body), 'status', ctx.caller) })),
+    route('PATCH', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: await patch(server, param(ctx), ctx, null, ctx.caller) })),
+    route('PATCH', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: await patch(server, param(ctx), ctx, 'status', ctx.caller) })),
+    route('PUT', '/api/v1/nodes/{name}', async (ctx) => ({ code: 200, body: await update(server, param(ctx), parseJsonBody(ctx.body), null, ctx.caller) })),
+    route('PUT', '/api/v1/nodes/{name}/status', async (ctx) => ({ code: 200, body: await update(server, param(ctx), parseJsonBody(ctx.body), 'status', ctx.caller) })),
     route('POST', '/api/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 201, body: createEvent(state, ctx, 'core', ctx.caller.manager) })),
     route('GET', '/api/v1/namespaces/{namespace}/events', async (ctx) => ({ code: 200, body: listEvents(state, ctx, 'core') })),
     route('GET', '/api/v1/namespaces/{namespace}/events/{name}', async (ctx) => ({ code: 200, body: getEvent(state, ctx, 'core') })),

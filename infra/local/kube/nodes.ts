@@ -114,20 +114,32 @@ export function existing(state: ServerState, name: string): JsonObject {
 
 /**
  * Stores `candidate` as the new version of `name`. The status subresource only takes status from
- * it; the main resource keeps the old status (upstream node strategies). A resourceVersion in the
- * candidate is a precondition (409 Conflict when stale).
+ * it; the main resource keeps the old status (upstream node strategies) and runs the UPDATE
+ * webhook first: mutating admission sees the object as sent, before the strategy resets its status
+ * (apiserver endpoints/handlers update.go: admission is one of the object's transformers, applied
+ * before `BeforeUpdate`). A resourceVersion in the candidate is a precondition (409 Conflict when
+ * stale).
  */
-export function update(state: ServerState, name: string, candidate: Json, subresource: 'status' | null, caller: Caller): JsonObject {
+export async function update(server: NodeServer, name: string, input: Json, subresource: 'status' | null, caller: Caller): Promise<JsonObject> {
+  const { state, admission } = server;
   const old = existing(state, name);
+  let candidate = input;
   authorizeNode(caller.user, 'update', name);
   if (!isObject(candidate)) throw new ApiError(400, 'BadRequest', 'the body of the request was in an unknown format');
   const wanted = metadataOf(copy(candidate)).resourceVersion;
-  const currentRv = metadataOf(old).resourceVersion;
-  if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== currentRv) throw conflict(name);
   const candidateName = nameOf(candidate);
   if (candidateName !== undefined && candidateName !== name) {
     throw new ApiError(400, 'BadRequest', `the name of the object (${candidateName}) does not match the name on the URL (${name})`);
   }
+  if (subresource === null) {
+    candidate = (await admission.admit('UPDATE', name, convertPodCidrs(copy(candidate)), copy(old), caller.user)) ?? candidate;
+    if (nameOf(candidate) !== undefined && nameOf(candidate) !== name) throw new ApiError(400, 'BadRequest', 'admission may not change the name of the object');
+  }
+  // The precondition is checked against the latest version after admission (the registry store's
+  // GuaranteedUpdate runs the object's transformers, then compares resource versions): a stale
+  // update has been admitted, and still fails.
+  const latest = existing(state, name);
+  if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== metadataOf(latest).resourceVersion) throw conflict(name);
   let next: JsonObject;
   if (subresource === 'status') {
     next = copy(old);
@@ -155,8 +167,8 @@ export function update(state: ServerState, name: string, candidate: Json, subres
 }
 
 /** A patch of the latest version; a resourceVersion it carries is a precondition (see `update`). */
-export function patch(state: ServerState, name: string, ctx: RequestCtx, subresource: 'status' | null, caller: Caller): JsonObject {
-  const old = existing(state, name);
+export async function patch(server: NodeServer, name: string, ctx: RequestCtx, subresource: 'status' | null, caller: Caller): Promise<JsonObject> {
+  const old = existing(server.state, name);
   const type = ctx.contentType;
   const body = parseJsonBody(ctx.body);
   let patched: Json;
@@ -173,7 +185,7 @@ export function patch(state: ServerState, name: string, ctx: RequestCtx, subreso
     throw error;
   }
   if (!isObject(patched)) throw new ApiError(400, 'BadRequest', 'the patch did not leave an object');
-  return update(state, name, patched, subresource, caller);
+  return update(server, name, patched, subresource, caller);
 }
 
 /** Whether a patch body names a resourceVersion (a precondition the server keeps, never retries past). */

@@ -1,5 +1,6 @@
 /** The kube emulator's public types: its options, control API and stats. */
 import type { AccessState, WebhookConfigurationState } from './authz.ts';
+import type { MatchCondition } from './match-conditions.ts';
 import type { JsonObject } from './patch.ts';
 
 export type WebhookTarget = {
@@ -21,6 +22,12 @@ export type KubeEmulatorOptions = {
   latencyMs?: number;
   /** Mutating admission webhook called for every Node CREATE. */
   onNodeCreate?: WebhookTarget;
+  /**
+   * Mutating admission webhook for a Node UPDATE of the main resource (a PUT or PATCH; the status
+   * subresource is another resource and never sent), called when all its `matchConditions` are
+   * true (./match-conditions.ts; an unsupported expression fails the emulator's start).
+   */
+  onNodeUpdate?: WebhookTarget & { matchConditions?: MatchCondition[] };
   /** Admission webhook called for every Node DELETE. */
   onNodeDelete?: WebhookTarget;
   /** Nodes present at start (admission is not run for them). */
@@ -77,7 +84,7 @@ export type StatusObject = {
   code: number;
 };
 
-export type WebhookCall = { operation: 'CREATE' | 'DELETE'; name: string; ok: boolean; allowed?: boolean; error?: string };
+export type WebhookCall = { operation: 'CREATE' | 'UPDATE' | 'DELETE'; name: string; ok: boolean; allowed?: boolean; error?: string };
 
 export type KubeEmulatorState = {
   /**

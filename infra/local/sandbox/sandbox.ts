@@ -42,6 +42,8 @@ import type { FaultKind } from '../ec2/index.ts';
 import { ec2ClientConfig } from '../../../lib/aws/ec2-client.ts';
 import { clusterTagKey } from '../../../lib/routes/index.ts';
 import { startKubeEmulator } from '../kube/index.ts';
+import { manifestMatchConditions } from '../kube/match-conditions.ts';
+import { StandInCcm, asExternalCloudProvider } from './ccm.ts';
 import { kubeletNode } from '../kube/kubelet-node.ts';
 import { startLocalSqs } from '../queue/local-sqs.ts';
 import { startLocalDynamoDb } from '../dynamodb.ts';
@@ -176,7 +178,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     cleanups.push(() => api.close());
     const webhookTarget = { url: `${api.url}/webhook/${secret}`, timeoutMs: 10_000 };
-    const kube = await startKubeEmulator({ onNodeCreate: webhookTarget, onNodeDelete: webhookTarget, denyDeletes });
+    // Both webhooks of infra/kubernetes/webhook.yaml, the UPDATE one with the manifest's matchConditions.
+    const onNodeUpdate = { ...webhookTarget, matchConditions: manifestMatchConditions('node-provider-id.podroute.io') };
+    const kube = await startKubeEmulator({ onNodeCreate: webhookTarget, onNodeUpdate, onNodeDelete: webhookTarget, denyDeletes });
     cleanups.push(() => kube.close());
 
     // --- wiring: one per function, as separate Lambdas each build their own --------------------
@@ -274,6 +278,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return kc.makeApiClient(CoreV1Api);
     };
     const operator = clientAs();
+    const ccm = new StandInCcm(operator, options.ccmDelayMs ?? 200, log);
+    cleanups.push(() => ccm.stop());
     const instances = new Map<string, string>();
     /** The sandbox's own record of the nodes it registered (the judge's truth, report.ts). */
     const record = new Map<string, NodeRecord>();
@@ -291,7 +297,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       record.set(nodeName, { instanceId: instance.id, ...(hostile ? { hostile, planted: join.podCidrs ?? [] } : {}) });
       // A node as the kubelet registers it on EC2: about 8 KB of labels, images and nodeInfo, like
       // a real cluster's, with no server-set field (infra/local/kube/kubelet-node.ts).
-      const body = kubeletNode({
+      let body = kubeletNode({
         name: nodeName,
         instanceId: instance.id,
         zone: instance.availabilityZone,
@@ -299,6 +305,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         privateDnsName: instance.privateDnsName,
         index: nodeCounter,
       }) as V1Node;
+      const external = join.externalCcm ?? options.externalCcm ?? false;
+      if (external) body = asExternalCloudProvider(body);
       // A hostile kubelet sets its own spec.podCIDR(s) and spec.providerID at CREATE, as a real one
       // may (NodeRestriction checks neither: k8s plugin/pkg/admission/noderestriction).
       if (hostile) {
@@ -311,6 +319,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       readiness.joined(nodeName);
       if (join.webhook === false) await kube.state.addNode(body, { admit: false });
       else await clientAs(kube.state.kubeletToken(nodeName)).createNode({ body });
+      if (external && join.providerId === undefined) ccm.initializeLater(nodeName, `aws:///${instance.availabilityZone}/${instance.id}`);
       return { name: nodeName, instanceId: instance.id };
     };
 

@@ -83,6 +83,15 @@ export interface SandboxOptions {
    * admitted them (the Kubernetes emulator's `denyDeletes`, seeded). Default 0.
    */
   denyDeletes?: number;
+  /**
+   * Nodes join as under an external cloud controller manager (kubeadm's and kOps' default): the
+   * kubelet registers its Node without spec.providerID and tainted uninitialized, and a stand-in for
+   * the CCM's node controller sets the providerID and removes the taint `ccmDelayMs` later, an UPDATE
+   * the node-provider-id webhook admits. Default false (the providerID is there at CREATE, as on EKS).
+   */
+  externalCcm?: boolean;
+  /** How long after a node's CREATE the stand-in CCM initializes it (`externalCcm`). Default 200 ms. */
+  ccmDelayMs?: number;
 }
 
 export interface JoinOptions {
@@ -96,6 +105,8 @@ export interface JoinOptions {
   podCidrs?: readonly string[];
   /** Hostile registration: the kubelet names this providerID (e.g. another node's instance) instead of its own. */
   providerId?: string;
+  /** Join as under an external CCM (see SandboxOptions.externalCcm); default the sandbox's setting. */
+  externalCcm?: boolean;
 }
 
 export interface LeaveOptions {

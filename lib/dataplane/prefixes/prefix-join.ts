@@ -11,7 +11,7 @@ import { unmanagedReason } from '../../nodes/managed-node.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';
 import { outcomeOf } from '../../usecases/delivery-outcome.ts';
-import { type Delivery, type RouteWorkerDeps, NodeNotStoredError, currentNode } from '../../usecases/route-worker-deps.ts';
+import { type Delivery, type RouteWorkerDeps, NodeNotStoredError, storedAfterAdmission } from '../../usecases/route-worker-deps.ts';
 import { sameCidrs } from '../../usecases/route-writes.ts';
 import { conditionText } from '../data-plane.ts';
 import { assignAdmitted } from './prefix-assign.ts';
@@ -43,7 +43,7 @@ import { prefixReadiness } from './readiness.ts';
 export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWorkerDeps, ports: PrefixAssignPorts, delivery?: Delivery): Promise<string> {
   const name = message.node;
   const admitted = message.admitted;
-  const stored = await currentNode(name, deps);
+  const stored = await storedAfterAdmission(name, admitted, deps);
   if (!stored && (!admitted || (delivery !== undefined && outcomeOf(new NodeNotStoredError(name), delivery) === 'gone'))) {
     // Not stored: retried on the first receive, gone after (outcomeOf, lib/usecases/delivery-outcome.ts).
     throw new NodeNotStoredError(name, `node ${name} is not stored yet, so its condition waits`);
@@ -95,7 +95,7 @@ function complete(podCidrs: ReadonlyArray<Cidr | null>, clusterCidrs: readonly s
 
 /** The node as stored after its prefixes were assigned from its admission; retried shortly while it is not, or not as admitted. */
 async function storedAsAdmitted(name: string, admitted: Admitted | undefined, deps: RouteWorkerDeps): Promise<Node> {
-  const node = await currentNode(name, deps);
+  const node = await storedAfterAdmission(name, admitted, deps);
   if (!node) throw new NodeNotStoredError(name, `node ${name}: prefixes delegated from its admission; the node is not stored yet, so its condition waits`);
   const stale = staleness(node, admitted, deps);
   if (stale !== null && stale !== 'in-sync') {
