@@ -1,6 +1,8 @@
 /** The SDK clients the CLI commands hand to the adapters, one region each (the commands import no SDK). */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { IAMClient } from '@aws-sdk/client-iam';
 import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -11,9 +13,11 @@ export interface ReconcileClients {
   dynamodb: DynamoDBClient;
 }
 
-/** What `doctor` reads: the same, and Service Quotas for the route quota. */
+/** What `doctor` reads: the same, Service Quotas for the route quota, and for --stack CloudFormation and IAM. */
 export interface DoctorClients extends ReconcileClients {
   serviceQuotas: ServiceQuotasClient;
+  cloudFormation: CloudFormationClient;
+  iam: IAMClient;
 }
 
 export function reconcileClients(region: string): ReconcileClients {
@@ -21,5 +25,10 @@ export function reconcileClients(region: string): ReconcileClients {
 }
 
 export function doctorClients(region: string): DoctorClients {
-  return { ...reconcileClients(region), serviceQuotas: new ServiceQuotasClient({ region }) };
+  return {
+    ...reconcileClients(region),
+    serviceQuotas: new ServiceQuotasClient({ region }),
+    cloudFormation: new CloudFormationClient({ region }),
+    iam: new IAMClient({ region }),
+  };
 }

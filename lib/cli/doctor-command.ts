@@ -6,18 +6,23 @@
  * GetAWSDefaultServiceQuota, SQS GetQueueAttributes and DynamoDB DescribeTable (prefixes mode:
  * DescribeInstances, DescribeSubnets, GetSubnetCidrReservations and a DynamoDB count query); its Kubernetes
  * calls are node lists, SubjectAccessReviews for podroute's identity (`--kube-user`, `--kube-groups`) and a
- * MutatingWebhookConfiguration list.
+ * MutatingWebhookConfiguration list. With --stack: CloudFormation DescribeStackResources, IAM
+ * SimulatePrincipalPolicy and the dead-letter queue's GetQueueAttributes (./doctor-stack.ts); with
+ * --dry-run-writes, EC2 CreateRoute and ModifyNetworkInterfaceAttribute with DryRun (nothing changes).
  */
 import { loadConfig } from '../config.ts';
 import { type DoctorClients, doctorClients } from '../aws/cli-clients.ts';
 import { loadKubeConfig } from '../kube/kubeconfig-file.ts';
-import { AwsStackResources } from '../aws/stack-resources.ts';
+import { AwsStackResources, CloudFormationStacks } from '../aws/stack-resources.ts';
+import { IamPolicySimulator } from '../aws/iam-simulator.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
 import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
 import { doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
-import { doctorPlaneChecks } from './doctor-plane.ts';
+import { doctorPlaneChecks, planeWrites } from './doctor-plane.ts';
+import { physicalId, readStack, stackChecks } from './doctor-stack.ts';
+import type { CheckResult } from '../usecases/doctor-check.ts';
 import { UsageError, parseFlags } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { REGION_HELP, cliRegion } from './region.ts';
@@ -51,8 +56,14 @@ Flags:
   --route-quota <n>            routes mode: the routes per route table used when Service Quotas (vpc
                                L-93826ACB: applied, then AWS's default) answers none, with a warning
                                (default $ROUTE_QUOTA, else ${DEFAULT_ROUTE_QUOTA}; adjustable up to ${MAX_ROUTE_QUOTA})
-  --queue-url <url>            the stack's route queue (default $QUEUE_URL; not checked without one)
-  --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
+  --stack <name>               the deployed CloudFormation stack: checks its function roles' EC2 writes
+                               (IAM SimulatePrincipalPolicy, for the role, not you) and its dead-letter
+                               queue, and reads its queue and table (default $STACK_NAME)
+  --dry-run-writes             routes mode: ask EC2, with DryRun, whether the credentials you run with
+                               may create routes in the tables and turn off a node's source/dest check
+                               (run with podroute's role to check the role on the real resources)
+  --queue-url <url>            the stack's route queue (default $QUEUE_URL, else the stack's; not checked without one)
+  --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME, else the stack's; not checked without one)
   --kube-user <name>           podroute's Kubernetes user name (default $PODROUTE_KUBE_USER, else ${DEFAULT_KUBE_USER})
   --kube-groups <list>         its groups, comma-separated (default $PODROUTE_KUBE_GROUPS, else ${DEFAULT_KUBE_GROUPS}: the
                                group infra/kubernetes/rbac.yaml binds)
@@ -78,6 +89,8 @@ const DOCTOR_FLAGS = {
   'route-quota': { type: 'string' },
   'queue-url': { type: 'string' },
   'cidr-table-name': { type: 'string' },
+  stack: { type: 'string' },
+  'dry-run-writes': { type: 'boolean' },
   'kube-user': { type: 'string' },
   'kube-groups': { type: 'string' },
   kubeconfig: { type: 'string' },
@@ -99,6 +112,12 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const format = outputFormat(flags, ['table', 'json', 'yaml'], 'table');
       const routeQuota = parseQuota(flags.string('route-quota'));
       const subject = parseSubject(flags.string('kube-user') ?? io.env.PODROUTE_KUBE_USER, flags.string('kube-groups') ?? io.env.PODROUTE_KUBE_GROUPS);
+      const stackName = flags.string('stack') ?? io.env.STACK_NAME;
+      const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
+      const clients = makeClients(region);
+      const stackPorts = { stacks: new CloudFormationStacks(clients.cloudFormation), simulator: new IamPolicySimulator(clients.iam), queueDepth: (url: string) => new AwsStackResources(clients).queueDepth(url) };
+      const deployed = stackName ? await readStack(stackName, stackPorts) : null;
+      const fromStack = (logicalId: string) => (deployed?.stack ? physicalId(deployed.stack, logicalId) : undefined);
       const config = loadConfig({
         MODE: flags.string('mode') ?? io.env.MODE,
         CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
@@ -109,22 +128,22 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         NODE_MASK_SIZE_IPV6: flags.string('node-mask-size-ipv6') ?? io.env.NODE_MASK_SIZE_IPV6,
         NODE_SYNC_MODE: flags.string('node-sync-mode') ?? io.env.NODE_SYNC_MODE,
         PREFIX_RESERVATION_DESCRIPTION: io.env.PREFIX_RESERVATION_DESCRIPTION,
-        QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
-        CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
+        QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL ?? fromStack('WorkQueue'),
+        CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME ?? fromStack('CidrTable'),
         ROUTE_QUOTA: routeQuota ?? io.env.ROUTE_QUOTA,
       });
       // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).
       const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
-      const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
-      const clients = makeClients(region);
-      const results = await doctor({
+      const results: CheckResult[] = deployed ? [deployed.result] : [];
+      results.push(...await doctor({
         config,
-        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, serviceQuotas: clients.serviceQuotas }),
+        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, serviceQuotas: clients.serviceQuotas, dryRunWrites: flags.flag('dry-run-writes') }),
         nodes: new KubeNodes(kubeConfig),
         access: new KubeAccess(kubeConfig),
         subject,
         stack: new AwsStackResources(clients),
-      });
+      }));
+      if (deployed?.stack) results.push(...(await stackChecks(deployed.stack, config.clusterName, planeWrites(config), stackPorts)));
       io.stdout(formatOutput(format, results, () => results.map((result) => `${formatCheck(result)}\n`).join('')));
       return results.some((result) => result.status === 'FAIL') ? 1 : 0;
     },

@@ -5,8 +5,6 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoDbCidrStore, cidrSetId } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
@@ -17,7 +15,7 @@ import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/ind
 import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import type { ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
-import { type DoctorServices, startDoctorServices } from '../support/doctor-services.ts';
+import { type DoctorServices, doctorClientsFor, startDoctorServices } from '../support/doctor-services.ts';
 
 let ec2: Ec2Emulator;
 let kube: KubeEmulator;
@@ -77,12 +75,7 @@ async function lease(range: string, owners: string[]): Promise<void> {
 async function doctor(extra: string[] = []): Promise<{ code: number; lines: string[]; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const command = createDoctorCommand((region) => ({
-    ec2: new EC2Client({ endpoint: ec2.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
-    sqs: sqs.createClient(),
-    dynamodb: dynamo.client(),
-    serviceQuotas: new ServiceQuotasClient({ endpoint: quotas.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
-  }));
+  const command = createDoctorCommand((region) => doctorClientsFor(services, region));
   const args = ['doctor', '--mode', 'prefixes', '--cluster-name', 'prefixes', '--cluster-cidrs', net.cluster, '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
   const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: { AWS_REGION: 'us-east-1' } }, { doctor: command });
   return { code, lines: stdout.trimEnd().split('\n'), stderr };

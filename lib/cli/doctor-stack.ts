@@ -1,0 +1,82 @@
+/**
+ * `podroute doctor --stack NAME`: checks of the deployed stack, read from its resources
+ * (CloudFormation DescribeStackResources): the EC2 writes its function roles are allowed, asked of
+ * IAM with SimulatePrincipalPolicy for the role itself (not the caller; the statements' cluster-tag
+ * condition is given as context), and the depth of the route worker's dead-letter queue. The
+ * stack's queue and table also stand in for --queue-url and --cidr-table-name.
+ */
+import { errorText } from '../errors.ts';
+import { fail, ok, shortList, warn } from '../usecases/doctor-check.ts';
+import type { CheckResult, RoleWrites } from '../usecases/doctor-check.ts';
+import type { DeployedStack } from '../aws/stack-resources.ts';
+import type { SimulationAnswer, SimulationQuestion } from '../aws/iam-simulator.ts';
+
+export interface StackDoctorPorts {
+  stacks: { describe(name: string): Promise<DeployedStack> };
+  simulator: { simulate(question: SimulationQuestion): Promise<SimulationAnswer[]> };
+  queueDepth(url: string): Promise<number>;
+}
+
+/** A stack resource's physical id by its logical id in serverless.yml. */
+export function physicalId(stack: DeployedStack, logicalId: string): string | undefined {
+  return stack.resources.find((r) => r.logicalId === logicalId)?.physicalId;
+}
+
+export async function readStack(name: string, ports: StackDoctorPorts): Promise<{ stack: DeployedStack | null; result: CheckResult }> {
+  try {
+    const stack = await ports.stacks.describe(name);
+    return { stack, result: ok('stack', `${name}: ${stack.resources.length} resources in ${stack.account} ${stack.region}`) };
+  } catch (error) {
+    return { stack: null, result: fail('stack', `cannot read ${name}: ${errorText(error)}; check the stack name (--stack) and the region`) };
+  }
+}
+
+export async function stackChecks(stack: DeployedStack, clusterName: string, writes: readonly RoleWrites[], ports: StackDoctorPorts): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const role of [...new Set(writes.map((w) => w.role))]) {
+    results.push(await checkRole(stack, role, clusterName, writes.filter((w) => w.role === role), ports));
+  }
+  results.push(await checkDeadLetters(stack, ports));
+  return results;
+}
+
+/** One simulation per resource type; the ARN a role's statement names (`<type>/*`) with the cluster tag as context. */
+async function checkRole(stack: DeployedStack, role: RoleWrites['role'], clusterName: string, writes: readonly RoleWrites[], ports: StackDoctorPorts): Promise<CheckResult> {
+  const label = `iam ${role}`;
+  const name = physicalId(stack, role);
+  if (!name) return fail(label, `the stack has no ${role}: deploy podroute's serverless.yml`);
+  const principalArn = `arn:${stack.partition}:iam::${stack.account}:role/${name}`;
+  const tag = `kubernetes.io/cluster/${clusterName}`;
+  const denied: string[] = [];
+  try {
+    for (const write of writes) {
+      const answers = await ports.simulator.simulate({
+        principalArn,
+        actions: write.actions,
+        resourceArns: [`arn:${stack.partition}:ec2:${stack.region}:${stack.account}:${write.resource}/*`],
+        context: { [`aws:ResourceTag/${tag}`]: 'owned' },
+      });
+      for (const action of write.actions) {
+        const answer = answers.find((a) => a.action.toLowerCase() === action.toLowerCase());
+        if (answer?.decision !== 'allowed') denied.push(`${action} on ${write.resource} (${answer?.decision ?? 'no answer'}${answer?.missingContext.length ? `, missing ${answer.missingContext.join(', ')}` : ''})`);
+      }
+    }
+  } catch (error) {
+    return fail(label, `cannot simulate ${name}'s policies: ${errorText(error)} (the caller needs iam:SimulatePrincipalPolicy)`);
+  }
+  const all = writes.flatMap((w) => w.actions);
+  if (denied.length > 0) return fail(label, `${name} is denied ${shortList(denied, 5, '; ')}: redeploy the stack (serverless.yml ${role}), and check its permissions boundary and the account's SCPs`);
+  return ok(label, `${name} may ${all.join(', ')} on resources tagged ${tag} (IAM SimulatePrincipalPolicy)`);
+}
+
+async function checkDeadLetters(stack: DeployedStack, ports: StackDoctorPorts): Promise<CheckResult> {
+  const url = physicalId(stack, 'DeadLetterQueue');
+  if (!url) return fail('dead-letter queue', 'the stack has no DeadLetterQueue: deploy podroute\'s serverless.yml');
+  try {
+    const depth = await ports.queueDepth(url);
+    if (depth === 0) return ok('dead-letter queue', `empty (${url})`);
+    return warn('dead-letter queue', `${depth} route messages the worker gave up on: read and redrive them (docs/operate/dlq-redrive.md); the next reconcile also repairs what they named`);
+  } catch (error) {
+    return fail('dead-letter queue', `cannot read ${url}: ${errorText(error)}`);
+  }
+}
