@@ -17,7 +17,7 @@ import { AwsStackResources, CloudFormationStacks } from '../aws/stack-resources.
 import { IamPolicySimulator } from '../aws/iam-simulator.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
-import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
+import { MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
 import { doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { doctorPlaneChecks, planeWrites } from './doctor-plane.ts';
@@ -25,55 +25,14 @@ import { physicalId, readStack, stackChecks } from './doctor-stack.ts';
 import type { CheckResult } from '../usecases/doctor-check.ts';
 import { UsageError, parseFlags } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
-import { REGION_HELP, cliRegion } from './region.ts';
+import { cliRegion } from './region.ts';
+import { DEFAULT_KUBE_GROUPS, DEFAULT_KUBE_USER, DOCTOR_HELP } from './command-help.ts';
+
+export { DOCTOR_HELP } from './command-help.ts';
 import type { CliIo, Command } from './main.ts';
 import type { AccessSubject } from '../usecases/doctor.ts';
 
-/** The identity infra/kubernetes/rbac.yaml binds: group `podroute` (eks-access-entry.sh maps the Lambda roles to it). */
-const DEFAULT_KUBE_USER = 'podroute';
-const DEFAULT_KUBE_GROUPS = 'podroute';
 
-export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
-
-Checks, read-only, that an account and cluster are ready for podroute (or still are): in routes
-mode the route tables, their room under the route quota and the cluster tag on the managed nodes'
-primary network interfaces; in prefixes mode the nodes' subnets, podroute's reservations in each
-and the free blocks of each pod range (the CIDR table read, not written); in both the nodes' pod
-CIDRs against the mask, which nodes podroute manages, the Kubernetes
-permissions of podroute's identity (not yours: SubjectAccessReview, which you need to be allowed
-to create), the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
-check failed, 2 for bad flags.
-
-Flags:
-  --mode <mode>                routes (default) or prefixes, as the stack's mode param (default $MODE)
-  --cluster-name <name>        route tables tagged kubernetes.io/cluster/<name> are the cluster's
-  --cluster-cidrs <list>       the cluster's pod CIDRs, comma-separated
-  --route-table-ids <list>     use these tables instead of the tag
-  --node-selector <selector>   the nodes podroute manages (kubectl -l syntax; default $NODE_SELECTOR, empty: all)
-  --node-mask-size-ipv4 <n>    routes mode default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
-  --node-mask-size-ipv6 <n>    default 64 (prefixes mode: 28 and 80, ENI prefix sizes)
-  --node-sync-mode <mode>      SyncFromCluster (default) or SyncFromCloud (default $NODE_SYNC_MODE)
-  --route-quota <n>            routes mode: the routes per route table used when Service Quotas (vpc
-                               L-93826ACB: applied, then AWS's default) answers none, with a warning
-                               (default $ROUTE_QUOTA, else ${DEFAULT_ROUTE_QUOTA}; adjustable up to ${MAX_ROUTE_QUOTA})
-  --stack <name>               the deployed CloudFormation stack: checks its function roles' EC2 writes
-                               (IAM SimulatePrincipalPolicy, for the role, not you) and its dead-letter
-                               queue, and reads its queue and table (default $STACK_NAME)
-  --dry-run-writes             routes mode: ask EC2, with DryRun, whether the credentials you run with
-                               may create routes in the tables and turn off a node's source/dest check
-                               (run with podroute's role to check the role on the real resources)
-  --queue-url <url>            the stack's route queue (default $QUEUE_URL, else the stack's; not checked without one)
-  --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME, else the stack's; not checked without one)
-  --kube-user <name>           podroute's Kubernetes user name (default $PODROUTE_KUBE_USER, else ${DEFAULT_KUBE_USER})
-  --kube-groups <list>         its groups, comma-separated (default $PODROUTE_KUBE_GROUPS, else ${DEFAULT_KUBE_GROUPS}: the
-                               group infra/kubernetes/rbac.yaml binds)
-  --kubeconfig <file>          default: $KUBECONFIG or ~/.kube/config
-  --context <name>             kubeconfig context (default: its current context)
-  --region <region>            default: ${REGION_HELP}
-  -o, --output <format>        table (default): one line per check; json, yaml: the checks as a
-                               list of {status, check, detail}; --format is the same flag's 0.2 name
-  -h, --help                   this help
-`;
 
 export type { DoctorClients } from '../aws/cli-clients.ts';
 
