@@ -3,6 +3,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { IAMClient } from '@aws-sdk/client-iam';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -13,9 +14,10 @@ export interface ReconcileClients {
   dynamodb: DynamoDBClient;
 }
 
-/** What `doctor` reads: the same, Service Quotas for the route quota, and for --stack CloudFormation and IAM. */
+/** What `doctor` reads: the same, Service Quotas for the route quota, Lambda for concurrency, and for --stack CloudFormation and IAM. */
 export interface DoctorClients extends ReconcileClients {
   serviceQuotas: ServiceQuotasClient;
+  lambda: LambdaClient;
   cloudFormation: CloudFormationClient;
   iam: IAMClient;
 }
@@ -28,6 +30,7 @@ export function doctorClients(region: string): DoctorClients {
   return {
     ...reconcileClients(region),
     serviceQuotas: new ServiceQuotasClient({ region }),
+    lambda: new LambdaClient({ region }),
     cloudFormation: new CloudFormationClient({ region }),
     iam: new IAMClient({ region }),
   };

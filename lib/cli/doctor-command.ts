@@ -22,6 +22,8 @@ import { doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { doctorPlaneChecks, planeWrites } from './doctor-plane.ts';
 import { physicalId, readStack, stackChecks } from './doctor-stack.ts';
+import { DEFAULT_RESERVED_CONCURRENCY, checkConcurrency } from './doctor-concurrency.ts';
+import { LambdaConcurrency } from '../aws/lambda-concurrency.ts';
 import type { CheckResult } from '../usecases/doctor-check.ts';
 import { UsageError, parseFlags } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
@@ -50,6 +52,7 @@ const DOCTOR_FLAGS = {
   'cidr-table-name': { type: 'string' },
   stack: { type: 'string' },
   'dry-run-writes': { type: 'boolean' },
+  'reserved-concurrency': { type: 'string' },
   'kube-user': { type: 'string' },
   'kube-groups': { type: 'string' },
   kubeconfig: { type: 'string' },
@@ -72,6 +75,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const routeQuota = parseQuota(flags.string('route-quota'));
       const subject = parseSubject(flags.string('kube-user') ?? io.env.PODROUTE_KUBE_USER, flags.string('kube-groups') ?? io.env.PODROUTE_KUBE_GROUPS);
       const stackName = flags.string('stack') ?? io.env.STACK_NAME;
+      const reservedConcurrency = parseReserved(flags.string('reserved-concurrency'));
       const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
       const clients = makeClients(region);
       const stackPorts = { stacks: new CloudFormationStacks(clients.cloudFormation), simulator: new IamPolicySimulator(clients.iam), queueDepth: (url: string) => new AwsStackResources(clients).queueDepth(url) };
@@ -103,6 +107,8 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         stack: new AwsStackResources(clients),
       }));
       if (deployed?.stack) results.push(...(await stackChecks(deployed.stack, config.clusterName, planeWrites(config), stackPorts)));
+      const stackFunctions = (deployed?.stack?.resources ?? []).filter((r) => r.type === 'AWS::Lambda::Function').map((r) => r.physicalId);
+      results.push(await checkConcurrency(new LambdaConcurrency(clients.lambda), reservedConcurrency, stackFunctions));
       io.stdout(formatOutput(format, results, () => results.map((result) => `${formatCheck(result)}\n`).join('')));
       return results.some((result) => result.status === 'FAIL') ? 1 : 0;
     },
@@ -118,6 +124,12 @@ function parseQuota(text: string | undefined): string | undefined {
     throw new UsageError(`--route-quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA} (EC2's adjustable maximum), not ${JSON.stringify(text)}`);
   }
   return text;
+}
+
+function parseReserved(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_RESERVED_CONCURRENCY;
+  if (!/^[0-9]{1,6}$/.test(text)) throw new UsageError(`--reserved-concurrency must be a whole number (the params' reservations in all; 0: none), not ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 function parseSubject(user: string | undefined, groups: string | undefined): AccessSubject {

@@ -12,16 +12,12 @@ import { main } from '../../lib/cli/main.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import type { Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
-import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
-import type { ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { type DoctorServices, doctorClientsFor, startDoctorServices } from '../support/doctor-services.ts';
 
 let ec2: Ec2Emulator;
 let kube: KubeEmulator;
-let sqs: LocalSqs;
 let dynamo: LocalDynamo;
-let quotas: ServiceQuotasEmulator;
 let kubeconfig: string;
 let queueUrl: string;
 /** A VPC per test (10.<n>.0.0/16), so each test's subnets and reservations are its own. */
@@ -31,7 +27,7 @@ let net: { cluster: string; a: string; b: string; c: string; rangeA: string; ran
 let services: DoctorServices;
 beforeAll(async () => {
   services = await startDoctorServices('podroute-prefixes-routes', 'podroute-doctor-prefixes-');
-  ({ ec2, sqs, dynamo, quotas, kubeconfig, queueUrl } = services);
+  ({ ec2, dynamo, kubeconfig, queueUrl } = services);
 });
 afterAll(() => services.close());
 

@@ -43,6 +43,7 @@ beforeEach(async () => {
   kube = await startKubeEmulator();
   await writeFile(services.kubeconfig, kube.kubeConfigYaml());
   services.iam.state.clear();
+  services.lambda.setConcurrencyLimit(1000);
   services.ec2.permissions.clear();
   services.quotas.state.setDefault('vpc', 'L-93826ACB', { name: 'Routes per route table', value: 500 });
   tableId = services.ec2.state.addRouteTable({ tags: { [tag()]: 'owned' } }).id;
@@ -138,5 +139,30 @@ describe('podroute doctor --dry-run-writes', () => {
     );
     expect(JSON.stringify(services.ec2.state.routes(tableId))).toBe(before);
     expect(services.ec2.state.sourceDestCheck(nodeInstance)).toBe(true);
+  });
+});
+
+describe('podroute doctor: Lambda concurrency', () => {
+  it("FAILs the params' reservations on an account that cannot spare them (Lambda keeps 100 unreserved), and passes none", async () => {
+    services.lambda.setConcurrencyLimit(10);
+    const low = await doctor([]);
+    expect(line(low.lines, 'lambda concurrency')).toBe(
+      'FAIL  lambda concurrency: the params reserve 11, the account can spare 0 (account quota 10, 10 unreserved; Lambda keeps 100 unreserved): the deploy would fail; ' +
+        `set reconcileReservedConcurrency and webhookReservedConcurrency lower or to '' (none), or raise "Concurrent executions" (Service Quotas lambda L-B99A9384)`,
+    );
+    expect(line((await doctor(['--reserved-concurrency', '0'])).lines, 'lambda concurrency')).toBe('ok    lambda concurrency: no reserved concurrency asked (account quota 10, 10 unreserved; Lambda keeps 100 unreserved)');
+  });
+
+  it("counts the deployed stack's own reservations as room for an update", async () => {
+    services.lambda.setConcurrencyLimit(111);
+    services.lambda.putFunction(`podroute-${cluster}-reconcile`, 1);
+    services.lambda.putFunction(`podroute-${cluster}-node-webhook`, 10);
+    services.cloudFormation.putStack(`podroute-${cluster}`, [
+      { logicalId: 'ReconcileLambdaFunction', type: 'AWS::Lambda::Function', physicalId: `podroute-${cluster}-reconcile` },
+      { logicalId: 'NodeWebhookLambdaFunction', type: 'AWS::Lambda::Function', physicalId: `podroute-${cluster}-node-webhook` },
+    ]);
+    const { lines } = await doctor(['--stack', `podroute-${cluster}`]);
+    expect(line(lines, 'lambda concurrency')).toBe("ok    lambda concurrency: the params reserve 11 of the 11 the account can spare (account quota 111, 100 unreserved, 11 of them the stack's; Lambda keeps 100 unreserved)");
+    expect((await doctor(['--reserved-concurrency', '12', '--stack', `podroute-${cluster}`])).lines.find((l) => l.includes(' lambda concurrency:'))).toMatch(/^FAIL {2}lambda concurrency: the params reserve 12, the account can spare 11 /);
   });
 });

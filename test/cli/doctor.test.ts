@@ -334,6 +334,7 @@ describe('podroute doctor', () => {
             PATH: process.env.PATH ?? '',
             AWS_ENDPOINT_URL_EC2: ec2.url,
             AWS_ENDPOINT_URL_SERVICE_QUOTAS: quotas.url,
+            AWS_ENDPOINT_URL_LAMBDA: services.lambda.url,
             AWS_ACCESS_KEY_ID: 'local',
             AWS_SECRET_ACCESS_KEY: 'local',
             AWS_REGION: 'us-east-1',

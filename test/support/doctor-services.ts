@@ -1,12 +1,13 @@
 /**
  * The services `podroute doctor` tests run against, started once per file: the EC2 emulator
- * (unthrottled), local SQS with one queue, dynalite, the Service Quotas, IAM and CloudFormation stand-ins, and a temporary
+ * (unthrottled), local SQS with one queue, dynalite, the Service Quotas, IAM, CloudFormation and Lambda stand-ins, and a temporary
  * directory for the kubeconfig the Kubernetes emulator (started per test) writes.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { IAMClient } from '@aws-sdk/client-iam';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import type { DoctorClients } from '../../lib/aws/cli-clients.ts';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.
 import { startServiceQuotasEmulator, type ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import { startIamEmulator, type IamEmulator } from '../../infra/local/iam/index.ts';
 import { startCloudFormationEmulator, type CloudFormationEmulator } from '../../infra/local/cloudformation/index.ts';
+import { startLambdaEmulator, type LambdaEmulator } from '../../infra/local/lambda/index.ts';
 import { startDynalite, type LocalDynamo } from './dynalite.ts';
 
 export interface DoctorServices {
@@ -25,6 +27,7 @@ export interface DoctorServices {
   quotas: ServiceQuotasEmulator;
   iam: IamEmulator;
   cloudFormation: CloudFormationEmulator;
+  lambda: LambdaEmulator;
   dir: string;
   kubeconfig: string;
   queueUrl: string;
@@ -32,20 +35,21 @@ export interface DoctorServices {
 }
 
 export async function startDoctorServices(queueName: string, dirPrefix: string): Promise<DoctorServices> {
-  const [ec2, sqs, dynamo, quotas, iam, cloudFormation] = await Promise.all([
+  const [ec2, sqs, dynamo, quotas, iam, cloudFormation, lambda] = await Promise.all([
     startEc2Emulator({ throttle: false }),
     startLocalSqs(),
     startDynalite(),
     startServiceQuotasEmulator(),
     startIamEmulator(),
     startCloudFormationEmulator(),
+    startLambdaEmulator(),
   ]);
   const dir = await mkdtemp(join(tmpdir(), dirPrefix));
   const queueUrl = (await sqs.createQueue(queueName)).queueUrl;
   return {
-    ec2, sqs, dynamo, quotas, iam, cloudFormation, dir, kubeconfig: join(dir, 'kubeconfig'), queueUrl,
+    ec2, sqs, dynamo, quotas, iam, cloudFormation, lambda, dir, kubeconfig: join(dir, 'kubeconfig'), queueUrl,
     close: async () => {
-      await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close(), iam.close(), cloudFormation.close()]);
+      await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close(), iam.close(), cloudFormation.close(), lambda.close()]);
       await rm(dir, { recursive: true, force: true });
     },
   };
@@ -61,5 +65,6 @@ export function doctorClientsFor(services: DoctorServices, region: string): Doct
     serviceQuotas: new ServiceQuotasClient({ ...local, endpoint: services.quotas.url }),
     cloudFormation: new CloudFormationClient({ ...local, endpoint: services.cloudFormation.url }),
     iam: new IAMClient({ ...local, endpoint: services.iam.url }),
+    lambda: new LambdaClient({ ...local, endpoint: services.lambda.url }),
   };
 }
