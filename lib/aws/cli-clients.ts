@@ -1,5 +1,6 @@
 /** The SDK clients the CLI commands hand to the adapters, one region each (the commands import no SDK). */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { IAMClient } from '@aws-sdk/client-iam';
@@ -14,11 +15,12 @@ export interface ReconcileClients {
   dynamodb: DynamoDBClient;
 }
 
-/** What `doctor` reads: the same, Service Quotas for the route quota, Lambda for concurrency, and for --stack CloudFormation and IAM. */
+/** What `doctor` reads: the same, Service Quotas for the route quota, Lambda for concurrency, and for --stack CloudFormation, CloudWatch and IAM. */
 export interface DoctorClients extends ReconcileClients {
   serviceQuotas: ServiceQuotasClient;
   lambda: LambdaClient;
   cloudFormation: CloudFormationClient;
+  cloudWatch: CloudWatchClient;
   iam: IAMClient;
 }
 
@@ -32,6 +34,7 @@ export function doctorClients(region: string): DoctorClients {
     serviceQuotas: new ServiceQuotasClient({ region }),
     lambda: new LambdaClient({ region }),
     cloudFormation: new CloudFormationClient({ region }),
+    cloudWatch: new CloudWatchClient({ region }),
     iam: new IAMClient({ region }),
   };
 }

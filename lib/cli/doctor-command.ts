@@ -7,7 +7,8 @@
  * DescribeInstances, DescribeSubnets, GetSubnetCidrReservations and a DynamoDB count query); its Kubernetes
  * calls are node lists, SubjectAccessReviews for podroute's identity (`--kube-user`, `--kube-groups`) and a
  * MutatingWebhookConfiguration list. With --stack: CloudFormation DescribeStackResources, IAM
- * SimulatePrincipalPolicy and the dead-letter queue's GetQueueAttributes (./doctor-stack.ts); with
+ * SimulatePrincipalPolicy, the dead-letter queue's GetQueueAttributes, CloudWatch DescribeAlarms and
+ * GetMetricData, Lambda GetFunctionConcurrency (./doctor-stack.ts); always Lambda GetAccountSettings; with
  * --dry-run-writes, EC2 CreateRoute and ModifyNetworkInterfaceAttribute with DryRun (nothing changes).
  */
 import { loadConfig } from '../config.ts';
@@ -15,6 +16,7 @@ import { type DoctorClients, doctorClients } from '../aws/cli-clients.ts';
 import { loadKubeConfig } from '../kube/kubeconfig-file.ts';
 import { AwsStackResources, CloudFormationStacks } from '../aws/stack-resources.ts';
 import { IamPolicySimulator } from '../aws/iam-simulator.ts';
+import { CloudWatchReads } from '../aws/cloudwatch-reads.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
 import { MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
@@ -23,6 +25,7 @@ import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { doctorPlaneChecks, planeWrites } from './doctor-plane.ts';
 import { physicalId, readStack, stackChecks } from './doctor-stack.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, checkConcurrency } from './doctor-concurrency.ts';
+import { checkAllocators } from './doctor-allocators.ts';
 import { LambdaConcurrency } from '../aws/lambda-concurrency.ts';
 import type { CheckResult } from '../usecases/doctor-check.ts';
 import { UsageError, parseFlags } from './main.ts';
@@ -78,7 +81,13 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const reservedConcurrency = parseReserved(flags.string('reserved-concurrency'));
       const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
       const clients = makeClients(region);
-      const stackPorts = { stacks: new CloudFormationStacks(clients.cloudFormation), simulator: new IamPolicySimulator(clients.iam), queueDepth: (url: string) => new AwsStackResources(clients).queueDepth(url) };
+      const stackPorts = {
+        stacks: new CloudFormationStacks(clients.cloudFormation),
+        simulator: new IamPolicySimulator(clients.iam),
+        queueDepth: (url: string) => new AwsStackResources(clients).queueDepth(url),
+        cloudWatch: new CloudWatchReads(clients.cloudWatch),
+        now: Date.now,
+      };
       const deployed = stackName ? await readStack(stackName, stackPorts) : null;
       const fromStack = (logicalId: string) => (deployed?.stack ? physicalId(deployed.stack, logicalId) : undefined);
       const config = loadConfig({
@@ -98,14 +107,16 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).
       const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
       const results: CheckResult[] = deployed ? [deployed.result] : [];
+      const access = new KubeAccess(kubeConfig);
       results.push(...await doctor({
         config,
         plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, serviceQuotas: clients.serviceQuotas, dryRunWrites: flags.flag('dry-run-writes') }),
         nodes: new KubeNodes(kubeConfig),
-        access: new KubeAccess(kubeConfig),
+        access,
         subject,
         stack: new AwsStackResources(clients),
       }));
+      results.push(await checkAllocators(access));
       if (deployed?.stack) results.push(...(await stackChecks(deployed.stack, config.clusterName, planeWrites(config), stackPorts)));
       const stackFunctions = (deployed?.stack?.resources ?? []).filter((r) => r.type === 'AWS::Lambda::Function').map((r) => r.physicalId);
       results.push(await checkConcurrency(new LambdaConcurrency(clients.lambda), reservedConcurrency, stackFunctions));

@@ -4,6 +4,7 @@
  * EC2 emulator answering DryRun as EC2 does. In process through the CLI's `main`.
  */
 import { writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
@@ -57,7 +58,12 @@ beforeEach(async () => {
     { logicalId: 'WorkQueue', type: 'AWS::SQS::Queue', physicalId: services.queueUrl },
     { logicalId: 'DeadLetterQueue', type: 'AWS::SQS::Queue', physicalId: deadLetterUrl },
     { logicalId: 'CidrTable', type: 'AWS::DynamoDB::Table', physicalId: services.dynamo.tableName },
+    { logicalId: 'ReconcileHeartbeatAlarm', type: 'AWS::CloudWatch::Alarm', physicalId: `podroute-${cluster}-reconcile-heartbeat` },
+    { logicalId: 'DeadLetterQueueAlarm', type: 'AWS::CloudWatch::Alarm', physicalId: `podroute-${cluster}-dlq-messages` },
   ]);
+  services.cloudWatch.setAlarm(`podroute-${cluster}-reconcile-heartbeat`, 'OK');
+  services.cloudWatch.setAlarm(`podroute-${cluster}-dlq-messages`, 'OK');
+  services.cloudWatch.putDatapoint('podroute', 'ReconcileCompleted', { cluster, function: 'reconcile' }, Date.now() - 150_000, 1);
   services.iam.state.putRole(`podroute-${cluster}-route-worker`, workerWrites());
 });
 afterEach(() => kube.close());
@@ -78,7 +84,9 @@ describe('podroute doctor --stack', () => {
     const { code, lines, stderr } = await doctor(['--stack', `podroute-${cluster}`]);
     expect(stderr).toBe('');
     expect(lines.filter((l) => !l.startsWith('ok') && !l.includes('admission webhook'))).toEqual([]);
-    expect(line(lines, 'stack')).toBe(`ok    stack: podroute-${cluster}: 5 resources in ${ACCOUNT_ID} us-east-1`);
+    expect(line(lines, 'stack')).toBe(`ok    stack: podroute-${cluster}: 7 resources in ${ACCOUNT_ID} us-east-1`);
+    expect(line(lines, 'alarms')).toBe('ok    alarms: all 2 OK');
+    expect(line(lines, 'last reconcile')).toMatch(/^ok {4}last reconcile: completed \d+ min ago \(\S+, podroute\/ReconcileCompleted\)$/);
     expect(line(lines, 'iam RouteWorkerRole')).toBe(
       `ok    iam RouteWorkerRole: podroute-${cluster}-route-worker may ec2:CreateRoute, ec2:ReplaceRoute, ec2:DeleteRoute, ec2:ModifyNetworkInterfaceAttribute on resources tagged ${tag()} (IAM SimulatePrincipalPolicy)`,
     );
@@ -106,6 +114,20 @@ describe('podroute doctor --stack', () => {
     const { lines } = await doctor(['--stack', `podroute-${cluster}`, '--mode', 'prefixes']);
     expect(line(lines, 'iam ReconcileRole')).toMatch(/^ok {4}iam ReconcileRole: podroute-\S+-reconcile may ec2:AssignPrivateIpAddresses, ec2:AssignIpv6Addresses on resources tagged /);
     expect(line(lines, 'iam RouteWorkerRole')).toMatch(/^FAIL {2}iam RouteWorkerRole: .* is denied ec2:AssignPrivateIpAddresses on network-interface \(implicitDeny\)/);
+  });
+
+  it('FAILs an alarm in ALARM and a reconcile heartbeat older than 15 minutes', async () => {
+    services.cloudWatch.setAlarm(`podroute-${cluster}-dlq-messages`, 'ALARM', 'Threshold Crossed: 1 datapoint [3.0] was greater than the threshold (0.0).');
+    const stale = `stale-${cluster}`;
+    services.cloudWatch.putDatapoint('podroute', 'ReconcileCompleted', { cluster: stale, function: 'reconcile' }, Date.now() - 3600_000, 1);
+    const { lines } = await doctor(['--stack', `podroute-${cluster}`]);
+    expect(line(lines, 'alarms')).toBe(`FAIL  alarms: 1 of 2 in ALARM: podroute-${cluster}-dlq-messages (Threshold Crossed: 1 datapoint [3.0] was greater than the threshold (0.0).); runbooks in docs/operate/alarms.md`);
+    // Another cluster's heartbeat is not this one's: the stack's cluster has one 2.5 minutes old.
+    services.cloudFormation.putStack(stale, [{ logicalId: 'ReconcileHeartbeatAlarm', type: 'AWS::CloudWatch::Alarm', physicalId: 'x' }]);
+    const old = await doctor(['--stack', stale, '--cluster-name', stale]);
+    expect(line(old.lines, 'last reconcile')).toMatch(/^FAIL {2}last reconcile: completed \d+ min ago \(.*\): none in 15 minutes; check the schedule/);
+    const none = await doctor(['--stack', stale, '--cluster-name', `never-${cluster}`]);
+    expect(line(none.lines, 'last reconcile')).toBe("FAIL  last reconcile: no reconcile completed in 24 hours (podroute/ReconcileCompleted): check the schedule and the reconcile function's logs");
   });
 
   it('warns about messages in the dead-letter queue', async () => {
@@ -164,5 +186,52 @@ describe('podroute doctor: Lambda concurrency', () => {
     const { lines } = await doctor(['--stack', `podroute-${cluster}`]);
     expect(line(lines, 'lambda concurrency')).toBe("ok    lambda concurrency: the params reserve 11 of the 11 the account can spare (account quota 111, 100 unreserved, 11 of them the stack's; Lambda keeps 100 unreserved)");
     expect((await doctor(['--reserved-concurrency', '12', '--stack', `podroute-${cluster}`])).lines.find((l) => l.includes(' lambda concurrency:'))).toMatch(/^FAIL {2}lambda concurrency: the params reserve 12, the account can spare 11 /);
+  });
+});
+
+/** A strategic-merge PATCH of a node's spec, as `manager` sends it (kube-controller-manager's node IPAM patches spec.podCIDR and podCIDRs). */
+async function patchPodCidr(name: string, cidr: string, manager: string): Promise<number> {
+  const url = new URL(`${kube.url}/api/v1/nodes/${name}?fieldManager=${manager}`);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'PATCH', ca: kube.caPem, headers: { authorization: `Bearer ${kube.token}`, 'content-type': 'application/strategic-merge-patch+json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ spec: { podCIDR: cidr, podCIDRs: [cidr] } }));
+  });
+}
+
+describe('podroute doctor: a second allocator', () => {
+  it('passes nodes whose pod CIDRs no controller manager set', async () => {
+    const { lines } = await doctor([]);
+    expect(line(lines, 'second allocator')).toBe("ok    second allocator: no controller manager set any of 1 nodes' pod CIDRs");
+  });
+
+  it('FAILs when the newest node got its pod CIDR from kube-controller-manager, with the flags that stop it', async () => {
+    await kube.state.addNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'ip-10-0-9-9' }, spec: { providerID: 'aws:///us-east-1a/i-0000000000000abcd' }, status: { conditions: [] } });
+    expect(await patchPodCidr('ip-10-0-9-9', '10.244.9.0/24', 'kube-controller-manager')).toBe(200);
+    const { code, lines } = await doctor([]);
+    expect(code).toBe(1);
+    expect(line(lines, 'second allocator')).toMatch(
+      /^FAIL {2}second allocator: the newest node with a pod CIDR, ip-10-0-9-9 \(created \S+\), got it from kube-controller-manager: a second allocator is running; run kube-controller-manager with --allocate-node-cidrs=false --configure-cloud-routes=false, and the cloud controller manager with --configure-cloud-routes=false$/,
+    );
+  });
+
+  it('warns about older nodes a controller manager allocated before podroute', async () => {
+    kube.state.putRawNode({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: 'ip-10-0-0-5',
+        uid: '5d1c1a3e-0000-4000-8000-000000000005',
+        creationTimestamp: '2024-01-01T00:00:00Z',
+        managedFields: [{ manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'v1', time: '2024-01-01T00:00:02Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:podCIDR': {}, 'f:podCIDRs': { '.': {}, 'v:"10.244.5.0/24"': {} } } } }],
+      },
+      spec: { providerID: 'aws:///us-east-1a/i-0000000000000beef', podCIDR: '10.244.5.0/24', podCIDRs: ['10.244.5.0/24'] },
+      status: { conditions: [] },
+    });
+    const { lines } = await doctor([]);
+    expect(line(lines, 'second allocator')).toMatch(/^warn {2}second allocator: 1 of 2 nodes' pod CIDRs were set by a controller manager, none of the newest: ip-10-0-0-5 \(kube-controller-manager\) /);
   });
 });

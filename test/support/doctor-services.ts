@@ -1,10 +1,11 @@
 /**
  * The services `podroute doctor` tests run against, started once per file: the EC2 emulator
- * (unthrottled), local SQS with one queue, dynalite, the Service Quotas, IAM, CloudFormation and Lambda stand-ins, and a temporary
+ * (unthrottled), local SQS with one queue, dynalite, the Service Quotas, IAM, CloudFormation, CloudWatch and Lambda stand-ins, and a temporary
  * directory for the kubeconfig the Kubernetes emulator (started per test) writes.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { IAMClient } from '@aws-sdk/client-iam';
 import { LambdaClient } from '@aws-sdk/client-lambda';
@@ -18,6 +19,7 @@ import { startServiceQuotasEmulator, type ServiceQuotasEmulator } from '../../in
 import { startIamEmulator, type IamEmulator } from '../../infra/local/iam/index.ts';
 import { startCloudFormationEmulator, type CloudFormationEmulator } from '../../infra/local/cloudformation/index.ts';
 import { startLambdaEmulator, type LambdaEmulator } from '../../infra/local/lambda/index.ts';
+import { startCloudWatchEmulator, type CloudWatchEmulator } from '../../infra/local/cloudwatch/index.ts';
 import { startDynalite, type LocalDynamo } from './dynalite.ts';
 
 export interface DoctorServices {
@@ -28,6 +30,7 @@ export interface DoctorServices {
   iam: IamEmulator;
   cloudFormation: CloudFormationEmulator;
   lambda: LambdaEmulator;
+  cloudWatch: CloudWatchEmulator;
   dir: string;
   kubeconfig: string;
   queueUrl: string;
@@ -35,7 +38,7 @@ export interface DoctorServices {
 }
 
 export async function startDoctorServices(queueName: string, dirPrefix: string): Promise<DoctorServices> {
-  const [ec2, sqs, dynamo, quotas, iam, cloudFormation, lambda] = await Promise.all([
+  const [ec2, sqs, dynamo, quotas, iam, cloudFormation, lambda, cloudWatch] = await Promise.all([
     startEc2Emulator({ throttle: false }),
     startLocalSqs(),
     startDynalite(),
@@ -43,13 +46,14 @@ export async function startDoctorServices(queueName: string, dirPrefix: string):
     startIamEmulator(),
     startCloudFormationEmulator(),
     startLambdaEmulator(),
+    startCloudWatchEmulator(),
   ]);
   const dir = await mkdtemp(join(tmpdir(), dirPrefix));
   const queueUrl = (await sqs.createQueue(queueName)).queueUrl;
   return {
-    ec2, sqs, dynamo, quotas, iam, cloudFormation, lambda, dir, kubeconfig: join(dir, 'kubeconfig'), queueUrl,
+    ec2, sqs, dynamo, quotas, iam, cloudFormation, lambda, cloudWatch, dir, kubeconfig: join(dir, 'kubeconfig'), queueUrl,
     close: async () => {
-      await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close(), iam.close(), cloudFormation.close(), lambda.close()]);
+      await Promise.all([ec2.close(), sqs.stop(), dynamo.close(), quotas.close(), iam.close(), cloudFormation.close(), lambda.close(), cloudWatch.close()]);
       await rm(dir, { recursive: true, force: true });
     },
   };
@@ -64,6 +68,7 @@ export function doctorClientsFor(services: DoctorServices, region: string): Doct
     dynamodb: services.dynamo.client(),
     serviceQuotas: new ServiceQuotasClient({ ...local, endpoint: services.quotas.url }),
     cloudFormation: new CloudFormationClient({ ...local, endpoint: services.cloudFormation.url }),
+    cloudWatch: new CloudWatchClient({ ...local, endpoint: services.cloudWatch.url }),
     iam: new IAMClient({ ...local, endpoint: services.iam.url }),
     lambda: new LambdaClient({ ...local, endpoint: services.lambda.url }),
   };
