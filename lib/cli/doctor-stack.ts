@@ -4,7 +4,8 @@
  * IAM with SimulatePrincipalPolicy for the role itself (not the caller; the statements' cluster-tag
  * condition is given as context), the depth of the route worker's dead-letter queue, the stack's
  * alarm states, and when a reconcile last completed (its heartbeat metric, ReconcileCompleted, as
- * serverless.yml's ReconcileHeartbeatAlarm reads it). The stack's queue and table also stand in for
+ * serverless.yml's ReconcileHeartbeatAlarm reads it) and the webhook was last called (its function's
+ * AWS/Lambda Invocations). The stack's queue and table also stand in for
  * --queue-url and --cidr-table-name.
  */
 import { errorText } from '../errors.ts';
@@ -51,6 +52,7 @@ export async function stackChecks(stack: DeployedStack, clusterName: string, wri
   results.push(await checkDeadLetters(stack, ports));
   results.push(await checkAlarms(stack, ports));
   results.push(await checkHeartbeat(clusterName, ports));
+  results.push(await checkWebhookCalls(stack, ports));
   return results;
 }
 
@@ -120,6 +122,22 @@ async function checkHeartbeat(clusterName: string, ports: StackDoctorPorts): Pro
     const minutes = Math.floor((now - last.getTime()) / 60_000);
     const detail = `completed ${minutes} min ago (${last.toISOString()}, podroute/ReconcileCompleted)`;
     return now - last.getTime() > HEARTBEAT_MS ? fail(label, `${detail}: none in 15 minutes; check the schedule and the reconcile function's logs`) : ok(label, detail);
+  } catch (error) {
+    return fail(label, `cannot read: ${errorText(error)} (the caller needs cloudwatch:GetMetricData)`);
+  }
+}
+
+/** The node webhook's last invocation; none in a day is a warning only: no node may have joined or left. */
+async function checkWebhookCalls(stack: DeployedStack, ports: StackDoctorPorts): Promise<CheckResult> {
+  const label = 'webhook last call';
+  const name = physicalId(stack, 'NodeWebhookLambdaFunction');
+  if (!name) return warn(label, 'the stack has no NodeWebhookLambdaFunction');
+  const now = ports.now();
+  try {
+    const metric = { namespace: 'AWS/Lambda', name: 'Invocations', dimensions: { FunctionName: name } };
+    const last = await ports.cloudWatch.lastDatapoint(metric, new Date(now - LOOKBACK_MS), new Date(now));
+    if (last === null) return warn(label, `${name} was not called in 24 hours: no node joined or left, or the API server does not reach it (check the MutatingWebhookConfiguration's URL)`);
+    return ok(label, `${name} called ${Math.floor((now - last.getTime()) / 60_000)} min ago (${last.toISOString()}, AWS/Lambda Invocations)`);
   } catch (error) {
     return fail(label, `cannot read: ${errorText(error)} (the caller needs cloudwatch:GetMetricData)`);
   }

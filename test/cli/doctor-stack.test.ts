@@ -58,12 +58,14 @@ beforeEach(async () => {
     { logicalId: 'WorkQueue', type: 'AWS::SQS::Queue', physicalId: services.queueUrl },
     { logicalId: 'DeadLetterQueue', type: 'AWS::SQS::Queue', physicalId: deadLetterUrl },
     { logicalId: 'CidrTable', type: 'AWS::DynamoDB::Table', physicalId: services.dynamo.tableName },
+    { logicalId: 'NodeWebhookLambdaFunction', type: 'AWS::Lambda::Function', physicalId: `podroute-${cluster}-node-webhook` },
     { logicalId: 'ReconcileHeartbeatAlarm', type: 'AWS::CloudWatch::Alarm', physicalId: `podroute-${cluster}-reconcile-heartbeat` },
     { logicalId: 'DeadLetterQueueAlarm', type: 'AWS::CloudWatch::Alarm', physicalId: `podroute-${cluster}-dlq-messages` },
   ]);
   services.cloudWatch.setAlarm(`podroute-${cluster}-reconcile-heartbeat`, 'OK');
   services.cloudWatch.setAlarm(`podroute-${cluster}-dlq-messages`, 'OK');
   services.cloudWatch.putDatapoint('podroute', 'ReconcileCompleted', { cluster, function: 'reconcile' }, Date.now() - 150_000, 1);
+  services.lambda.putFunction(`podroute-${cluster}-node-webhook`);
   services.iam.state.putRole(`podroute-${cluster}-route-worker`, workerWrites());
 });
 afterEach(() => kube.close());
@@ -83,8 +85,14 @@ describe('podroute doctor --stack', () => {
   it("checks the worker role's EC2 writes for the role, and reads the queue, table and dead-letter queue from the stack", async () => {
     const { code, lines, stderr } = await doctor(['--stack', `podroute-${cluster}`]);
     expect(stderr).toBe('');
-    expect(lines.filter((l) => !l.startsWith('ok') && !l.includes('admission webhook'))).toEqual([]);
-    expect(line(lines, 'stack')).toBe(`ok    stack: podroute-${cluster}: 7 resources in ${ACCOUNT_ID} us-east-1`);
+    // Only the webhook is missing in this cluster, and so never called.
+    expect(lines.filter((l) => !l.startsWith('ok') && !/ (admission webhook|webhook last call):/.test(l))).toEqual([]);
+    expect(line(lines, 'webhook last call')).toBe(
+      `warn  webhook last call: podroute-${cluster}-node-webhook was not called in 24 hours: no node joined or left, or the API server does not reach it (check the MutatingWebhookConfiguration's URL)`,
+    );
+    services.cloudWatch.putDatapoint('AWS/Lambda', 'Invocations', { FunctionName: `podroute-${cluster}-node-webhook` }, Date.now() - 60_000, 2);
+    expect(line((await doctor(['--stack', `podroute-${cluster}`])).lines, 'webhook last call')).toMatch(new RegExp(`^ok {4}webhook last call: podroute-${cluster}-node-webhook called \\d+ min ago \\(\\S+, AWS/Lambda Invocations\\)$`));
+    expect(line(lines, 'stack')).toBe(`ok    stack: podroute-${cluster}: 8 resources in ${ACCOUNT_ID} us-east-1`);
     expect(line(lines, 'alarms')).toBe('ok    alarms: all 2 OK');
     expect(line(lines, 'last reconcile')).toMatch(/^ok {4}last reconcile: completed \d+ min ago \(\S+, podroute\/ReconcileCompleted\)$/);
     expect(line(lines, 'iam RouteWorkerRole')).toBe(
@@ -93,7 +101,6 @@ describe('podroute doctor --stack', () => {
     expect(line(lines, 'queue')).toMatch(/^ok {4}queue: arn:aws:sqs:.*:podroute-stack-routes$/);
     expect(line(lines, 'cidr table')).toBe(`ok    cidr table: ${services.dynamo.tableName} is ACTIVE`);
     expect(line(lines, 'dead-letter queue')).toBe(`ok    dead-letter queue: empty (${deadLetterUrl})`);
-    // Only the webhook is missing in this cluster.
     expect(code).toBe(1);
   });
 
