@@ -69,7 +69,8 @@ Flags:
                                (run with podroute's role to check the role on the real resources)
   --reserved-concurrency <n>   the Lambda concurrency the stack's params reserve, in all: checked against
                                the account's (GetAccountSettings; Lambda keeps 100 unreserved). Default
-                               11: reconcileReservedConcurrency 1 + webhookReservedConcurrency 10
+                               16: reconcileReservedConcurrency 1 + webhookReservedConcurrency 10
+                               + cloudEventsReservedConcurrency 5
   --queue-url <url>            the stack's route queue (default $QUEUE_URL, else the stack's; not checked without one)
   --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME, else the stack's; not checked without one)
   --kube-user <name>           podroute's Kubernetes user name (default $PODROUTE_KUBE_USER, else ${DEFAULT_KUBE_USER})

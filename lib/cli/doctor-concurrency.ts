@@ -1,6 +1,6 @@
 /**
  * `podroute doctor`'s Lambda concurrency check, before a deploy: can the account reserve what the
- * stack's params ask for (reconcileReservedConcurrency + webhookReservedConcurrency)? Lambda keeps
+ * stack's params ask for (reconcileReservedConcurrency + webhookReservedConcurrency + cloudEventsReservedConcurrency)? Lambda keeps
  * 100 of the account's concurrency unreserved for the functions without a reservation: a function
  * may reserve up to the unreserved concurrency less 100 (Lambda API Reference,
  * PutFunctionConcurrency; Lambda Developer Guide, "Configuring reserved concurrency"), and a stack
@@ -11,8 +11,8 @@ import { fail, ok } from '../usecases/doctor-check.ts';
 import type { CheckResult } from '../usecases/doctor-check.ts';
 
 export const MIN_UNRESERVED = 100;
-/** serverless.yml's defaults: reconcileReservedConcurrency 1, webhookReservedConcurrency 10. */
-export const DEFAULT_RESERVED_CONCURRENCY = 11;
+/** serverless.yml's defaults: reconcileReservedConcurrency 1, webhookReservedConcurrency 10, cloudEventsReservedConcurrency 5. */
+export const DEFAULT_RESERVED_CONCURRENCY = 16;
 
 export interface ConcurrencySource {
   account(): Promise<{ limit: number; unreserved: number }>;
@@ -28,7 +28,7 @@ export function judgeConcurrency(account: { limit: number; unreserved: number },
   if (asked > room) {
     return fail(
       label,
-      `the params reserve ${asked}, the account can spare ${room} (${quota}): the deploy would fail; set reconcileReservedConcurrency and webhookReservedConcurrency lower or to '' (none), ` +
+      `the params reserve ${asked}, the account can spare ${room} (${quota}): the deploy would fail; set reconcileReservedConcurrency, webhookReservedConcurrency and cloudEventsReservedConcurrency lower or to '' (none), ` +
         `or raise "Concurrent executions" (Service Quotas lambda L-B99A9384)`,
     );
   }

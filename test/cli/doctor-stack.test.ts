@@ -176,23 +176,23 @@ describe('podroute doctor: Lambda concurrency', () => {
     services.lambda.setConcurrencyLimit(10);
     const low = await doctor([]);
     expect(line(low.lines, 'lambda concurrency')).toBe(
-      'FAIL  lambda concurrency: the params reserve 11, the account can spare 0 (account quota 10, 10 unreserved; Lambda keeps 100 unreserved): the deploy would fail; ' +
-        `set reconcileReservedConcurrency and webhookReservedConcurrency lower or to '' (none), or raise "Concurrent executions" (Service Quotas lambda L-B99A9384)`,
+      'FAIL  lambda concurrency: the params reserve 16, the account can spare 0 (account quota 10, 10 unreserved; Lambda keeps 100 unreserved): the deploy would fail; ' +
+        `set reconcileReservedConcurrency, webhookReservedConcurrency and cloudEventsReservedConcurrency lower or to '' (none), or raise "Concurrent executions" (Service Quotas lambda L-B99A9384)`,
     );
     expect(line((await doctor(['--reserved-concurrency', '0'])).lines, 'lambda concurrency')).toBe('ok    lambda concurrency: no reserved concurrency asked (account quota 10, 10 unreserved; Lambda keeps 100 unreserved)');
   });
 
   it("counts the deployed stack's own reservations as room for an update", async () => {
-    services.lambda.setConcurrencyLimit(111);
+    services.lambda.setConcurrencyLimit(116);
     services.lambda.putFunction(`podroute-${cluster}-reconcile`, 1);
-    services.lambda.putFunction(`podroute-${cluster}-node-webhook`, 10);
+    services.lambda.putFunction(`podroute-${cluster}-node-webhook`, 15);
     services.cloudFormation.putStack(`podroute-${cluster}`, [
       { logicalId: 'ReconcileLambdaFunction', type: 'AWS::Lambda::Function', physicalId: `podroute-${cluster}-reconcile` },
       { logicalId: 'NodeWebhookLambdaFunction', type: 'AWS::Lambda::Function', physicalId: `podroute-${cluster}-node-webhook` },
     ]);
     const { lines } = await doctor(['--stack', `podroute-${cluster}`]);
-    expect(line(lines, 'lambda concurrency')).toBe("ok    lambda concurrency: the params reserve 11 of the 11 the account can spare (account quota 111, 100 unreserved, 11 of them the stack's; Lambda keeps 100 unreserved)");
-    expect((await doctor(['--reserved-concurrency', '12', '--stack', `podroute-${cluster}`])).lines.find((l) => l.includes(' lambda concurrency:'))).toMatch(/^FAIL {2}lambda concurrency: the params reserve 12, the account can spare 11 /);
+    expect(line(lines, 'lambda concurrency')).toBe("ok    lambda concurrency: the params reserve 16 of the 16 the account can spare (account quota 116, 100 unreserved, 16 of them the stack's; Lambda keeps 100 unreserved)");
+    expect((await doctor(['--reserved-concurrency', '17', '--stack', `podroute-${cluster}`])).lines.find((l) => l.includes(' lambda concurrency:'))).toMatch(/^FAIL {2}lambda concurrency: the params reserve 17, the account can spare 16 /);
   });
 });
 
