@@ -1,6 +1,10 @@
 /** The SDK clients the CLI commands hand to the adapters, one region each (the commands import no SDK). */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { IAMClient } from '@aws-sdk/client-iam';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -11,9 +15,13 @@ export interface ReconcileClients {
   dynamodb: DynamoDBClient;
 }
 
-/** What `doctor` reads: the same, and Service Quotas for the route quota. */
+/** What `doctor` reads: the same, Service Quotas for the route quota, Lambda for concurrency, and for --stack CloudFormation, CloudWatch and IAM. */
 export interface DoctorClients extends ReconcileClients {
   serviceQuotas: ServiceQuotasClient;
+  lambda: LambdaClient;
+  cloudFormation: CloudFormationClient;
+  cloudWatch: CloudWatchClient;
+  iam: IAMClient;
 }
 
 export function reconcileClients(region: string): ReconcileClients {
@@ -21,5 +29,12 @@ export function reconcileClients(region: string): ReconcileClients {
 }
 
 export function doctorClients(region: string): DoctorClients {
-  return { ...reconcileClients(region), serviceQuotas: new ServiceQuotasClient({ region }) };
+  return {
+    ...reconcileClients(region),
+    serviceQuotas: new ServiceQuotasClient({ region }),
+    lambda: new LambdaClient({ region }),
+    cloudFormation: new CloudFormationClient({ region }),
+    cloudWatch: new CloudWatchClient({ region }),
+    iam: new IAMClient({ region }),
+  };
 }

@@ -6,63 +6,38 @@
  * GetAWSDefaultServiceQuota, SQS GetQueueAttributes and DynamoDB DescribeTable (prefixes mode:
  * DescribeInstances, DescribeSubnets, GetSubnetCidrReservations and a DynamoDB count query); its Kubernetes
  * calls are node lists, SubjectAccessReviews for podroute's identity (`--kube-user`, `--kube-groups`) and a
- * MutatingWebhookConfiguration list.
+ * MutatingWebhookConfiguration list. With --stack: CloudFormation DescribeStackResources, IAM
+ * SimulatePrincipalPolicy, the dead-letter queue's GetQueueAttributes, CloudWatch DescribeAlarms and
+ * GetMetricData, Lambda GetFunctionConcurrency (./doctor-stack.ts); always Lambda GetAccountSettings; with
+ * --dry-run-writes, EC2 CreateRoute and ModifyNetworkInterfaceAttribute with DryRun (nothing changes).
  */
 import { loadConfig } from '../config.ts';
 import { type DoctorClients, doctorClients } from '../aws/cli-clients.ts';
 import { loadKubeConfig } from '../kube/kubeconfig-file.ts';
-import { AwsStackResources } from '../aws/stack-resources.ts';
+import { AwsStackResources, CloudFormationStacks } from '../aws/stack-resources.ts';
+import { IamPolicySimulator } from '../aws/iam-simulator.ts';
+import { CloudWatchReads } from '../aws/cloudwatch-reads.ts';
 import { KubeAccess } from '../kube/kube-access.ts';
 import { KubeNodes } from '../kube/kube-nodes.ts';
-import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
+import { MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
 import { doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
-import { doctorPlaneChecks } from './doctor-plane.ts';
+import { doctorPlaneChecks, planeWrites } from './doctor-plane.ts';
+import { physicalId, readStack, stackChecks } from './doctor-stack.ts';
+import { DEFAULT_RESERVED_CONCURRENCY, checkConcurrency } from './doctor-concurrency.ts';
+import { checkAllocators } from './doctor-allocators.ts';
+import { LambdaConcurrency } from '../aws/lambda-concurrency.ts';
+import type { CheckResult } from '../usecases/doctor-check.ts';
 import { UsageError, parseFlags } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
-import { REGION_HELP, cliRegion } from './region.ts';
+import { cliRegion } from './region.ts';
+import { DEFAULT_KUBE_GROUPS, DEFAULT_KUBE_USER, DOCTOR_HELP } from './command-help.ts';
+
+export { DOCTOR_HELP } from './command-help.ts';
 import type { CliIo, Command } from './main.ts';
 import type { AccessSubject } from '../usecases/doctor.ts';
 
-/** The identity infra/kubernetes/rbac.yaml binds: group `podroute` (eks-access-entry.sh maps the Lambda roles to it). */
-const DEFAULT_KUBE_USER = 'podroute';
-const DEFAULT_KUBE_GROUPS = 'podroute';
 
-export const DOCTOR_HELP = `Usage: podroute doctor --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] [flags]
-
-Checks, read-only, that an account and cluster are ready for podroute (or still are): in routes
-mode the route tables, their room under the route quota and the cluster tag on the managed nodes'
-primary network interfaces; in prefixes mode the nodes' subnets, podroute's reservations in each
-and the free blocks of each pod range (the CIDR table read, not written); in both the nodes' pod
-CIDRs against the mask, which nodes podroute manages, the Kubernetes
-permissions of podroute's identity (not yours: SubjectAccessReview, which you need to be allowed
-to create), the node admission webhook, the stack's queue and table. One line per check: ok, warn or FAIL. Exit 1 when any
-check failed, 2 for bad flags.
-
-Flags:
-  --mode <mode>                routes (default) or prefixes, as the stack's mode param (default $MODE)
-  --cluster-name <name>        route tables tagged kubernetes.io/cluster/<name> are the cluster's
-  --cluster-cidrs <list>       the cluster's pod CIDRs, comma-separated
-  --route-table-ids <list>     use these tables instead of the tag
-  --node-selector <selector>   the nodes podroute manages (kubectl -l syntax; default $NODE_SELECTOR, empty: all)
-  --node-mask-size-ipv4 <n>    routes mode default 24 (must equal kube-controller-manager's --node-cidr-mask-size)
-  --node-mask-size-ipv6 <n>    default 64 (prefixes mode: 28 and 80, ENI prefix sizes)
-  --node-sync-mode <mode>      SyncFromCluster (default) or SyncFromCloud (default $NODE_SYNC_MODE)
-  --route-quota <n>            routes mode: the routes per route table used when Service Quotas (vpc
-                               L-93826ACB: applied, then AWS's default) answers none, with a warning
-                               (default $ROUTE_QUOTA, else ${DEFAULT_ROUTE_QUOTA}; adjustable up to ${MAX_ROUTE_QUOTA})
-  --queue-url <url>            the stack's route queue (default $QUEUE_URL; not checked without one)
-  --cidr-table-name <name>     the stack's CIDR table (default $CIDR_TABLE_NAME; not checked without one)
-  --kube-user <name>           podroute's Kubernetes user name (default $PODROUTE_KUBE_USER, else ${DEFAULT_KUBE_USER})
-  --kube-groups <list>         its groups, comma-separated (default $PODROUTE_KUBE_GROUPS, else ${DEFAULT_KUBE_GROUPS}: the
-                               group infra/kubernetes/rbac.yaml binds)
-  --kubeconfig <file>          default: $KUBECONFIG or ~/.kube/config
-  --context <name>             kubeconfig context (default: its current context)
-  --region <region>            default: ${REGION_HELP}
-  -o, --output <format>        table (default): one line per check; json, yaml: the checks as a
-                               list of {status, check, detail}; --format is the same flag's 0.2 name
-  -h, --help                   this help
-`;
 
 export type { DoctorClients } from '../aws/cli-clients.ts';
 
@@ -78,6 +53,9 @@ const DOCTOR_FLAGS = {
   'route-quota': { type: 'string' },
   'queue-url': { type: 'string' },
   'cidr-table-name': { type: 'string' },
+  stack: { type: 'string' },
+  'dry-run-writes': { type: 'boolean' },
+  'reserved-concurrency': { type: 'string' },
   'kube-user': { type: 'string' },
   'kube-groups': { type: 'string' },
   kubeconfig: { type: 'string' },
@@ -99,6 +77,19 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       const format = outputFormat(flags, ['table', 'json', 'yaml'], 'table');
       const routeQuota = parseQuota(flags.string('route-quota'));
       const subject = parseSubject(flags.string('kube-user') ?? io.env.PODROUTE_KUBE_USER, flags.string('kube-groups') ?? io.env.PODROUTE_KUBE_GROUPS);
+      const stackName = flags.string('stack') ?? io.env.STACK_NAME;
+      const reservedConcurrency = parseReserved(flags.string('reserved-concurrency'));
+      const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
+      const clients = makeClients(region);
+      const stackPorts = {
+        stacks: new CloudFormationStacks(clients.cloudFormation),
+        simulator: new IamPolicySimulator(clients.iam),
+        queueDepth: (url: string) => new AwsStackResources(clients).queueDepth(url),
+        cloudWatch: new CloudWatchReads(clients.cloudWatch),
+        now: Date.now,
+      };
+      const deployed = stackName ? await readStack(stackName, stackPorts) : null;
+      const fromStack = (logicalId: string) => (deployed?.stack ? physicalId(deployed.stack, logicalId) : undefined);
       const config = loadConfig({
         MODE: flags.string('mode') ?? io.env.MODE,
         CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
@@ -109,22 +100,26 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         NODE_MASK_SIZE_IPV6: flags.string('node-mask-size-ipv6') ?? io.env.NODE_MASK_SIZE_IPV6,
         NODE_SYNC_MODE: flags.string('node-sync-mode') ?? io.env.NODE_SYNC_MODE,
         PREFIX_RESERVATION_DESCRIPTION: io.env.PREFIX_RESERVATION_DESCRIPTION,
-        QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
-        CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
+        QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL ?? fromStack('WorkQueue'),
+        CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME ?? fromStack('CidrTable'),
         ROUTE_QUOTA: routeQuota ?? io.env.ROUTE_QUOTA,
       });
       // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).
       const kubeConfig = loadKubeConfig(flags.string('kubeconfig'), flags.string('context'));
-      const region = await cliRegion(flags.string('region'), io.env, sdkDefaultRegion);
-      const clients = makeClients(region);
-      const results = await doctor({
+      const results: CheckResult[] = deployed ? [deployed.result] : [];
+      const access = new KubeAccess(kubeConfig);
+      results.push(...await doctor({
         config,
-        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, serviceQuotas: clients.serviceQuotas }),
+        plane: doctorPlaneChecks({ config, ec2: clients.ec2, dynamodb: clients.dynamodb, serviceQuotas: clients.serviceQuotas, dryRunWrites: flags.flag('dry-run-writes') }),
         nodes: new KubeNodes(kubeConfig),
-        access: new KubeAccess(kubeConfig),
+        access,
         subject,
         stack: new AwsStackResources(clients),
-      });
+      }));
+      results.push(await checkAllocators(access));
+      if (deployed?.stack) results.push(...(await stackChecks(deployed.stack, config.clusterName, planeWrites(config), stackPorts)));
+      const stackFunctions = (deployed?.stack?.resources ?? []).filter((r) => r.type === 'AWS::Lambda::Function').map((r) => r.physicalId);
+      results.push(await checkConcurrency(new LambdaConcurrency(clients.lambda), reservedConcurrency, stackFunctions));
       io.stdout(formatOutput(format, results, () => results.map((result) => `${formatCheck(result)}\n`).join('')));
       return results.some((result) => result.status === 'FAIL') ? 1 : 0;
     },
@@ -140,6 +135,12 @@ function parseQuota(text: string | undefined): string | undefined {
     throw new UsageError(`--route-quota must be a whole number from 1 to ${MAX_ROUTE_QUOTA} (EC2's adjustable maximum), not ${JSON.stringify(text)}`);
   }
   return text;
+}
+
+function parseReserved(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_RESERVED_CONCURRENCY;
+  if (!/^[0-9]{1,6}$/.test(text)) throw new UsageError(`--reserved-concurrency must be a whole number (the params' reservations in all; 0: none), not ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 function parseSubject(user: string | undefined, groups: string | undefined): AccessSubject {

@@ -6,15 +6,16 @@
 import { tryParseCidr } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../aws/dynamodb-cidr-store.ts';
+import { Ec2DryRun } from '../aws/ec2-dry-run.ts';
 import { Ec2EniPrefixes } from '../aws/ec2-prefixes.ts';
 import { Ec2PrimaryInterfaces } from '../aws/ec2-primary-interfaces.ts';
 import { Ec2RouteTables } from '../aws/ec2-route-tables.ts';
 import { Ec2Subnets } from '../aws/ec2-subnets.ts';
 import { ServiceQuotasRouteQuota } from '../aws/service-quotas.ts';
-import { doctorChecks as prefixesDoctorChecks } from '../dataplane/prefixes/doctor-checks.ts';
-import { doctorChecks as routesDoctorChecks } from '../dataplane/routes/doctor-checks.ts';
+import { WRITE_PERMISSIONS as PREFIXES_WRITES, doctorChecks as prefixesDoctorChecks } from '../dataplane/prefixes/doctor-checks.ts';
+import { WRITE_PERMISSIONS as ROUTES_WRITES, doctorChecks as routesDoctorChecks } from '../dataplane/routes/doctor-checks.ts';
 import { createCidrSet } from '../ipam/index.ts';
-import type { PlaneDoctorChecks } from '../usecases/doctor-check.ts';
+import type { PlaneDoctorChecks, RoleWrites } from '../usecases/doctor-check.ts';
 
 type EC2Client = ConstructorParameters<typeof Ec2RouteTables>[0];
 type DynamoDBClient = ConstructorParameters<typeof DynamoDbCidrStore>[0]['client'];
@@ -25,16 +26,19 @@ export interface DoctorPlaneInput {
   ec2: EC2Client;
   dynamodb: DynamoDBClient;
   serviceQuotas: ServiceQuotasClient;
+  /** Ask EC2 with DryRun whether the caller may make the plane's writes (--dry-run-writes). */
+  dryRunWrites: boolean;
 }
 
 const PLANE_CHECKS: Record<Config['mode'], (input: DoctorPlaneInput) => PlaneDoctorChecks> = {
-  routes: ({ config, ec2, serviceQuotas }) =>
+  routes: ({ config, ec2, serviceQuotas, dryRunWrites }) =>
     routesDoctorChecks({
       config,
       quotas: new ServiceQuotasRouteQuota(serviceQuotas),
       fallbackQuota: config.routeQuota,
       routeTables: new Ec2RouteTables(ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds }),
       interfaces: new Ec2PrimaryInterfaces(ec2),
+      dryRun: dryRunWrites ? new Ec2DryRun(ec2) : null,
     }),
   prefixes: ({ config, ec2, dynamodb }) =>
     prefixesDoctorChecks({
@@ -44,6 +48,11 @@ const PLANE_CHECKS: Record<Config['mode'], (input: DoctorPlaneInput) => PlaneDoc
       rangeUsage: config.cidrTableName ? (range) => rangeUsage(config, dynamodb, range) : null,
     }),
 };
+
+/** The EC2 writes the mode's function roles make, for the doctor's IAM simulation. */
+export function planeWrites(config: Pick<Config, 'mode'>): readonly RoleWrites[] {
+  return config.mode === 'prefixes' ? PREFIXES_WRITES : ROUTES_WRITES;
+}
 
 export function doctorPlaneChecks(input: DoctorPlaneInput): PlaneDoctorChecks {
   return PLANE_CHECKS[input.config.mode](input);

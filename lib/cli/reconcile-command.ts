@@ -15,36 +15,12 @@ import { UsageError, parseFlags } from './main.ts';
 import type { CliIo, Command } from './main.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
-import { DETAILED_EXITCODE_HELP, planExitCode } from './plan-exit.ts';
-import { REGION_HELP, cliRegion } from './region.ts';
+import { planExitCode } from './plan-exit.ts';
+import { cliRegion } from './region.ts';
+import { RECONCILE_HELP } from './command-help.ts';
 
-export const RECONCILE_HELP = `Usage: podroute reconcile --dry-run --cluster-name <name> --cluster-cidrs <cidr>[,<cidr>] --cidr-table-name <name> --queue-url <url> [flags]
+export { RECONCILE_HELP } from './command-help.ts';
 
-Runs the deployed reconcile function's code once against a live cluster and AWS account, up to its
-first write, and prints the plan (the fields of 'podroute plan') with what the function would send
-(send), withhold and why (withheld), node sync's actions (nodeSync) and the pod CIDRs it would adopt
-(occupy). Reads the cloud side of the mode, the lease table, the guard's window and the queue's
-backlog with the AWS default credential chain, and the nodes with your kubeconfig. Other settings
-come from the environment, as the function's do. Changes nothing: every write is refused.
-
-Flags:
-  --dry-run                 required: print the plan, change nothing
-  --cluster-name <name>     route tables tagged kubernetes.io/cluster/<name> are the cluster's
-  --cluster-cidrs <list>    the cluster's pod CIDRs, comma-separated
-  --cidr-table-name <name>  the lease table (default: $CIDR_TABLE_NAME)
-  --queue-url <url>         the route worker's queue (default: $QUEUE_URL)
-  --mode <mode>             routes or prefixes (default: $MODE, else routes)
-  --route-table-ids <list>  use these tables instead of the tag
-  --node-selector <sel>     only nodes whose labels match are podroute's (default: $NODE_SELECTOR,
-                            else every node); kubectl -l syntax
-  --kubeconfig <file>       default: $KUBECONFIG or ~/.kube/config
-  --context <name>          kubeconfig context (default: its current context)
-  --region <region>         default: ${REGION_HELP}
-  -o, --output <format>     json (default), yaml or table; --format is the same flag's 0.2 name
-  --detailed-exitcode       exit 2 when the plan changes anything (see below)
-  -h, --help                this help
-
-${DETAILED_EXITCODE_HELP}`;
 
 export const reconcileCommand: Command = {
   async run(args: string[], io: CliIo): Promise<number> {

@@ -3,9 +3,12 @@
  * (SubjectAccessReview, authorization.k8s.io/v1, with `spec.user` and `spec.groups`: the answer's
  * `status.allowed`; the caller needs `create` on subjectaccessreviews), and which
  * mutating admission webhooks are registered (MutatingWebhookConfiguration,
- * admissionregistration.k8s.io/v1). Errors are mapped by HTTP status, like the node adapter's.
+ * admissionregistration.k8s.io/v1), and which field managers set each node's `spec.podCIDR` (the
+ * `managedFields` entries whose FieldsV1 holds `f:spec` / `f:podCIDR`; Kubernetes docs,
+ * "Server-Side Apply: Field management"; nodes listed in pages of 500). Errors are mapped by HTTP
+ * status, like the node adapter's.
  */
-import { AdmissionregistrationV1Api, ApiException, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, ApiException, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PodrouteError } from '../errors.ts';
 import type { AccessQuestion, AccessAnswer, AccessSubject, WebhookRegistration, ClusterAccess } from '../usecases/doctor.ts';
 import { KubeHttpStatusError, mapError as mapCallError } from './kube-http.ts';
@@ -23,10 +26,33 @@ function mapError(error: unknown, target: { verb: string; resource: string }): P
 export class KubeAccess implements ClusterAccess {
   private readonly authz: AuthorizationV1Api;
   private readonly admission: AdmissionregistrationV1Api;
+  private readonly core: CoreV1Api;
 
   constructor(config: KubeConfig) {
     this.authz = config.makeApiClient(AuthorizationV1Api);
     this.admission = config.makeApiClient(AdmissionregistrationV1Api);
+    this.core = config.makeApiClient(CoreV1Api);
+  }
+
+  /** Each node with a pod CIDR: when it was created and the managers that set `spec.podCIDR`. */
+  async podCidrWriters(): Promise<PodCidrWriters[]> {
+    const out: PodCidrWriters[] = [];
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.core.listNode({ limit: 500, _continue: token });
+      } catch (error) {
+        throw mapError(error, { verb: 'list', resource: 'nodes' });
+      }
+      for (const node of page.items) {
+        if (!node.spec?.podCIDR) continue;
+        const managers = (node.metadata?.managedFields ?? []).filter((entry) => setsPodCidr(entry.fieldsV1)).map((entry) => entry.manager ?? 'unknown');
+        out.push({ node: node.metadata?.name ?? '', created: node.metadata?.creationTimestamp?.toISOString() ?? '', managers: [...new Set(managers)] });
+      }
+      token = page.metadata?._continue || undefined;
+    } while (token);
+    return out;
   }
 
   async allows(subject: AccessSubject, question: AccessQuestion): Promise<AccessAnswer> {
@@ -81,6 +107,17 @@ export class KubeAccess implements ClusterAccess {
     }
     return out;
   }
+}
+
+export interface PodCidrWriters {
+  node: string;
+  created: string;
+  managers: string[];
+}
+
+function setsPodCidr(fields: unknown): boolean {
+  const spec = typeof fields === 'object' && fields !== null ? (fields as Record<string, unknown>)['f:spec'] : undefined;
+  return typeof spec === 'object' && spec !== null && 'f:podCIDR' in spec;
 }
 
 function safeHost(url: string): string {

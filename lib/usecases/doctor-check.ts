@@ -35,3 +35,13 @@ export async function gather<T>(what: string, results: CheckResult[], read: () =
 export function shortList(items: readonly string[], shown: number, separator = ', '): string {
   return `${items.slice(0, shown).join(separator)}${items.length > shown ? `${separator}...` : ''}`;
 }
+
+/**
+ * EC2 writes one of the stack's function roles makes (its logical id in serverless.yml), on one
+ * resource type, allowed only on resources tagged `kubernetes.io/cluster/<name>`.
+ */
+export interface RoleWrites {
+  role: 'ReconcileRole' | 'RouteWorkerRole';
+  actions: readonly string[];
+  resource: 'route-table' | 'network-interface';
+}

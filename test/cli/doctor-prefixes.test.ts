@@ -5,8 +5,6 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoDbCidrStore, cidrSetId } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
@@ -14,16 +12,12 @@ import { main } from '../../lib/cli/main.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import type { Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
-import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
-import type { ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
-import { type DoctorServices, startDoctorServices } from '../support/doctor-services.ts';
+import { type DoctorServices, doctorClientsFor, startDoctorServices } from '../support/doctor-services.ts';
 
 let ec2: Ec2Emulator;
 let kube: KubeEmulator;
-let sqs: LocalSqs;
 let dynamo: LocalDynamo;
-let quotas: ServiceQuotasEmulator;
 let kubeconfig: string;
 let queueUrl: string;
 /** A VPC per test (10.<n>.0.0/16), so each test's subnets and reservations are its own. */
@@ -33,7 +27,7 @@ let net: { cluster: string; a: string; b: string; c: string; rangeA: string; ran
 let services: DoctorServices;
 beforeAll(async () => {
   services = await startDoctorServices('podroute-prefixes-routes', 'podroute-doctor-prefixes-');
-  ({ ec2, sqs, dynamo, quotas, kubeconfig, queueUrl } = services);
+  ({ ec2, dynamo, kubeconfig, queueUrl } = services);
 });
 afterAll(() => services.close());
 
@@ -77,12 +71,7 @@ async function lease(range: string, owners: string[]): Promise<void> {
 async function doctor(extra: string[] = []): Promise<{ code: number; lines: string[]; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const command = createDoctorCommand((region) => ({
-    ec2: new EC2Client({ endpoint: ec2.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
-    sqs: sqs.createClient(),
-    dynamodb: dynamo.client(),
-    serviceQuotas: new ServiceQuotasClient({ endpoint: quotas.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
-  }));
+  const command = createDoctorCommand((region) => doctorClientsFor(services, region));
   const args = ['doctor', '--mode', 'prefixes', '--cluster-name', 'prefixes', '--cluster-cidrs', net.cluster, '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
   const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: { AWS_REGION: 'us-east-1' } }, { doctor: command });
   return { code, lines: stdout.trimEnd().split('\n'), stderr };

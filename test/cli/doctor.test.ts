@@ -8,8 +8,6 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { ServiceQuotasClient } from '@aws-sdk/client-service-quotas';
 import { loadAll } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
@@ -19,7 +17,7 @@ import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import type { ServiceQuotasEmulator } from '../../infra/local/service-quotas/index.ts';
 import { main } from '../../lib/cli/main.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
-import { type DoctorServices, startDoctorServices } from '../support/doctor-services.ts';
+import { type DoctorServices, doctorClientsFor, startDoctorServices } from '../support/doctor-services.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -99,12 +97,7 @@ async function healthyCluster(): Promise<void> {
 async function doctor(extra: string[] = []): Promise<{ code: number; lines: string[]; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const command = createDoctorCommand((region) => ({
-    ec2: new EC2Client({ endpoint: ec2.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
-    sqs: sqs.createClient(),
-    dynamodb: dynamo.client(),
-    serviceQuotas: new ServiceQuotasClient({ endpoint: quotas.url, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }),
-  }));
+  const command = createDoctorCommand((region) => doctorClientsFor(services, region));
   const args = ['doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig, '--queue-url', queueUrl, '--cidr-table-name', dynamo.tableName, ...extra];
   const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: { AWS_REGION: 'us-east-1' } }, { doctor: command });
   return { code, lines: stdout.trimEnd().split('\n'), stderr };
@@ -341,6 +334,7 @@ describe('podroute doctor', () => {
             PATH: process.env.PATH ?? '',
             AWS_ENDPOINT_URL_EC2: ec2.url,
             AWS_ENDPOINT_URL_SERVICE_QUOTAS: quotas.url,
+            AWS_ENDPOINT_URL_LAMBDA: services.lambda.url,
             AWS_ACCESS_KEY_ID: 'local',
             AWS_SECRET_ACCESS_KEY: 'local',
             AWS_REGION: 'us-east-1',

@@ -1,5 +1,5 @@
 /**
- * `--help`, `plan` and `reservations` start without the AWS SDK and the Kubernetes client: run from
+ * Every command's `--help`, `plan` and `reservations` start without the AWS SDK and the Kubernetes client: run from
  * the sources under a module hook that makes loading them fail (test/support/deny-sdk.mjs), and, in
  * the build (infra/scripts/cli-build-options.ts), reachable from the entry only through the dynamic
  * import()s of lib/cli/main.ts's LAZY_COMMANDS.
@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { cliBuildOptions } from '../../infra/scripts/cli-build-options.ts';
+import { main } from '../../lib/cli/main.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -27,6 +28,14 @@ async function denied(args: string[]): Promise<{ code: number; stdout: string; s
   }
 }
 
+/** The command line run in this process, through the same lazy commands. */
+async function inProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), readFile: async () => '', env: {} });
+  return { code, stdout, stderr };
+}
+
 describe('without the SDK (sources, under the deny hook)', () => {
   it('podroute --help and a plan of the examples run', async () => {
     const help = await denied(['help']);
@@ -38,10 +47,24 @@ describe('without the SDK (sources, under the deny hook)', () => {
     expect(plan.stdout).toMatch(/^create:\n- routeTableId: rtb-/);
   }, 60_000);
 
-  it('the hook bites: reconcile, which needs the SDK, cannot even print its help', async () => {
-    const reconcile = await denied(['reconcile', '--help']);
-    expect(reconcile.code).toBe(1);
-    expect(reconcile.stderr).toMatch(/deny-sdk: (@aws-sdk|@smithy|@kubernetes)\S* was loaded/);
+  it('every command prints its help; -h and podroute help <command> print the same', async () => {
+    const commands = ['plan', 'reservations', 'reconcile', 'doctor'];
+    const spawned = await Promise.all(commands.map((command) => denied([command, '--help'])));
+    for (const [i, command] of commands.entries()) {
+      expect(spawned[i]).toMatchObject({ code: 0, stderr: '' });
+      expect(spawned[i]?.stdout).toMatch(new RegExp(`^Usage: podroute ${command} `));
+      expect(await inProcess([command, '-h'])).toEqual(spawned[i]);
+      expect(await inProcess(['help', command])).toEqual(spawned[i]);
+    }
+  }, 60_000);
+
+  it('the hook bites: reconcile and doctor, run, need the SDK', async () => {
+    const flags = ['--cluster-name', 'c', '--cluster-cidrs', '10.244.0.0/16', '--cidr-table-name', 't', '--queue-url', 'http://127.0.0.1:9/q', '--region', 'us-east-1'];
+    const runs = await Promise.all([denied(['reconcile', '--dry-run', ...flags]), denied(['doctor', ...flags])]);
+    for (const run of runs) {
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/deny-sdk: (@aws-sdk|@smithy|@kubernetes)\S* was loaded/);
+    }
   }, 60_000);
 });
 

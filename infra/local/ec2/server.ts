@@ -17,6 +17,7 @@ import { TokenBuckets } from './throttle.ts';
 import type { ThrottleOptions } from './throttle.ts';
 import type { RouteTargetFields } from './records.ts';
 import { ROUTE_WRITE_ACTIONS, callerOf, instanceStateEvent, routeWriteEvent } from './cloud-events.ts';
+import { Ec2Permissions } from './permissions.ts';
 
 const ACTIONS = { ...CORE_ACTIONS, ...SUBNET_ACTIONS };
 
@@ -82,6 +83,8 @@ export interface Ec2Emulator {
   port: number;
   state: Ec2State;
   stats: Ec2EmulatorStats;
+  /** The caller's permissions; a request with DryRun=true is answered here (./permissions.ts). */
+  permissions: Ec2Permissions;
   close(): Promise<void>;
 }
 
@@ -118,6 +121,7 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
   const onCloudEvent = options.onCloudEvent;
   if (onCloudEvent) state.onInstanceState = (instanceId, instanceState) => onCloudEvent(instanceStateEvent(instanceId, instanceState, now()));
   const stats = new Ec2EmulatorStats();
+  const permissions = new Ec2Permissions();
   const buckets = options.throttle === false ? null : new TokenBuckets(options.throttle ?? {}, now);
   let requestCounter = 0;
 
@@ -152,6 +156,8 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
       onCloudEvent(routeWriteEvent({ action, params, caller: callerOf(accessKeyId), requestId, nowMs: now(), ...(error ? { error: { code: error.code, message: error.message } } : {}) }));
     };
     try {
+      const refusal = permissions.refusal(action, params, state);
+      if (refusal) return fail(refusal);
       const inner = render(handler(params, state));
       const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${EC2_NAMESPACE}"><requestId>${requestId}</requestId>${inner}</${action}Response>`;
       trail();
@@ -182,6 +188,7 @@ export async function startEc2Emulator(options: Ec2EmulatorOptions = {}): Promis
     port,
     state,
     stats,
+    permissions,
     close: listening.close,
   };
 }

@@ -11,7 +11,7 @@ import { errorText } from '../../errors.ts';
 import { instanceIdOf } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';
 import { fail, gather, ok, shortList, warn } from '../../usecases/doctor-check.ts';
-import type { CheckResult, PlaneDoctorChecks } from '../../usecases/doctor-check.ts';
+import type { CheckResult, PlaneDoctorChecks, RoleWrites } from '../../usecases/doctor-check.ts';
 import type { EniPrefixes, Subnet, Subnets } from '../../usecases/ports.ts';
 import { foreignPrefixReservations, noReservationMessage, placeNode, podRanges, undersizedRanges } from './pod-ranges.ts';
 import type { PrefixConfig, PrefixWorld } from './pod-ranges.ts';
@@ -27,6 +27,12 @@ export interface PrefixesDoctorPorts {
   /** Blocks used and in all of a pod range's CIDR set, read from the lease table; null: no table to read. */
   rangeUsage: ((range: string) => Promise<{ used: number; total: number }>) | null;
 }
+
+/** Prefix delegation, by node sync in reconcile and by the worker (serverless.yml EniPrefixes in both roles). */
+export const WRITE_PERMISSIONS: readonly RoleWrites[] = [
+  { role: 'ReconcileRole', actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'], resource: 'network-interface' },
+  { role: 'RouteWorkerRole', actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'], resource: 'network-interface' },
+];
 
 /** A pod range this used (share of its blocks) is a warning. */
 const USAGE_WARN_SHARE = 0.8;

@@ -6,7 +6,8 @@
  * nodes' routes it still lacks; the managed nodes' primary
  * interfaces carry the cluster tag (the route worker turns their source/destination check off,
  * ModifyNetworkInterfaceAttribute, and its IAM statement allows that only on interfaces tagged
- * `kubernetes.io/cluster/<name>`).
+ * `kubernetes.io/cluster/<name>`). With a DryRun port, EC2 is asked whether the credentials in
+ * use may create a route in each table and turn off a managed node's source/destination check.
  */
 import { formatCidr, tryParseCidr } from '../../cidr/cidr.ts';
 import type { Config } from '../../config.ts';
@@ -17,7 +18,7 @@ import type { RouteTable } from '../../routes/index.ts';
 import { clusterTagKey } from '../../routes/route-tables.ts';
 import { MAX_ROUTE_QUOTA, routeCounts } from '../../routes/route-table-headroom.ts';
 import { fail, gather, ok, shortList, warn } from '../../usecases/doctor-check.ts';
-import type { CheckResult, PlaneDoctorChecks } from '../../usecases/doctor-check.ts';
+import type { CheckResult, PlaneDoctorChecks, RoleWrites } from '../../usecases/doctor-check.ts';
 import type { PrimaryInterfaces, RouteQuotaSource, RouteTables } from '../../usecases/ports.ts';
 
 type RoutesDoctorConfig = Pick<Config, 'clusterName' | 'clusterCidrs' | 'routeTableIds'>;
@@ -30,7 +31,21 @@ export interface RoutesDoctorPorts {
   fallbackQuota: number;
   routeTables: Pick<RouteTables, 'listRouteTables'>;
   interfaces: PrimaryInterfaces;
+  /** EC2 DryRun of the worker's writes, as the caller; null: not asked. */
+  dryRun: WriteDryRun | null;
 }
+
+type DryRunAnswer = { allowed: true } | { allowed: false; reason: string };
+export interface WriteDryRun {
+  mayCreateRoute(routeTableId: string, destinationCidr: string, networkInterfaceId: string): Promise<DryRunAnswer>;
+  mayTurnOffSourceDestCheck(networkInterfaceId: string): Promise<DryRunAnswer>;
+}
+
+/** The route worker's EC2 writes (serverless.yml RouteWorkerRole: RouteWrites, SourceDestCheck). */
+export const WRITE_PERMISSIONS: readonly RoleWrites[] = [
+  { role: 'RouteWorkerRole', actions: ['ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute'], resource: 'route-table' },
+  { role: 'RouteWorkerRole', actions: ['ec2:ModifyNetworkInterfaceAttribute'], resource: 'network-interface' },
+];
 
 /** A table this full (share of the quota) is a warning. */
 const QUOTA_WARN_SHARE = 0.8;
@@ -54,6 +69,7 @@ export function doctorChecks(ports: RoutesDoctorPorts): PlaneDoctorChecks {
     try {
       const interfaces = instances.size === 0 ? [] : await ports.interfaces.primaryInterfaces([...instances.keys()]);
       results.push(checkInterfaceTags(interfaces, instances, ports.config));
+      if (ports.dryRun && tables) results.push(await dryRunWrites(ports.dryRun, tables, interfaces[0]?.networkInterfaceId, ports.config));
     } catch (error) {
       results.push(fail('interface tags', `cannot read the nodes' network interfaces: ${errorText(error)}`));
     }
@@ -128,4 +144,26 @@ function checkInterfaceTags(
       `the route worker cannot turn off their source/destination check: tag them (aws ec2 create-tags --resources <eni> --tags Key=${tag},Value=owned) ` +
       `and tag new ones in the nodes' launch template (TagSpecifications, ResourceType network-interface)`,
   );
+}
+
+/** DryRun CreateRoute in every table (to a managed node's interface) and the source/destination check of that interface. */
+async function dryRunWrites(dryRun: WriteDryRun, tables: RouteTable[], eni: string | undefined, config: RoutesDoctorConfig): Promise<CheckResult> {
+  const label = 'dry run writes';
+  const destination = config.clusterCidrs[0];
+  if (eni === undefined || destination === undefined || tables.length === 0) return warn(label, 'not checked: no managed node with a primary interface, or no route table');
+  const asks: Array<[string, () => Promise<DryRunAnswer>]> = [
+    ...tables.map((t): [string, () => Promise<DryRunAnswer>] => [`ec2:CreateRoute on ${t.routeTableId}`, () => dryRun.mayCreateRoute(t.routeTableId, destination, eni)]),
+    [`ec2:ModifyNetworkInterfaceAttribute on ${eni}`, () => dryRun.mayTurnOffSourceDestCheck(eni)],
+  ];
+  const denied: string[] = [];
+  for (const [what, ask] of asks) {
+    try {
+      const answer = await ask();
+      if (!answer.allowed) denied.push(what);
+    } catch (error) {
+      return fail(label, `cannot ask EC2 (${what}): ${errorText(error)}`);
+    }
+  }
+  if (denied.length > 0) return fail(label, `your credentials may not ${shortList(denied, 5)} (EC2 DryRun: UnauthorizedOperation); with podroute's role, grant its RouteWrites and SourceDestCheck statements (serverless.yml)`);
+  return ok(label, `your credentials may ${asks.map(([what]) => what).join(', ')} (EC2 DryRun)`);
 }
