@@ -115,7 +115,7 @@ if (only.has('allocation')) {
 
 if (only.has('coldStart')) {
   say('cold start: bundles and import times ...');
-  results.coldStart = await benchColdStart(7, (previous as Record<string, unknown>).coldStart);
+  results.coldStart = await benchColdStart(15, (previous as Record<string, unknown>).coldStart);
   await save();
 }
 
