@@ -117,13 +117,15 @@ export function stepsOf(lines: readonly Stamped[], node: string, startedAt: numb
   };
 }
 
-/** Per step: the median over the samples, and its share of the summed join times (shares add up to 1). */
+/**
+ * Per step: the median over the samples, and its share of the steps' medians summed (shares add
+ * up to 1; one slow join, such as a redelivered message, moves a median less than a sum).
+ */
 export function summarizeSteps(samples: readonly JoinSteps[]): { medianMs: Record<JoinStep, number>; share: Record<JoinStep, number> } {
-  const total = samples.reduce((sum, s) => sum + JOIN_STEPS.reduce((t, step) => t + s[step], 0), 0);
-  const medianMs = Object.fromEntries(JOIN_STEPS.map((step) => [step, round1(median(samples.map((s) => s[step])))])) as Record<JoinStep, number>;
-  const share = Object.fromEntries(
-    JOIN_STEPS.map((step) => [step, total > 0 ? Math.round((samples.reduce((sum, s) => sum + s[step], 0) / total) * 1000) / 1000 : 0]),
-  ) as Record<JoinStep, number>;
+  const medians = JOIN_STEPS.map((step) => [step, median(samples.map((s) => s[step]))] as const);
+  const total = medians.reduce((sum, [, ms]) => sum + ms, 0);
+  const medianMs = Object.fromEntries(medians.map(([step, ms]) => [step, round1(ms)])) as Record<JoinStep, number>;
+  const share = Object.fromEntries(medians.map(([step, ms]) => [step, total > 0 ? Math.round((ms / total) * 1000) / 1000 : 0])) as Record<JoinStep, number>;
   return { medianMs, share };
 }
 

@@ -155,6 +155,11 @@ function printTable(r: Record<string, unknown>): void {
     rows.push(['join-to-ready webhook (median)', `${jtr.webhookMedianMs} ms`]);
     rows.push(['  vs upstream 10 s resync, random phase', `${jtr.upstreamMedianMs} ms (${jtr.webhookVsUpstream}x)`]);
     rows.push(['  vs podroute 1 min schedule, random phase', `${jtr.scheduleMedianMs} ms (${jtr.webhookVsSchedule}x)`]);
+    const steps = (r.joinToReady as { webhookSteps?: { medianMs: Record<string, number>; share: Record<string, number> } }).webhookSteps;
+    if (steps) {
+      const cells = Object.entries(steps.medianMs).map(([step, ms]) => `${step} ${ms} ms (${Math.round((steps.share[step] ?? 0) * 100)}%)`);
+      rows.push(['  webhook join steps (median, share)', cells.join(', ')]);
+    }
   }
   const steady = r.steadyState as { runs?: SteadyStateRun[] } | undefined;
   for (const run of steady?.runs ?? []) {

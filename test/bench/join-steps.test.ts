@@ -44,14 +44,15 @@ describe('stepsOf', () => {
 });
 
 describe('summarizeSteps', () => {
-  it('gives each step its median and its share of the summed times', () => {
+  it('gives each step its median and its share of the medians summed', () => {
     const summary = summarizeSteps([
       { claim: 100, queue: 0, worker: 50, patch: 50 },
-      { claim: 300, queue: 0, worker: 50, patch: 50 },
-      { claim: 200, queue: 100, worker: 50, patch: 50 },
+      { claim: 300, queue: 0, worker: 60, patch: 50 },
+      // One join whose message came back late: it moves no median.
+      { claim: 200, queue: 9000, worker: 40, patch: 50 },
     ]);
     expect(summary.medianMs).toEqual({ claim: 200, queue: 0, worker: 50, patch: 50 });
-    expect(summary.share).toEqual({ claim: 0.6, queue: 0.1, worker: 0.15, patch: 0.15 });
+    expect(summary.share).toEqual({ claim: 0.667, queue: 0, worker: 0.167, patch: 0.167 });
   });
 });
 
