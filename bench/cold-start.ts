@@ -7,6 +7,11 @@
  * same NODE_OPTIONS as the functions (serverless.yml's provider environment). Ratios from one
  * run. Every run also records its figures under `steps`, keyed by the commit measured, so the effect
  * of each change stays on file.
+ *
+ * Each sample also reports the child's CPU time over the import (`process.cpuUsage`): on a loaded
+ * machine the wall time mostly measures waiting for a core, the CPU time what the import costs.
+ * `startBytesBy` says where each bundle's start-up JavaScript comes from (esbuild's metafile: the
+ * package, or our top folder).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -37,13 +42,18 @@ export interface ColdStartEntry {
   lazyBytes: number;
   importMs: number;
   importRatioToBareEc2: number;
+  /** Median CPU time (user + system) of the import, and its ratio to the bare handler's. */
+  importCpuMs: number;
+  cpuRatioToBareEc2: number;
+  /** Bytes loaded at start by origin (a package, or lib/<area>, functions/), the largest first. */
+  startBytesBy: Record<string, number>;
 }
 
 export interface ColdStartStep {
   commit: string;
   subject: string;
   bareEc2Ms: number;
-  functions: Record<string, { bundleBytes: number; ratio: number }>;
+  functions: Record<string, { bundleBytes: number; ratio: number; cpuRatio?: number }>;
 }
 
 export interface ColdStartResult {
@@ -52,7 +62,7 @@ export interface ColdStartResult {
   esbuild: Record<string, unknown>;
   /** provider.environment.NODE_OPTIONS, which every import runs with. */
   nodeOptions: string;
-  bareEc2: { bundleBytes: number; importMs: number };
+  bareEc2: { bundleBytes: number; importMs: number; importCpuMs: number; startBytesBy: Record<string, number> };
   functions: Record<string, ColdStartEntry>;
   steps: ColdStartStep[];
 }
@@ -86,8 +96,8 @@ export async function deployedBuild(): Promise<{ handlers: Record<string, string
   return { handlers, options: options as BuildOptions, extension, nodeOptions };
 }
 
-/** Bytes of an output and every output it imports statically, and of the dynamic-only rest. */
-function loadedBytes(metafile: Metafile, entryOut: string): { atStart: number; lazy: number } {
+/** Bytes of an output and every output it imports statically, and of the dynamic-only rest; the start bytes by origin. */
+function loadedBytes(metafile: Metafile, entryOut: string): { atStart: number; lazy: number; by: Record<string, number> } {
   const start = new Set<string>();
   const visit = (file: string) => {
     if (start.has(file)) return;
@@ -105,7 +115,23 @@ function loadedBytes(metafile: Metafile, entryOut: string): { atStart: number; l
   };
   for (const file of start) visitLazy(file);
   const sum = (files: Set<string>) => [...files].reduce((total, file) => total + (file.endsWith('.map') ? 0 : (metafile.outputs[file]?.bytes ?? 0)), 0);
-  return { atStart: sum(start), lazy: sum(lazy) };
+  const by = new Map<string, number>();
+  for (const file of start) {
+    for (const [input, { bytesInOutput }] of Object.entries(metafile.outputs[file]?.inputs ?? {})) {
+      const origin = originOf(input);
+      by.set(origin, (by.get(origin) ?? 0) + bytesInOutput);
+    }
+  }
+  const largest = [...by].filter(([, bytes]) => bytes > 0).sort((a, b) => b[1] - a[1]).slice(0, 12);
+  return { atStart: sum(start), lazy: sum(lazy), by: Object.fromEntries(largest) };
+}
+
+/** `node_modules/@scope/name/...` -> `@scope/name`; `lib/area/file.ts` -> `lib/area`; else the first folder. */
+export function originOf(input: string): string {
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  if (pkg?.[1]) return pkg[1];
+  const parts = input.split('/').filter((part) => part !== '..' && part !== '.');
+  return parts[0] === 'lib' && parts.length > 2 ? `lib/${parts[1]}` : (parts[0] ?? input);
 }
 
 export async function benchColdStart(samples = 7, previous?: unknown): Promise<ColdStartResult> {
@@ -118,7 +144,7 @@ export async function benchColdStart(samples = 7, previous?: unknown): Promise<C
     await writeFile(bareSource, "import { EC2Client } from '@aws-sdk/client-ec2';\nconst client = new EC2Client({});\nexport const handler = async () => client.config.serviceId;\n");
     const entries: Record<string, string> = { bareEc2: bareSource };
     for (const [name, handler] of Object.entries(handlers)) entries[name] = join(root, handler);
-    const sizes: Record<string, { atStart: number; lazy: number }> = {};
+    const sizes: Record<string, { atStart: number; lazy: number; by: Record<string, number> }> = {};
     const files: Record<string, string> = {};
     for (const [name, entry] of Object.entries(entries)) {
       // As serverless-esbuild: one build per handler, into the build folder's copy of its directory.
@@ -141,12 +167,20 @@ export async function benchColdStart(samples = 7, previous?: unknown): Promise<C
     }
     // Interleave the samples so machine noise hits every bundle alike; take medians.
     const samplesBy: Record<string, number[]> = Object.fromEntries(Object.keys(entries).map((name) => [name, []]));
+    const cpuBy: Record<string, number[]> = Object.fromEntries(Object.keys(entries).map((name) => [name, []]));
     for (let i = 0; i < samples; i++) {
-      for (const name of Object.keys(entries)) samplesBy[name]?.push(await importMs(files[name] ?? '', nodeOptions));
+      for (const name of Object.keys(entries)) {
+        const sample = await importMs(files[name] ?? '', nodeOptions);
+        samplesBy[name]?.push(sample.wallMs);
+        cpuBy[name]?.push(sample.cpuMs);
+      }
     }
     const times: Record<string, number> = {};
+    const cpu: Record<string, number> = {};
     for (const [name, list] of Object.entries(samplesBy)) times[name] = median(list);
+    for (const [name, list] of Object.entries(cpuBy)) cpu[name] = median(list);
     const bareMs = times.bareEc2 ?? 1;
+    const bareCpuMs = cpu.bareEc2 ?? 1;
     const functions: Record<string, ColdStartEntry> = {};
     for (const name of Object.keys(handlers)) {
       functions[name] = {
@@ -154,19 +188,22 @@ export async function benchColdStart(samples = 7, previous?: unknown): Promise<C
         lazyBytes: sizes[name]?.lazy ?? 0,
         importMs: round(times[name] ?? 0, 2),
         importRatioToBareEc2: round((times[name] ?? 0) / bareMs, 2),
+        importCpuMs: round(cpu[name] ?? 0, 2),
+        cpuRatioToBareEc2: round((cpu[name] ?? 0) / bareCpuMs, 2),
+        startBytesBy: sizes[name]?.by ?? {},
       };
     }
     const step: ColdStartStep = {
       ...measured,
       bareEc2Ms: round(bareMs, 2),
-      functions: Object.fromEntries(Object.entries(functions).map(([name, f]) => [name, { bundleBytes: f.bundleBytes, ratio: f.importRatioToBareEc2 }])),
+      functions: Object.fromEntries(Object.entries(functions).map(([name, f]) => [name, { bundleBytes: f.bundleBytes, ratio: f.importRatioToBareEc2, cpuRatio: f.cpuRatioToBareEc2 }])),
     };
     const earlier = previousSteps(previous).filter((s) => s.commit !== step.commit);
     return {
       goal: 'each function loads at most 1.5 MB of JavaScript at start and imports in at most 1.3x a bare EC2 handler',
       esbuild: { ...options },
       nodeOptions,
-      bareEc2: { bundleBytes: sizes.bareEc2?.atStart ?? 0, importMs: round(bareMs, 2) },
+      bareEc2: { bundleBytes: sizes.bareEc2?.atStart ?? 0, importMs: round(bareMs, 2), importCpuMs: round(bareCpuMs, 2), startBytesBy: sizes.bareEc2?.by ?? {} },
       functions,
       steps: [...earlier, step],
     };
@@ -190,12 +227,15 @@ async function commit(): Promise<{ commit: string; subject: string }> {
   return { commit: dirty ? `${hash}+dirty` : hash, subject: await git('log', '-1', '--format=%s') };
 }
 
-async function importMs(file: string, nodeOptions: string): Promise<number> {
-  const script = `const t=performance.now();await import(${JSON.stringify(`file://${file}`)});process.stdout.write(String(performance.now()-t));`;
+/** One fresh process's import of `file`: wall time and CPU time (user + system), in ms. */
+async function importMs(file: string, nodeOptions: string): Promise<{ wallMs: number; cpuMs: number }> {
+  const script = `const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(`file://${file}`)});const w=performance.now()-t;const u=process.cpuUsage(c);process.stdout.write(JSON.stringify([w,(u.user+u.system)/1000]));`;
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
     env: { ...process.env, NODE_OPTIONS: nodeOptions, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', AWS_REGION: 'us-east-1' },
   });
-  return Number(stdout);
+  const parsed: unknown = JSON.parse(stdout);
+  if (!Array.isArray(parsed) || typeof parsed[0] !== 'number' || typeof parsed[1] !== 'number') throw new Error(`import of ${file} printed ${stdout.slice(0, 80)}`);
+  return { wallMs: parsed[0], cpuMs: parsed[1] };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

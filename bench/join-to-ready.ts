@@ -20,6 +20,13 @@
  *
  * Ratios are of medians of this run. The random draws come from a seeded generator (`seed`), so a
  * run can be redone with the same phases.
+ *
+ * Where a webhook join's time goes (`webhookSteps`): the handlers' own log lines, stamped by the
+ * bench's logger as they are written (`stepsOf`): the kubelet's create until `webhook.admitted`
+ * (claim: the API server's call, the admission's reads, the lease, the enqueue), then until the
+ * worker starts the node's message (queue: the answer, the store, the poll), then until its
+ * condition write starts (worker: re-reads, EC2 routes), and until the bench sees the node ready
+ * (patch: the condition write, and the bench's 5 ms poll).
  */
 import { performance } from 'node:perf_hooks';
 import { startSandbox } from '../infra/local/sandbox/index.ts';
@@ -62,8 +69,75 @@ export interface JoinToReadyResult {
   webhookVsUpstream: number;
   /** scheduleMedianMs / webhookMedianMs. */
   webhookVsSchedule: number;
+  /** Each webhook join cut into its steps (ms), one entry per sample, and each step's median and share. */
+  webhookSteps: { samples: JoinSteps[]; medianMs: Record<JoinStep, number>; share: Record<JoinStep, number> };
   goal: string;
 }
+
+export const JOIN_STEPS = ['claim', 'queue', 'worker', 'patch'] as const;
+export type JoinStep = (typeof JOIN_STEPS)[number];
+export type JoinSteps = Record<JoinStep, number>;
+
+/** A log line of a handler, stamped (performance.now()) when written. */
+export interface Stamped {
+  at: number;
+  event: string;
+  fields: Record<string, unknown>;
+}
+
+/** The events a join's steps are read from; every other line is dropped. */
+const STEP_EVENTS = new Set(['webhook.admitted', 'message.done', 'action']);
+
+/** A logger that keeps the step events with their time, and hands every line on to `inner`. */
+function stampingLogger(inner: Logger): Logger & { lines: Stamped[] } {
+  const lines: Stamped[] = [];
+  return {
+    lines,
+    log(level, event, fields = {}) {
+      if (STEP_EVENTS.has(event)) lines.push({ at: performance.now(), event, fields });
+      inner.log(level, event, fields);
+    },
+    metric: (...args) => inner.metric(...args),
+  };
+}
+
+/**
+ * One webhook join's steps from its stamped lines: `startedAt` (the kubelet's create) and
+ * `readyAt` (seen ready) are the bench's; the rest are the node's first `webhook.admitted`, its
+ * `set-network-unavailable` action to false (which starts `ms` before its line), and the
+ * `message.done` of the message that wrote it (which started `ms` before its line). Throws when a
+ * line is missing: such a join did not go the webhook's way.
+ */
+export function stepsOf(lines: readonly Stamped[], node: string, startedAt: number, readyAt: number): JoinSteps {
+  const mine = lines.filter((line) => line.fields.node === node && line.at >= startedAt);
+  const admitted = mine.find((line) => line.event === 'webhook.admitted');
+  const patch = mine.find((line) => line.event === 'action' && line.fields.action === 'set-network-unavailable' && line.fields.value === false);
+  const message = mine.find((line) => line.event === 'message.done' && patch !== undefined && line.at >= patch.at);
+  if (!admitted || !patch || !message) throw new Error(`join of ${node}: no webhook.admitted, message.done and set-network-unavailable lines`);
+  const msOf = (line: Stamped): number => (typeof line.fields.ms === 'number' ? line.fields.ms : 0);
+  const workerStart = Math.max(admitted.at, message.at - msOf(message));
+  const patchStart = Math.min(readyAt, Math.max(workerStart, patch.at - msOf(patch)));
+  return {
+    claim: round1(admitted.at - startedAt),
+    queue: round1(workerStart - admitted.at),
+    worker: round1(patchStart - workerStart),
+    patch: round1(readyAt - patchStart),
+  };
+}
+
+/**
+ * Per step: the median over the samples, and its share of the steps' medians summed (shares add
+ * up to 1; one slow join, such as a redelivered message, moves a median less than a sum).
+ */
+export function summarizeSteps(samples: readonly JoinSteps[]): { medianMs: Record<JoinStep, number>; share: Record<JoinStep, number> } {
+  const medians = JOIN_STEPS.map((step) => [step, median(samples.map((s) => s[step]))] as const);
+  const total = medians.reduce((sum, [, ms]) => sum + ms, 0);
+  const medianMs = Object.fromEntries(medians.map(([step, ms]) => [step, round1(ms)])) as Record<JoinStep, number>;
+  const share = Object.fromEntries(medians.map(([step, ms]) => [step, total > 0 ? Math.round((ms / total) * 1000) / 1000 : 0])) as Record<JoinStep, number>;
+  return { medianMs, share };
+}
+
+const round1 = (ms: number): number => Math.round(ms * 10) / 10;
 
 export async function benchJoinToReady(
   options: { clusterNodes?: number; webhookSamples?: number; scheduleSamples?: number; seed?: number; log?: Logger } = {},
@@ -73,6 +147,7 @@ export async function benchJoinToReady(
   const scheduleSamples = options.scheduleSamples ?? 3;
   const seed = options.seed ?? 20261201;
   const random = seededRandom(seed);
+  const log = stampingLogger(options.log ?? silentLogger);
   const sandbox = await startSandbox({
     nodes: 0,
     routeTables: 2,
@@ -84,7 +159,7 @@ export async function benchJoinToReady(
     visibilityTimeoutSeconds: 180,
     // The stand-in CCM initializes an externalCcm join at once, so the figure is podroute's path alone.
     ccmDelayMs: 0,
-    log: options.log ?? silentLogger,
+    log,
   });
   try {
     const names = Array.from({ length: clusterNodes }, (_, i) => `ip-10-3-${Math.floor(i / 250)}-${i % 250}.ec2.internal`);
@@ -92,10 +167,18 @@ export async function benchJoinToReady(
     await untilReady(sandbox, names, 600_000);
     // The bench runs each reconcile itself, at the moment a sample's phase says.
     sandbox.setSchedule(false);
+    log.lines.length = 0;
     const webhookMs: number[] = [];
-    for (let i = 0; i < webhookSamples; i++) webhookMs.push(await timeWebhookJoin(sandbox, `ip-10-4-0-${i}.ec2.internal`));
+    const steps: JoinSteps[] = [];
+    for (let i = 0; i < webhookSamples; i++) {
+      const sample = await timeWebhookJoin(sandbox, `ip-10-4-0-${i}.ec2.internal`, log.lines);
+      webhookMs.push(sample.ms);
+      steps.push(sample.steps);
+    }
+    log.lines.length = 0;
     const externalCcmMs: number[] = [];
-    for (let i = 0; i < webhookSamples; i++) externalCcmMs.push(await timeWebhookJoin(sandbox, `ip-10-4-2-${i}.ec2.internal`, true));
+    for (let i = 0; i < webhookSamples; i++) externalCcmMs.push((await timeWebhookJoin(sandbox, `ip-10-4-2-${i}.ec2.internal`, log.lines, true)).ms);
+    log.lines.length = 0;
     const schedulePhaseMs: number[] = [];
     const scheduleMs: number[] = [];
     const tickToReadyMs: number[] = [];
@@ -128,6 +211,7 @@ export async function benchJoinToReady(
       upstreamMedianMs,
       webhookVsUpstream: ratio(upstreamMedianMs, webhookMedianMs),
       webhookVsSchedule: ratio(scheduleMedianMs, webhookMedianMs),
+      webhookSteps: { samples: steps, ...summarizeSteps(steps) },
       goal: 'webhook median <= 250 ms',
     };
   } finally {
@@ -135,14 +219,18 @@ export async function benchJoinToReady(
   }
 }
 
-async function timeWebhookJoin(sandbox: Sandbox, name: string, externalCcm = false): Promise<number> {
+async function timeWebhookJoin(sandbox: Sandbox, name: string, lines: readonly Stamped[], externalCcm = false): Promise<{ ms: number; steps: JoinSteps }> {
   const started = performance.now();
   await sandbox.joinNode(name, { webhook: true, externalCcm });
   await untilReady(sandbox, [name], 60_000);
+  const readyAt = performance.now();
   const operation = externalCcm ? 'UPDATE' : 'CREATE';
   const call = sandbox.kube.state.webhookCalls().find((c) => c.operation === operation && c.name === name);
   if (call?.ok !== true) throw new Error(`the ${operation} admission of ${name} failed (${call?.error ?? 'no call'}): not a webhook join`);
-  return Math.round(performance.now() - started);
+  // The worker logs its condition write and its message once the write has returned: after the
+  // node can be seen ready.
+  await until(() => lines.some((line) => line.event === 'message.done' && line.fields.node === name && line.at >= started), 10_000);
+  return { ms: Math.round(readyAt - started), steps: stepsOf(lines, name, started, readyAt) };
 }
 
 /** Joins without the webhook, waits `phaseMs` (the time to the next tick), ticks, and times both parts. */
@@ -170,6 +258,14 @@ export function modelMedian(periodMs: number, tickToReadyMs: readonly number[], 
 
 
 const ratio = (a: number, b: number): number => (b > 0 ? Math.round((a / b) * 10) / 10 : 0);
+
+async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 async function untilReady(sandbox: Sandbox, names: string[], timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;

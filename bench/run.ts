@@ -115,7 +115,7 @@ if (only.has('allocation')) {
 
 if (only.has('coldStart')) {
   say('cold start: bundles and import times ...');
-  results.coldStart = await benchColdStart(7, (previous as Record<string, unknown>).coldStart);
+  results.coldStart = await benchColdStart(15, (previous as Record<string, unknown>).coldStart);
   await save();
 }
 
@@ -158,6 +158,11 @@ function printTable(r: Record<string, unknown>): void {
     if (jtr.externalCcmMedianMs !== undefined) rows.push(['  external CCM (providerID set by an UPDATE)', `${jtr.externalCcmMedianMs} ms (${jtr.externalCcmVsWebhook}x)`]);
     rows.push(['  vs upstream 10 s resync, random phase', `${jtr.upstreamMedianMs} ms (${jtr.webhookVsUpstream}x)`]);
     rows.push(['  vs podroute 1 min schedule, random phase', `${jtr.scheduleMedianMs} ms (${jtr.webhookVsSchedule}x)`]);
+    const steps = (r.joinToReady as { webhookSteps?: { medianMs: Record<string, number>; share: Record<string, number> } }).webhookSteps;
+    if (steps) {
+      const cells = Object.entries(steps.medianMs).map(([step, ms]) => `${step} ${ms} ms (${Math.round((steps.share[step] ?? 0) * 100)}%)`);
+      rows.push(['  webhook join steps (median, share)', cells.join(', ')]);
+    }
   }
   const steady = r.steadyState as { runs?: SteadyStateRun[] } | undefined;
   for (const run of steady?.runs ?? []) {
