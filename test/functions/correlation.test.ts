@@ -4,8 +4,9 @@
  * worker's lines carries its own record's id. A message without one (an older sender's, already in
  * the queue) is handled as before, its body the same bytes.
  */
-import type { SQSBatchResponse } from 'aws-lambda';
+import type { ScheduledEvent, SQSBatchResponse } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import { correlated } from '../../functions/telemetry.ts';
 import type { Wiring } from '../../functions/wiring.ts';
@@ -16,7 +17,10 @@ import { loadConfig } from '../../lib/config.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger, silentLogger } from '../../lib/log.ts';
 import { parseRouteMessage, serializeRouteMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
+import { startDynalite } from '../support/dynalite.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
+import { testWiring } from '../support/wiring.ts';
+import { lambdaContext, startWorld } from '../support/world.ts';
 
 let sqs: LocalSqs;
 beforeAll(async () => {
@@ -83,5 +87,29 @@ describe('correlation id through the queue', () => {
     // Each message fails retryably until it is handed back: two receives each, every line with its record's id.
     expect(failed).toHaveLength(4);
     expect([byId('b5a0c1f2-0000-4000-8000-00000000beef'), byId(undefined)]).toEqual([2, 2]);
+  });
+
+  it('tags every message of a reconcile run, and its lines, with the run\'s request id', async () => {
+    const local = await startDynalite();
+    const world = await startWorld();
+    try {
+      const table = world.addClusterTable();
+      const w = await testWiring(world, local);
+      await world.addNode('node-a', { podCidrs: ['100.64.5.0/24'] });
+      await w.wiring.cidrSets[0]?.occupy('100.64.5.0/24', 'node-a');
+      const context = lambdaContext('podroute-reconcile');
+
+      const result = await createReconcileHandler(async () => w.wiring)({} as ScheduledEvent, context);
+
+      expect(result.messagesSent).toBe(1);
+      // One send, the run's route work, with the run's id.
+      expect(w.queue.sends.map((send) => ({ messages: send.messages, correlationId: send.options?.correlationId }))).toEqual([
+        { messages: [expect.objectContaining({ kind: 'create', routeTableId: table, destinationCidr: '100.64.5.0/24', node: 'node-a' })], correlationId: context.awsRequestId },
+      ]);
+      expect(w.log.lines.find((line) => line.event === 'reconcile.summary')).toMatchObject({ correlationId: context.awsRequestId });
+    } finally {
+      await world.close();
+      await local.close();
+    }
   });
 });
