@@ -87,7 +87,7 @@ export interface Wiring {
   abortAtDeadline?: boolean;
   /**
    * Observe mode (config `writes: off`): the clients and the node source refuse every write, and
-   * each handler plans and reports what it would do instead of doing it (docs/decisions/0028).
+   * each handler plans and reports what it would do instead of doing it (docs/decisions/0028-observe-mode.md).
    */
   observe?: boolean;
 }

@@ -15,7 +15,7 @@ export interface Drift {
   routesWithheld: number;
   /** Nodes whose condition or pod CIDRs the run would write. */
   nodesPatch: number;
-  /** Lease writes: pod CIDRs to adopt, blocks node sync would allocate, occupy or release. */
+  /** Lease writes: pod CIDRs to adopt, leases of gone nodes to release, node sync's allocations and releases. */
   leasesWrite: number;
   /** Messages the run would send to the route worker. */
   messages: number;
@@ -24,11 +24,12 @@ export interface Drift {
 const NODE_WRITES = new Set(['patchPodCidrs', 'setNetworkUnavailable']);
 const LEASE_WRITES = new Set(['allocate', 'occupy', 'release']);
 
-/** The drift of a dry run's report (a report without `planned` has sent its writes: no drift but the plan's). */
+/** The drift of a dry run's report; a report without `planned` (a writing run) counts the plan only. */
 export function driftOf(report: ReconcileReport): Drift {
   const planned = report.planned;
-  const patched = new Set(report.plan.nodes.filter((status) => status.patch).map((status) => status.node));
-  let leasesWrite = planned?.occupy.length ?? 0;
+  const conditions = planned ? planned.conditions.map((c) => c.node) : report.plan.nodes.filter((status) => status.patch).map((status) => status.node);
+  const patched = new Set(conditions);
+  let leasesWrite = (planned?.occupy.length ?? 0) + (planned?.reclaim.length ?? 0);
   for (const sync of planned?.nodeSync ?? []) {
     if (sync.actions.some((action) => NODE_WRITES.has(action.kind))) patched.add(sync.node);
     leasesWrite += sync.actions.filter((action) => LEASE_WRITES.has(action.kind)).length;

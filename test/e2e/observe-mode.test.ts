@@ -100,9 +100,9 @@ describe('observe mode (WRITES=off)', () => {
     expect(result.messagesSent).toBe(0);
     const drift = driftOf(dry);
     // The cluster drifts in every way the metrics count: unrouted's route to create, the stray route
-    // to delete, fresh's block to allocate and its node to patch (unrouted's condition waits for its
-    // route: pending); three messages (the create, the delete, fresh's sync-node).
-    expect(drift).toEqual({ routesCreate: 1, routesReplace: 0, routesDelete: 1, routesWithheld: 0, nodesPatch: 1, leasesWrite: 1, messages: 3 });
+    // to delete, fresh's block to allocate; two nodes to patch (fresh's pod CIDR, unrouted marked
+    // NetworkUnavailable until its route is made); three messages (the create, the delete, fresh's sync-node).
+    expect(drift).toEqual({ routesCreate: 1, routesReplace: 0, routesDelete: 1, routesWithheld: 0, nodesPatch: 2, leasesWrite: 1, messages: 3 });
     const line = log.lines.find((l) => l.event === 'observe.drift');
     expect(line).toMatchObject({ ...drift });
     expect({

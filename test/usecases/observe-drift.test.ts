@@ -19,9 +19,14 @@ function report(parts: { plan?: Partial<ReconcileReport['plan']>; withheld?: num
 
 describe('driftOf', () => {
   it.each<[string, ReconcileReport, ReturnType<typeof driftOf>]>([
-    ['a converged cluster', report({ planned: { messages: [], nodeSync: [], occupy: [] } }), { routesCreate: 0, routesReplace: 0, routesDelete: 0, routesWithheld: 0, nodesPatch: 0, leasesWrite: 0, messages: 0 }],
     [
-      'routes, a condition patch and a node sync of the same node (one node), adoptions and allocations',
+      'a writing run (no planned writes): the plan\'s condition patches only',
+      report({ plan: { create: [route('10.0.1.0/24')], nodes: [{ node: 'b', networkUnavailable: true, patch: true }] } }),
+      { routesCreate: 1, routesReplace: 0, routesDelete: 0, routesWithheld: 0, nodesPatch: 1, leasesWrite: 0, messages: 0 },
+    ],
+    ['a converged cluster', report({ planned: { messages: [], nodeSync: [], occupy: [], conditions: [], reclaim: [] } }), { routesCreate: 0, routesReplace: 0, routesDelete: 0, routesWithheld: 0, nodesPatch: 0, leasesWrite: 0, messages: 0 }],
+    [
+      'routes, conditions and a node sync of the same node (counted once), adoptions, a reclaim and an allocation',
       report({
         plan: {
           create: [route('10.0.1.0/24')],
@@ -34,13 +39,15 @@ describe('driftOf', () => {
           messages: [syncNodeMessage('b')],
           nodeSync: [{ node: 'b', outcome: 'sync', actions: [{ kind: 'allocate', set: 0 }, { kind: 'patchPodCidrs', cidrs: [] }, { kind: 'setNetworkUnavailable', unavailable: false }] }],
           occupy: [{ node: 'd', cidr: '10.0.4.0/24' }, { node: 'e', cidr: '10.0.5.0/24' }],
+          conditions: [{ node: 'b', networkUnavailable: true }, { node: 'g', networkUnavailable: false }],
+          reclaim: [{ cidr: '10.0.6.0/24', owner: 'gone' }],
         },
       }),
-      { routesCreate: 1, routesReplace: 1, routesDelete: 1, routesWithheld: 1, nodesPatch: 1, leasesWrite: 3, messages: 1 },
+      { routesCreate: 1, routesReplace: 1, routesDelete: 1, routesWithheld: 1, nodesPatch: 2, leasesWrite: 4, messages: 1 },
     ],
     [
       'a node sync that only warns writes no node and no lease',
-      report({ planned: { messages: [], nodeSync: [{ node: 'f', outcome: 'sync', actions: [{ kind: 'warn', reason: 'CloudCIDRAllocatorMismatch', message: 'm' }] }], occupy: [] } }),
+      report({ planned: { messages: [], nodeSync: [{ node: 'f', outcome: 'sync', actions: [{ kind: 'warn', reason: 'CloudCIDRAllocatorMismatch', message: 'm' }] }], occupy: [], conditions: [], reclaim: [] } }),
       { routesCreate: 0, routesReplace: 0, routesDelete: 0, routesWithheld: 0, nodesPatch: 0, leasesWrite: 0, messages: 0 },
     ],
   ])('%s', (_what, input, drift) => {
