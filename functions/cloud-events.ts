@@ -9,7 +9,7 @@ import middy from '@middy/core';
 import type { EventBridgeEvent } from 'aws-lambda';
 import type { Telemetry } from '../lib/log.ts';
 import { type CloudEventDeps, type CloudEventResult, handleCloudEvent } from '../lib/usecases/cloud-events.ts';
-import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
+import { telemetryFromEnv, telemetryMiddlewares, wiringOptions } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -44,6 +44,11 @@ export function createCloudEventsHandler(getWiring: () => Promise<Wiring>, ownPr
     .use(telemetryMiddlewares(telemetry))
     .handler(async (event) => {
       const wiring = await getWiring();
+      if (wiring.observe === true) {
+        // Observe mode queues nothing; the next reconcile's drift shows what the event would repair.
+        wiring.log.log('info', 'cloud-event.done', { status: 'ignored:observe' });
+        return { status: 'ignored:observe', messages: 0 };
+      }
       const deps = cloudEventDeps(wiring, ownPrincipals);
       if (deps === null) {
         // Prefixes mode: a terminated node's prefixes go with its interface, its lease with its Node.
@@ -55,4 +60,4 @@ export function createCloudEventsHandler(getWiring: () => Promise<Wiring>, ownPr
 }
 
 const telemetry = telemetryFromEnv('cloud-events', process.env);
-export const handler = createCloudEventsHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), ownPrincipalsFrom(process.env), telemetry);
+export const handler = createCloudEventsHandler(once(() => wiringFromEnv(process.env, wiringOptions(telemetry))), ownPrincipalsFrom(process.env), telemetry);

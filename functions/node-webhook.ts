@@ -3,24 +3,25 @@
  * `POST /webhook/{token}` (an EKS API server can send no credential but its URL) and `POST /webhook`
  * (a Bearer token, or an event signed with the signing key). Every request is authenticated before
  * its body is read; only the caller's faults (4xx) are explained, anything else is a plain 500 or 503.
+ * A review's sends and lines carry its uid as the correlation id; in observe mode a review is
+ * allowed untouched and an event is answered without acting.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { PodrouteError } from '../lib/errors.ts';
 import { admit, handleNodeEvent } from '../lib/usecases/node-webhook.ts';
-import { admissionBudgetMs, classifyRequest } from '../lib/webhook/index.ts';
+import { admissionBudgetMs, admissionResponse, classifyRequest } from '../lib/webhook/index.ts';
 import { withAbortSignal } from '../lib/util/abort-scope.ts';
 import { SIGNATURE_HEADER } from '../lib/webhook/events.ts';
 import type { WebhookSecrets } from '../lib/aws/webhook-secrets.ts';
 import type { Telemetry } from '../lib/log.ts';
-import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
+import { correlated, telemetryFromEnv, telemetryMiddlewares, wiringOptions } from './telemetry.ts';
 import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
 export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>().use(telemetryMiddlewares(telemetry)).handler(async (event, context) => {
     const wiring = await getWiring();
-    const deps = useCaseDeps(wiring);
     const read = await readSecrets(event, wiring);
     if (read === null) return json(503, { message: 'service unavailable' });
     const { secrets, keys } = read;
@@ -40,9 +41,20 @@ export function createNodeWebhookHandler(getWiring: () => Promise<Wiring>, telem
       return json(request.status, { message: request.message });
     }
     if (request.kind === 'admission') {
+      const { uid, name, operation } = request.review.request;
+      if (wiring.observe === true) {
+        wiring.log.log('info', 'webhook.observed', { correlationId: uid, node: name, operation });
+        return json(200, admissionResponse(uid));
+      }
+      const deps = correlated(useCaseDeps(wiring), uid);
       const budgetMs = admissionBudgetMs(event.queryStringParameters?.timeout, context.getRemainingTimeInMillis());
       return json(200, await admitWithin(budgetMs, (deadline) => admit(request.review, deps, deadline)));
     }
+    if (wiring.observe === true) {
+      wiring.log.log('info', 'webhook.observed', { type: request.event.type, node: request.event.nodeName });
+      return json(200, { message: `observe mode: ${request.event.type} of node ${request.event.nodeName} not acted on` });
+    }
+    const deps = correlated(useCaseDeps(wiring), context?.awsRequestId);
     try {
       const result = await handleNodeEvent(request.event, deps);
       wiring.log.log('info', 'webhook.event', { type: request.event.type, node: request.event.nodeName, status: result.status });
@@ -94,4 +106,4 @@ function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResul
 }
 
 const telemetry = telemetryFromEnv('node-webhook', process.env);
-export const handler = createNodeWebhookHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), telemetry);
+export const handler = createNodeWebhookHandler(once(() => wiringFromEnv(process.env, wiringOptions(telemetry))), telemetry);

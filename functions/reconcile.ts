@@ -1,13 +1,15 @@
 /**
  * reconcile: the EventBridge schedule's Lambda. Plans every route and node condition of the cluster
- * and fans the work out to the route worker's queue (lib/usecases/reconcile.ts).
+ * and fans the work out to the route worker's queue (lib/usecases/reconcile.ts), each message tagged
+ * with the run's request id. In observe mode the run is the dry run, and it reports its drift.
  */
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { reconcile } from '../lib/usecases/reconcile.ts';
 import type { ReconcileReport } from '../lib/usecases/reconcile.ts';
 import type { Telemetry } from '../lib/log.ts';
-import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
+import { driftOf, reportDrift } from '../lib/usecases/observe.ts';
+import { correlated, telemetryFromEnv, telemetryMiddlewares, wiringOptions } from './telemetry.ts';
 import { once, useCaseDeps, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -27,9 +29,11 @@ export interface ReconcileResult {
 }
 
 export function createReconcileHandler(getWiring: () => Promise<Wiring>, telemetry?: Telemetry) {
-  return middy<ScheduledEvent, ReconcileResult>().use(telemetryMiddlewares(telemetry)).handler(async () => {
+  return middy<ScheduledEvent, ReconcileResult>().use(telemetryMiddlewares(telemetry)).handler(async (_event, context) => {
     const wiring = await getWiring();
-    const report = await reconcile(useCaseDeps(wiring));
+    const deps = correlated(useCaseDeps(wiring), context?.awsRequestId);
+    const report = await reconcile(deps, { dryRun: wiring.observe === true });
+    if (wiring.observe === true) reportDrift(driftOf(report), deps.log);
     return summarize(report);
   });
 }
@@ -52,4 +56,4 @@ function summarize(report: ReconcileReport): ReconcileResult {
 }
 
 const telemetry = telemetryFromEnv('reconcile', process.env);
-export const handler = createReconcileHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), telemetry);
+export const handler = createReconcileHandler(once(() => wiringFromEnv(process.env, wiringOptions(telemetry))), telemetry);

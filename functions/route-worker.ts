@@ -2,7 +2,9 @@
  * route-worker: the SQS-triggered Lambda. Each record settles on its own (lib/usecases/route-worker.ts
  * decides how) and the handler reports partial batch failures, answering before the function times
  * out: a timeout would fail the whole batch and count a receive on every record. Records still
- * running when the budget ends are answered as failures of their own; redelivery converges.
+ * running when the budget ends are answered as failures of their own; redelivery converges. Each
+ * record's lines carry the correlation id its sender attached (lib/messages/work-queue.ts). In
+ * observe mode every record is acknowledged unread: the reconcile that follows plans its work again.
  */
 import { setMaxListeners } from 'node:events';
 import middy from '@middy/core';
@@ -13,9 +15,10 @@ import type { RouteWorkerDeps, WorkResult } from '../lib/usecases/route-worker.t
 import { type Delivery, DeadlineExceededError, outcomeOf } from '../lib/usecases/delivery-outcome.ts';
 import { PodrouteError } from '../lib/errors.ts';
 import type { Telemetry } from '../lib/log.ts';
-import { retryBackoffSeconds } from '../lib/messages/work-queue.ts';
+import { CORRELATION_ATTRIBUTE, retryBackoffSeconds } from '../lib/messages/work-queue.ts';
+import { withFields } from '../lib/log.ts';
 import { withAbortSignal } from '../lib/util/abort-scope.ts';
-import { telemetryFromEnv, telemetryMiddlewares } from './telemetry.ts';
+import { telemetryFromEnv, telemetryMiddlewares, wiringOptions } from './telemetry.ts';
 import { once, wiringFromEnv } from './wiring.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -102,17 +105,31 @@ function routeWorkerDeps(wiring: Wiring, targets: Targets, view: RouteTableView,
   };
 }
 
+/** The record's correlation id (a message attribute; absent on messages of older senders). */
+function correlationOf(record: SQSRecord): string | undefined {
+  const value = record.messageAttributes?.[CORRELATION_ATTRIBUTE]?.stringValue;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 /** Handles one record and answers it in `settled[index]`, unless the deadline answered it first. */
-async function runRecord(record: SQSRecord, wiring: Wiring, deps: RouteWorkerDeps, settled: Array<Settled | undefined>, index: number): Promise<void> {
+async function runRecord(record: SQSRecord, wiring: Wiring, batchDeps: RouteWorkerDeps, settled: Array<Settled | undefined>, index: number): Promise<void> {
   const delivery = deliveryOf(record, wiring);
+  const correlationId = correlationOf(record);
+  const log = correlationId === undefined ? wiring.log : withFields(wiring.log, { correlationId });
+  if (wiring.observe === true) {
+    log.log('info', 'message.observed', { messageId: record.messageId });
+    settled[index] = { status: 'fulfilled', value: 'ignored:observe' };
+    return;
+  }
+  const deps = { ...batchDeps, log };
   let result: WorkResult;
   try {
     result = await handleRouteMessage(record.body, delivery, deps);
   } catch (error) {
     // handleRouteMessage never throws; should it, this record alone fails, as `outcomeOf` decides.
     const outcome = outcomeOf(error, delivery);
-    wiring.log.log('error', 'message.failed', { messageId: record.messageId, error, outcome, receiveCount: delivery.receiveCount });
-    wiring.log.metric(outcome === 'retry' ? 'MessagesRetried' : outcome === 'handed-back' ? 'MessagesHandedBack' : 'MessagesFailed', 1);
+    log.log('error', 'message.failed', { messageId: record.messageId, error, outcome, receiveCount: delivery.receiveCount });
+    log.metric(outcome === 'retry' ? 'MessagesRetried' : outcome === 'handed-back' ? 'MessagesHandedBack' : 'MessagesFailed', 1);
     result = outcome === 'retry' ? { outcome: 'retry', status: 'crashed' } : { outcome: 'ack', status: `crashed:${outcome}` };
   }
   if (settled[index] !== undefined) return; // answered already, at the deadline
@@ -131,7 +148,9 @@ async function runRecord(record: SQSRecord, wiring: Wiring, deps: RouteWorkerDep
 function answerAtDeadline(record: SQSRecord, wiring: Wiring, cut: DeadlineExceededError): Settled {
   const delivery = deliveryOf(record, wiring);
   const outcome = outcomeOf(cut, delivery);
+  const correlationId = correlationOf(record);
   wiring.log.log(outcome === 'retry' ? 'warn' : 'error', 'message.failed', {
+    ...(correlationId === undefined ? {} : { correlationId }),
     messageId: record.messageId,
     error: cut,
     retryable: true,
@@ -162,4 +181,4 @@ async function retryLater(record: SQSRecord, wiring: Wiring): Promise<void> {
 }
 
 const telemetry = telemetryFromEnv('route-worker', process.env);
-export const handler = createRouteWorkerHandler(once(() => wiringFromEnv(process.env, { log: telemetry.log })), telemetry);
+export const handler = createRouteWorkerHandler(once(() => wiringFromEnv(process.env, wiringOptions(telemetry))), telemetry);

@@ -19,6 +19,7 @@ import type { DataPlane } from '../lib/dataplane/data-plane.ts';
 import { prefixesPlane } from '../lib/dataplane/prefixes/prefixes-plane.ts';
 import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
 import { PodrouteError } from '../lib/errors.ts';
+import { readOnlyClients, readOnlyNodes } from '../lib/aws/read-only-clients.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
 import { DynamoDbDeletionWindow } from '../lib/aws/dynamodb-deletion-guard.ts';
 import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
@@ -81,6 +82,11 @@ export interface Wiring {
    * process is not frozen after an invocation (the local sandbox), so nothing can resume late.
    */
   abortAtDeadline?: boolean;
+  /**
+   * Observe mode (config `writes: off`): the clients and the node source refuse every write, and
+   * each handler plans and reports what it would do instead of doing it (docs/decisions/0028-observe-mode.md).
+   */
+  observe?: boolean;
 }
 
 interface Clients {
@@ -102,6 +108,12 @@ export async function buildWiring(
 ): Promise<Wiring> {
   const now = options.now ?? Date.now;
   const log = options.log ?? jsonLogger({ base: { cluster: config.clusterName } });
+  // Observe mode is chosen here, once; a dry run's clients are read-only already.
+  const observe = config.writes === 'off';
+  if (observe && options.readOnly !== true) {
+    clients = readOnlyClients(clients, refusedWrite(log));
+    nodes = readOnlyNodes(nodes, refusedWrite(log));
+  }
   // Every throttled EC2 attempt, also those the SDK's retries recover from (dashboard: throttles).
   countEc2Throttles(clients.ec2, () => log.metric('EC2Throttled', 1));
   // EC2 and DynamoDB calls carry the abort signal of the work under way: the route worker aborts
@@ -110,7 +122,7 @@ export async function buildWiring(
   abortable(clients.dynamodb);
   const prefixes = new Ec2EniPrefixes(clients.ec2);
   const storedSet = storedSetOf(config, clients, now, log);
-  const readOnly = options.readOnly === true;
+  const readOnly = options.readOnly === true || observe;
   const parts = config.mode === 'prefixes' ? prefixesParts(config, clients, { prefixes, nodes, log, now, storedSet, readOnly }) : await routesParts(config, clients, prefixes, storedSet);
   return {
     config,
@@ -124,8 +136,15 @@ export async function buildWiring(
     log,
     now,
     timeScale: options.timeScale ?? 1,
+    ...(observe ? { observe } : {}),
   };
 }
+
+/** A write that reached a read-only client in observe mode: a use case did not stop before it. */
+const refusedWrite = (log: Logger) => (what: string): void => {
+  log.log('error', 'observe.write-refused', { what });
+  log.metric('WritesRefused', 1);
+};
 
 type StoredSet = (range: string, rangeKind?: 'cluster CIDR' | 'pod range') => Promise<CidrSet>;
 
@@ -234,12 +253,14 @@ export function useCaseDeps(wiring: Wiring) {
 }
 
 /** The Lambda wiring: config from the environment, clients from the execution role. */
-export async function wiringFromEnv(env: Record<string, string | undefined>, options: { log?: Logger } = {}): Promise<Wiring> {
+export async function wiringFromEnv(env: Record<string, string | undefined>, options: { log?: Logger; capture?: <T>(client: T) => T } = {}): Promise<Wiring> {
   const config = loadConfig(env);
   if (!config.queueUrl) throw new Error('QUEUE_URL is not set');
   if (!config.cidrTableName) throw new Error('CIDR_TABLE_NAME is not set');
   const region = env.AWS_REGION ?? 'us-east-1';
-  const clients: Clients = { ec2: new EC2Client(ec2ClientConfig({ region })), sqs: new SQSClient({ region }), dynamodb: new DynamoDBClient({ region }) };
+  // Traced (X-Ray) when the handler traces: functions/tracing.ts.
+  const capture = options.capture ?? (<T>(client: T): T => client);
+  const clients: Clients = { ec2: capture(new EC2Client(ec2ClientConfig({ region }))), sqs: capture(new SQSClient({ region })), dynamodb: capture(new DynamoDBClient({ region })) };
   const kubeConfig = await createKubeConfig(
     config.kube.auth === 'eks'
       ? {
@@ -271,7 +292,7 @@ export async function wiringFromEnv(env: Record<string, string | undefined>, opt
   const nodes = new KubeNodes(kubeConfig, { keepLabels: selectorKeys(config.nodeSelector), onListRestart: (restart) => log.log('warn', 'kube.list-restarted', { ...restart }) });
   const webhookSecret = readSecrets('WEBHOOK_SECRET_ID', config.webhookSecret.id);
   const eventSigningKey = readSecrets('WEBHOOK_SIGNING_SECRET_ID', config.webhookSecret.signingKeyId);
-  return buildWiring(config, clients, nodes, webhookSecret, { ...options, log, eventSigningKey });
+  return buildWiring(config, clients, nodes, webhookSecret, { log, eventSigningKey });
 }
 
 async function readSecretsManager(region: string, id: string): Promise<string> {

@@ -234,6 +234,8 @@ export const configSchema = z
     BLOCKED_NODE_SECONDS: numberFrom('BLOCKED_NODE_SECONDS'),
     MAX_RECEIVE_COUNT: numberFrom('MAX_RECEIVE_COUNT'),
     ROUTE_QUOTA: numberFrom('ROUTE_QUOTA'),
+    // off: observe mode, beside another route controller (docs/migrate.md): plan and report, write nothing.
+    WRITES: z._default(z.enum(['on', 'off']), 'on'),
     // A Kubernetes label selector (kubectl -l syntax); empty = every node is podroute's.
     NODE_SELECTOR: z.pipe(
       z.optional(z.string()),
@@ -326,6 +328,11 @@ export interface Config {
    * (PREFIX_RESERVATION_DESCRIPTION, default `podroute`, what `podroute reservations` writes).
    */
   prefixReservationDescription?: string;
+  /**
+   * WRITES (default `on`). `off` is observe mode: every run plans and reports its drift, and no
+   * write reaches EC2, DynamoDB, the queue or Kubernetes (functions/wiring.ts). Absent means on.
+   */
+  writes?: 'on' | 'off';
 }
 
 /** Reads the config from an environment (process.env in a handler); throws one clear error. */
@@ -361,5 +368,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     routeQuota: e.ROUTE_QUOTA ?? DEFAULT_ROUTE_QUOTA,
     nodeSelector: e.NODE_SELECTOR,
     prefixReservationDescription: e.PREFIX_RESERVATION_DESCRIPTION,
+    writes: e.WRITES,
   };
 }

@@ -119,6 +119,18 @@ export function memoryLogger(): Logger & { lines: Array<Record<string, unknown>>
   return { ...inner, lines };
 }
 
+/**
+ * The logger, `fields` added to every line (a line's own fields win). Per record or request, not
+ * Powertools' appendKeys: a batch's records run at once over one logger, and each line must carry
+ * its own record's correlation id.
+ */
+export function withFields(log: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    log: (level, event, own = {}) => log.log(level, event, { ...fields, ...own }),
+    metric: (name, value, unit, dimensions) => log.metric(name, value, unit, dimensions),
+  };
+}
+
 export const silentLogger: Logger = { log: () => undefined, metric: () => undefined };
 
 /** Field names whose values are credentials, in any case: logged as `[redacted]`. */

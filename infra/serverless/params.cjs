@@ -53,6 +53,7 @@ const ENVIRONMENT = {
   blockedNodeSeconds: 'BLOCKED_NODE_SECONDS',
   routeQuota: 'ROUTE_QUOTA',
   nodeSelector: 'NODE_SELECTOR',
+  writes: 'WRITES',
 };
 
 /** Params that are not written in serverless.yml's defaults: `eksClusterName` falls back to `clusterName` there. */

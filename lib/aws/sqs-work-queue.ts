@@ -17,7 +17,7 @@ import { SQS_ERROR_CODES } from './aws-error-codes.ts';
 import { type AwsFailureKind, classifyAwsError, failureName, isRetryableKind } from './aws-errors.ts';
 import { serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
 import { forEachLimit } from '../util/concurrency.ts';
-import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
+import { CORRELATION_ATTRIBUTE, dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
 
 /** SQS limits for one SendMessageBatch request. */
 const MAX_BATCH_ENTRIES = 10;
@@ -96,7 +96,7 @@ export class SqsWorkQueue implements WorkQueue {
   async send(messages: readonly RouteMessage[], options: SendOptions = {}): Promise<SendResult> {
     const { unique, duplicates } = dedupeMessages(messages);
     if (unique.length === 0) return { sent: 0, duplicates };
-    const batches = chunk(unique.map((message) => this.prepare(message, options.delaySeconds)), this.maxBatchBytes);
+    const batches = chunk(unique.map((message) => this.prepare(message, options)), this.maxBatchBytes);
 
     const progress = { sent: 0 };
     const failures: BatchResultErrorEntry[] = [];
@@ -152,11 +152,17 @@ export class SqsWorkQueue implements WorkQueue {
     }
   }
 
-  private prepare(message: RouteMessage, delaySeconds: number | undefined): Prepared {
+  private prepare(message: RouteMessage, options: SendOptions): Prepared {
     const body = serializeRouteMessage(message);
-    const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = { MessageBody: body, ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}) };
-    // With no message attributes, the body is what SQS counts towards the size limit.
-    const bytes = Buffer.byteLength(body);
+    const { delaySeconds, correlationId } = options;
+    const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = {
+      MessageBody: body,
+      ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
+      ...(correlationId ? { MessageAttributes: { [CORRELATION_ATTRIBUTE]: { DataType: 'String', StringValue: correlationId } } } : {}),
+    };
+    // An attribute's name, type and value count towards the size limit with the body (Amazon SQS
+    // API Reference, MessageAttributeValue).
+    const bytes = Buffer.byteLength(body) + (correlationId ? Buffer.byteLength(CORRELATION_ATTRIBUTE) + Buffer.byteLength('String') + Buffer.byteLength(correlationId) : 0);
     if (bytes > this.maxBatchBytes) {
       throw new WorkQueueError(`route message of ${bytes} bytes exceeds the batch limit of ${this.maxBatchBytes}`, {
         code: 'MessageTooLong',

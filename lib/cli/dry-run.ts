@@ -6,7 +6,7 @@
  * Also what `podroute doctor` can call to show what the next run would do.
  */
 import { buildWiring, useCaseDeps } from '../../functions/wiring.ts';
-import { DryRunWriteError, readOnlyClients } from '../aws/read-only-clients.ts';
+import { DryRunWriteError, readOnlyClients, readOnlyNodes } from '../aws/read-only-clients.ts';
 import type { AwsClients } from '../aws/read-only-clients.ts';
 import type { Config } from '../config.ts';
 import { silentLogger } from '../log.ts';
@@ -15,20 +15,7 @@ import { reconcile } from '../usecases/reconcile.ts';
 import type { ReconcileReport } from '../usecases/reconcile.ts';
 import type { NodeSource } from '../usecases/ports.ts';
 
-export { DryRunWriteError } from '../aws/read-only-clients.ts';
-
-const refused = (what: string) => (): Promise<never> => Promise.reject(new DryRunWriteError(`dry run: ${what} is a write, refused`));
-
-/** The node source's reads; its writes refused. */
-export function readOnlyNodes(nodes: NodeSource): NodeSource {
-  return {
-    listNodes: () => nodes.listNodes(),
-    getNode: (name) => nodes.getNode(name),
-    setNetworkUnavailable: refused('setting NetworkUnavailable'),
-    updatePodCidr: refused('updating podCIDRs'),
-    warn: refused('a Warning event'),
-  };
-}
+export { DryRunWriteError, readOnlyNodes } from '../aws/read-only-clients.ts';
 
 /**
  * One reconcile run as deployed, up to its first write. `clients` get a middleware that refuses

@@ -18,7 +18,15 @@ export interface SendOptions {
    * has had time to store.
    */
   readonly delaySeconds?: number;
+  /**
+   * The id that ties the messages to what sent them (an admission's uid, a reconcile run's request
+   * id), carried beside the body, never in it: a worker of any release reads the body as before.
+   */
+  readonly correlationId?: string;
 }
+
+/** The SQS message attribute that carries `SendOptions.correlationId`. */
+export const CORRELATION_ATTRIBUTE = 'correlationId';
 
 export interface WorkQueue {
   send(messages: readonly RouteMessage[], options?: SendOptions): Promise<SendResult>;
@@ -53,6 +61,15 @@ export function dedupeMessages(messages: readonly RouteMessage[]): { unique: Rou
     if (seen.kind === 'create' && message.kind === 'replace') byKey.set(key, message);
   }
   return { unique: [...byKey.values()], duplicates };
+}
+
+/** The queue, every send of it tagged with `correlationId`. */
+export function correlatedQueue(queue: WorkQueue, correlationId: string): WorkQueue {
+  return {
+    send: (messages, options) => queue.send(messages, { ...options, correlationId }),
+    ...(queue.retryAfter ? { retryAfter: queue.retryAfter.bind(queue) } : {}),
+    ...(queue.backlog ? { backlog: queue.backlog.bind(queue) } : {}),
+  };
 }
 
 /** In-memory WorkQueue for tests and the CLI: records what was sent. */

@@ -48,7 +48,7 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps, deadline
     return await beforeDeadline(admitRequest(request, deps, decided), deadline);
   } catch (error) {
     const late = error instanceof AdmissionDeadlineError;
-    deps.log.log('error', late ? 'webhook.deadline' : 'webhook.failed', { uid: request.uid, operation: request.operation, error });
+    deps.log.log('error', late ? 'webhook.deadline' : 'webhook.failed', { uid: request.uid, node: request.name, operation: request.operation, error });
     deps.log.metric('WebhookFailures', 1);
     // Whatever failed, a node being created stays unschedulable until it is routed.
     const warning = late ? 'podroute ran out of time on this node; its next reconcile acts on it' : 'podroute could not act on this node now; its next reconcile will';

@@ -117,9 +117,10 @@ describe('node-webhook handler', () => {
       },
     ]);
     expect(await leases()).toEqual(['100.64.0.0/24=node-a']);
-    // At once, with what the admission knows: the worker routes the node before it is stored.
+    // At once, with what the admission knows: the worker routes the node before it is stored. The
+    // review's uid goes with it, the correlation id of the worker's lines.
     expect(w.queue.sends).toEqual([
-      { messages: [{ v: 2, kind: 'sync-node', node: 'node-a', admitted: { instanceId: instance.id, podCidrs: ['100.64.0.0/24'] } }], options: { delaySeconds: 0 } },
+      { messages: [{ v: 2, kind: 'sync-node', node: 'node-a', admitted: { instanceId: instance.id, podCidrs: ['100.64.0.0/24'] } }], options: { delaySeconds: 0, correlationId: 'b5a0c1f2-0000-4000-8000-00000000beef' } },
     ]);
     // The node is not stored yet: nothing is written to it.
     expect(world.kubeWrites()).toBe(0);
@@ -146,7 +147,7 @@ describe('node-webhook handler', () => {
     expect(bodyOf(result)).toMatchObject({ response: { allowed: true } });
     // The delete is not stored yet and may still be refused: the lease and the routes stay.
     expect(await leases()).toEqual(['100.64.3.0/24=node-a']);
-    expect(w.queue.sends).toEqual([{ messages: [{ v: 2, kind: 'node-left', node: 'node-a' }], options: { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS } }]);
+    expect(w.queue.sends).toEqual([{ messages: [{ v: 2, kind: 'node-left', node: 'node-a' }], options: { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS, correlationId: 'b5a0c1f2-0000-4000-8000-00000000beef' } }]);
     expect([w.dynamo.writes(), world.ec2Writes(), world.kubeWrites()]).toEqual([0, 0, 0]);
   });
 
@@ -183,11 +184,13 @@ describe('node-webhook handler', () => {
 
   it('syncs a stored node on a signed NodeJoined: 202, pod CIDR patched, routes queued', async () => {
     await world.addNode('node-b');
-    const result = await invoke(signedEvent('NodeJoined', 'node-b'));
+    const context = lambdaContext('node-webhook');
+    const result = (await handler(signedEvent('NodeJoined', 'node-b'), context)) as APIGatewayProxyStructuredResultV2;
     expect(result.statusCode).toBe(202);
     expect(world.podCidrs('node-b')).toEqual(['100.64.0.0/24']);
     expect(await leases()).toEqual(['100.64.0.0/24=node-b']);
-    expect(w.queue.sends).toEqual([{ messages: [{ v: 1, kind: 'sync-node', node: 'node-b' }], options: { delaySeconds: 0 } }]);
+    // An event has no uid: the invocation's request id correlates its message.
+    expect(w.queue.sends).toEqual([{ messages: [{ v: 1, kind: 'sync-node', node: 'node-b' }], options: { delaySeconds: 0, correlationId: context.awsRequestId } }]);
   });
 
   it('answers 401 to a NodeJoined signed with another secret and changes nothing', async () => {

@@ -296,10 +296,11 @@ describe('serverless.yml: least-privilege IAM', () => {
 
   // GetSubnetCidrReservations is a read of reservations only; it is on '*' because its resource-level
   // support could not be checked against the Service Authorization Reference here.
-  it('uses Resource "*" only for EC2 reads (Describe actions have no resource-level permissions)', () => {
+  // The X-Ray trace uploads of active tracing take no resource either (AWS Lambda Developer Guide, X-Ray).
+  it('uses Resource "*" only for EC2 reads (Describe actions have no resource-level permissions) and trace uploads', () => {
     for (const { role, sid, actions, resource } of all) {
       if (resource === '*' || (Array.isArray(resource) && resource.includes('*'))) {
-        for (const action of actions) expect(action, `${role}/${sid}`).toMatch(/^ec2:(Describe[A-Za-z]+|GetSubnetCidrReservations)$/);
+        for (const action of actions) expect(action, `${role}/${sid}`).toMatch(/^(ec2:(Describe[A-Za-z]+|GetSubnetCidrReservations)|xray:(PutTraceSegments|PutTelemetryRecords))$/);
       }
     }
   });
@@ -409,6 +410,7 @@ describe('serverless.yml: least-privilege IAM', () => {
       'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:GetQueueAttributes sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on ReconcileLogGroup',
+      'XRayTraces xray:PutTelemetryRecords xray:PutTraceSegments on *',
       'if !PrefixesMode: RouteTableFullMark ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
       'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
       'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
@@ -420,6 +422,7 @@ describe('serverless.yml: least-privilege IAM', () => {
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
       'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Logs logs:CreateLogStream logs:PutLogEvents on RouteWorkerLogGroup',
+      'XRayTraces xray:PutTelemetryRecords xray:PutTraceSegments on *',
       'if !PrefixesMode: RouteTableFullMark ec2:CreateTags ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
       'if !PrefixesMode: RouteWrites ec2:CreateRoute ec2:DeleteRoute ec2:ReplaceRoute on ec2:route-table/* when cluster-tag-condition',
       'if !PrefixesMode: SourceDestCheck ec2:ModifyNetworkInterfaceAttribute on ec2:network-interface/* when cluster-tag-condition',
@@ -434,6 +437,7 @@ describe('serverless.yml: least-privilege IAM', () => {
       'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on NodeWebhookLogGroup',
+      'XRayTraces xray:PutTelemetryRecords xray:PutTraceSegments on *',
       'WebhookToken secretsmanager:GetSecretValue ssm:GetParameter on (CreateWebhookSecret ? Ref WebhookSecret : Ref WebhookSecretArn) + (CreateWebhookSigningSecret ? Ref WebhookSigningSecret : Ref WebhookSigningSecretArn)',
       'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
       'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
@@ -445,6 +449,7 @@ describe('serverless.yml: least-privilege IAM', () => {
       'Enqueue sqs:SendMessage on WorkQueue',
       'FailedEvents sqs:SendMessage on EventsDeadLetterQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on CloudEventsLogGroup',
+      'XRayTraces xray:PutTelemetryRecords xray:PutTraceSegments on *',
       'if HasKubeSecret: KubeconfigSecret secretsmanager:GetSecretValue on Ref KubeSecretArn',
       'if HasSecretsKmsKey: SecretsKey kms:Decrypt on Ref SecretsKmsKeyArn',
     ]],
@@ -891,6 +896,19 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
         if (inVpc) expect(managed, role).toEqual(['arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole']);
         else expect(managed, role).toBeUndefined();
       }
+    }
+  });
+
+  it('traces every function actively, and lets each role upload its traces', () => {
+    const { template } = stack();
+    const functions = resourcesOf(template, 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(4);
+    for (const [id, fnResource] of functions) {
+      expect(at(fnResource, 'Properties', 'TracingConfig'), id).toEqual({ Mode: 'Active' });
+      const role = String(at(fnResource, 'Properties', 'Role', 'Fn::GetAtt', 0));
+      const policies = listAt(template, 'Resources', role, 'Properties', 'Policies');
+      const uploads = policies.flatMap((policy) => listAt(policy, 'PolicyDocument', 'Statement')).filter((statement) => isObj(statement) && statement.Sid === 'XRayTraces');
+      expect(uploads, role).toEqual([{ Sid: 'XRayTraces', Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' }]);
     }
   });
 
