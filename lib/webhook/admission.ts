@@ -36,6 +36,7 @@ const admissionRequestFields = z.looseObject(
     object: z.nullish(nodeSchema),
     oldObject: z.nullish(nodeSchema),
     dryRun: z.optional(z.boolean({ error: orRequired('must be true or false') })),
+    userInfo: z.optional(z.looseObject({ username: z.optional(z.string()), groups: z.optional(z.array(z.string())) })),
   },
   { error: orRequired('must be an AdmissionRequest object') },
 );
@@ -85,13 +86,22 @@ export type AdmissionReview = z.infer<typeof admissionReviewSchema>;
  * has no providerID and the update sets one (the CCM's node controller sets it once, later than
  * the kubelet's CREATE; Kubernetes validation lets it change only from empty). The manifest's
  * matchConditions send only such updates (infra/kubernetes/webhook.yaml); this is decided here
- * again, because the webhook cannot know that the filter ran.
+ * again, because the webhook cannot know that the filter ran. An update sent by a node's own
+ * kubelet is never a join: NodeRestriction lets a kubelet set its Node's providerID, so a kubelet
+ * could name another node's instance. Kubelets authenticate as `system:node:<name>` in the group
+ * `system:nodes` (Kubernetes docs, "Using Node Authorization"); an update without userInfo (the
+ * API server always sends it) is not trusted either.
  */
 export function isProviderIdJoin(request: AdmissionReview['request']): boolean {
-  if (request.operation !== 'UPDATE') return false;
+  if (request.operation !== 'UPDATE' || sentByNodeOrUnknown(request.userInfo)) return false;
   const before = request.oldObject?.spec?.providerID ?? '';
   const after = request.object?.spec?.providerID ?? '';
   return before === '' && after !== '';
+}
+
+function sentByNodeOrUnknown(user: AdmissionReview['request']['userInfo']): boolean {
+  if (user?.username === undefined || user.username === '') return true;
+  return user.username.startsWith('system:node:') || (user.groups ?? []).includes('system:nodes');
 }
 
 /** Whether a parsed JSON body claims to be an AdmissionReview (before it is validated as one). */

@@ -239,6 +239,8 @@ describe('admissionReviewSchema', () => {
 describe('isProviderIdJoin: an UPDATE is a join only when it first sets spec.providerID', () => {
   const ID = 'aws:///eu-west-1a/i-0123456789abcdef0';
   const spec = (providerID?: string) => node({ spec: providerID === undefined ? {} : { providerID } });
+  // The cloud controller manager's identity (kubeadm's default runs it as this service account).
+  const CCM = { username: 'system:serviceaccount:kube-system:cloud-controller-manager', groups: ['system:serviceaccounts', 'system:authenticated'] };
   it.each<[string, string, Record<string, unknown> | null, Record<string, unknown> | null, boolean]>([
     ['unset -> set', 'UPDATE', spec(), spec(ID), true],
     ['empty -> set', 'UPDATE', spec(''), spec(ID), true],
@@ -249,8 +251,19 @@ describe('isProviderIdJoin: an UPDATE is a join only when it first sets spec.pro
     ['a CREATE with a providerID', 'CREATE', null, spec(ID), false],
     ['a DELETE', 'DELETE', spec(), null, false],
   ])('%s (%s): %s', (_name, operation, oldObject, object, expected) => {
-    const parsed = admissionReviewSchema.parse(review(operation, { object, oldObject }));
+    const parsed = admissionReviewSchema.parse(review(operation, { object, oldObject, userInfo: CCM }));
     expect(isProviderIdJoin(parsed.request)).toBe(expected);
+  });
+
+  // A kubelet may set its own Node's providerID (NodeRestriction does not stop it): it could name another node's instance.
+  it.each<[string, Record<string, unknown> | undefined]>([
+    ['the node\'s own kubelet', { username: `system:node:${NODE_NAME}`, groups: ['system:nodes', 'system:authenticated'] }],
+    ['another member of system:nodes', { username: 'someone', groups: ['system:nodes'] }],
+    ['no userInfo', undefined],
+    ['an empty username', { username: '', groups: [] }],
+  ])('an update that first sets the providerID, sent by %s, is not a join', (_name, userInfo) => {
+    const parsed = admissionReviewSchema.parse(review('UPDATE', { object: spec(ID), oldObject: spec(), userInfo }));
+    expect(isProviderIdJoin(parsed.request)).toBe(false);
   });
 });
 
