@@ -368,7 +368,7 @@ async function child(count: number, mode: ScaleMode): Promise<void> {
   // EC2 answers from memory (no latency): the figure is podroute's own work; the calls are counted.
   const calls: Ec2Calls = { DescribeInstances: 0, DescribeSubnets: 0, DescribeRouteTables: 0 };
   const config = { clusterCidrs: [CLUSTER_CIDR], nodeSyncMode: 'SyncFromCluster' as const, maxDeleteShare: 0.2, minDeletesForGuard: 10, leaseGraceSeconds: 600, clusterName: CLUSTER_NAME, nodeSelector };
-  const routeTables = { listRouteTables: scaleTable(mode === 'routes' ? count : 0, calls), createRoute: unused, replaceRoute: unused, deleteRoute: unused, describeRoute: unused, prepareRouteTarget: unused };
+  const routeTables = { listRouteTables: scaleTable(mode === 'routes' ? count : 0, calls), createRoute: unused, replaceRoute: unused, deleteRoute: unused, describeRoute: unused };
   const plane = await scalePlane(mode, { config, nodes, sets, routeTables, ec2: scaleEc2(calls, unused) });
   (globalThis as { gc?: () => void }).gc?.();
   const baseRssMb = Math.round(process.memoryUsage().rss / 1048576);

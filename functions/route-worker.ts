@@ -10,7 +10,7 @@ import { setMaxListeners } from 'node:events';
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { RouteTableView, handleRouteMessage } from '../lib/usecases/route-worker.ts';
+import { RouteTableView, handleWorkMessage } from '../lib/usecases/route-worker.ts';
 import type { RouteWorkerDeps, WorkResult } from '../lib/usecases/route-worker.ts';
 import { type Delivery, DeadlineExceededError, outcomeOf } from '../lib/usecases/delivery-outcome.ts';
 import { PodrouteError } from '../lib/errors.ts';
@@ -91,6 +91,7 @@ function routeWorkerDeps(wiring: Wiring, targets: Targets, view: RouteTableView,
   return {
     clusterCidrs: wiring.config.clusterCidrs,
     routeTables: wiring.routeTables,
+    routeTargets: wiring.routeTargets,
     nodes: wiring.nodes,
     nodeSelector: wiring.config.nodeSelector,
     migrationMaskSizes: wiring.config.migrationMaskSizes,
@@ -124,9 +125,9 @@ async function runRecord(record: SQSRecord, wiring: Wiring, batchDeps: RouteWork
   const deps = { ...batchDeps, log };
   let result: WorkResult;
   try {
-    result = await handleRouteMessage(record.body, delivery, deps);
+    result = await handleWorkMessage(record.body, delivery, deps);
   } catch (error) {
-    // handleRouteMessage never throws; should it, this record alone fails, as `outcomeOf` decides.
+    // handleWorkMessage never throws; should it, this record alone fails, as `outcomeOf` decides.
     const outcome = outcomeOf(error, delivery);
     log.log('error', 'message.failed', { messageId: record.messageId, error, outcome, receiveCount: delivery.receiveCount });
     log.metric(outcome === 'retry' ? 'MessagesRetried' : outcome === 'handed-back' ? 'MessagesHandedBack' : 'MessagesFailed', 1);

@@ -10,9 +10,9 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { powertoolsTelemetry, withFields } from '../lib/log.ts';
 import type { FunctionName, Logger, Telemetry } from '../lib/log.ts';
 import { correlatedQueue } from '../lib/messages/work-queue.ts';
-import type { WorkQueue } from '../lib/messages/work-queue.ts';
 import { tracingFromEnv } from './tracing.ts';
 import type { Tracing } from './tracing.ts';
+import type { WorkQueue } from '../lib/usecases/ports.ts';
 
 /** A Lambda's telemetry: logs and metrics, and its tracing where it traces. */
 export type LambdaTelemetry = Telemetry & { tracing?: Tracing };

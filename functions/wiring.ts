@@ -13,8 +13,7 @@ import { createCidrSet } from '../lib/ipam/index.ts';
 import type { CidrSet } from '../lib/ipam/index.ts';
 import { jsonLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
-import type { WorkQueue } from '../lib/messages/work-queue.ts';
-import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets } from '../lib/usecases/ports.ts';
+import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets, WorkQueue, InstanceStates, RouteTargets } from '../lib/usecases/ports.ts';
 import type { DataPlane } from '../lib/dataplane/data-plane.ts';
 import { prefixesPlane } from '../lib/dataplane/prefixes/prefixes-plane.ts';
 import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
@@ -27,7 +26,6 @@ import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2InstanceStates } from '../lib/aws/ec2-instance-states.ts';
-import type { InstanceStates } from '../lib/usecases/cloud-events.ts';
 import { Ec2RouteTables } from '../lib/aws/ec2-route-tables.ts';
 import { CachedSubnets, Ec2Subnets, SUBNET_CACHE_TTL_MS } from '../lib/aws/ec2-subnets.ts';
 import { EksTokenProvider } from '../lib/aws/eks-token.ts';
@@ -37,6 +35,7 @@ import { createKubeConfig } from '../lib/kube/kube-config.ts';
 import { abortable } from '../lib/util/abort-scope.ts';
 import { KubeNodes } from '../lib/kube/kube-nodes.ts';
 import { selectorKeys } from '../lib/nodes/label-selector.ts';
+import { Ec2RouteTargets } from '../lib/aws/ec2-route-targets.ts';
 
 /** Everything a handler needs; built once per container. */
 export interface Wiring {
@@ -45,6 +44,8 @@ export interface Wiring {
   plane: DataPlane;
   /** The cluster's route tables (routes mode; prefixes mode has none: every call rejects). */
   routeTables: RouteTables;
+  /** The node side of a route (routes mode; prefixes mode has none: every call rejects). */
+  routeTargets: RouteTargets;
   /** The nodes' primary interfaces (both modes: routes mode matches interface-only routes by them). */
   prefixes: EniPrefixes;
   /** Prefixes mode: subnets and their CIDR reservations, and one CIDR set per pod range. */
@@ -96,7 +97,7 @@ interface Clients {
 }
 
 /** The mode's ports and its plane: only what that mode uses is built. */
-type PlaneParts = Pick<Wiring, 'plane' | 'routeTables' | 'cidrSets' | 'subnets' | 'reservationSets' | 'usedReservationSets' | 'instances'>;
+type PlaneParts = Pick<Wiring, 'plane' | 'routeTables' | 'routeTargets' | 'cidrSets' | 'subnets' | 'reservationSets' | 'usedReservationSets' | 'instances'>;
 
 /** Builds the wiring from already-made clients and a kube node source (shared by Lambda and sandbox). */
 export async function buildWiring(
@@ -170,7 +171,7 @@ async function routesParts(config: Config, clients: Clients, prefixes: EniPrefix
   const routeTables = new Ec2RouteTables(clients.ec2, { clusterName: config.clusterName, routeTableIds: config.routeTableIds });
   const cidrSets = await Promise.all(config.clusterCidrs.map((cidr) => storedSet(cidr)));
   // Event-driven repair (functions/cloud-events.ts) confirms a termination with EC2: routes mode only.
-  return { plane: routesPlane({ config, routeTables, cidrSets, interfaces: prefixes }), routeTables, cidrSets, instances: new Ec2InstanceStates(clients.ec2) };
+  return { plane: routesPlane({ config, routeTables, cidrSets, interfaces: prefixes }), routeTables, routeTargets: new Ec2RouteTargets(clients.ec2), cidrSets, instances: new Ec2InstanceStates(clients.ec2) };
 }
 
 /** Prefixes mode: subnets, the pod ranges' sets (registered before first use), and no route table. */
@@ -186,7 +187,7 @@ function prefixesParts(
   const { reservationSets, usedReservationSets } = podRangeSets(config, clients, ports.storedSet, ports.readOnly);
   const subnets = new CachedSubnets(new Ec2Subnets(clients.ec2), SUBNET_CACHE_TTL_MS, ports.now);
   const plane = prefixesPlane({ config, prefixes: ports.prefixes, subnets, reservationSets, usedReservationSets, nodes: ports.nodes, log: ports.log });
-  return { plane, routeTables: noRouteTables, cidrSets: [], subnets, reservationSets, usedReservationSets };
+  return { plane, routeTables: noRouteTables, routeTargets: noRouteTargets, cidrSets: [], subnets, reservationSets, usedReservationSets };
 }
 
 /**
@@ -234,6 +235,10 @@ const noRouteTables: RouteTables = {
   replaceRoute: () => Promise.reject(new PodrouteError('prefixes mode makes no route')),
   deleteRoute: () => Promise.reject(new PodrouteError('prefixes mode deletes no route')),
   describeRoute: () => Promise.reject(new PodrouteError('prefixes mode has no route tables')),
+};
+
+/** Prefixes mode routes to no interface: a call is a bug, refused. */
+const noRouteTargets: RouteTargets = {
   prepareRouteTarget: () => Promise.reject(new PodrouteError('prefixes mode prepares no route target')),
 };
 
@@ -243,6 +248,7 @@ export function useCaseDeps(wiring: Wiring) {
     config: wiring.config,
     plane: wiring.plane,
     routeTables: wiring.routeTables,
+    routeTargets: wiring.routeTargets,
     nodes: wiring.nodes,
     queue: wiring.queue,
     cidrSets: wiring.cidrSets,

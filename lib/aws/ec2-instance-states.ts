@@ -2,8 +2,8 @@
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { InstanceState } from '../events/cloud-event.ts';
-import type { InstanceStates } from '../usecases/cloud-events.ts';
 import { Ec2NotFoundError, toPodrouteError } from './ec2-errors.ts';
+import type { InstanceStates } from '../usecases/ports.ts';
 
 const STATES: readonly string[] = ['pending', 'running', 'stopping', 'stopped', 'shutting-down', 'terminated'];
 

@@ -1,20 +1,8 @@
 /**
  * EC2 route tables of the cluster: list them (all pages), and create, replace, delete and re-read
- * the pod-CIDR routes in them, idempotently. Also the node side of a route: the instance's primary
- * interface (device index 0), whose source/destination check is turned off on that interface alone,
- * since EC2 refuses the instance-level call on an instance with several interfaces
- * (`InvalidInstanceID`; EC2 API reference, ModifyInstanceAttribute / ModifyNetworkInterfaceAttribute).
+ * the pod-CIDR routes in them, idempotently. The node side of a route is lib/aws/ec2-route-targets.ts.
  */
-import {
-  CreateRouteCommand,
-  CreateTagsCommand,
-  DeleteRouteCommand,
-  DeleteTagsCommand,
-  DescribeNetworkInterfacesCommand,
-  DescribeRouteTablesCommand,
-  ModifyNetworkInterfaceAttributeCommand,
-  ReplaceRouteCommand,
-} from '@aws-sdk/client-ec2';
+import { CreateRouteCommand, CreateTagsCommand, DeleteRouteCommand, DeleteTagsCommand, DescribeRouteTablesCommand, ReplaceRouteCommand } from '@aws-sdk/client-ec2';
 import type { DescribeRouteTablesCommandInput, EC2Client } from '@aws-sdk/client-ec2';
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { clusterTagKey, parseRouteTables } from '../routes/route-tables.ts';
@@ -26,8 +14,7 @@ import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { RouteSpec, RouteTables } from '../usecases/ports.ts';
 import { awsErrorCode } from './aws-errors.ts';
 import { RouteConflictError, classifyEc2Error, toPodrouteError } from './ec2-errors.ts';
-import { ResourceNotFoundError, RouteMissingError } from '../usecases/port-errors.ts';
-import { primaryInterface } from './ec2-instances.ts';
+import { RouteMissingError } from '../usecases/port-errors.ts';
 import { allPages } from './ec2-paging.ts';
 
 interface Ec2RouteTablesOptions {
@@ -38,14 +25,6 @@ interface Ec2RouteTablesOptions {
   /** MaxResults per DescribeRouteTables page (5..100). Default 100. */
   pageSize?: number;
 }
-
-interface NodeTarget {
-  instanceId: string;
-  primaryEniId: string;
-  /** The primary interface's own source/destination check. */
-  sourceDestCheck: boolean;
-}
-
 
 /**
  * ROUTE_TABLE_IDS names tables that podroute cannot use: missing ones, or ones without the cluster
@@ -214,41 +193,6 @@ export class Ec2RouteTables implements RouteTables {
     }
   }
 
-  /**
-   * The instance's primary interface (the route target) and that interface's own check, as
-   * DescribeInstances reports it per interface (`NetworkInterfaces[].SourceDestCheck`).
-   */
-  async nodeTarget(instanceId: string): Promise<NodeTarget> {
-    const { eni } = await primaryInterface(this.client, instanceId, 'DescribeInstances');
-    return { instanceId, primaryEniId: eni.NetworkInterfaceId, sourceDestCheck: eni.SourceDestCheck ?? true };
-  }
-
-  /**
-   * The instance whose primary interface `networkInterfaceId` is (attached at device index 0), or
-   * null: attached elsewhere, not attached, or unknown. EC2 API Reference,
-   * DescribeNetworkInterfaces and NetworkInterfaceAttachment (InstanceId, DeviceIndex).
-   */
-  async interfaceInstance(networkInterfaceId: string): Promise<string | null> {
-    try {
-      const out = await this.client.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [networkInterfaceId] }));
-      const attachment = out.NetworkInterfaces?.find((eni) => eni.NetworkInterfaceId === networkInterfaceId)?.Attachment;
-      return attachment?.DeviceIndex === 0 && typeof attachment.InstanceId === 'string' ? attachment.InstanceId : null;
-    } catch (error) {
-      const mapped = toPodrouteError(error, { operation: 'DescribeNetworkInterfaces', subject: networkInterfaceId });
-      if (mapped instanceof ResourceNotFoundError) return null;
-      throw mapped;
-    }
-  }
-
-  /** Turns one interface's source/destination check off. Call it only when `nodeTarget` says it is on. */
-  async disableSourceDestCheck(networkInterfaceId: string): Promise<void> {
-    try {
-      await this.client.send(new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: networkInterfaceId, SourceDestCheck: { Value: false } }));
-    } catch (error) {
-      throw toPodrouteError(error, { operation: 'ModifyNetworkInterfaceAttribute', subject: networkInterfaceId });
-    }
-  }
-
   /** Tags the table `podroute.io/route-table-full = <routeCount>@<ISO time>` (lib/routes/table-full.ts). */
   async markRouteTableFull(routeTableId: string, mark: FullMark): Promise<void> {
     try {
@@ -267,14 +211,6 @@ export class Ec2RouteTables implements RouteTables {
     } catch (error) {
       throw toPodrouteError(error, { operation: 'DeleteTags', routeTableId });
     }
-  }
-
-  /** `nodeTarget`, then the primary interface's check turned off if (and only if) it was on. */
-  async prepareRouteTarget(instanceId: string): Promise<NodeTarget & { sourceDestCheckChanged: boolean }> {
-    const target = await this.nodeTarget(instanceId);
-    if (!target.sourceDestCheck) return { ...target, sourceDestCheckChanged: false };
-    await this.disableSourceDestCheck(target.primaryEniId);
-    return { ...target, sourceDestCheck: false, sourceDestCheckChanged: true };
   }
 }
 

@@ -15,9 +15,10 @@ import {
 import { PodrouteError } from '../errors.ts';
 import { SQS_ERROR_CODES } from './aws-error-codes.ts';
 import { type AwsFailureKind, classifyAwsError, failureName, isRetryableKind } from './aws-errors.ts';
-import { serializeRouteMessage, type RouteMessage } from '../messages/route-message.ts';
+import { serializeWorkMessage, type WorkMessage } from '../messages/work-message.ts';
 import { forEachLimit } from '../util/concurrency.ts';
-import { CORRELATION_ATTRIBUTE, dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../messages/work-queue.ts';
+import { CORRELATION_ATTRIBUTE, dedupeMessages } from '../messages/work-queue.ts';
+import type { SendOptions, SendResult, WorkQueue } from '../usecases/ports.ts';
 
 /** SQS limits for one SendMessageBatch request. */
 const MAX_BATCH_ENTRIES = 10;
@@ -93,7 +94,7 @@ export class SqsWorkQueue implements WorkQueue {
     this.maxBatchBytes = Math.min(options.maxBatchBytes ?? MAX_BATCH_BYTES, MAX_BATCH_BYTES);
   }
 
-  async send(messages: readonly RouteMessage[], options: SendOptions = {}): Promise<SendResult> {
+  async send(messages: readonly WorkMessage[], options: SendOptions = {}): Promise<SendResult> {
     const { unique, duplicates } = dedupeMessages(messages);
     if (unique.length === 0) return { sent: 0, duplicates };
     const batches = chunk(unique.map((message) => this.prepare(message, options)), this.maxBatchBytes);
@@ -152,8 +153,8 @@ export class SqsWorkQueue implements WorkQueue {
     }
   }
 
-  private prepare(message: RouteMessage, options: SendOptions): Prepared {
-    const body = serializeRouteMessage(message);
+  private prepare(message: WorkMessage, options: SendOptions): Prepared {
+    const body = serializeWorkMessage(message);
     const { delaySeconds, correlationId } = options;
     const entry: Omit<SendMessageBatchRequestEntry, 'Id'> = {
       MessageBody: body,

@@ -10,10 +10,10 @@
 import { type CloudFormationClient, DescribeStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { StackResources } from '../usecases/doctor.ts';
 import { DYNAMODB_ERROR_CODES, SQS_ERROR_CODES } from './aws-error-codes.ts';
 import { classifyAwsError } from './aws-errors.ts';
 import { InvalidInputError } from '../errors.ts';
+import type { StackResources } from '../usecases/ports.ts';
 
 export class AwsStackResources implements StackResources {
   constructor(private readonly clients: { sqs: SQSClient; dynamodb: DynamoDBClient }) {}

@@ -35,7 +35,7 @@ import { DEFAULT_KUBE_GROUPS, DEFAULT_KUBE_USER, DOCTOR_HELP } from './command-h
 
 export { DOCTOR_HELP } from './command-help.ts';
 import type { CliIo, Command } from './main.ts';
-import type { AccessSubject } from '../usecases/doctor.ts';
+import type { AccessSubject } from '../usecases/ports.ts';
 
 
 

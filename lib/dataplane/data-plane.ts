@@ -7,7 +7,7 @@
  */
 import { tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
-import type { Admitted, RouteWriteMessage, SyncNodeMessage } from '../messages/route-message.ts';
+import type { Admitted, RouteWriteMessage, SyncNodeMessage } from '../messages/work-message.ts';
 import { podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import type { DualStackKubeNodes, NodeSyncAction } from '../nodesync/index.ts';

@@ -10,8 +10,8 @@
  */
 import { AdmissionregistrationV1Api, ApiException, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PodrouteError } from '../errors.ts';
-import type { AccessQuestion, AccessAnswer, AccessSubject, WebhookRegistration, ClusterAccess } from '../usecases/doctor.ts';
 import { KubeHttpStatusError, mapError as mapCallError } from './kube-http.ts';
+import type { AccessQuestion, AccessAnswer, AccessSubject, WebhookRegistration, ClusterAccess } from '../usecases/ports.ts';
 
 /** The generated client's ApiException carries the answer's status and body: map it as the node adapter maps an answer. */
 function mapError(error: unknown, target: { verb: string; resource: string }): PodrouteError {

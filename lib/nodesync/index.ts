@@ -5,28 +5,15 @@
  * translated to and from the lists of the one implementation.
  */
 import type { CidrSet } from '../ipam/index.ts';
-import type { Node } from '../nodes/node.ts';
 import { syncNodeDualStack, type NodeSyncOp } from './node-sync.ts';
-import { NodeSyncError, type SyncMode, type WarningReason } from './node-sync-decision.ts';
+import { NodeSyncError, type SyncMode } from './node-sync-decision.ts';
+import type { CloudAlias, KubeNodes } from '../usecases/ports.ts';
 
 export { applyNodeSync, syncNodeDualStack } from './node-sync.ts';
-export type { DualStackCloudAlias, DualStackKubeNodes, NodeSyncOp } from './node-sync.ts';
+export type { NodeSyncOp } from './node-sync.ts';
+export type { DualStackCloudAlias, DualStackKubeNodes } from '../usecases/ports.ts';
 export { NodeSyncError, decideNodeSync, nodeSyncConfig } from './node-sync-decision.ts';
 export type { CidrRef, NodeSyncAction, NodeSyncConfig, NodeSyncInput, SyncMode, WarningReason } from './node-sync-decision.ts';
-
-/** The cloud side of one family: the node's alias range, or null when it has none. */
-export interface CloudAlias {
-  alias(node: Node): Promise<string | null>;
-  addAlias(node: Node, cidr: string): Promise<void>;
-}
-
-/** The Kubernetes side of one family. */
-export interface KubeNodes {
-  getNode(name: string): Promise<Node>;
-  updatePodCidr(node: Node, cidr: string): Promise<void>;
-  setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<void>;
-  warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
-}
 
 interface NodeSyncDeps {
   mode: SyncMode;

@@ -6,36 +6,12 @@
  */
 import { CidrSetError, type CidrSet } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
-import {
-  type CidrRef,
-  type NodeSyncAction,
-  NodeSyncError,
-  type SyncMode,
-  type WarningReason,
-  decideNodeSync,
-  nodeSyncConfig,
-} from './node-sync-decision.ts';
+import { type CidrRef, type NodeSyncAction, NodeSyncError, type SyncMode, decideNodeSync, nodeSyncConfig } from './node-sync-decision.ts';
+import type { DualStackCloudAlias, DualStackKubeNodes } from '../usecases/ports.ts';
 
 export type NodeSyncOp =
   | { kind: 'update'; nodeName: string; node?: Node | null }
   | { kind: 'delete'; node: Node };
-
-/** The cloud side of a node's pod CIDRs (on AWS: the ENI prefixes delegated to it, or its routes). */
-export interface DualStackCloudAlias {
-  /** The node's alias ranges, any order; empty when it has none. */
-  alias(node: Node): Promise<string[]>;
-  /** Adds these ranges (those the cloud lacks), in cluster CIDR order. */
-  addAlias(node: Node, cidrs: string[]): Promise<void>;
-}
-
-/** The Kubernetes side. */
-export interface DualStackKubeNodes {
-  getNode(name: string): Promise<Node>;
-  /** Sets the node's `spec.podCIDRs` to `cidrs` (and `spec.podCIDR` to the first). */
-  updatePodCidr(node: Node, cidrs: string[]): Promise<void>;
-  setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<void>;
-  warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
-}
 
 export interface DualStackSyncDeps {
   mode: SyncMode;

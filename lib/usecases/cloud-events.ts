@@ -28,20 +28,14 @@
 import type { CidrSet } from '../ipam/index.ts';
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Logger } from '../log.ts';
-import { type RouteMessage, syncNodeMessage, toMessages } from '../messages/route-message.ts';
-import type { WorkQueue } from '../messages/work-queue.ts';
+import { type WorkMessage, syncNodeMessage, toMessages } from '../messages/work-message.ts';
 import { instanceIdOf, podCidrsOf } from '../nodes/node.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import { type RouteTable, isResponsibleForRoute, planRoutes } from '../routes/index.ts';
 import type { LeaseTable } from '../routes/index.ts';
-import { type CloudEvent, FailedCallEvent, type InstanceState, parseCloudEvent } from '../events/cloud-event.ts';
-import type { NodeSource, RouteTables } from './ports.ts';
+import { type CloudEvent, FailedCallEvent, parseCloudEvent } from '../events/cloud-event.ts';
+import type { NodeSource, RouteTables, WorkQueue, InstanceStates } from './ports.ts';
 import { currentNode } from './route-worker-deps.ts';
-
-/** An instance's state as EC2 answers it now, or null when EC2 does not know the instance. */
-export interface InstanceStates {
-  instanceState(instanceId: string): Promise<InstanceState | null>;
-}
 
 export interface CloudEventDeps {
   config: {
@@ -136,7 +130,7 @@ async function leaseHolder(destinationCidr: string, sets: readonly CidrSet[]): P
 }
 
 /** The planner's replaces of `destination` where it routes to another instance (moved), as messages. */
-async function movedRepairs(destination: string, tables: readonly RouteTable[], deps: CloudEventDeps): Promise<RouteMessage[]> {
+async function movedRepairs(destination: string, tables: readonly RouteTable[], deps: CloudEventDeps): Promise<WorkMessage[]> {
   const listed = onlyDestinations(tables, new Set([destination]));
   const moved = listed.some((table) => table.routes.some((route) => route.target === 'instance' && !route.blackhole && route.propagated === undefined));
   if (!moved) return [];
@@ -157,7 +151,7 @@ function onlyDestinations(tables: readonly RouteTable[], destinations: ReadonlyS
   return tables.map((table) => ({ ...table, routes: table.routes.filter((route) => destinations.has(route.destinationCidr)) }));
 }
 
-async function send(messages: RouteMessage[], deps: CloudEventDeps, status: string): Promise<CloudEventResult> {
+async function send(messages: WorkMessage[], deps: CloudEventDeps, status: string): Promise<CloudEventResult> {
   if (messages.length > 0) await deps.queue.send(messages);
   return { status, messages: messages.length };
 }

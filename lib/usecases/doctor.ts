@@ -21,44 +21,9 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { fail, gather, ok, warn } from './doctor-check.ts';
 import type { CheckResult, PlaneDoctorChecks } from './doctor-check.ts';
-import type { NodeSource } from './ports.ts';
+import type { NodeSource, AccessQuestion, WebhookRegistration, AccessSubject, ClusterAccess, StackResources } from './ports.ts';
 
 export type { CheckResult } from './doctor-check.ts';
-
-export interface AccessQuestion {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-}
-export interface AccessAnswer {
-  allowed: boolean;
-  reason: string;
-}
-export interface WebhookRegistration {
-  configuration: string;
-  webhook: string;
-  host: string;
-  rules: Array<{ apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }>;
-}
-/** The Kubernetes identity the functions authenticate as: a user name and its groups (at least one of the two). */
-export interface AccessSubject {
-  user: string;
-  groups: readonly string[];
-}
-/** The cluster-side questions of the doctor (lib/kube/kube-access.ts). */
-export interface ClusterAccess {
-  /** Whether `subject` may do what `question` asks, as the API server's authorizers answer. */
-  allows(subject: AccessSubject, question: AccessQuestion): Promise<AccessAnswer>;
-  mutatingWebhooks(): Promise<WebhookRegistration[]>;
-}
-/** The stack's resources (lib/aws/stack-resources.ts). */
-export interface StackResources {
-  queue(url: string): Promise<{ exists: boolean; detail: string }>;
-  table(name: string): Promise<{ exists: boolean; detail: string }>;
-}
-
 
 /**
  * The Kubernetes calls podroute makes (lib/kube/kube-nodes.ts): list/get/patch nodes, patch

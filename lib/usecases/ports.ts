@@ -6,6 +6,9 @@ import type { CidrSet } from '../ipam/index.ts';
 import type { Node } from '../nodes/node.ts';
 import type { GuardWindow } from '../routes/deletion-guard.ts';
 import type { Route, RouteTable } from '../routes/route-tables.ts';
+import type { WorkMessage } from '../messages/work-message.ts';
+import type { InstanceState } from '../events/cloud-event.ts';
+import type { WarningReason } from '../nodesync/node-sync-decision.ts';
 
 export interface RouteSpec {
   routeTableId: string;
@@ -21,6 +24,14 @@ export interface RouteTables {
   deleteRoute(spec: { routeTableId: string; destinationCidr: string }): Promise<'deleted' | 'absent'>;
   /** A fresh read of one table's route to the destination (the static one when there is one), or null. */
   describeRoute(routeTableId: string, destinationCidr: string): Promise<Route | null>;
+  /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
+  markRouteTableFull?(routeTableId: string, mark: { routeCount: number; at: number }): Promise<void>;
+  /** Removes the full mark. */
+  clearRouteTableFull?(routeTableId: string): Promise<void>;
+}
+
+/** The node side of a route: the interface a route targets (lib/aws/ec2-route-targets.ts). */
+export interface RouteTargets {
   /**
    * The instance's primary interface (device index 0), with that interface's source/destination
    * check turned off if it was on. Rejects with a ResourceNotFoundError (port-errors.ts) when the
@@ -33,10 +44,6 @@ export interface RouteTables {
    * Optional for adapters that cannot read it.
    */
   interfaceInstance?(networkInterfaceId: string): Promise<string | null>;
-  /** Marks a table full (lib/routes/table-full.ts); optional for adapters that cannot tag. */
-  markRouteTableFull?(routeTableId: string, mark: { routeCount: number; at: number }): Promise<void>;
-  /** Removes the full mark. */
-  clearRouteTableFull?(routeTableId: string): Promise<void>;
 }
 
 /** What a node's NetworkUnavailable condition says besides its status (the data plane's readiness decider words it). */
@@ -142,4 +149,113 @@ export interface DeletionWindowStore {
   read(): Promise<{ window: GuardWindow; version: number }>;
   /** Stores `window` if the stored version is still `version`; false when another run wrote first. */
   write(window: GuardWindow, version: number): Promise<boolean>;
+}
+
+export interface SendResult {
+  /** Messages accepted by the queue (after deduplication). */
+  readonly sent: number;
+  /** Messages dropped because an earlier message in the same call had the same `messageKey`. */
+  readonly duplicates: number;
+}
+
+export interface SendOptions {
+  /**
+   * Hold the messages back this many seconds (0..900) before the worker may see them (SQS
+   * SendMessageBatch `DelaySeconds`). The webhook uses it so the worker reads a node the API server
+   * has had time to store.
+   */
+  readonly delaySeconds?: number;
+  /**
+   * The id that ties the messages to what sent them (an admission's uid, a reconcile run's request
+   * id), carried beside the body, never in it: a worker of any release reads the body as before.
+   */
+  readonly correlationId?: string;
+}
+
+/** Where reconcile, the node webhook and cloud events hand work messages to the route worker. */
+export interface WorkQueue {
+  send(messages: readonly WorkMessage[], options?: SendOptions): Promise<SendResult>;
+  /**
+   * Makes a received message visible again after `seconds` instead of after the queue's visibility
+   * timeout, so a retryable failure is retried soon (with backoff) rather than minutes later.
+   */
+  retryAfter?(receiptHandle: string, seconds: number): Promise<void>;
+  /** Messages waiting, in flight or delayed (approximate, as SQS counts them). */
+  backlog?(): Promise<number>;
+}
+
+/** An instance's state as EC2 answers it now, or null when EC2 does not know the instance. */
+export interface InstanceStates {
+  instanceState(instanceId: string): Promise<InstanceState | null>;
+}
+
+/** A question the doctor puts to the API server's authorizers (lib/kube/kube-access.ts). */
+export interface AccessQuestion {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+}
+
+export interface AccessAnswer {
+  allowed: boolean;
+  reason: string;
+}
+
+export interface WebhookRegistration {
+  configuration: string;
+  webhook: string;
+  host: string;
+  rules: Array<{ apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[] }>;
+}
+
+/** The Kubernetes identity the functions authenticate as: a user name and its groups (at least one of the two). */
+export interface AccessSubject {
+  user: string;
+  groups: readonly string[];
+}
+
+/** The cluster-side questions of the doctor (lib/kube/kube-access.ts). */
+export interface ClusterAccess {
+  /** Whether `subject` may do what `question` asks, as the API server's authorizers answer. */
+  allows(subject: AccessSubject, question: AccessQuestion): Promise<AccessAnswer>;
+  mutatingWebhooks(): Promise<WebhookRegistration[]>;
+}
+
+/** The stack's resources (lib/aws/stack-resources.ts). */
+export interface StackResources {
+  queue(url: string): Promise<{ exists: boolean; detail: string }>;
+  table(name: string): Promise<{ exists: boolean; detail: string }>;
+}
+
+/** Node sync's cloud side (lib/nodesync/node-sync.ts): a node's pod CIDRs (on AWS: the ENI prefixes delegated to it, or its routes). */
+export interface DualStackCloudAlias {
+  /** The node's alias ranges, any order; empty when it has none. */
+  alias(node: Node): Promise<string[]>;
+  /** Adds these ranges (those the cloud lacks), in cluster CIDR order. */
+  addAlias(node: Node, cidrs: string[]): Promise<void>;
+}
+
+/** Node sync's Kubernetes side (lib/nodesync/node-sync.ts). */
+export interface DualStackKubeNodes {
+  getNode(name: string): Promise<Node>;
+  /** Sets the node's `spec.podCIDRs` to `cidrs` (and `spec.podCIDR` to the first). */
+  updatePodCidr(node: Node, cidrs: string[]): Promise<void>;
+  setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<void>;
+  warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
+}
+
+/** Node sync's cloud side for one family (lib/nodesync/index.ts `syncNode`): the node's alias range, or null when it has none. */
+export interface CloudAlias {
+  alias(node: Node): Promise<string | null>;
+  addAlias(node: Node, cidr: string): Promise<void>;
+}
+
+/** Node sync's Kubernetes side for one family. */
+export interface KubeNodes {
+  getNode(name: string): Promise<Node>;
+  updatePodCidr(node: Node, cidr: string): Promise<void>;
+  setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<void>;
+  warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
 }

@@ -6,15 +6,14 @@
  * spend the same share. The queue's backlog is read only when there is route work to send.
  */
 import type { Logger } from '../log.ts';
-import { toMessages } from '../messages/route-message.ts';
-import type { RouteMessage } from '../messages/route-message.ts';
-import type { WorkQueue } from '../messages/work-queue.ts';
+import { toMessages } from '../messages/work-message.ts';
+import type { WorkMessage } from '../messages/work-message.ts';
 import { DEFAULT_GUARD_WINDOW_MS, EMPTY_WINDOW } from '../routes/deletion-guard.ts';
 import { deletionKey } from '../routes/route-plan.ts';
 import type { RoutePlan } from '../routes/route-plan.ts';
 import { decideRouteWork } from '../routes/route-work.ts';
 import type { GuardWindowState, RouteWork, RouteWorkFacts } from '../routes/route-work.ts';
-import type { DeletionWindowStore, RouteTables } from './ports.ts';
+import type { DeletionWindowStore, RouteTables, WorkQueue } from './ports.ts';
 
 export interface RouteWorkDeps {
   /** The guard's window; without one each run is judged alone. */
@@ -109,12 +108,12 @@ export async function clearFullMarks(work: RouteWork, deps: { routeTables: Pick<
  * the queue still holds at least as much work as this plan asks for, that work is most likely an
  * earlier tick's, not done yet. Reads only: sending is the caller's (a dry run sends nothing).
  */
-export async function routeMessages(
+export async function workMessages(
   planned: PlannedRoutes,
   facts: RouteWorkFacts,
-  extra: readonly RouteMessage[],
+  extra: readonly WorkMessage[],
   deps: { queue: Pick<WorkQueue, 'backlog'>; log: Logger },
-): Promise<{ messages: RouteMessage[]; work: RouteWork }> {
+): Promise<{ messages: WorkMessage[]; work: RouteWork }> {
   let work = decideRouteWork(planned.plan, planned.live, facts);
   const { create, replace, delete: deletes } = work.send;
   if (create.length + replace.length + deletes.length > 0 && deps.queue.backlog) {

@@ -10,9 +10,8 @@ import { conditionText } from '../dataplane/data-plane.ts';
 import type { DataPlane, PlaneRun, PlannedNodeSync, Settled } from '../dataplane/data-plane.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import type { Logger } from '../log.ts';
-import { syncNodeMessage } from '../messages/route-message.ts';
-import type { RouteMessage } from '../messages/route-message.ts';
-import type { WorkQueue } from '../messages/work-queue.ts';
+import { syncNodeMessage } from '../messages/work-message.ts';
+import type { WorkMessage } from '../messages/work-message.ts';
 import { networkUnavailableOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
@@ -20,7 +19,7 @@ import { clusterTagKey } from '../routes/index.ts';
 import { errorText, PodrouteError } from '../errors.ts';
 import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
 import type { InputRead, Presence } from './absence.ts';
-import { clearFullMarks, routeMessages, settleRouteWork } from './reconcile-route-work.ts';
+import { clearFullMarks, workMessages, settleRouteWork } from './reconcile-route-work.ts';
 import type { RoutePlan, RouteTable } from '../routes/index.ts';
 import type { WithheldOp } from '../routes/route-work.ts';
 import { mapSettled } from '../util/concurrency.ts';
@@ -29,7 +28,7 @@ import type { MaskMismatch } from './pod-cidr-mask.ts';
 import { adoptPodCidrs, reclaimOrphans, reclaimable, repairLeases } from './lease-upkeep.ts';
 import { markUnrouted, unroutedNodes, warnConflicts } from './node-claims.ts';
 import { nodeSyncKube } from './node-sync-ports.ts';
-import type { DeletionWindowStore, NodeSource, RouteTables } from './ports.ts';
+import type { DeletionWindowStore, NodeSource, RouteTables, WorkQueue } from './ports.ts';
 import { countBlocked, summarize } from './reconcile-summary.ts';
 
 type ReconcileConfig = Pick<Config, 'clusterCidrs' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'> &
@@ -64,7 +63,7 @@ export interface ReconcileReport {
   /** Nodes NetworkUnavailable=True since longer than `blockedNodeSeconds`. */
   nodesBlocked: number;
   messagesSent: number;
-  /** Route messages not sent because the queue's backlog already held as many (an earlier tick's). */
+  /** Work messages not sent because the queue's backlog already held as many (an earlier tick's). */
   messagesDeferred: number;
   deletionsWithheld: number;
   conditionsPatched: number;
@@ -84,7 +83,7 @@ export interface ReconcileReport {
 /** What a dry run would have written, decided by the same code as the run it stands for. */
 export interface PlannedWrites {
   /** The messages the run would send: route work after every filter, then the sync-node messages. */
-  messages: RouteMessage[];
+  messages: WorkMessage[];
   /** Node sync of each node that needs it: the decider's actions, not applied. */
   nodeSync: PlannedNodeSync[];
   /** Pod CIDRs nodes hold without a lease that the run would occupy for them. */
@@ -125,7 +124,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   if (!dryRun) await clearFullMarks(settled.work, deps);
   const synced = dryRun ? await planNodeSyncs(nodes, plan, cloud, deps, report) : { messages: await syncNodes(nodes, plan, cloud, deps, report), planned: [] };
   // Route work goes with the new nodes' sync messages (./reconcile-route-work.ts: the backlog may defer it).
-  const outgoing = await routeMessages({ plan: planned, live }, settled.facts, synced.messages, deps);
+  const outgoing = await workMessages({ plan: planned, live }, settled.facts, synced.messages, deps);
   report.messagesDeferred = outgoing.work.deferred;
   report.withheld = outgoing.work.withheld;
   if (dryRun) {
@@ -186,12 +185,12 @@ function nodesNeedingSync(nodes: readonly Node[], plan: RoutePlan, deps: Reconci
 }
 
 /** Node sync for the nodes that need it, over the run's reads; answers the `sync-node` messages the plane wants after it. */
-async function syncNodes(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRun, deps: ReconcileDeps, report: ReconcileReport): Promise<RouteMessage[]> {
+async function syncNodes(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRun, deps: ReconcileDeps, report: ReconcileReport): Promise<WorkMessage[]> {
   const { plane, log } = deps;
   const needSync = nodesNeedingSync(nodes, plan, deps);
   const kube = nodeSyncKube(deps);
   const sync = await mapSettled(needSync, deps.concurrency ?? 4, (node) => cloud.syncNode(node, kube));
-  const messages: RouteMessage[] = [];
+  const messages: WorkMessage[] = [];
   sync.forEach((result, i) => {
     const name = needSync[i]?.metadata.name ?? '?';
     if (result.status === 'fulfilled') {
@@ -206,7 +205,7 @@ async function syncNodes(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRu
 }
 
 /** A dry run's node sync: each node's decided actions, and the `sync-node` messages of the nodes whose sync would not fail. */
-async function planNodeSyncs(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRun, deps: ReconcileDeps, report: ReconcileReport): Promise<{ messages: RouteMessage[]; planned: PlannedNodeSync[] }> {
+async function planNodeSyncs(nodes: readonly Node[], plan: RoutePlan, cloud: PlaneRun, deps: ReconcileDeps, report: ReconcileReport): Promise<{ messages: WorkMessage[]; planned: PlannedNodeSync[] }> {
   const needSync = nodesNeedingSync(nodes, plan, deps);
   const planned: PlannedNodeSync[] = [];
   (await Promise.allSettled(needSync.map((node) => cloud.planNodeSync(node)))).forEach((result, i) => {

@@ -7,7 +7,7 @@
  */
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { PodrouteError } from '../errors.ts';
-import type { DeleteRouteMessage } from '../messages/route-message.ts';
+import type { DeleteRouteMessage } from '../messages/work-message.ts';
 import { type ConflictReason, type LeaseTable, type Ownership } from '../routes/index.ts';
 
 export type Refusal =

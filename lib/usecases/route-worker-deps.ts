@@ -9,7 +9,7 @@ import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
-import type { NodeSource, RouteTables } from './ports.ts';
+import type { NodeSource, RouteTables, RouteTargets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
 
 export { type Delivery, NodeNotStoredError } from './delivery-outcome.ts';
@@ -21,6 +21,7 @@ export const ROUTE_TABLE_FULL = 'RouteTableFull';
 export interface RouteWorkerDeps {
   clusterCidrs: readonly string[];
   routeTables: RouteTables;
+  routeTargets: RouteTargets;
   nodes: NodeSource;
   log: Logger;
   now: () => number;

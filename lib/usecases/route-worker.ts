@@ -8,8 +8,8 @@
 import { conditionText } from '../dataplane/data-plane.ts';
 import { PodrouteError } from '../errors.ts';
 import { type FailureOutcome, outcomeOf } from './delivery-outcome.ts';
-import { parseRouteMessage } from '../messages/route-message.ts';
-import type { RouteMessage } from '../messages/route-message.ts';
+import { parseWorkMessage } from '../messages/work-message.ts';
+import type { WorkMessage } from '../messages/work-message.ts';
 import { networkUnavailableOf } from '../nodes/node.ts';
 import { planRoutes } from '../routes/index.ts';
 import { RouteTableFullError } from './port-errors.ts';
@@ -28,10 +28,10 @@ export { type FailureOutcome, outcomeOf } from './delivery-outcome.ts';
 export type WorkResult = { outcome: 'ack' | 'retry'; status: string };
 
 /** Parses, applies and classifies one message body. Never throws. Logs one line per failure. */
-export async function handleRouteMessage(body: string, delivery: Delivery, deps: RouteWorkerDeps): Promise<WorkResult> {
-  let message: RouteMessage;
+export async function handleWorkMessage(body: string, delivery: Delivery, deps: RouteWorkerDeps): Promise<WorkResult> {
+  let message: WorkMessage;
   try {
-    message = parseRouteMessage(body);
+    message = parseWorkMessage(body);
   } catch (error) {
     deps.log.log('error', 'message.rejected', { error, receiveCount: delivery.receiveCount, outcome: 'failed' });
     deps.log.metric('MessagesRejected', 1);
@@ -39,7 +39,7 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
   }
   const started = deps.now();
   try {
-    const status = await applyRouteMessage(message, deps, delivery);
+    const status = await applyWorkMessage(message, deps, delivery);
     deps.log.log('info', 'message.done', { ...describe(message), status, ms: deps.now() - started });
     return { outcome: 'ack', status };
   } catch (error) {
@@ -81,7 +81,7 @@ export async function handleRouteMessage(body: string, delivery: Delivery, deps:
  * view in `deps`, the message lists the tables itself (once, when it first needs them).
  * Exported for its table-driven test (test/usecases/route-worker-propagated.test.ts).
  */
-export async function applyRouteMessage(message: RouteMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
+export async function applyWorkMessage(message: WorkMessage, deps: RouteWorkerDeps, delivery?: Delivery): Promise<string> {
   const writeDeps = { ...deps, view: deps.view ?? new RouteTableView(deps.routeTables) };
   switch (message.kind) {
     case 'create':
@@ -101,7 +101,7 @@ export async function applyRouteMessage(message: RouteMessage, deps: RouteWorker
  * route made meanwhile by another message or a reconcile), and a healthy node must not be flipped.
  * When the re-read itself fails, nothing is reported; the next reconcile settles the condition.
  */
-async function reportFailure(message: RouteMessage, error: unknown, outcome: FailureOutcome, deps: RouteWorkerDeps): Promise<void> {
+async function reportFailure(message: WorkMessage, error: unknown, outcome: FailureOutcome, deps: RouteWorkerDeps): Promise<void> {
   // Neither is about a node's routes: a delete's node is gone, a node-left check's node is leaving.
   if (message.kind === 'delete' || message.kind === 'node-left') return;
   // A plane without routes has none to find missing: its conditions are node sync's (reconcile).
@@ -154,7 +154,7 @@ async function conditionSet(name: string, deps: RouteWorkerDeps): Promise<boolea
   return node !== null && (status === 'False' || status === 'True');
 }
 
-function describe(message: RouteMessage): Record<string, unknown> {
+function describe(message: WorkMessage): Record<string, unknown> {
   return message.kind === 'sync-node' || message.kind === 'node-left'
     ? { kind: message.kind, node: message.node }
     : { kind: message.kind, routeTableId: message.routeTableId, cidr: message.destinationCidr, ...('node' in message ? { node: message.node } : {}) };

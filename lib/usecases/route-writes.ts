@@ -7,7 +7,7 @@
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { conditionText } from '../dataplane/data-plane.ts';
 import { PodrouteError } from '../errors.ts';
-import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/route-message.ts';
+import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/work-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
@@ -172,8 +172,8 @@ function listedRoutes(tables: readonly RouteTable[], routeTableId: string, desti
  */
 async function asInstanceTarget(route: Route, deps: RouteWorkerDeps): Promise<Route> {
   const eni = route.networkInterfaceId;
-  if (route.target !== 'interface' || route.propagated !== undefined || eni === null || !deps.routeTables.interfaceInstance) return route;
-  const instanceId = await deps.routeTables.interfaceInstance(eni);
+  if (route.target !== 'interface' || route.propagated !== undefined || eni === null || !deps.routeTargets.interfaceInstance) return route;
+  const instanceId = await deps.routeTargets.interfaceInstance(eni);
   return instanceId === null ? route : matchInterfaceTarget(route, new Map([[eni, instanceId]]));
 }
 
@@ -192,7 +192,7 @@ async function routeTarget(op: Pick<RouteOp, 'node' | 'instanceId'>, deps: Route
   const cached = deps.targets?.get(op.instanceId);
   if (cached && deps.now() - cached.at < TARGET_CACHE_MS) return cached.primaryEniId;
   const started = deps.now();
-  const target = await deps.routeTables.prepareRouteTarget(op.instanceId);
+  const target = await deps.routeTargets.prepareRouteTarget(op.instanceId);
   if (target.sourceDestCheckChanged) {
     deps.log.log('info', 'action', {
       action: 'disable-source-dest-check',

@@ -19,11 +19,11 @@ import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
 import { AwsStackResources } from '../../lib/aws/stack-resources.ts';
 import { secretsManagerWebhookSecrets } from '../../lib/aws/webhook-secrets.ts';
 import { PodrouteError } from '../../lib/errors.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
 
 const credentials = { accessKeyId: 'a', secretAccessKey: 'b' };
 const SPEC = { routeTableId: 'rtb-1', destinationCidr: '10.244.1.0/24', networkInterfaceId: 'eni-1' };
-const MESSAGE: RouteMessage = { v: 1, kind: 'sync-node', node: 'node-a' };
+const MESSAGE: WorkMessage = { v: 1, kind: 'sync-node', node: 'node-a' };
 
 /** A socket error as Node's HTTP client throws it, after the SDK's retry middleware added its `$metadata`. */
 const afterRetries = <T extends Error>(error: T): T => Object.assign(error, { $metadata: { attempts: 3, totalRetryDelay: 450 } });

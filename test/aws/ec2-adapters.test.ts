@@ -6,6 +6,7 @@ import { Ec2EniPrefixes, assertPrefixMask } from '../../lib/aws/ec2-prefixes.ts'
 import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError } from '../../lib/aws/ec2-errors.ts';
 import { allPages } from '../../lib/aws/ec2-paging.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
+import { Ec2RouteTargets } from '../../lib/aws/ec2-route-targets.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 
 const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' };
@@ -30,10 +31,12 @@ describe('Ec2RouteTables against the emulator', () => {
   let ec2: Ec2Emulator;
   let client: EC2Client;
   let tables: Ec2RouteTables;
+  let targets: Ec2RouteTargets;
   let tableId: string;
   beforeAll(async () => {
     ({ ec2, client } = await world());
     tables = new Ec2RouteTables(client, { clusterName: 'alpha', pageSize: 5 });
+    targets = new Ec2RouteTargets(client);
     tableId = ec2.state.addRouteTable({ tags: { 'kubernetes.io/cluster/alpha': 'owned' } }).id;
   });
 
@@ -180,14 +183,14 @@ describe('Ec2RouteTables against the emulator', () => {
 
   it('reads the node target and disables the source/dest check only when it is on', async () => {
     const node = ec2.state.addInstance();
-    expect(await tables.nodeTarget(node.id)).toEqual({ instanceId: node.id, primaryEniId: eniOf(ec2, node.id), sourceDestCheck: true });
+    expect(await targets.nodeTarget(node.id)).toEqual({ instanceId: node.id, primaryEniId: eniOf(ec2, node.id), sourceDestCheck: true });
     const before = ec2.stats.count('ModifyNetworkInterfaceAttribute');
-    expect(await tables.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: true });
+    expect(await targets.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: true });
     expect(ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(before + 1);
     expect(ec2.state.sourceDestCheck(node.id)).toBe(false);
-    expect(await tables.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: false });
+    expect(await targets.prepareRouteTarget(node.id)).toMatchObject({ sourceDestCheck: false, sourceDestCheckChanged: false });
     const already = ec2.state.addInstance({ sourceDestCheck: false });
-    expect(await tables.prepareRouteTarget(already.id)).toMatchObject({ primaryEniId: eniOf(ec2, already.id), sourceDestCheckChanged: false });
+    expect(await targets.prepareRouteTarget(already.id)).toMatchObject({ primaryEniId: eniOf(ec2, already.id), sourceDestCheckChanged: false });
     expect(ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(before + 1);
     expect(ec2.stats.count('ModifyInstanceAttribute')).toBe(0);
   });
@@ -197,7 +200,7 @@ describe('Ec2RouteTables against the emulator', () => {
     const primary = eniOf(ec2, node.id);
     const secondaries = (ec2.state.instances.get(node.id)?.networkInterfaceIds ?? []).filter((id) => id !== primary);
     expect(secondaries).toHaveLength(2);
-    expect(await tables.prepareRouteTarget(node.id)).toEqual({ instanceId: node.id, primaryEniId: primary, sourceDestCheck: false, sourceDestCheckChanged: true });
+    expect(await targets.prepareRouteTarget(node.id)).toEqual({ instanceId: node.id, primaryEniId: primary, sourceDestCheck: false, sourceDestCheckChanged: true });
     expect(ec2.state.networkInterfaces.get(primary)?.sourceDestCheck).toBe(false);
     for (const id of secondaries) expect(ec2.state.networkInterfaces.get(id)?.sourceDestCheck).toBe(true);
     expect(await tables.createRoute({ routeTableId: tableId, destinationCidr: '100.64.77.0/24', networkInterfaceId: primary })).toBe('created');
@@ -207,7 +210,7 @@ describe('Ec2RouteTables against the emulator', () => {
   it('maps launch lag to a not-found error carrying the code, and succeeds once the instance is visible', async () => {
     let clock = 5_000_000;
     const { ec2: lagging, client: laggingClient } = await world({ now: () => clock, notFoundAfterLaunchMs: 1000 });
-    const adapter = new Ec2RouteTables(laggingClient, { clusterName: 'alpha' });
+    const adapter = new Ec2RouteTargets(laggingClient);
     const node = lagging.state.addInstance({ secondaryEnis: 1 });
     const error = await adapter.prepareRouteTarget(node.id).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Ec2NotFoundError);
@@ -217,10 +220,10 @@ describe('Ec2RouteTables against the emulator', () => {
   });
 
   it('reports an unknown or terminated instance as not found', async () => {
-    await expect(tables.nodeTarget('i-0000000000000dead')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
+    await expect(targets.nodeTarget('i-0000000000000dead')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
     const gone = ec2.state.addInstance();
     ec2.state.terminateInstance(gone.id);
-    await expect(tables.nodeTarget(gone.id)).rejects.toMatchObject({ name: 'Ec2NotFoundError', retryable: false });
+    await expect(targets.nodeTarget(gone.id)).rejects.toMatchObject({ name: 'Ec2NotFoundError', retryable: false });
   });
 });
 

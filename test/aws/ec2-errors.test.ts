@@ -15,6 +15,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Ec2Error, Ec2NotFoundError, RouteConflictError, RouteTableFullError, classifyEc2Error, mayBeLaunchLag, toPodrouteError } from '../../lib/aws/ec2-errors.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
+import { Ec2RouteTargets } from '../../lib/aws/ec2-route-targets.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import { PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
 
@@ -36,6 +37,7 @@ function ec2Error(code: string, status = 400): EC2ServiceException {
 
 const client = () => new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
 const tables = () => new Ec2RouteTables(client(), { clusterName: 'alpha' });
+const targets = () => new Ec2RouteTargets(client());
 const spec = { routeTableId: 'rtb-1', destinationCidr: '10.244.1.0/24', networkInterfaceId: 'eni-1' };
 
 describe('classifyEc2Error', () => {
@@ -186,7 +188,7 @@ describe('Ec2RouteTables error mapping (mocked client)', () => {
       Reservations: [{ Instances: [{ InstanceId: 'i-1', NetworkInterfaces: [{ NetworkInterfaceId: 'eni-1', Attachment: { DeviceIndex: 0 } }] }] }],
     });
     ec2Mock.on(AssignPrivateIpAddressesCommand).rejects(ec2Error('InsufficientCidrBlocks'));
-    await expect(tables().nodeTarget('i-1')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
+    await expect(targets().nodeTarget('i-1')).rejects.toMatchObject({ name: 'Ec2NotFoundError', code: 'InvalidInstanceID.NotFound' });
     await expect(new Ec2EniPrefixes(client()).assignPrefix('eni-1', '10.0.0.16/28')).rejects.toMatchObject({ code: 'InsufficientCidrBlocks', retryable: false });
     ec2Mock.on(DescribeInstancesCommand).rejects(ec2Error('RequestLimitExceeded'));
     await expect(new Ec2EniPrefixes(client()).describeInterfaces(['i-1'])).rejects.toMatchObject({ retryable: true });
@@ -223,7 +225,7 @@ describe('source/destination check and launch lag (mocked client)', () => {
   it('turns the check off on the primary interface with ModifyNetworkInterfaceAttribute, never per instance', async () => {
     ec2Mock.on(DescribeInstancesCommand).resolves(instance(true));
     ec2Mock.on(ModifyNetworkInterfaceAttributeCommand).resolves({});
-    expect(await tables().prepareRouteTarget('i-1')).toEqual({ instanceId: 'i-1', primaryEniId: 'eni-1', sourceDestCheck: false, sourceDestCheckChanged: true });
+    expect(await targets().prepareRouteTarget('i-1')).toEqual({ instanceId: 'i-1', primaryEniId: 'eni-1', sourceDestCheck: false, sourceDestCheckChanged: true });
     expect(ec2Mock.commandCalls(ModifyNetworkInterfaceAttributeCommand).map((c) => c.args[0].input)).toEqual([
       { NetworkInterfaceId: 'eni-1', SourceDestCheck: { Value: false } },
     ]);
@@ -232,7 +234,7 @@ describe('source/destination check and launch lag (mocked client)', () => {
 
   it("reads the primary interface's own check, not the instance's", async () => {
     ec2Mock.on(DescribeInstancesCommand).resolves(instance(false));
-    expect(await tables().prepareRouteTarget('i-1')).toMatchObject({ primaryEniId: 'eni-1', sourceDestCheckChanged: false });
+    expect(await targets().prepareRouteTarget('i-1')).toMatchObject({ primaryEniId: 'eni-1', sourceDestCheckChanged: false });
     expect(ec2Mock.commandCalls(ModifyNetworkInterfaceAttributeCommand)).toHaveLength(0);
   });
 
@@ -245,7 +247,7 @@ describe('source/destination check and launch lag (mocked client)', () => {
     const cause = ec2Error(code, status);
     ec2Mock.on(DescribeInstancesCommand).resolves(instance(true));
     ec2Mock.on(ModifyNetworkInterfaceAttributeCommand).rejects(cause);
-    const error = await tables().prepareRouteTarget('i-1').catch((e: unknown) => e);
+    const error = await targets().prepareRouteTarget('i-1').catch((e: unknown) => e);
     expect(error).toMatchObject({ ...expected, code });
     expect((error as Error).cause).toBe(cause);
     expect(mayBeLaunchLag(error)).toBe(lag);
@@ -258,7 +260,7 @@ describe('source/destination check and launch lag (mocked client)', () => {
     expect(mayBeLaunchLag(toPodrouteError(ec2Error('InvalidInstanceID'), { operation: 'CreateRoute' }))).toBe(false);
     expect(mayBeLaunchLag(new Error('InvalidInstanceID.NotFound'))).toBe(false);
     ec2Mock.on(DescribeInstancesCommand).resolves({ Reservations: [{ Instances: [{ InstanceId: 'i-1', State: { Name: 'terminated' }, NetworkInterfaces: [] }] }] });
-    const terminated = await tables().prepareRouteTarget('i-1').catch((e: unknown) => e);
+    const terminated = await targets().prepareRouteTarget('i-1').catch((e: unknown) => e);
     expect(terminated).toBeInstanceOf(Ec2NotFoundError);
     expect(mayBeLaunchLag(terminated)).toBe(false);
   });

@@ -10,7 +10,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PodrouteError } from '../../lib/errors.ts';
 import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
-import { messageKey, parseRouteMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
+import { messageKey, parseWorkMessage, type WorkMessage } from '../../lib/messages/work-message.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 
 /** What the adapter's WorkQueueError carries besides the base error's `retryable` and `cause`. */
@@ -21,7 +21,7 @@ const RTB_B = 'rtb-0000000000000000b';
 const instance = (i: number): string => `i-${i.toString(16).padStart(17, '0')}`;
 
 /** n distinct create messages, alternating between two route tables. */
-const creates = (n: number, offset = 0): RouteMessage[] =>
+const creates = (n: number, offset = 0): WorkMessage[] =>
   Array.from({ length: n }, (_, k) => {
     const i = k + offset;
     return {
@@ -91,8 +91,8 @@ describe('SqsWorkQueue against fauxqs', () => {
 
     const received = await drain(client, queueUrl);
     expect(received).toHaveLength(25);
-    const parsed = received.map((m) => parseRouteMessage(m.Body ?? ''));
-    const byKey = (a: RouteMessage, b: RouteMessage) => messageKey(a).localeCompare(messageKey(b));
+    const parsed = received.map((m) => parseWorkMessage(m.Body ?? ''));
+    const byKey = (a: WorkMessage, b: WorkMessage) => messageKey(a).localeCompare(messageKey(b));
     expect([...parsed].sort(byKey)).toEqual([...messages].sort(byKey));
     for (const m of received) expect(m.MessageAttributes).toBeUndefined();
   });
@@ -123,12 +123,12 @@ describe('SqsWorkQueue against fauxqs', () => {
   it('collapses duplicates within one send', async () => {
     const queueUrl = await newQueue();
     const base = creates(12);
-    const replaceOf0 = { ...base[0], kind: 'replace', reason: 'blackhole' } as RouteMessage;
-    const messages = [...base, ...creates(5), replaceOf0, { v: 1, kind: 'sync-node', node: 'n' }, { v: 1, kind: 'sync-node', node: 'n' }] as RouteMessage[];
+    const replaceOf0 = { ...base[0], kind: 'replace', reason: 'blackhole' } as WorkMessage;
+    const messages = [...base, ...creates(5), replaceOf0, { v: 1, kind: 'sync-node', node: 'n' }, { v: 1, kind: 'sync-node', node: 'n' }] as WorkMessage[];
     const result = await new SqsWorkQueue(client, queueUrl).send(messages);
     expect(result).toEqual({ sent: 13, duplicates: 7 });
     expect(batchSizes.sort((a, b) => b - a)).toEqual([10, 3]);
-    const parsed = (await drain(client, queueUrl)).map((m) => parseRouteMessage(m.Body ?? ''));
+    const parsed = (await drain(client, queueUrl)).map((m) => parseWorkMessage(m.Body ?? ''));
     expect(parsed).toHaveLength(13);
     expect(new Set(parsed.map(messageKey)).size).toBe(13);
     // the replace won over the create of the same target

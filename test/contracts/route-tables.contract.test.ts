@@ -5,12 +5,14 @@ import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { MemoryRouteTables } from '../fakes/memory-route-tables.ts';
 import { CONTRACT_CLUSTER, routeTablesContract } from './route-tables.contract.ts';
+import { Ec2RouteTargets } from '../../lib/aws/ec2-route-targets.ts';
 
 routeTablesContract('MemoryRouteTables', async ({ routeLimit }) => {
   const port = new MemoryRouteTables({ clusterName: CONTRACT_CLUSTER });
   if (routeLimit !== undefined) port.routeLimit = routeLimit;
   return {
     port,
+    targets: port,
     addTable: (tags) => port.addTable(tags === undefined ? {} : { tags }),
     addInstance: (input) => port.addInstance(input),
     terminateInstance: (id) => port.terminateInstance(id),
@@ -32,6 +34,7 @@ routeTablesContract('Ec2RouteTables over the EC2 emulator', async ({ routeLimit 
   started.push({ ec2, client });
   return {
     port: new Ec2RouteTables(client, { clusterName: CONTRACT_CLUSTER }),
+    targets: new Ec2RouteTargets(client),
     addTable: (tags) => ec2.state.addRouteTable({ tags: tags ?? { [`kubernetes.io/cluster/${CONTRACT_CLUSTER}`]: 'owned' } }).id,
     addInstance: (input = {}) => {
       const instance = ec2.state.addInstance({ ...(input.sourceDestCheck === undefined ? {} : { sourceDestCheck: input.sourceDestCheck }), secondaryEnis: input.secondaryEnis ?? 0 });

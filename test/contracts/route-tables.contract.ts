@@ -1,5 +1,5 @@
 /**
- * The RouteTables contract (lib/usecases/ports.ts): what the use cases rely on from any route-table
+ * The RouteTables and RouteTargets contract (lib/usecases/ports.ts): what the use cases rely on from any route-table
  * adapter, run against MemoryRouteTables and Ec2RouteTables over the EC2 emulator
  * (route-tables.contract.test.ts). The world is seeded through the harness, never through the port.
  */
@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { ROUTE_TABLE_FULL_TAG } from '../../lib/routes/table-full.ts';
 import { ResourceNotFoundError, RouteConflictError, RouteMissingError, RouteTableFullError } from '../../lib/usecases/port-errors.ts';
-import type { RouteTables } from '../../lib/usecases/ports.ts';
+import type { RouteTables, RouteTargets } from '../../lib/usecases/ports.ts';
 
 /** The cluster the harness's port is built for; its tables carry `kubernetes.io/cluster/alpha`. */
 export const CONTRACT_CLUSTER = 'alpha';
 
 export interface RouteTablesHarness {
   port: RouteTables;
+  targets: RouteTargets;
   /** A table; tagged for CONTRACT_CLUSTER unless `tags` says otherwise. */
   addTable(tags?: Record<string, string>): string;
   addInstance(input?: { sourceDestCheck?: boolean; secondaryEnis?: number }): { instanceId: string; eniId: string; eniIds: string[] };
@@ -124,11 +125,11 @@ export function routeTablesContract(name: string, make: (options: { routeLimit?:
     it('prepares a route target: the primary interface, its check turned off once; an unknown instance may be launch lag', async () => {
       const h = await make({});
       const a = h.addInstance({ secondaryEnis: 1 });
-      expect(await h.port.prepareRouteTarget(a.instanceId)).toMatchObject({ instanceId: a.instanceId, primaryEniId: a.eniId, sourceDestCheckChanged: true });
-      expect(await h.port.prepareRouteTarget(a.instanceId)).toMatchObject({ primaryEniId: a.eniId, sourceDestCheckChanged: false });
+      expect(await h.targets.prepareRouteTarget(a.instanceId)).toMatchObject({ instanceId: a.instanceId, primaryEniId: a.eniId, sourceDestCheckChanged: true });
+      expect(await h.targets.prepareRouteTarget(a.instanceId)).toMatchObject({ primaryEniId: a.eniId, sourceDestCheckChanged: false });
       const off = h.addInstance({ sourceDestCheck: false });
-      expect(await h.port.prepareRouteTarget(off.instanceId)).toMatchObject({ primaryEniId: off.eniId, sourceDestCheckChanged: false });
-      const missing = await h.port.prepareRouteTarget('i-0000000000000dead').catch((error: unknown) => error);
+      expect(await h.targets.prepareRouteTarget(off.instanceId)).toMatchObject({ primaryEniId: off.eniId, sourceDestCheckChanged: false });
+      const missing = await h.targets.prepareRouteTarget('i-0000000000000dead').catch((error: unknown) => error);
       expect(missing).toBeInstanceOf(ResourceNotFoundError);
       expect(missing).toMatchObject({ mayBeLaunchLag: true, retryable: false });
     });
@@ -136,9 +137,9 @@ export function routeTablesContract(name: string, make: (options: { routeLimit?:
     it('names the instance of a primary interface only', async () => {
       const h = await make({});
       const a = h.addInstance({ secondaryEnis: 1 });
-      expect(await h.port.interfaceInstance?.(a.eniId)).toBe(a.instanceId);
-      expect(await h.port.interfaceInstance?.(a.eniIds[1] ?? '')).toBeNull();
-      expect(await h.port.interfaceInstance?.('eni-0000000000000dead')).toBeNull();
+      expect(await h.targets.interfaceInstance?.(a.eniId)).toBe(a.instanceId);
+      expect(await h.targets.interfaceInstance?.(a.eniIds[1] ?? '')).toBeNull();
+      expect(await h.targets.interfaceInstance?.('eni-0000000000000dead')).toBeNull();
     });
 
     it('marks a table full with a tag and clears it', async () => {

@@ -3,7 +3,7 @@ import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aw
 import { afterAll } from 'vitest';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
-import { parseRouteMessage } from '../../lib/messages/route-message.ts';
+import { parseWorkMessage } from '../../lib/messages/work-message.ts';
 import { MemoryWorkQueue } from '../fakes/memory-work-queue.ts';
 import { workQueueContract } from './work-queue.contract.ts';
 
@@ -30,11 +30,11 @@ workQueueContract('SqsWorkQueue over fauxqs', async () => {
   return {
     port: new SqsWorkQueue(sqsClient, queueUrl),
     receive: async () => {
-      const all: Array<{ message: ReturnType<typeof parseRouteMessage>; receiptHandle: string }> = [];
+      const all: Array<{ message: ReturnType<typeof parseWorkMessage>; receiptHandle: string }> = [];
       for (;;) {
         const { Messages } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
         if (!Messages || Messages.length === 0) return all;
-        for (const m of Messages) all.push({ message: parseRouteMessage(m.Body ?? ''), receiptHandle: m.ReceiptHandle ?? '' });
+        for (const m of Messages) all.push({ message: parseWorkMessage(m.Body ?? ''), receiptHandle: m.ReceiptHandle ?? '' });
       }
     },
     ack: async (handle) => void (await sqsClient.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: handle }))),

@@ -1,22 +1,22 @@
 /**
- * The WorkQueue contract (lib/messages/work-queue.ts): what reconcile, the webhook and the worker
+ * The WorkQueue contract (lib/usecases/ports.ts): what reconcile, the webhook and the worker
  * rely on from the queue, run against MemoryWorkQueue and SqsWorkQueue over fauxqs
  * (work-queue.contract.test.ts). The harness receives and deletes as the SQS event source does.
  */
 import { describe, expect, it } from 'vitest';
-import { messageKey, type RouteMessage } from '../../lib/messages/route-message.ts';
-import type { WorkQueue } from '../../lib/messages/work-queue.ts';
+import { messageKey, type WorkMessage } from '../../lib/messages/work-message.ts';
+import type { WorkQueue } from '../../lib/usecases/ports.ts';
 
 export interface WorkQueueHarness {
   port: WorkQueue & Required<Pick<WorkQueue, 'retryAfter' | 'backlog'>>;
   /** Every message visible now (each then in flight). */
-  receive(): Promise<Array<{ message: RouteMessage; receiptHandle: string }>>;
+  receive(): Promise<Array<{ message: WorkMessage; receiptHandle: string }>>;
   /** Deletes a received message. */
   ack(receiptHandle: string): Promise<void>;
 }
 
-const create = (i: number) => ({ v: 1 as const, kind: 'create' as const, routeTableId: 'rtb-0000000000000000a', destinationCidr: `100.64.${i}.0/24`, node: `node-${i}`, instanceId: `i-${i.toString(16).padStart(17, '0')}` }) satisfies RouteMessage;
-const keys = (messages: ReadonlyArray<{ message: RouteMessage }>): string[] => messages.map((m) => messageKey(m.message)).sort();
+const create = (i: number) => ({ v: 1 as const, kind: 'create' as const, routeTableId: 'rtb-0000000000000000a', destinationCidr: `100.64.${i}.0/24`, node: `node-${i}`, instanceId: `i-${i.toString(16).padStart(17, '0')}` }) satisfies WorkMessage;
+const keys = (messages: ReadonlyArray<{ message: WorkMessage }>): string[] => messages.map((m) => messageKey(m.message)).sort();
 
 export function workQueueContract(name: string, make: () => Promise<WorkQueueHarness>): void {
   describe(`WorkQueue contract: ${name}`, () => {
@@ -32,7 +32,7 @@ export function workQueueContract(name: string, make: () => Promise<WorkQueueHar
 
     it('a replace and a create of the same work: the replace is delivered', async () => {
       const h = await make();
-      const replace: RouteMessage = { ...create(1), kind: 'replace' };
+      const replace: WorkMessage = { ...create(1), kind: 'replace' };
       expect(await h.port.send([create(1), replace])).toEqual({ sent: 1, duplicates: 1 });
       expect((await h.receive()).map((r) => r.message)).toEqual([replace]);
     });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { prefixesPlane } from '../../lib/dataplane/prefixes/prefixes-plane.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { syncNodeMessage } from '../../lib/messages/route-message.ts';
+import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import type { Delivery } from '../../lib/usecases/delivery-outcome.ts';
 import { NodeNotStoredError } from '../../lib/usecases/delivery-outcome.ts';
 import { RouteTableView } from '../../lib/usecases/route-table-view.ts';
@@ -60,7 +60,7 @@ async function run(c: Case) {
     log,
   });
   const routeTables = new MemoryRouteTables({ clusterName: 'alpha' });
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes, log, now: clock, cidrSets: [], leaseGraceSeconds: 300, plane };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, routeTargets: routeTables, nodes, log, now: clock, cidrSets: [], leaseGraceSeconds: 300, plane };
   const message = syncNodeMessage('joiner', c.admitted === false ? undefined : { instanceId: eni.instanceId, podCidrs });
   const delivery: Delivery = { receiveCount: c.receiveCount ?? 1, maxReceiveCount: 5 };
   prefixes.calls.length = 0;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../infra/local/sandbox/index.ts';
 import type { Sandbox } from '../../infra/local/sandbox/index.ts';
-import { syncNodeMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
+import { syncNodeMessage, type WorkMessage } from '../../lib/messages/work-message.ts';
 import { cidrsOf, instanceOf, leaseLines, networkUnavailable, podRoutes, queueIdle, routeLines, sendRaw } from './helpers.ts';
 
 /** The schedule is off, so what the worker does with these deliveries is all that happens. */
@@ -23,9 +23,9 @@ describe('duplicate, out-of-order and overlapping work', () => {
     sandbox.ec2.state.deleteRoute({ routeTableId: table, destinationCidr: cidr });
     expect(podRoutes(sandbox, table).some((r) => r.destination === cidr)).toBe(false);
 
-    const create: RouteMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: cidr, node: 'dup-a', instanceId };
+    const create: WorkMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: cidr, node: 'dup-a', instanceId };
     // Planned while the route was still a blackhole; it arrives after the route was fixed.
-    const staleDelete: RouteMessage = {
+    const staleDelete: WorkMessage = {
       v: 1,
       kind: 'delete',
       routeTableId: table,

@@ -21,8 +21,8 @@ import { dryRunReconcile } from '../../lib/cli/dry-run.ts';
 import { loadConfig } from '../../lib/config.ts';
 import type { Config } from '../../lib/config.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { serializeRouteMessage, syncNodeMessage } from '../../lib/messages/route-message.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { serializeWorkMessage, syncNodeMessage } from '../../lib/messages/work-message.ts';
 import { formatFullMark, ROUTE_TABLE_FULL_TAG } from '../../lib/routes/table-full.ts';
 import type { ReconcileReport } from '../../lib/usecases/reconcile.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 /** The deployed wiring of `env` over the emulators; every message the function sends is recorded. */
-async function deployed(env: Record<string, string>): Promise<{ config: Config; wiring: Wiring; sent: RouteMessage[] }> {
+async function deployed(env: Record<string, string>): Promise<{ config: Config; wiring: Wiring; sent: WorkMessage[] }> {
   queues += 1;
   const { queueUrl } = await sqs.createQueue(`podroute-dry-run-${queues}`);
   const config = loadConfig({ CLUSTER_NAME: CLUSTER, CIDR_TABLE_NAME: await freshCidrTable(local.client()), QUEUE_URL: queueUrl, ...env });
@@ -51,7 +51,7 @@ async function deployed(env: Record<string, string>): Promise<{ config: Config; 
     log: memoryLogger(),
     now: world.clock.now,
   });
-  const sent: RouteMessage[] = [];
+  const sent: WorkMessage[] = [];
   const queue = base.queue;
   const wiring: Wiring = {
     ...base,
@@ -93,7 +93,7 @@ async function dryRunThenFunction(config: Config, wiring: Wiring) {
 
 /** A route operation as `kind table destination`. */
 const opKey = (kind: string, op: { routeTableId: string; destinationCidr: string }) => `${kind} ${op.routeTableId} ${op.destinationCidr}`;
-const sentOps = (sent: readonly RouteMessage[]) => sent.flatMap((m) => (m.kind === 'create' || m.kind === 'replace' || m.kind === 'delete' ? [opKey(m.kind, m)] : []));
+const sentOps = (sent: readonly WorkMessage[]) => sent.flatMap((m) => (m.kind === 'create' || m.kind === 'replace' || m.kind === 'delete' ? [opKey(m.kind, m)] : []));
 
 /** Each node's NetworkUnavailable status, as stored. */
 const conditionsOf = (nodes: readonly string[]): Record<string, string | null> => Object.fromEntries(nodes.map((node) => [node, world.networkUnavailable(node)]));
@@ -121,7 +121,7 @@ describe('reconcile --dry-run against the function, routes mode', () => {
     // Six routes nobody leases or holds: unconfirmed deletions, more than the guard lets go at once.
     for (let i = 10; i < 16; i++) await world.ec2.state.addRoute({ routeTableId: open, destinationCidr: `100.64.${i}.0/24`, instanceId: world.ec2.state.addInstance().id });
     const client = sqs.createClient('earlier-tick');
-    for (let i = 0; i < backlog; i++) await client.send(new SendMessageCommand({ QueueUrl: config.queueUrl, MessageBody: serializeRouteMessage(syncNodeMessage(`earlier-${i}`)) }));
+    for (let i = 0; i < backlog; i++) await client.send(new SendMessageCommand({ QueueUrl: config.queueUrl, MessageBody: serializeWorkMessage(syncNodeMessage(`earlier-${i}`)) }));
     return { config, wiring, sent, open, full, set };
   }
 

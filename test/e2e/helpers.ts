@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { networkUnavailableOf, nodeSchema, podCidrsOf } from '../../lib/nodes/node.ts';
 import type { Node } from '../../lib/nodes/node.ts';
-import { serializeRouteMessage } from '../../lib/messages/route-message.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import { serializeWorkMessage } from '../../lib/messages/work-message.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import type { Sandbox } from '../../infra/local/sandbox/index.ts';
 
 export interface SimpleRoute {
@@ -59,9 +59,9 @@ export async function leaseLines(sandbox: Sandbox): Promise<string[]> {
 }
 
 /** Sends messages to the work queue as raw SQS messages, one SendMessage each, in order. */
-export async function sendRaw(sandbox: Sandbox, messages: RouteMessage[]): Promise<void> {
+export async function sendRaw(sandbox: Sandbox, messages: WorkMessage[]): Promise<void> {
   for (const message of messages) {
-    await sandbox.queue.client.send(new SendMessageCommand({ QueueUrl: sandbox.queue.queueUrl, MessageBody: serializeRouteMessage(message) }));
+    await sandbox.queue.client.send(new SendMessageCommand({ QueueUrl: sandbox.queue.queueUrl, MessageBody: serializeWorkMessage(message) }));
   }
 }
 

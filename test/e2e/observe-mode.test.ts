@@ -20,7 +20,7 @@ import { dryRunReconcile } from '../../lib/cli/dry-run.ts';
 import { loadConfig } from '../../lib/config.ts';
 import type { Config } from '../../lib/config.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { serializeRouteMessage, syncNodeMessage } from '../../lib/messages/route-message.ts';
+import { serializeWorkMessage, syncNodeMessage } from '../../lib/messages/work-message.ts';
 import { driftOf } from '../../lib/usecases/observe.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
@@ -152,7 +152,7 @@ describe('observe mode (WRITES=off)', () => {
     world.resetStats();
     const before = await stateOf(config);
 
-    const batch = await createRouteWorkerHandler(async () => wiring)(sqsEvent(sqsRecord('m1', serializeRouteMessage(syncNodeMessage('unrouted')))), lambdaContext('route-worker'));
+    const batch = await createRouteWorkerHandler(async () => wiring)(sqsEvent(sqsRecord('m1', serializeWorkMessage(syncNodeMessage('unrouted')))), lambdaContext('route-worker'));
     const event = {
       version: '0', id: 'e1', 'detail-type': 'EC2 Instance State-change Notification', source: 'aws.ec2', account: '000000000000',
       time: new Date(world.clock.now()).toISOString(), region: 'us-east-1', resources: [], detail: { 'instance-id': 'i-0123456789abcdef0', state: 'terminated' },

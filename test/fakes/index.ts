@@ -1,4 +1,4 @@
-/** One in-memory fake per port of lib/usecases/ports.ts and lib/messages/work-queue.ts, held to test/contracts/. */
+/** One in-memory fake per port of lib/usecases/ports.ts, held to test/contracts/. */
 export { MemoryDeletionWindow } from './memory-deletion-window.ts';
 export { MemoryEniPrefixes } from './memory-eni-prefixes.ts';
 export { MemoryNodeSource, type MemoryNodeSpec } from './memory-node-source.ts';

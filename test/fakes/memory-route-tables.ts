@@ -1,5 +1,6 @@
 /**
- * MemoryRouteTables: the RouteTables port (lib/usecases/ports.ts) in memory, with the promises
+ * MemoryRouteTables: the RouteTables and RouteTargets ports (lib/usecases/ports.ts) in memory, over one
+ * simulated EC2, with the promises
  * Ec2RouteTables keeps over EC2: idempotent create (`exists`) and delete (`absent`), a conflict on
  * another target, RouteMissingError for a replace of nothing, static routes before propagated ones,
  * routes to an attached interface described with both the instance and the interface, blackholes
@@ -11,7 +12,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import { clusterTagKey, parseRouteTables, type Route, type RouteTable } from '../../lib/routes/route-tables.ts';
 import { ROUTE_TABLE_FULL_TAG, formatFullMark } from '../../lib/routes/table-full.ts';
 import { ResourceNotFoundError, RouteConflictError, RouteMissingError, RouteTableFullError } from '../../lib/usecases/port-errors.ts';
-import type { RouteSpec, RouteTables } from '../../lib/usecases/ports.ts';
+import type { RouteSpec, RouteTables, RouteTargets } from '../../lib/usecases/ports.ts';
 
 type Target = { kind: 'interface'; eniId: string } | { kind: 'gateway'; gatewayId: string } | { kind: 'local' };
 
@@ -52,7 +53,7 @@ function destination(text: string): Cidr {
 const notFound = (operation: string, code: string, what: string) =>
   new ResourceNotFoundError(`${operation} ${what}: ${code}`, { operation, code, mayBeLaunchLag: code === 'InvalidInstanceID.NotFound' || code === 'InvalidNetworkInterfaceID.NotFound', cause: undefined });
 
-export class MemoryRouteTables implements RouteTables {
+export class MemoryRouteTables implements RouteTables, RouteTargets {
   private readonly tables = new Map<string, StoredTable>();
   private readonly interfaces = new Map<string, StoredInterface>();
   private readonly instances = new Map<string, string[]>();

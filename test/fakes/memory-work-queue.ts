@@ -1,16 +1,17 @@
 /**
- * MemoryWorkQueue for tests: the WorkQueue port (lib/messages/work-queue.ts) in memory, with what
+ * MemoryWorkQueue for tests: the WorkQueue port (lib/usecases/ports.ts) in memory, with what
  * SqsWorkQueue promises over SQS: duplicate work collapsed per send, a delay that keeps a message
  * from the worker for its seconds, a backlog of messages waiting, in flight or delayed, and
  * `retryAfter` making a received message visible again after its seconds. It extends the CLI's
  * in-memory queue (lib/messages/work-queue.ts), so `sent` is that queue's record; `receive` and
  * `ack` play the SQS event source.
  */
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { MemoryWorkQueue as SentRecord, dedupeMessages, type SendOptions, type SendResult } from '../../lib/messages/work-queue.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { MemoryWorkQueue as SentRecord, dedupeMessages } from '../../lib/messages/work-queue.ts';
+import type { SendOptions, SendResult } from '../../lib/usecases/ports.ts';
 
 interface Held {
-  readonly message: RouteMessage;
+  readonly message: WorkMessage;
   readonly receiptHandle: string;
   /** When the worker may see it next (clock milliseconds). */
   visibleAt: number;
@@ -22,7 +23,7 @@ const VISIBILITY_TIMEOUT_MS = 180_000;
 
 export class MemoryWorkQueue extends SentRecord {
   /** Every send with its options, deduplicated per send. */
-  readonly sends: Array<{ messages: RouteMessage[]; options: SendOptions | undefined }> = [];
+  readonly sends: Array<{ messages: WorkMessage[]; options: SendOptions | undefined }> = [];
   private held: Held[] = [];
   private handles = 0;
 
@@ -30,7 +31,7 @@ export class MemoryWorkQueue extends SentRecord {
     super();
   }
 
-  override async send(messages: readonly RouteMessage[], options?: SendOptions): Promise<SendResult> {
+  override async send(messages: readonly WorkMessage[], options?: SendOptions): Promise<SendResult> {
     const delay = options?.delaySeconds ?? 0;
     if (!Number.isInteger(delay) || delay < 0 || delay > 900) throw new RangeError(`delaySeconds ${delay}: want 0..900 (SQS DelaySeconds)`);
     const result = await super.send(messages);
@@ -41,7 +42,7 @@ export class MemoryWorkQueue extends SentRecord {
   }
 
   /** Every message sent, in order (all sends). */
-  get messages(): RouteMessage[] {
+  get messages(): WorkMessage[] {
     return this.sends.flatMap((s) => s.messages);
   }
 
@@ -63,7 +64,7 @@ export class MemoryWorkQueue extends SentRecord {
   }
 
   /** The messages visible now, each made invisible for the visibility timeout (SQS ReceiveMessage). */
-  receive(): Array<{ message: RouteMessage; receiptHandle: string; receiveCount: number }> {
+  receive(): Array<{ message: WorkMessage; receiptHandle: string; receiveCount: number }> {
     const now = this.clock();
     return this.held
       .filter((h) => h.visibleAt <= now)

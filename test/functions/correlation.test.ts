@@ -16,7 +16,7 @@ import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger, silentLogger } from '../../lib/log.ts';
-import { parseRouteMessage, serializeRouteMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
+import { parseWorkMessage, serializeWorkMessage, type WorkMessage } from '../../lib/messages/work-message.ts';
 import { startDynalite } from '../support/dynalite.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -30,7 +30,7 @@ afterAll(async () => {
   await sqs.stop();
 });
 
-const deleteOf = (cidr: string): RouteMessage => ({ v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: cidr, reason: 'no-owner' });
+const deleteOf = (cidr: string): WorkMessage => ({ v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: cidr, reason: 'no-owner' });
 
 describe('correlation id through the queue', () => {
   it('reaches the worker as an attribute, beside an unchanged body, and tags each record\'s lines', async () => {
@@ -80,12 +80,12 @@ describe('correlation id through the queue', () => {
     }
 
     // Old and new bodies are the same bytes: a worker of any release parses both.
-    expect([...new Set(bodies.values())].sort()).toEqual([serializeRouteMessage(tagged), serializeRouteMessage(old)].sort());
-    for (const body of bodies.values()) expect(parseRouteMessage(body)).toBeTruthy();
+    expect([...new Set(bodies.values())].sort()).toEqual([serializeWorkMessage(tagged), serializeWorkMessage(old)].sort());
+    for (const body of bodies.values()) expect(parseWorkMessage(body)).toBeTruthy();
     // Every line of a record carries that record's id, and only that: the tagged message's the uid,
     // the old message's none (how many deliveries each took is the queue's business).
     const failed = log.lines.filter((line) => line.event === 'message.failed');
-    const idsOf = (message: RouteMessage) => [...new Set(failed.filter((line) => line.cidr === (message.kind === 'delete' ? message.destinationCidr : '')).map((line) => line.correlationId ?? 'none'))];
+    const idsOf = (message: WorkMessage) => [...new Set(failed.filter((line) => line.cidr === (message.kind === 'delete' ? message.destinationCidr : '')).map((line) => line.correlationId ?? 'none'))];
     expect([idsOf(tagged), idsOf(old)]).toEqual([['b5a0c1f2-0000-4000-8000-00000000beef'], ['none']]);
   });
 

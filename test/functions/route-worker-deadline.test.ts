@@ -14,7 +14,7 @@ import type { Wiring } from '../../functions/wiring.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { abortable } from '../../lib/util/abort-scope.ts';
 import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
@@ -51,13 +51,13 @@ describe('route-worker handler: the deadline aborts what is still running', () =
       replaceRoute: (spec) => adapter.replaceRoute(spec),
       deleteRoute: (spec) => adapter.deleteRoute(spec),
       describeRoute: (id, cidr) => adapter.describeRoute(id, cidr),
-      prepareRouteTarget: (id) => adapter.prepareRouteTarget(id),
     };
     const config = loadConfig({ CLUSTER_NAME: CLUSTER, CLUSTER_CIDRS: '100.64.0.0/16', MAX_RECEIVE_COUNT: '5' });
     const log = memoryLogger();
     const wiring: Wiring = {
       config,
       routeTables,
+      routeTargets: world.routeTargets,
       prefixes: world.prefixes,
       nodes: world.nodes,
       queue: new RecordingQueue(),
@@ -67,7 +67,7 @@ describe('route-worker handler: the deadline aborts what is still running', () =
       now: world.clock.now,
     };
     const handler = createRouteWorkerHandler(async () => wiring);
-    const message: RouteMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: a.instanceId };
+    const message: WorkMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: a.instanceId };
 
     // 4.5 s left: the handler answers after 3 s, keeping a third back.
     const response = await handler(sqsEvent(sqsRecord('m1', JSON.stringify(message), 1)), localLambdaContext('podroute-route-worker', { timeoutSeconds: 4.5 }));

@@ -11,9 +11,9 @@ import { PodrouteError } from '../../lib/errors.ts';
 import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { retryBackoffSeconds } from '../../lib/messages/work-queue.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
-import type { NodeSource, RouteTables } from '../../lib/usecases/ports.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
+import type { NodeSource, RouteTables, RouteTargets } from '../../lib/usecases/ports.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
 import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/world.ts';
@@ -44,13 +44,20 @@ function throttledTables(): RouteTables {
     replaceRoute: throttled,
     deleteRoute: throttled,
     describeRoute: throttled,
-    prepareRouteTarget: throttled,
   };
 }
 
-const syncNode = JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-new' } satisfies RouteMessage);
+function throttledTargets(): RouteTargets {
+  return {
+    prepareRouteTarget: async () => {
+      throw new PodrouteError('RequestLimitExceeded', { retryable: true });
+    },
+  };
+}
+
+const syncNode = JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-new' } satisfies WorkMessage);
 const EXPECT = { instanceId: null, blackhole: false };
-const remove = JSON.stringify({ v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner', expect: EXPECT } satisfies RouteMessage);
+const remove = JSON.stringify({ v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner', expect: EXPECT } satisfies WorkMessage);
 
 describe('retries', () => {
   it.each([
@@ -58,8 +65,8 @@ describe('retries', () => {
     [2, 'ack', 'stale:node-gone'],
     [3, 'ack', 'stale:node-gone'],
   ] as const)('sync-node for a node not stored yet, delivery %i: %s (%s)', async (receiveCount, outcome, status) => {
-    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), nodes: nodesWithout(), cidrSets: [], plane: routesWorkerPlane([]), leaseGraceSeconds: 600, log: memoryLogger(), now: () => 0 };
-    const result = await handleRouteMessage(syncNode, { receiveCount, maxReceiveCount: 3 }, deps);
+    const deps = { clusterCidrs: config.clusterCidrs, routeTables: throttledTables(), routeTargets: throttledTargets(), nodes: nodesWithout(), cidrSets: [], plane: routesWorkerPlane([]), leaseGraceSeconds: 600, log: memoryLogger(), now: () => 0 };
+    const result = await handleWorkMessage(syncNode, { receiveCount, maxReceiveCount: 3 }, deps);
     expect(result).toEqual({ outcome, status });
   });
 
@@ -77,6 +84,7 @@ describe('retries', () => {
     const wiring = {
       config,
       routeTables,
+      routeTargets: throttledTargets(),
       plane: routesWorkerPlane(),
       nodes: nodesWithout(),
       queue: {
@@ -115,10 +123,10 @@ describe('retries', () => {
     ['a plain error, first receive', new Error('bug'), 1, false, 'failed'],
     ['a retryable error, first receive', new PodrouteError('throttled', { retryable: true }), 1, true, 'retry'],
     ['a retryable error, last receive but one', new PodrouteError('throttled', { retryable: true }), 2, false, 'handed-back'],
-  ] as const)('answers a throw out of handleRouteMessage as outcomeOf decides it: %s', async (_what, thrown, receiveCount, retried, outcome) => {
+  ] as const)('answers a throw out of handleWorkMessage as outcomeOf decides it: %s', async (_what, thrown, receiveCount, retried, outcome) => {
     const calls: Array<[string, number]> = [];
     const { wiring, log } = wiringWith(throttledTables(), calls);
-    // handleRouteMessage reads the clock before its own try: a clock that throws escapes it.
+    // handleWorkMessage reads the clock before its own try: a clock that throws escapes it.
     const handler = createRouteWorkerHandler(async () => ({ ...wiring, now: () => { throw thrown; } }));
     const response = await handler(sqsEvent(sqsRecord('crash', remove, receiveCount)), lambdaContext());
     expect(response).toEqual({ batchItemFailures: retried ? [{ itemIdentifier: 'crash' }] : [] });
@@ -151,7 +159,7 @@ describe('retries', () => {
     };
     const { wiring, log } = wiringWith(routeTables, calls);
     const handler = createRouteWorkerHandler(async () => wiring);
-    const del = (routeTableId: string) => JSON.stringify({ v: 1, kind: 'delete', routeTableId, destinationCidr: '10.244.1.0/24', reason: 'no-owner', expect: EXPECT } satisfies RouteMessage);
+    const del = (routeTableId: string) => JSON.stringify({ v: 1, kind: 'delete', routeTableId, destinationCidr: '10.244.1.0/24', reason: 'no-owner', expect: EXPECT } satisfies WorkMessage);
     const response = await handler(
       sqsEvent(
         sqsRecord('done', del(good), 1),

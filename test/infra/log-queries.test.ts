@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { powertoolsTelemetry } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 import { captureOutput } from '../support/capture-output.ts';
@@ -73,10 +73,10 @@ async function routeOneNode(): Promise<{ table: string; other: string }> {
   const other = world.addClusterTable();
   const node = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
   const { log } = powertoolsTelemetry({ cluster: 'blue', functionName: 'route-worker' });
-  const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, routeTargets: world.routeTargets, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
   for (const routeTableId of [table, other]) {
-    const message: RouteMessage = { v: 1, kind: 'create', routeTableId, destinationCidr: '100.64.1.0/24', node: node.name, instanceId: node.instanceId };
-    expect(await handleRouteMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    const message: WorkMessage = { v: 1, kind: 'create', routeTableId, destinationCidr: '100.64.1.0/24', node: node.name, instanceId: node.instanceId };
+    expect(await handleWorkMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'created' });
   }
   return { table, other };
 }

@@ -7,7 +7,7 @@ import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { messageKey, parseRouteMessage, type RouteMessage } from '../../lib/messages/route-message.ts';
+import { messageKey, parseWorkMessage, type WorkMessage } from '../../lib/messages/work-message.ts';
 import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 import {
@@ -253,7 +253,7 @@ describe('startSqsEventSource against fauxqs', () => {
 
   it('feeds route messages sent by SqsWorkQueue to a worker-shaped handler', async () => {
     const { queueUrl, dlqUrl } = await newQueues();
-    const messages: RouteMessage[] = Array.from({ length: 12 }, (_, i) => ({
+    const messages: WorkMessage[] = Array.from({ length: 12 }, (_, i) => ({
       v: 1,
       kind: 'delete',
       routeTableId: 'rtb-0123456789abcdef0',
@@ -261,13 +261,13 @@ describe('startSqsEventSource against fauxqs', () => {
       reason: 'no-owner',
     }));
     await new SqsWorkQueue(client, queueUrl).send(messages);
-    const got: RouteMessage[] = [];
+    const got: WorkMessage[] = [];
     await runToDrain({
       queueUrl,
       dlqUrl,
       handler: async (event) => {
         for (const record of event.Records) {
-          const message = parseRouteMessage(record.body);
+          const message = parseWorkMessage(record.body);
           expect(record.messageAttributes).toEqual({});
           got.push(message);
         }
@@ -308,7 +308,7 @@ describe('startSqsEventSource against fauxqs', () => {
   // once its ReceiveCount exceeds maxReceiveCount).
   it('the real route-worker handler never lets a retryable failure reach the DLQ', async () => {
     const { queueUrl, dlqUrl } = await newQueues();
-    const message: RouteMessage = { v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner' };
+    const message: WorkMessage = { v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner' };
     await new SqsWorkQueue(client, queueUrl).send([message]);
     const log = memoryLogger();
     const throttled = async (): Promise<never> => {
@@ -316,7 +316,8 @@ describe('startSqsEventSource against fauxqs', () => {
     };
     const wiring = {
       config: loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '3' }),
-      routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled, prepareRouteTarget: throttled },
+      routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled },
+      routeTargets: { prepareRouteTarget: throttled },
       nodes: {},
       plane: routesWorkerPlane(),
       // Visibility backoff of 2 s, scaled to 0 (immediately visible again).

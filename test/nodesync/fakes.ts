@@ -1,8 +1,8 @@
 /** Recording fakes for the node-sync ports: every call is logged, in order, as one line. */
 import type { CidrSet } from '../../lib/ipam/index.ts';
 import type { Node } from '../../lib/nodes/node.ts';
-import type { CloudAlias, KubeNodes } from '../../lib/nodesync/index.ts';
 import type { DualStackCloudAlias, DualStackKubeNodes } from '../../lib/nodesync/index.ts';
+import type { CloudAlias, KubeNodes } from '../../lib/usecases/ports.ts';
 
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

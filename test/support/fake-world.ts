@@ -107,7 +107,7 @@ export interface FakeWiring {
   /** Lease-table writes since the last `reset`. */
   leases: { writes(): number; reset(): void };
   reconcileDeps(): ReconcileDeps;
-  workerDeps(): { clusterCidrs: readonly string[]; routeTables: MemoryRouteTables; nodes: MemoryNodeSource; cidrSets: CidrSet[]; leaseGraceSeconds: number; now: () => number; plane: DataPlane };
+  workerDeps(): { clusterCidrs: readonly string[]; routeTables: MemoryRouteTables; routeTargets: MemoryRouteTables; nodes: MemoryNodeSource; cidrSets: CidrSet[]; leaseGraceSeconds: number; now: () => number; plane: DataPlane };
 }
 
 /** Deps for the use cases over a fake world, from the same config `testWiring` loads (routes mode). */
@@ -132,6 +132,6 @@ export async function fakeWiring(world: FakeWorld, env: Record<string, string> =
     log,
     leases: { writes: () => counter.writes - mark, reset: () => void (mark = counter.writes) },
     reconcileDeps: () => withRoutesPlane({ config, routeTables: world.routeTables, nodes: world.nodes, queue, cidrSets, deletionWindow, log, now: world.clock.now }),
-    workerDeps: () => ({ clusterCidrs: config.clusterCidrs, routeTables: world.routeTables, nodes: world.nodes, cidrSets, leaseGraceSeconds: config.leaseGraceSeconds, now: world.clock.now, plane: routesWorkerPlane(cidrSets) }),
+    workerDeps: () => ({ clusterCidrs: config.clusterCidrs, routeTables: world.routeTables, routeTargets: world.routeTables, nodes: world.nodes, cidrSets, leaseGraceSeconds: config.leaseGraceSeconds, now: world.clock.now, plane: routesWorkerPlane(cidrSets) }),
   };
 }

@@ -22,7 +22,7 @@ export interface TestWiring {
   /** The reconcile use case's deps from the wiring. */
   reconcileDeps(): ReconcileDeps;
   /** The route worker's deps from the wiring. */
-  workerDeps(): { clusterCidrs: readonly string[]; routeTables: Wiring['routeTables']; nodes: Wiring['nodes']; cidrSets: Wiring['cidrSets']; leaseGraceSeconds: number; now: () => number; plane: Wiring['plane'] };
+  workerDeps(): { clusterCidrs: readonly string[]; routeTables: Wiring['routeTables']; routeTargets: Wiring['routeTargets']; nodes: Wiring['nodes']; cidrSets: Wiring['cidrSets']; leaseGraceSeconds: number; now: () => number; plane: Wiring['plane'] };
 }
 
 export async function testWiring(world: World, local: LocalDynamo, env: Record<string, string> = {}): Promise<TestWiring> {
@@ -51,6 +51,6 @@ export async function testWiring(world: World, local: LocalDynamo, env: Record<s
     log,
     dynamo,
     reconcileDeps: () => useCaseDeps(wiring),
-    workerDeps: () => ({ clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, nodes: wiring.nodes, cidrSets: wiring.cidrSets, leaseGraceSeconds: wiring.config.leaseGraceSeconds, now: wiring.now, plane: wiring.plane }),
+    workerDeps: () => ({ clusterCidrs: wiring.config.clusterCidrs, routeTables: wiring.routeTables, routeTargets: wiring.routeTargets, nodes: wiring.nodes, cidrSets: wiring.cidrSets, leaseGraceSeconds: wiring.config.leaseGraceSeconds, now: wiring.now, plane: wiring.plane }),
   };
 }

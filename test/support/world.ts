@@ -24,11 +24,13 @@ import { KubeNodes } from '../../lib/kube/kube-nodes.ts';
 import { createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
 import { containsCidr, formatCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { dedupeMessages, type SendOptions, type SendResult, type WorkQueue } from '../../lib/messages/work-queue.ts';
-import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { dedupeMessages } from '../../lib/messages/work-queue.ts';
+import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { lambdaContext as localLambdaContext } from '../../infra/local/lambda-context.ts';
 import { CLUSTER, CLUSTER_TAG, FakeClock, T0 } from './clock.ts';
+import type { SendOptions, SendResult, WorkQueue } from '../../lib/usecases/ports.ts';
+import { Ec2RouteTargets } from '../../lib/aws/ec2-route-targets.ts';
 
 export { CLUSTER, CLUSTER_TAG, FakeClock, T0 } from './clock.ts';
 export const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' };
@@ -58,6 +60,7 @@ export interface World {
   ec2Client: EC2Client;
   nodes: KubeNodes;
   routeTables: Ec2RouteTables;
+  routeTargets: Ec2RouteTargets;
   prefixes: Ec2EniPrefixes;
   /**
    * The lease table (in memory) for the tests' cluster CIDRs, 100.64.0.0/16 and 10.244.0.0/16 with
@@ -138,6 +141,7 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; kube?: Kub
     ec2Client,
     nodes,
     routeTables,
+    routeTargets: new Ec2RouteTargets(ec2Client),
     prefixes,
     cidrSets,
     addClusterTable: () => ec2.state.addRouteTable({ tags: { [CLUSTER_TAG]: 'owned' } }).id,
@@ -222,13 +226,13 @@ export async function startWorld(options: { ec2?: Ec2EmulatorOptions; kube?: Kub
 
 /** A WorkQueue that keeps every send with its options (deduplicated per send, like the real ones). */
 export class RecordingQueue implements WorkQueue {
-  readonly sends: Array<{ messages: RouteMessage[]; options: SendOptions | undefined }> = [];
-  async send(messages: readonly RouteMessage[], options?: SendOptions): Promise<SendResult> {
+  readonly sends: Array<{ messages: WorkMessage[]; options: SendOptions | undefined }> = [];
+  async send(messages: readonly WorkMessage[], options?: SendOptions): Promise<SendResult> {
     const { unique, duplicates } = dedupeMessages(messages);
     this.sends.push({ messages: unique, options });
     return { sent: unique.length, duplicates };
   }
-  get messages(): RouteMessage[] {
+  get messages(): WorkMessage[] {
     return this.sends.flatMap((s) => s.messages);
   }
   clear(): void {
@@ -326,7 +330,7 @@ export function httpEvent(input: { body: string; headers?: Record<string, string
  */
 export async function drainQueue(
   queue: RecordingQueue,
-  deps: { clusterCidrs: readonly string[]; routeTables: RouteWorkerDeps['routeTables']; nodes: RouteWorkerDeps['nodes']; cidrSets: RouteWorkerDeps['cidrSets']; leaseGraceSeconds: number; now: () => number; plane: RouteWorkerDeps['plane'] },
+  deps: { clusterCidrs: readonly string[]; routeTables: RouteWorkerDeps['routeTables']; routeTargets: RouteWorkerDeps['routeTargets']; nodes: RouteWorkerDeps['nodes']; cidrSets: RouteWorkerDeps['cidrSets']; leaseGraceSeconds: number; now: () => number; plane: RouteWorkerDeps['plane'] },
 ): Promise<string[]> {
   const statuses: string[] = [];
   const log = memoryLogger();
@@ -334,7 +338,7 @@ export async function drainQueue(
     const messages = queue.messages;
     queue.clear();
     for (const message of messages) {
-      const result = await handleRouteMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, { ...deps, log });
+      const result = await handleWorkMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, { ...deps, log });
       statuses.push(`${message.kind}:${result.outcome}:${result.status}`);
     }
   }

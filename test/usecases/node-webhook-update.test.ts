@@ -7,7 +7,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import { admissionReview } from '../../infra/local/kube/admission.ts';
@@ -106,14 +106,14 @@ describe('the worker after an UPDATE join', () => {
     const deps = { ...w.workerDeps(), log: memoryLogger() };
 
     // The API server has not stored the update yet: the route is made, the condition waits (retry).
-    const first = await handleRouteMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, deps);
+    const first = await handleWorkMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 3 }, deps);
     expect(first.outcome).toBe('retry');
     expect(world.routeTables.routeSummary(table)).toEqual([`100.64.0.0/24 -> ${instanceId}`]);
     expect(world.nodes.networkUnavailable('node-c')).toBeNull();
 
     // Stored now, as admitted: the next receive finds the route in place and marks the node ready.
     world.nodes.put({ ...joined, spec: { ...(joined.spec as Obj), podCIDR: '100.64.0.0/24', podCIDRs: ['100.64.0.0/24'] } });
-    const second = await handleRouteMessage(JSON.stringify(message), { receiveCount: 2, maxReceiveCount: 3 }, deps);
+    const second = await handleWorkMessage(JSON.stringify(message), { receiveCount: 2, maxReceiveCount: 3 }, deps);
     expect(second.outcome).toBe('ack');
     expect(world.nodes.networkUnavailable('node-c')).toBe('False');
     expect(world.routeTables.routeSummary(table)).toEqual([`100.64.0.0/24 -> ${instanceId}`]);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import { syncNodeMessage } from '../../lib/messages/route-message.ts';
+import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import { driftOf, reportDrift } from '../../lib/usecases/observe.ts';
 import type { ReconcileReport } from '../../lib/usecases/reconcile.ts';
 

@@ -8,9 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import { syncNodeMessage } from '../../lib/messages/route-message.ts';
+import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import { nodeCreateReview } from '../support/admission.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
@@ -128,7 +128,7 @@ describe('prefixes mode: join-to-ready through the worker', () => {
       }),
     };
     // The last receive before the dead-letter queue: handed back to reconcile.
-    const result = await handleRouteMessage(JSON.stringify(syncNodeMessage('late', { instanceId: instance.id, podCidrs })), { receiveCount: 2, maxReceiveCount: 3 }, deps);
+    const result = await handleWorkMessage(JSON.stringify(syncNodeMessage('late', { instanceId: instance.id, podCidrs })), { receiveCount: 2, maxReceiveCount: 3 }, deps);
     expect(result).toEqual({ outcome: 'ack', status: 'handed-back' });
     expect([world.kubeWrites(), world.eventReasons('late')]).toEqual([0, []]);
   });

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -21,7 +21,7 @@ const TABLE = 'rtb-0123456789abcdef0';
 const INSTANCE = 'i-0123456789abcdef0';
 
 describe('prefixes mode: route messages', () => {
-  it.each<[string, RouteMessage]>([
+  it.each<[string, WorkMessage]>([
     ['create', { v: 1, kind: 'create', routeTableId: TABLE, destinationCidr: '10.0.8.0/28', node: 'node-a', instanceId: INSTANCE }],
     ['replace', { v: 1, kind: 'replace', routeTableId: TABLE, destinationCidr: '10.0.8.0/28', node: 'node-a', instanceId: INSTANCE, reason: 'blackhole' }],
     ['delete', { v: 1, kind: 'delete', routeTableId: TABLE, destinationCidr: '10.0.8.0/28', reason: 'no-owner', expect: { instanceId: INSTANCE, blackhole: false } }],
@@ -30,7 +30,7 @@ describe('prefixes mode: route messages', () => {
     const log = memoryLogger();
     world.resetStats();
 
-    expect(await handleRouteMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log })).toEqual({ outcome: 'ack', status: 'stale:no-route-plane' });
+    expect(await handleWorkMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log })).toEqual({ outcome: 'ack', status: 'stale:no-route-plane' });
     expect(world.ec2.stats.calls).toEqual({});
     expect(log.lines.filter((line) => line.level !== 'info')).toEqual([]);
     expect(log.lines.filter((line) => line.event === 'message.done').map((line) => line.status)).toEqual(['stale:no-route-plane']);

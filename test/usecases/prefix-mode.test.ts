@@ -8,7 +8,7 @@ import { admit } from '../../lib/usecases/node-webhook.ts';
 import { noReservationMessage, placeNode, podRanges } from '../../lib/dataplane/prefixes/pod-ranges.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
-import { syncNodeMessage } from '../../lib/messages/route-message.ts';
+import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import type { RecordingQueue } from '../support/world.ts';
 import type { NodeInterface } from '../../lib/usecases/ports.ts';
 

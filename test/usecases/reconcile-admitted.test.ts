@@ -4,10 +4,10 @@
  * deletion while the lease is young; a lease past the grace period without its node does not.
  */
 import { describe, expect, it } from 'vitest';
-import { syncNodeMessage } from '../../lib/messages/route-message.ts';
+import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring, type TestWiring } from '../support/wiring.ts';
@@ -21,7 +21,7 @@ useWorldAndDynamo((parts) => ({ world, local } = parts));
 /** The worker takes what reconcile queued. */
 async function drain(w: TestWiring): Promise<void> {
   const deps = { ...w.workerDeps(), log: memoryLogger() };
-  for (const message of w.queue.messages) await handleRouteMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 5 }, deps);
+  for (const message of w.queue.messages) await handleWorkMessage(JSON.stringify(message), { receiveCount: 1, maxReceiveCount: 5 }, deps);
 }
 
 describe('reconcile and a node routed from its admission', () => {
@@ -36,8 +36,8 @@ describe('reconcile and a node routed from its admission', () => {
     const cidr = await set.allocateNext('node-a');
     const instance = world.ec2.state.addInstance();
     const message = JSON.stringify(syncNodeMessage('node-a', { instanceId: instance.id, podCidrs: [cidr] }));
-    const workerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: w.wiring.cidrSets, plane: routesWorkerPlane(w.wiring.cidrSets), leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
-    await handleRouteMessage(message, { receiveCount: 1, maxReceiveCount: 5 }, workerDeps);
+    const workerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, routeTargets: world.routeTargets, nodes: world.nodes, cidrSets: w.wiring.cidrSets, plane: routesWorkerPlane(w.wiring.cidrSets), leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
+    await handleWorkMessage(message, { receiveCount: 1, maxReceiveCount: 5 }, workerDeps);
     expect(world.routeSummary(table).some((r) => r.startsWith(cidr))).toBe(true);
     return { table, cidr, w };
   }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -24,7 +24,7 @@ let local: LocalDynamo;
 let world: World;
 useWorldAndDynamo((parts) => ({ world, local } = parts));
 
-const kinds = (messages: RouteMessage[]) => messages.map((m) => m.kind).sort();
+const kinds = (messages: WorkMessage[]) => messages.map((m) => m.kind).sort();
 
 describe('reconcile backpressure', () => {
   it.each([

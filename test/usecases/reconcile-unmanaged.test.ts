@@ -6,7 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { fakeWiring, fakeWorld, type FakeWorld } from '../support/fake-world.ts';
 
@@ -83,7 +83,7 @@ describe('webhook and worker: nodes that are not podroute s', () => {
     expect((await Promise.all(deps.cidrSets.map((s) => s.leases()))).flat()).toEqual([]);
 
     world.nodes.put(fargateNode());
-    const result = await handleRouteMessage(
+    const result = await handleWorkMessage(
       JSON.stringify({ v: 1, kind: 'sync-node', node: FARGATE }),
       { receiveCount: 1, maxReceiveCount: 3 },
       { ...w.workerDeps(), log: memoryLogger() },

@@ -6,7 +6,7 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { containsCidr, tryParseCidr } from '../../lib/cidr/cidr.ts';
-import { messageKey, type RouteMessage } from '../../lib/messages/route-message.ts';
+import { messageKey, type WorkMessage } from '../../lib/messages/work-message.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
@@ -33,7 +33,7 @@ const inside = (cluster: string, cidr: string, prefix: number): boolean => {
   return outer !== null && inner !== null && inner.prefix === prefix && containsCidr(outer, inner);
 };
 
-const sortedMessages = (messages: RouteMessage[]): RouteMessage[] => [...messages].sort((x, y) => messageKey(x).localeCompare(messageKey(y)));
+const sortedMessages = (messages: WorkMessage[]): WorkMessage[] => [...messages].sort((x, y) => messageKey(x).localeCompare(messageKey(y)));
 
 let local: LocalDynamo;
 let world: World;
@@ -145,7 +145,7 @@ describe('reconcile: a route table marked full', () => {
     const w = await testWiring(world, local);
 
     await reconcile(w.reconcileDeps());
-    const creates = (messages: RouteMessage[]) => messages.filter((m) => m.kind === 'create').map((m) => `${m.routeTableId === full ? 'full' : 'open'} ${m.node}`).sort();
+    const creates = (messages: WorkMessage[]) => messages.filter((m) => m.kind === 'create').map((m) => `${m.routeTableId === full ? 'full' : 'open'} ${m.node}`).sort();
     expect(creates(w.queue.messages)).toEqual(['open node-a', 'open node-b']);
     expect(w.log.lines.filter((l) => l.event === 'reconcile.route-table-full')).toEqual([expect.objectContaining({ routeTableId: full, withheld: 2 })]);
     expect(w.log.lines.filter((l) => 'RouteWritesWithheld' in l)).toEqual([expect.objectContaining({ RouteWritesWithheld: 2, RouteTableId: full })]);

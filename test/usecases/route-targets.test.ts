@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -36,7 +36,7 @@ describe('route worker: a node’s routes described with one target field', () =
     const w = await testWiring(world, local);
     await leaseTo(w.wiring.cidrSets, 'node-a', ['100.64.1.0/24']);
     world.resetStats();
-    const outcome = await handleRouteMessage(JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, { ...w.workerDeps(), log: memoryLogger() });
+    const outcome = await handleWorkMessage(JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, { ...w.workerDeps(), log: memoryLogger() });
     expect(outcome).toEqual({ outcome: 'ack', status: 'in-sync' });
     expect([world.ec2.stats.count('CreateRoute'), world.ec2.stats.count('ReplaceRoute')]).toEqual([0, 0]);
     expect(world.networkUnavailable('node-a')).toBe('False');
@@ -49,7 +49,7 @@ describe('route worker: a node’s routes described with one target field', () =
     await w.wiring.cidrSets[0]?.occupy('100.64.1.0/24', 'node-a');
     world.resetStats();
     const message = { v: 1, kind: 'create', routeTableId: tables[0], destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: a.instanceId };
-    const outcome = await handleRouteMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() });
+    const outcome = await handleWorkMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() });
     expect(outcome).toEqual({ outcome: 'ack', status: 'exists' });
     expect(world.ec2.stats.count('ReplaceRoute')).toBe(0);
   });
@@ -97,14 +97,14 @@ describe('route worker: a delete of a route described with its interface alone',
   it('naming the expected instance\'s primary interface: deleted, as the planner matched it', async () => {
     const { table, message } = await oldRoute('node-a');
     const w = await testWiring(world, local);
-    expect(await handleRouteMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual({ outcome: 'ack', status: 'deleted' });
+    expect(await handleWorkMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual({ outcome: 'ack', status: 'deleted' });
     expect(world.route(table, '100.64.5.0/24')).toBeUndefined();
   });
 
   it('naming another instance\'s interface: stale, the route stays', async () => {
     const { table, message } = await oldRoute('another instance');
     const w = await testWiring(world, local);
-    const outcome = await handleRouteMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() });
+    const outcome = await handleWorkMessage(message, FIRST, { ...w.workerDeps(), log: memoryLogger() });
     expect(outcome).toEqual({ outcome: 'ack', status: 'stale:target-changed' });
     expect(world.route(table, '100.64.5.0/24')).toBeDefined();
   });
@@ -124,7 +124,7 @@ describe('route worker: a moved route described with its interface alone', () =>
     const w = await testWiring(world, local);
     await leaseTo(w.wiring.cidrSets, 'node-b', ['100.64.1.0/24']);
     const message = { v: 2, kind: 'replace', routeTableId: table, destinationCidr: '100.64.1.0/24', node: 'node-b', instanceId: b.instanceId, reason: 'moved', expect: { instanceId: old?.attachment?.instanceId ?? null } };
-    expect(await handleRouteMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual(outcome);
+    expect(await handleWorkMessage(JSON.stringify(message), FIRST, { ...w.workerDeps(), log: memoryLogger() })).toEqual(outcome);
     expect(world.route(table, '100.64.1.0/24')?.networkInterfaceId).toBe(attached ? b.eniId : old?.id);
   });
 });

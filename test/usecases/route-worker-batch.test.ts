@@ -9,14 +9,14 @@ import type { Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { RecordingQueue, lambdaContext, sqsEvent, sqsRecord, startWorld, type World, type WorldNode } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 
-const body = (message: RouteMessage): string => JSON.stringify(message);
+const body = (message: WorkMessage): string => JSON.stringify(message);
 const create = (routeTableId: string, destinationCidr: string, node: WorldNode): string =>
   body({ v: 1, kind: 'create', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId });
 const replace = (routeTableId: string, destinationCidr: string, node: WorldNode, reason: 'blackhole' | 'moved'): string =>
@@ -28,6 +28,7 @@ function handlerFor(world: World, routeTables: RouteTables = world.routeTables) 
   const wiring: Wiring = {
     config,
     routeTables,
+    routeTargets: world.routeTargets,
     prefixes: world.prefixes,
     nodes: world.nodes,
     queue: new RecordingQueue(),
@@ -114,7 +115,6 @@ describe('route-worker handler: one listing per batch', () => {
       replaceRoute: (spec) => inner.replaceRoute(spec),
       deleteRoute: (spec) => inner.deleteRoute(spec),
       describeRoute: (id, cidr) => inner.describeRoute(id, cidr),
-      prepareRouteTarget: (id) => inner.prepareRouteTarget(id),
     };
     world.resetStats();
     const { handler, log } = handlerFor(world, routeTables);
@@ -141,7 +141,6 @@ describe('route-worker handler: one listing per batch', () => {
       replaceRoute: (spec) => inner.replaceRoute(spec),
       deleteRoute: (spec) => inner.deleteRoute(spec),
       describeRoute: (id, cidr) => inner.describeRoute(id, cidr),
-      prepareRouteTarget: (id) => inner.prepareRouteTarget(id),
     };
     const { handler } = handlerFor(world, routeTables);
     const del = (cidr: string) => body({ v: 1, kind: 'delete', routeTableId: t1, destinationCidr: cidr, reason: 'no-owner', expect: { instanceId: a.instanceId, blackhole: false } });
@@ -180,7 +179,6 @@ describe('route-worker handler: one listing per batch', () => {
       replaceRoute: (spec) => inner.replaceRoute(spec),
       deleteRoute: (spec) => inner.deleteRoute(spec),
       describeRoute: (id, cidr) => inner.describeRoute(id, cidr),
-      prepareRouteTarget: (id) => inner.prepareRouteTarget(id),
     };
     const { handler } = handlerFor(world, routeTables);
     const records = nodes.map((node, i) => sqsRecord(`m${i}`, create(t1, `100.64.${i + 1}.0/24`, node)));

@@ -5,8 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World, type WorldNode } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
@@ -14,7 +14,7 @@ const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 const SECOND = { receiveCount: 2, maxReceiveCount: 3 };
 
-const body = (message: RouteMessage): string => JSON.stringify(message);
+const body = (message: WorkMessage): string => JSON.stringify(message);
 const syncNode = (name: string): string => body({ v: 1, kind: 'sync-node', node: name });
 const create = (routeTableId: string, destinationCidr: string, node: WorldNode): string =>
   body({ v: 1, kind: 'create', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId });
@@ -22,7 +22,7 @@ const create = (routeTableId: string, destinationCidr: string, node: WorldNode):
 function depsOf(world: World) {
   const log = memoryLogger();
   const targets = new Map<string, { primaryEniId: string; at: number }>();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now, targets };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, routeTargets: world.routeTargets, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now, targets };
   return { deps, log, targets };
 }
 
@@ -52,7 +52,7 @@ describe('route worker: nodes with secondary network interfaces', () => {
     expect(secondaries).toHaveLength(2);
     const { deps, targets } = depsOf(world);
 
-    expect(await handleRouteMessage(syncNode('node-a'), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created,created' });
+    expect(await handleWorkMessage(syncNode('node-a'), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created,created' });
     for (const table of [t1, t2]) expect(world.route(table, '100.64.1.0/24')).toEqual({ instanceId: a.instanceId, networkInterfaceId: a.eniId, state: 'active' });
     expect(world.networkUnavailable('node-a')).toBe('False');
     expect(world.eventReasons('node-a')).toEqual([]);
@@ -82,7 +82,7 @@ describe('route worker: EC2 eventual consistency after a launch', () => {
     world.clock.ms = createdAt(world, 'node-a') + 10_000;
     const { deps, log, targets } = depsOf(world);
 
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'retry', status: 'retry' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'retry', status: 'retry' });
     expect(world.routeSummary(t1)).toEqual([]);
     expect(targets.size).toBe(0);
     expect(world.eventReasons('node-a')).toEqual([]);
@@ -91,7 +91,7 @@ describe('route worker: EC2 eventual consistency after a launch', () => {
     expect(failed).toMatchObject({ retryable: true });
 
     world.clock.advance(EC2_LAG_MS);
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), SECOND, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), SECOND, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
     expect(targets.get(a.instanceId)?.primaryEniId).toBe(a.eniId);
     expect(world.networkUnavailable('node-a')).toBe('False');
@@ -105,7 +105,7 @@ describe('route worker: EC2 eventual consistency after a launch', () => {
     world.clock.ms = createdAt(world, 'node-a') + LAUNCH_LAG_WINDOW_MS;
     const { deps, targets } = depsOf(world);
 
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
     expect(world.routeSummary(t1)).toEqual([]);
     expect(targets.size).toBe(0);
     expect(world.eventReasons('node-a')).toEqual([FAILED_TO_CREATE_ROUTE]);
@@ -121,9 +121,9 @@ describe('route worker: EC2 eventual consistency after a launch', () => {
     const { deps, targets } = depsOf(world);
     targets.set(a.instanceId, { primaryEniId: 'eni-0000000000000dead', at: world.clock.ms });
 
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'retry', status: 'retry' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'retry', status: 'retry' });
     expect(targets.has(a.instanceId)).toBe(false);
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), SECOND, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), SECOND, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
   });
 });

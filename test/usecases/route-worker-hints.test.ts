@@ -10,8 +10,8 @@ import { checkDelete, checkRouteClaim } from '../../lib/usecases/route-worker-cl
 import { memoryLogger } from '../../lib/log.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import { decideOwnership } from '../../lib/routes/index.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World, type WorldNode } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
@@ -44,7 +44,7 @@ describe('checkRouteClaim and checkDelete (pure)', () => {
     expect(checkRouteClaim({ destinationCidr: VICTIM, node: 'a' }, ownership, { sets: [] }, CLUSTER_CIDRS)).toBe('no-lease-table');
   });
 
-  const del = (extra: Partial<Extract<RouteMessage, { kind: 'delete' }>>) => ({
+  const del = (extra: Partial<Extract<WorkMessage, { kind: 'delete' }>>) => ({
     v: 1 as const,
     kind: 'delete' as const,
     routeTableId: 'rtb-1',
@@ -80,14 +80,14 @@ describe('the worker refuses what the authority does not back', () => {
 
   function depsOf() {
     const log = memoryLogger();
-    const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
+    const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables: world.routeTables, routeTargets: world.routeTargets, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
     return { deps, log };
   }
 
-  async function expectRefused(message: RouteMessage, reason: string) {
+  async function expectRefused(message: WorkMessage, reason: string) {
     const { deps, log } = depsOf();
     world.resetStats();
-    expect(await handleRouteMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: `refused:${reason}` });
+    expect(await handleWorkMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: `refused:${reason}` });
     expect(log.lines.filter((l) => l.event === 'message.refused').map((l) => l.reason)).toEqual([reason]);
     expect(log.lines.filter((l) => l.MessagesRefused === 1)).toHaveLength(1);
     expect(world.ec2Writes()).toBe(0);
@@ -99,7 +99,7 @@ describe('the worker refuses what the authority does not back', () => {
     ['create', 'create'],
   ] as const)('a %s of another node\'s exact pod CIDR to a node claiming it: refused, the owner keeps its route', async (_what, kind) => {
     const claimant = await world.addNode('node-b', { podCidrs: [VICTIM], unleased: true });
-    const message: RouteMessage =
+    const message: WorkMessage =
       kind === 'replace'
         ? { v: 1, kind, routeTableId: table, destinationCidr: VICTIM, node: 'node-b', instanceId: claimant.instanceId, reason: 'moved' }
         : { v: 1, kind, routeTableId: table, destinationCidr: VICTIM, node: 'node-b', instanceId: claimant.instanceId };
@@ -143,15 +143,15 @@ describe('the worker refuses what the authority does not back', () => {
     if (owner !== null) await world.cidrSets[0]?.occupy(cidr, owner);
     world.ec2.state.addRoute({ routeTableId: table, destinationCidr: cidr, networkInterfaceId: victim.eniId });
     const { deps } = depsOf();
-    const message: RouteMessage = { v: 1, kind: 'delete', routeTableId: table, destinationCidr: cidr, reason: 'no-owner', expect: { instanceId: victim.instanceId, blackhole: false } };
-    expect(await handleRouteMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'deleted' });
+    const message: WorkMessage = { v: 1, kind: 'delete', routeTableId: table, destinationCidr: cidr, reason: 'no-owner', expect: { instanceId: victim.instanceId, blackhole: false } };
+    expect(await handleWorkMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'deleted' });
     expect(world.route(table, cidr)).toBeUndefined();
   });
 
   it.each(['delete', 'create'] as const)('a %s in a table without the cluster tag: refused, the table untouched', async (kind) => {
     const untagged = world.ec2.state.addRouteTable({ tags: { Name: 'someone-elses' } }).id;
     world.ec2.state.addRoute({ routeTableId: untagged, destinationCidr: VICTIM, networkInterfaceId: victim.eniId });
-    const message: RouteMessage =
+    const message: WorkMessage =
       kind === 'delete'
         ? { v: 1, kind, routeTableId: untagged, destinationCidr: VICTIM, reason: 'no-owner', expect: { instanceId: victim.instanceId, blackhole: false } }
         : { v: 1, kind, routeTableId: untagged, destinationCidr: VICTIM, node: 'node-a', instanceId: victim.instanceId };
@@ -162,8 +162,8 @@ describe('the worker refuses what the authority does not back', () => {
   it('a create for the node that holds the lease goes ahead', async () => {
     const other = world.addClusterTable();
     const { deps } = depsOf();
-    const message: RouteMessage = { v: 1, kind: 'create', routeTableId: other, destinationCidr: VICTIM, node: 'node-a', instanceId: victim.instanceId };
-    expect(await handleRouteMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    const message: WorkMessage = { v: 1, kind: 'create', routeTableId: other, destinationCidr: VICTIM, node: 'node-a', instanceId: victim.instanceId };
+    expect(await handleWorkMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.route(other, VICTIM)?.networkInterfaceId).toBe(victim.eniId);
   });
 });

@@ -6,9 +6,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import { parseLabelSelector } from '../../lib/nodes/label-selector.ts';
-import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World, type WorldNode } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
@@ -16,7 +16,7 @@ const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 const CIDR = '100.64.1.0/24';
 
-describe('handleRouteMessage: a route to another instance', () => {
+describe('handleWorkMessage: a route to another instance', () => {
   let world: World;
   let table: string;
   let a: WorldNode;
@@ -33,6 +33,7 @@ describe('handleRouteMessage: a route to another instance', () => {
     deps = {
       clusterCidrs: CLUSTER_CIDRS,
       routeTables: world.routeTables,
+      routeTargets: world.routeTargets,
       nodes: world.nodes,
       cidrSets: world.cidrSets,
       plane: routesWorkerPlane(world.cidrSets),
@@ -47,13 +48,13 @@ describe('handleRouteMessage: a route to another instance', () => {
   });
 
   const routedTo = () => world.ec2.state.routes(table).find((r) => r.destinationCidrBlock === CIDR)?.instanceId;
-  const send = (message: RouteMessage) => handleRouteMessage(JSON.stringify(message), FIRST, deps);
-  const replace = (expectFound?: string): RouteMessage =>
+  const send = (message: WorkMessage) => handleWorkMessage(JSON.stringify(message), FIRST, deps);
+  const replace = (expectFound?: string): WorkMessage =>
     expectFound === undefined
       ? { v: 1, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: a.name, instanceId: a.instanceId, reason: 'moved' }
       : { v: 2, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: a.name, instanceId: a.instanceId, reason: 'moved', expect: { instanceId: expectFound } };
 
-  it.each<[string, () => RouteMessage]>([
+  it.each<[string, () => WorkMessage]>([
     ['a sync-node', () => ({ v: 1, kind: 'sync-node', node: a.name })],
     ['a create', () => ({ v: 1, kind: 'create', routeTableId: table, destinationCidr: CIDR, node: a.name, instanceId: a.instanceId })],
     ['a replace without expect', () => replace()],

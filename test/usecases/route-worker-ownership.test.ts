@@ -5,8 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
@@ -28,6 +28,7 @@ describe('the worker routes what the ownership decider gives the node', () => {
   const depsOf = (extra: Partial<RouteWorkerDeps> = {}): RouteWorkerDeps => ({
     clusterCidrs: CLUSTER_CIDRS,
     routeTables: world.routeTables,
+    routeTargets: world.routeTargets,
     nodes: world.nodes,
     cidrSets: world.cidrSets,
     plane: routesWorkerPlane(world.cidrSets),
@@ -36,7 +37,7 @@ describe('the worker routes what the ownership decider gives the node', () => {
     now: world.clock.now,
     ...extra,
   });
-  const run = (message: RouteMessage, deps: RouteWorkerDeps) => handleRouteMessage(JSON.stringify(message), FIRST, deps);
+  const run = (message: WorkMessage, deps: RouteWorkerDeps) => handleWorkMessage(JSON.stringify(message), FIRST, deps);
 
   /** A /23 adopted under MIGRATION_MASK_SIZES=ipv4:23: reconcile holds it as both /24 blocks of it. */
   async function migratedNode() {
@@ -48,7 +49,7 @@ describe('the worker routes what the ownership decider gives the node', () => {
 
   it('a create of a /23 held as two /24 leases under a migration mask: created, the node marked ready', async () => {
     const node = await migratedNode();
-    const message: RouteMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.2.0/23', node: 'node-m', instanceId: node.instanceId };
+    const message: WorkMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.2.0/23', node: 'node-m', instanceId: node.instanceId };
     expect(await run(message, depsOf({ migrationMaskSizes: MIGRATION }))).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.routeSummary(table)).toEqual([`100.64.2.0/23 -> ${node.instanceId}`]);
     expect(world.networkUnavailable('node-m')).toBe('False');
@@ -63,7 +64,7 @@ describe('the worker routes what the ownership decider gives the node', () => {
   it('the same /23 without the migration mask: refused as the decider refuses it (mask-size), nothing written', async () => {
     const node = await migratedNode();
     world.resetStats();
-    const message: RouteMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.2.0/23', node: 'node-m', instanceId: node.instanceId };
+    const message: WorkMessage = { v: 1, kind: 'create', routeTableId: table, destinationCidr: '100.64.2.0/23', node: 'node-m', instanceId: node.instanceId };
     expect(await run(message, depsOf())).toEqual({ outcome: 'ack', status: 'refused:mask-size' });
     expect(world.ec2Writes()).toBe(0);
   });
@@ -75,7 +76,7 @@ describe('the worker routes what the ownership decider gives the node', () => {
     // Its own block, leased to it: only its providerID is another node's.
     await world.addNode('node-h', { podCidrs: ['100.64.9.0/24'], instance });
     world.resetStats();
-    const message: RouteMessage =
+    const message: WorkMessage =
       kind === 'sync-node'
         ? { v: 1, kind, node: 'node-h' }
         : { v: 1, kind, routeTableId: table, destinationCidr: '100.64.9.0/24', node: 'node-h', instanceId: victim.instanceId };

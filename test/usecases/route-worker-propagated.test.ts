@@ -1,7 +1,7 @@
 /** The worker never deletes or replaces a propagated route, even a blackhole one (lib/usecases/route-worker.ts). */
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import { applyRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import { applyWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
@@ -25,8 +25,8 @@ function deps(route: Ec2Route, calls: string[]): RouteWorkerDeps {
       replaceRoute: fail('replaceRoute'),
       deleteRoute: fail('deleteRoute'),
       describeRoute: async () => parseRouteTables({ RouteTables: [{ RouteTableId: 'rtb-0a1b2c3d4e5f60001', Routes: [route] }] })[0]?.routes[0] ?? null,
-      prepareRouteTarget: fail('prepareRouteTarget'),
     } as unknown as RouteWorkerDeps['routeTables'],
+    routeTargets: { prepareRouteTarget: fail('prepareRouteTarget') },
     nodes: {} as RouteWorkerDeps['nodes'],
     log: memoryLogger(),
     now: () => 0,
@@ -39,7 +39,7 @@ describe('route worker: propagated routes', () => {
     ['a blackhole Route Server route', { DestinationCidrBlock: '10.244.7.0/24', NetworkInterfaceId: 'eni-0a1b2c3d4e5f60001', Origin: 'Advertisement', State: 'blackhole' }],
   ])('a delete message for %s is acknowledged as stale, no EC2 write', async (_name, route) => {
     const calls: string[] = [];
-    const result = await applyRouteMessage(
+    const result = await applyWorkMessage(
       { v: 1, kind: 'delete', routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.7.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } },
       deps(route, calls),
     );
@@ -51,7 +51,7 @@ describe('route worker: propagated routes', () => {
     const calls: string[] = [];
     const d = deps({ DestinationCidrBlock: '10.244.7.0/24', NetworkInterfaceId: 'eni-0a1b2c3d4e5f60007', Origin: 'CreateRoute', State: 'blackhole' }, calls);
     await expect(
-      applyRouteMessage({ v: 1, kind: 'delete', routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.7.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } }, d),
+      applyWorkMessage({ v: 1, kind: 'delete', routeTableId: 'rtb-0a1b2c3d4e5f60001', destinationCidr: '10.244.7.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } }, d),
     ).rejects.toThrow('deleteRoute must not be called');
     expect(calls).toEqual(['deleteRoute']);
   });

@@ -6,17 +6,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 const VGW = 'vgw-0a1b2c3d4e5f60001';
-const body = (message: RouteMessage): string => JSON.stringify(message);
+const body = (message: WorkMessage): string => JSON.stringify(message);
 
 function depsOf(world: World): RouteWorkerDeps {
-  return { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
+  return { clusterCidrs: ['100.64.0.0/16'], routeTables: world.routeTables, routeTargets: world.routeTargets, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log: memoryLogger(), now: world.clock.now };
 }
 
 /** The table's routes to `cidr`, as `origin target state` strings, in listing order. */
@@ -44,7 +44,7 @@ describe('route worker: a static route beside a propagated one', () => {
     world.ec2.state.terminateInstance(dead.id);
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
 
-    expect(await handleRouteMessage(body({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, depsOf(world))).toEqual({ outcome: 'ack', status: 'replaced' });
+    expect(await handleWorkMessage(body({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, depsOf(world))).toEqual({ outcome: 'ack', status: 'replaced' });
     expect(routesTo(world, t1, '100.64.1.0/24')).toEqual([`EnableVgwRoutePropagation ${VGW} active`, `CreateRoute ${a.instanceId} active`]);
     expect(world.networkUnavailable('node-a')).toBe('False');
   });
@@ -55,7 +55,7 @@ describe('route worker: a static route beside a propagated one', () => {
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
 
     const message = body({ v: 1, kind: 'create', routeTableId: t1, destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: a.instanceId });
-    expect(await handleRouteMessage(message, FIRST, depsOf(world))).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(message, FIRST, depsOf(world))).toEqual({ outcome: 'ack', status: 'created' });
     expect(routesTo(world, t1, '100.64.1.0/24')).toEqual([`EnableVgwRoutePropagation ${VGW} active`, `CreateRoute ${a.instanceId} active`]);
   });
 
@@ -67,7 +67,7 @@ describe('route worker: a static route beside a propagated one', () => {
     world.ec2.state.terminateInstance(dead.id);
 
     const message = body({ v: 1, kind: 'delete', routeTableId: t1, destinationCidr: '100.64.9.0/24', reason: 'blackhole', expect: { instanceId: null, blackhole: true } });
-    expect(await handleRouteMessage(message, FIRST, depsOf(world))).toEqual({ outcome: 'ack', status: 'deleted' });
+    expect(await handleWorkMessage(message, FIRST, depsOf(world))).toEqual({ outcome: 'ack', status: 'deleted' });
     expect(routesTo(world, t1, '100.64.9.0/24')).toEqual([`EnableVgwRoutePropagation ${VGW} active`]);
   });
 });

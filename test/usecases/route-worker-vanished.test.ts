@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
@@ -26,7 +26,6 @@ function replacingAfter(inner: RouteTables, before: () => void): RouteTables {
     },
     deleteRoute: (spec) => inner.deleteRoute(spec),
     describeRoute: (routeTableId, destinationCidr) => inner.describeRoute(routeTableId, destinationCidr),
-    prepareRouteTarget: (instanceId) => inner.prepareRouteTarget(instanceId),
   };
 }
 
@@ -48,13 +47,13 @@ describe('ReplaceRoute on a route that vanished', () => {
     const a = await world.addNode('node-a', { podCidrs: [CIDR] });
     const routeTables = replacingAfter(world.routeTables, () => world.ec2.state.deleteRoute({ routeTableId: table, destinationCidr: CIDR }));
     const log = memoryLogger();
-    const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
-    const message: RouteMessage =
+    const deps: RouteWorkerDeps = { clusterCidrs: ['100.64.0.0/16'], routeTables, routeTargets: world.routeTargets, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
+    const message: WorkMessage =
       reason === 'moved'
         ? { v: 2, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: 'node-a', instanceId: a.instanceId, reason, expect: { instanceId: other.id } }
         : { v: 1, kind: 'replace', routeTableId: table, destinationCidr: CIDR, node: 'node-a', instanceId: a.instanceId, reason };
 
-    expect(await handleRouteMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(JSON.stringify(message), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.ec2.stats.count('ReplaceRoute')).toBe(1);
     expect(world.route(table, CIDR)).toEqual({ instanceId: a.instanceId, networkInterfaceId: a.eniId, state: 'active' });
     expect(world.eventReasons('node-a')).toEqual([]);

@@ -8,8 +8,8 @@ import type { Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
-import type { RouteMessage } from '../../lib/messages/route-message.ts';
-import { FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, handleRouteMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
+import type { WorkMessage } from '../../lib/messages/work-message.ts';
+import { FAILED_TO_CREATE_ROUTE, ROUTE_TABLE_FULL, handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
 import type { RouteTables } from '../../lib/usecases/ports.ts';
 import { parseRouteTables } from '../../lib/routes/index.ts';
 import { RecordingQueue, lambdaContext, sqsEvent, sqsRecord, startWorld, type World, type WorldNode } from '../support/world.ts';
@@ -18,7 +18,7 @@ import { routesWorkerPlane } from '../support/plane.ts';
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 
-const body = (message: RouteMessage): string => JSON.stringify(message);
+const body = (message: WorkMessage): string => JSON.stringify(message);
 const create = (routeTableId: string, destinationCidr: string, node: WorldNode): string =>
   body({ v: 1, kind: 'create', routeTableId, destinationCidr, node: node.name, instanceId: node.instanceId });
 const replace = (routeTableId: string, destinationCidr: string, node: WorldNode, reason: 'blackhole' | 'moved', found?: string): string =>
@@ -34,17 +34,16 @@ function withListing(inner: RouteTables, listRouteTables: RouteTables['listRoute
     replaceRoute: (spec) => inner.replaceRoute(spec),
     deleteRoute: (spec) => inner.deleteRoute(spec),
     describeRoute: (routeTableId, destinationCidr) => inner.describeRoute(routeTableId, destinationCidr),
-    prepareRouteTarget: (instanceId) => inner.prepareRouteTarget(instanceId),
   };
 }
 
 function depsOf(world: World, routeTables: RouteTables = world.routeTables) {
   const log = memoryLogger();
-  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
+  const deps: RouteWorkerDeps = { clusterCidrs: CLUSTER_CIDRS, routeTables, routeTargets: world.routeTargets, nodes: world.nodes, cidrSets: world.cidrSets, plane: routesWorkerPlane(world.cidrSets), leaseGraceSeconds: 600, log, now: world.clock.now };
   return { deps, log };
 }
 
-describe('handleRouteMessage: create and replace', () => {
+describe('handleWorkMessage: create and replace', () => {
   let world: World;
   beforeEach(async () => {
     world = await startWorld();
@@ -59,13 +58,13 @@ describe('handleRouteMessage: create and replace', () => {
     const { deps } = depsOf(world);
     expect(world.ec2.state.sourceDestCheck(a.instanceId)).toBe(true);
 
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.route(t1, '100.64.1.0/24')).toEqual({ instanceId: a.instanceId, networkInterfaceId: a.eniId, state: 'active' });
     expect(world.ec2.state.sourceDestCheck(a.instanceId)).toBe(false);
     expect(world.networkUnavailable('node-a')).toBe('True');
     expect(world.kube.stats.get('PATCH /api/v1/nodes/{name}/status')).toBe(0);
 
-    expect(await handleRouteMessage(create(t2, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(create(t2, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.route(t2, '100.64.1.0/24')).toEqual({ instanceId: a.instanceId, networkInterfaceId: a.eniId, state: 'active' });
     expect(world.networkUnavailable('node-a')).toBe('False');
     expect(world.ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(1);
@@ -82,7 +81,7 @@ describe('handleRouteMessage: create and replace', () => {
     expect(world.route(t1, '100.64.1.0/24')?.state).toBe(reason === 'blackhole' ? 'blackhole' : 'active');
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
 
-    expect(await handleRouteMessage(replace(t1, '100.64.1.0/24', a, reason, reason === 'moved' ? other.id : undefined), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'replaced' });
+    expect(await handleWorkMessage(replace(t1, '100.64.1.0/24', a, reason, reason === 'moved' ? other.id : undefined), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'replaced' });
     expect(world.route(t1, '100.64.1.0/24')).toEqual({ instanceId: a.instanceId, networkInterfaceId: a.eniId, state: 'active' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
     expect(world.ec2.stats.count('ReplaceRoute')).toBe(1);
@@ -95,8 +94,8 @@ describe('handleRouteMessage: create and replace', () => {
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
     const { deps } = depsOf(world);
     const message = create(t1, '100.64.1.0/24', a);
-    expect(await handleRouteMessage(message, FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
-    expect(await handleRouteMessage(message, { receiveCount: 2, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'exists' });
+    expect(await handleWorkMessage(message, FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(message, { receiveCount: 2, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'exists' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
     expect(world.ec2.stats.count('CreateRoute')).toBe(1);
     expect(world.ec2.stats.count('ModifyNetworkInterfaceAttribute')).toBe(1);
@@ -109,7 +108,7 @@ describe('handleRouteMessage: create and replace', () => {
   ])('acknowledges a create as stale when %s, and makes no route', async (_name, spec, status) => {
     const t1 = world.addClusterTable();
     const a = await world.addNode('node-a', spec);
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status });
     expect(world.routeSummary(t1)).toEqual([]);
     expect(world.ec2Writes()).toBe(0);
     expect(world.kubeWrites()).toBe(0);
@@ -120,7 +119,7 @@ describe('handleRouteMessage: create and replace', () => {
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
     const replaced = world.ec2.state.addInstance();
     const message = body({ v: 1, kind: 'create', routeTableId: t1, destinationCidr: '100.64.1.0/24', node: 'node-a', instanceId: replaced.id });
-    expect(await handleRouteMessage(message, FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'stale:instance-changed' });
+    expect(await handleWorkMessage(message, FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'stale:instance-changed' });
     expect(world.routeSummary(t1)).toEqual([]);
     expect(world.ec2.state.sourceDestCheck(a.instanceId)).toBe(true);
   });
@@ -129,7 +128,7 @@ describe('handleRouteMessage: create and replace', () => {
     const t1 = world.addClusterTable();
     const instance = world.ec2.state.addInstance();
     const gone: WorldNode = { name: 'node-gone', instanceId: instance.id, eniId: '' };
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', gone), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'stale:node-gone' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', gone), FIRST, depsOf(world).deps)).toEqual({ outcome: 'ack', status: 'stale:node-gone' });
     expect(world.routeSummary(t1)).toEqual([]);
     expect(world.ec2Writes()).toBe(0);
   });
@@ -137,7 +136,7 @@ describe('handleRouteMessage: create and replace', () => {
   it('syncs every route of a node for a sync-node message, then marks it reachable', async () => {
     const [t1, t2] = [world.addClusterTable(), world.addClusterTable()];
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
-    const result = await handleRouteMessage(body({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, depsOf(world).deps);
+    const result = await handleWorkMessage(body({ v: 1, kind: 'sync-node', node: 'node-a' }), FIRST, depsOf(world).deps);
     expect(result).toEqual({ outcome: 'ack', status: 'created,created' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
     expect(world.routeSummary(t2)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
@@ -145,7 +144,7 @@ describe('handleRouteMessage: create and replace', () => {
   });
 });
 
-describe('handleRouteMessage: delete', () => {
+describe('handleWorkMessage: delete', () => {
   let world: World;
   let t1: string;
   let a: WorldNode;
@@ -165,7 +164,7 @@ describe('handleRouteMessage: delete', () => {
 
   it('deletes a route that still looks as planned', async () => {
     world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '100.64.9.0/24', networkInterfaceId: a.eniId });
-    const result = await handleRouteMessage(del('100.64.9.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, depsOf(world).deps);
+    const result = await handleWorkMessage(del('100.64.9.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, depsOf(world).deps);
     expect(result).toEqual({ outcome: 'ack', status: 'deleted' });
     expect(world.routeSummary(t1)).toEqual([]);
   });
@@ -173,7 +172,7 @@ describe('handleRouteMessage: delete', () => {
   it('keeps a route whose target is no longer the expected instance', async () => {
     // Planned while 100.64.9.0/24 pointed at node-a; it points at node-b now.
     world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '100.64.9.0/24', networkInterfaceId: b.eniId });
-    const result = await handleRouteMessage(del('100.64.9.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, depsOf(world).deps);
+    const result = await handleWorkMessage(del('100.64.9.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, depsOf(world).deps);
     expect(result).toEqual({ outcome: 'ack', status: 'stale:target-changed' });
     expect(world.routeSummary(t1)).toEqual([`100.64.9.0/24 -> ${b.instanceId}`]);
     expect(world.ec2.stats.count('DeleteRoute')).toBe(0);
@@ -182,7 +181,7 @@ describe('handleRouteMessage: delete', () => {
   it('refuses to delete a route outside the cluster CIDRs and keeps it', async () => {
     world.ec2.state.addRoute({ routeTableId: t1, destinationCidr: '192.168.5.0/24', networkInterfaceId: a.eniId });
     const { deps, log } = depsOf(world);
-    const result = await handleRouteMessage(del('192.168.5.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, deps);
+    const result = await handleWorkMessage(del('192.168.5.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, deps);
     expect(result).toEqual({ outcome: 'ack', status: 'refused:outside-cluster-cidrs' });
     expect(world.routeSummary(t1)).toEqual([`192.168.5.0/24 -> ${a.instanceId}`]);
     expect(world.ec2.stats.count('DeleteRoute')).toBe(0);
@@ -204,13 +203,12 @@ describe('handleRouteMessage: delete', () => {
       createRoute: (spec) => real.createRoute(spec),
       replaceRoute: (spec) => real.replaceRoute(spec),
       deleteRoute: (spec) => real.deleteRoute(spec),
-      prepareRouteTarget: (id) => real.prepareRouteTarget(id),
       describeRoute: async () =>
         parseRouteTables({ RouteTables: [{ RouteTableId: t1, Routes: [{ DestinationCidrBlock: '100.64.7.0/24', NatGatewayId: 'nat-0123456789abcdef0', State: 'active' }] }] })[0]?.routes[0] ?? null,
     };
     const { deps } = depsOf(world, asNat ? natTables : real);
     for (const reason of ['no-owner', 'blackhole'] as const) {
-      const result = await handleRouteMessage(del('100.64.7.0/24', { instanceId: null, blackhole: reason === 'blackhole' }, reason), FIRST, deps);
+      const result = await handleWorkMessage(del('100.64.7.0/24', { instanceId: null, blackhole: reason === 'blackhole' }, reason), FIRST, deps);
       expect(result.outcome).toBe('ack');
       expect(result.status).toBe(`stale:foreign-target ${asNat ? 'nat-0123456789abcdef0' : igw}`);
     }
@@ -219,14 +217,14 @@ describe('handleRouteMessage: delete', () => {
   });
 
   it('acknowledges a delete of a route that is already gone', async () => {
-    expect(await handleRouteMessage(del('100.64.9.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, depsOf(world).deps)).toEqual({
+    expect(await handleWorkMessage(del('100.64.9.0/24', { instanceId: a.instanceId, blackhole: false }), FIRST, depsOf(world).deps)).toEqual({
       outcome: 'ack',
       status: 'absent',
     });
   });
 });
 
-describe('handleRouteMessage: malformed bodies', () => {
+describe('handleWorkMessage: malformed bodies', () => {
   let world: World;
   beforeEach(async () => {
     world = await startWorld();
@@ -249,7 +247,7 @@ describe('handleRouteMessage: malformed bodies', () => {
     await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'], networkUnavailable: 'True' });
     world.resetStats();
     const { deps, log } = depsOf(world);
-    expect(await handleRouteMessage(raw, { receiveCount: 3, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'rejected' });
+    expect(await handleWorkMessage(raw, { receiveCount: 3, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'rejected' });
     expect(world.ec2.stats.calls).toEqual({});
     expect(world.kube.stats.all()).toEqual({});
     expect(world.routeSummary(t1)).toEqual([]);
@@ -258,7 +256,7 @@ describe('handleRouteMessage: malformed bodies', () => {
   });
 });
 
-describe('handleRouteMessage: EC2 failures', () => {
+describe('handleWorkMessage: EC2 failures', () => {
   let world: World | undefined;
   afterEach(async () => {
     await world?.close();
@@ -271,23 +269,23 @@ describe('handleRouteMessage: EC2 failures', () => {
     const a = await world.addNode('node-a', { podCidrs: ['100.64.1.0/24'] });
     const b = await world.addNode('node-b', { podCidrs: ['100.64.2.0/24'] });
     const { deps } = depsOf(world);
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
 
     // The clock stands still: the bucket stays empty.
-    expect(await handleRouteMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 1, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'retry', status: 'retry' });
+    expect(await handleWorkMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 1, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'retry', status: 'retry' });
     expect(world.eventReasons('node-b')).toEqual([]);
     expect(world.networkUnavailable('node-b')).toBeNull();
 
     // The last receive but one: handed back to reconcile (acknowledged), never left to the dead-letter
     // queue; the last receive stays a margin for an invocation that crashes or times out.
-    expect(await handleRouteMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 2, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'handed-back' });
+    expect(await handleWorkMessage(create(t1, '100.64.2.0/24', b), { receiveCount: 2, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status: 'handed-back' });
     expect(world.ec2.stats.throttled).toBe(2);
     expect(world.eventReasons('node-b')).toEqual([FAILED_TO_CREATE_ROUTE]);
     expect(world.networkUnavailable('node-b')).toBe('True');
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`]);
 
     world.clock.advance(1000);
-    expect(await handleRouteMessage(create(t1, '100.64.2.0/24', b), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
+    expect(await handleWorkMessage(create(t1, '100.64.2.0/24', b), FIRST, deps)).toEqual({ outcome: 'ack', status: 'created' });
     expect(world.routeSummary(t1)).toEqual([`100.64.1.0/24 -> ${a.instanceId}`, `100.64.2.0/24 -> ${b.instanceId}`]);
     expect(world.networkUnavailable('node-b')).toBe('False');
   });
@@ -307,7 +305,7 @@ describe('handleRouteMessage: EC2 failures', () => {
       return inner.listRouteTables();
     });
     const last = { receiveCount: 3, maxReceiveCount: 3 };
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), last, { ...deps, routeTables })).toEqual({ outcome: 'ack', status: 'handed-back' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), last, { ...deps, routeTables })).toEqual({ outcome: 'ack', status: 'handed-back' });
     expect(world.networkUnavailable('node-a')).toBe('False');
     expect(world.eventReasons('node-a')).toEqual([]);
     expect(log.lines.filter((l) => l.event === 'message.failed')).toEqual([expect.objectContaining({ outcome: 'handed-back', retryable: true })]);
@@ -323,7 +321,7 @@ describe('handleRouteMessage: EC2 failures', () => {
       throw new PodrouteError('EC2 DescribeRouteTables: RequestLimitExceeded (retryable)', { retryable: true });
     };
     const routeTables = withListing(world.routeTables, throttled);
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), { receiveCount: 3, maxReceiveCount: 3 }, { ...deps, routeTables })).toEqual({ outcome: 'ack', status: 'handed-back' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), { receiveCount: 3, maxReceiveCount: 3 }, { ...deps, routeTables })).toEqual({ outcome: 'ack', status: 'handed-back' });
     expect(world.networkUnavailable('node-a')).toBe('False');
     expect(world.eventReasons('node-a')).toEqual([]);
   });
@@ -337,7 +335,7 @@ describe('handleRouteMessage: EC2 failures', () => {
     const { deps, log } = depsOf(world);
     world.clock.advance(1000);
     const at = world.clock.now();
-    expect(await handleRouteMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
+    expect(await handleWorkMessage(create(t1, '100.64.1.0/24', a), FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
     expect(world.route(t1, '100.64.1.0/24')).toBeUndefined();
     // One event on the node, the metric, and the table marked full.
     expect(world.eventReasons('node-a')).toEqual([ROUTE_TABLE_FULL]);
@@ -370,6 +368,7 @@ describe('route-worker handler', () => {
     const wiring: Wiring = {
       config,
       routeTables: w.routeTables,
+      routeTargets: w.routeTargets,
       prefixes: w.prefixes,
       nodes: w.nodes,
       queue: new RecordingQueue(),
@@ -414,7 +413,7 @@ describe('route-worker handler', () => {
   });
 });
 
-describe('handleRouteMessage: a retryable failure handed back to reconcile', () => {
+describe('handleWorkMessage: a retryable failure handed back to reconcile', () => {
   let world: World;
   beforeEach(async () => {
     world = await startWorld();
@@ -434,7 +433,7 @@ describe('handleRouteMessage: a retryable failure handed back to reconcile', () 
     });
     const { deps } = depsOf(world, failing);
     const message = create(t1, '100.64.1.0/24', a);
-    expect(await handleRouteMessage(message, { receiveCount, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status });
+    expect(await handleWorkMessage(message, { receiveCount, maxReceiveCount: 3 }, deps)).toEqual({ outcome: 'ack', status });
     expect(world.eventReasons('node-a')).toContain(FAILED_TO_CREATE_ROUTE);
     expect(world.networkUnavailable('node-a')).toBe(condition);
   });

@@ -9,7 +9,7 @@ import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS } from '../../lib/usecases/node-left.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
-import { handleRouteMessage } from '../../lib/usecases/route-worker.ts';
+import { handleWorkMessage } from '../../lib/usecases/route-worker.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { fakeWiring, fakeWorld, type FakeWiring, type FakeWorld } from '../support/fake-world.ts';
 import { drainQueue } from '../support/world.ts';
@@ -123,23 +123,23 @@ describe('a DELETE admission', () => {
     const first = { receiveCount: 1, maxReceiveCount: 5 };
 
     // Still there, no deletion timestamp: the delete was refused.
-    expect(await handleRouteMessage(check, first, deps)).toEqual({ outcome: 'ack', status: 'stale:node-exists' });
+    expect(await handleWorkMessage(check, first, deps)).toEqual({ outcome: 'ack', status: 'stale:node-exists' });
     expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
 
     // Being deleted (a finalizer holds it): look again later.
     world.nodes.put({ ...stored('node-a'), metadata: { ...(stored('node-a').metadata as object), deletionTimestamp: '2026-01-01T00:00:05Z', finalizers: ['example.com/hold'] } });
-    expect(await handleRouteMessage(check, first, deps)).toEqual({ outcome: 'retry', status: 'retry' });
+    expect(await handleWorkMessage(check, first, deps)).toEqual({ outcome: 'retry', status: 'retry' });
     // Never into the dead-letter queue for waiting: from the last receive but one (the receive a
     // retryable failure is handed back on), reclaim takes over; the last is left for a crash.
-    expect(await handleRouteMessage(check, { receiveCount: 4, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
-    expect(await handleRouteMessage(check, { receiveCount: 5, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
+    expect(await handleWorkMessage(check, { receiveCount: 4, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
+    expect(await handleWorkMessage(check, { receiveCount: 5, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'deferred:still-deleting' });
     expect(await leases()).toEqual(['100.64.3.0/24=node-a', '100.64.4.0/24=node-b']);
 
     // Gone, and its lease past the grace period: the lease goes, the route stays for the planner.
     world.nodes.delete('node-a');
     world.clock.advance(w.config.leaseGraceSeconds * 1000 + 1);
     world.resetStats();
-    expect(await handleRouteMessage(check, { receiveCount: 2, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
+    expect(await handleWorkMessage(check, { receiveCount: 2, maxReceiveCount: 5 }, deps)).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
     expect(await leases()).toEqual(['100.64.4.0/24=node-b']);
     expect(world.ec2Writes()).toBe(0);
     expect(world.routeTables.routeSummary(table)).toEqual([`100.64.3.0/24 -> ${a.instanceId}`, `100.64.4.0/24 -> ${b.instanceId}`]);
@@ -158,7 +158,7 @@ describe('a DELETE admission', () => {
     await w.cidrSets[0]?.occupy('100.64.3.0/24', 'node-a');
     world.clock.advance(w.config.leaseGraceSeconds * 1000 + 1);
     const deps = { ...w.workerDeps(), log: memoryLogger() };
-    const result = await handleRouteMessage(JSON.stringify({ v: 2, kind: 'node-left', node: 'node-a' }), { receiveCount: 1, maxReceiveCount: 5 }, deps);
+    const result = await handleWorkMessage(JSON.stringify({ v: 2, kind: 'node-left', node: 'node-a' }), { receiveCount: 1, maxReceiveCount: 5 }, deps);
     expect(result).toEqual({ outcome: 'ack', status: 'released:100.64.3.0/24' });
     expect(await leases()).toEqual(['100.64.4.0/24=node-b']);
   });

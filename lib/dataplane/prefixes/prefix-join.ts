@@ -6,7 +6,7 @@
 import { containsCidr, formatCidr, tryParseCidr } from '../../cidr/cidr.ts';
 import type { Cidr } from '../../cidr/cidr.ts';
 import { PodrouteError } from '../../errors.ts';
-import type { Admitted, SyncNodeMessage } from '../../messages/route-message.ts';
+import type { Admitted, SyncNodeMessage } from '../../messages/work-message.ts';
 import { unmanagedReason } from '../../nodes/managed-node.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';

@@ -3,12 +3,12 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import {
   messageKey,
   nodeLeftMessage,
-  parseRouteMessage,
-  serializeRouteMessage,
+  parseWorkMessage,
+  serializeWorkMessage,
   syncNodeMessage,
   toMessages,
-  type RouteMessage,
-} from '../../lib/messages/route-message.ts';
+  type WorkMessage,
+} from '../../lib/messages/work-message.ts';
 import { MemoryWorkQueue, dedupeMessages } from '../../lib/messages/work-queue.ts';
 
 type PlannedRoutes = Parameters<typeof toMessages>[0];
@@ -20,31 +20,31 @@ const I2 = 'i-00000000aaaaaaaa1';
 
 const create = { v: 1, kind: 'create', routeTableId: RTB, destinationCidr: '10.0.1.0/24', node: 'ip-10-0-0-1.ec2.internal', instanceId: I1 };
 
-describe('parseRouteMessage: valid messages', () => {
-  it.each<[string, RouteMessage]>([
-    ['create', create as RouteMessage],
-    ['create with reason', { ...create, reason: 'moved' } as RouteMessage],
-    ['replace', { ...create, kind: 'replace', reason: 'blackhole' } as RouteMessage],
-    ['replace IPv6', { ...create, kind: 'replace', destinationCidr: 'fd00:1:2::/80', reason: 'moved' } as RouteMessage],
+describe('parseWorkMessage: valid messages', () => {
+  it.each<[string, WorkMessage]>([
+    ['create', create as WorkMessage],
+    ['create with reason', { ...create, reason: 'moved' } as WorkMessage],
+    ['replace', { ...create, kind: 'replace', reason: 'blackhole' } as WorkMessage],
+    ['replace IPv6', { ...create, kind: 'replace', destinationCidr: 'fd00:1:2::/80', reason: 'moved' } as WorkMessage],
     ['delete blackhole', { v: 1, kind: 'delete', routeTableId: RTB, destinationCidr: '10.0.9.0/24', reason: 'blackhole' }],
     ['delete no-owner', { v: 1, kind: 'delete', routeTableId: RTB, destinationCidr: '2001:db8::/64', reason: 'no-owner' }],
     ['sync-node', { v: 1, kind: 'sync-node', node: 'node-1' }],
     ['sync-node 253 chars', { v: 1, kind: 'sync-node', node: `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}` }],
-    ['short ids (8 hex)', { ...create, routeTableId: 'rtb-0123abcd', instanceId: 'i-0123abcd' } as RouteMessage],
+    ['short ids (8 hex)', { ...create, routeTableId: 'rtb-0123abcd', instanceId: 'i-0123abcd' } as WorkMessage],
     // Version 2: the current producers' node-left, and v1 kinds written as v2 by a later producer.
     ['node-left (v2)', { v: 2, kind: 'node-left', node: 'ip-10-0-0-1.ec2.internal' }],
-    ['create as v2', { ...create, v: 2 } as RouteMessage],
+    ['create as v2', { ...create, v: 2 } as WorkMessage],
     ['delete as v2', { v: 2, kind: 'delete', routeTableId: RTB, destinationCidr: '10.0.9.0/24', reason: 'blackhole' }],
     ['sync-node as v2', { v: 2, kind: 'sync-node', node: 'node-1' }],
-    ['replace of a moved route with the instance found there (v2)', { ...create, v: 2, kind: 'replace', reason: 'moved', expect: { instanceId: 'i-0123abcd' } } as RouteMessage],
+    ['replace of a moved route with the instance found there (v2)', { ...create, v: 2, kind: 'replace', reason: 'moved', expect: { instanceId: 'i-0123abcd' } } as WorkMessage],
   ])('%s round-trips', (_name, message) => {
-    const parsed = parseRouteMessage(JSON.stringify(message));
+    const parsed = parseWorkMessage(JSON.stringify(message));
     expect(parsed).toEqual(message);
-    expect(parseRouteMessage(serializeRouteMessage(parsed))).toEqual(message);
+    expect(parseWorkMessage(serializeWorkMessage(parsed))).toEqual(message);
   });
 });
 
-describe('parseRouteMessage: rejected bodies', () => {
+describe('parseWorkMessage: rejected bodies', () => {
   it.each<[string, string, RegExp]>([
     ['not JSON', '{"v":1,', /not JSON/],
     ['empty body', '', /not JSON/],
@@ -84,7 +84,7 @@ describe('parseRouteMessage: rejected bodies', () => {
   ])('%s', (_name, body, message) => {
     let caught: unknown;
     try {
-      parseRouteMessage(body);
+      parseWorkMessage(body);
     } catch (error) {
       caught = error;
     }
@@ -98,7 +98,7 @@ describe('parseRouteMessage: rejected bodies', () => {
   it('keeps the JSON syntax error as the cause', () => {
     const error = (() => {
       try {
-        parseRouteMessage('{');
+        parseWorkMessage('{');
       } catch (e) {
         return e as Error;
       }
@@ -109,26 +109,26 @@ describe('parseRouteMessage: rejected bodies', () => {
 });
 
 describe('messageKey', () => {
-  const replace = { ...create, kind: 'replace', reason: 'moved' } as RouteMessage;
-  const del = { v: 1, kind: 'delete', routeTableId: RTB, destinationCidr: '10.0.1.0/24', reason: 'no-owner' } as RouteMessage;
-  it.each<[string, RouteMessage, string]>([
-    ['create', create as RouteMessage, `route|${RTB}|10.0.1.0/24|${I1}`],
+  const replace = { ...create, kind: 'replace', reason: 'moved' } as WorkMessage;
+  const del = { v: 1, kind: 'delete', routeTableId: RTB, destinationCidr: '10.0.1.0/24', reason: 'no-owner' } as WorkMessage;
+  it.each<[string, WorkMessage, string]>([
+    ['create', create as WorkMessage, `route|${RTB}|10.0.1.0/24|${I1}`],
     ['replace', replace, `route|${RTB}|10.0.1.0/24|${I1}`],
     ['delete', del, `delete|${RTB}|10.0.1.0/24`],
     ['sync-node', { v: 1, kind: 'sync-node', node: 'node-1' }, 'node|node-1'],
     ['node-left', { v: 2, kind: 'node-left', node: 'node-1' }, 'left|node-1'],
-    ['create written as v2: the same work as v1', { ...create, v: 2 } as RouteMessage, `route|${RTB}|10.0.1.0/24|${I1}`],
+    ['create written as v2: the same work as v1', { ...create, v: 2 } as WorkMessage, `route|${RTB}|10.0.1.0/24|${I1}`],
   ])('%s', (_name, message, key) => {
     expect(messageKey(message)).toBe(key);
   });
 
-  it.each<[string, RouteMessage, RouteMessage, boolean]>([
-    ['create and replace of one target', create as RouteMessage, replace, true],
-    ['create with and without reason', create as RouteMessage, { ...create, reason: 'moved' } as RouteMessage, true],
-    ['other instance', create as RouteMessage, { ...create, instanceId: I2 } as RouteMessage, false],
-    ['other table', create as RouteMessage, { ...create, routeTableId: RTB2 } as RouteMessage, false],
-    ['other destination', create as RouteMessage, { ...create, destinationCidr: '10.0.2.0/24' } as RouteMessage, false],
-    ['create vs delete of one destination', create as RouteMessage, del, false],
+  it.each<[string, WorkMessage, WorkMessage, boolean]>([
+    ['create and replace of one target', create as WorkMessage, replace, true],
+    ['create with and without reason', create as WorkMessage, { ...create, reason: 'moved' } as WorkMessage, true],
+    ['other instance', create as WorkMessage, { ...create, instanceId: I2 } as WorkMessage, false],
+    ['other table', create as WorkMessage, { ...create, routeTableId: RTB2 } as WorkMessage, false],
+    ['other destination', create as WorkMessage, { ...create, destinationCidr: '10.0.2.0/24' } as WorkMessage, false],
+    ['create vs delete of one destination', create as WorkMessage, del, false],
     ['node names differ', { v: 1, kind: 'sync-node', node: 'a' }, { v: 1, kind: 'sync-node', node: 'b' }, false],
     ['sync-node vs node-left of one node', { v: 1, kind: 'sync-node', node: 'a' }, { v: 2, kind: 'node-left', node: 'a' }, false],
   ])('%s -> same key: %s', (_name, a, b, same) => {
@@ -154,7 +154,7 @@ describe('toMessages', () => {
     const messages = toMessages(plan, { withholdDeletes });
     expect(messages.map((m) => m.kind)).toEqual(kinds);
     for (const message of messages) {
-      expect(parseRouteMessage(serializeRouteMessage(message))).toEqual(message);
+      expect(parseWorkMessage(serializeWorkMessage(message))).toEqual(message);
     }
   });
 
@@ -205,15 +205,15 @@ describe('toMessages', () => {
 });
 
 describe('dedupeMessages / MemoryWorkQueue', () => {
-  const replace = { ...create, kind: 'replace', reason: 'moved' } as RouteMessage;
-  const other = { ...create, destinationCidr: '10.0.2.0/24' } as RouteMessage;
-  const node = { v: 1, kind: 'sync-node', node: 'n1' } as RouteMessage;
+  const replace = { ...create, kind: 'replace', reason: 'moved' } as WorkMessage;
+  const other = { ...create, destinationCidr: '10.0.2.0/24' } as WorkMessage;
+  const node = { v: 1, kind: 'sync-node', node: 'n1' } as WorkMessage;
 
-  it.each<[string, RouteMessage[], RouteMessage[], number]>([
-    ['no duplicates', [create as RouteMessage, other, node], [create as RouteMessage, other, node], 0],
-    ['exact repeat', [create as RouteMessage, other, create as RouteMessage], [create as RouteMessage, other], 1],
-    ['replace wins over create, keeps position', [create as RouteMessage, other, replace], [replace, other], 1],
-    ['create after replace is dropped', [replace, create as RouteMessage], [replace], 1],
+  it.each<[string, WorkMessage[], WorkMessage[], number]>([
+    ['no duplicates', [create as WorkMessage, other, node], [create as WorkMessage, other, node], 0],
+    ['exact repeat', [create as WorkMessage, other, create as WorkMessage], [create as WorkMessage, other], 1],
+    ['replace wins over create, keeps position', [create as WorkMessage, other, replace], [replace, other], 1],
+    ['create after replace is dropped', [replace, create as WorkMessage], [replace], 1],
     ['node syncs collapse', [node, node, node], [node], 2],
     ['empty', [], [], 0],
   ])('%s', async (_name, input, unique, duplicates) => {

@@ -20,11 +20,11 @@ import { DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../util/kube-na
  * before it rejects such a sync-node (an unknown key) and acks it, and that node becomes ready at the
  * next reconcile instead of at once (docs/upgrade.md); nothing is lost.
  */
-const ROUTE_MESSAGE_VERSION = 2;
+const WORK_MESSAGE_VERSION = 2;
 /** The version of the kinds that version 1 already had, as producers write them. */
 const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
-const ACCEPTED_VERSIONS: readonly number[] = [V1, ROUTE_MESSAGE_VERSION];
+const ACCEPTED_VERSIONS: readonly number[] = [V1, WORK_MESSAGE_VERSION];
 
 const routeTableIdSchema = z.string().check(z.regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0'));
 const instanceIdSchema = z.string().check(z.regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0'));
@@ -49,7 +49,7 @@ const destinationCidrSchema = z.string().check(z.superRefine((text: string, ctx)
 const routeReasonSchema = z.enum(['blackhole', 'moved']);
 const deleteReasonSchema = z.enum(['blackhole', 'no-owner']);
 /** Kinds of version 1 are accepted as version 1 or 2; kinds new in version 2 only as 2. */
-const version = z.union([z.literal(V1), z.literal(ROUTE_MESSAGE_VERSION)]);
+const version = z.union([z.literal(V1), z.literal(WORK_MESSAGE_VERSION)]);
 
 const routeFields = {
   v: version,
@@ -95,9 +95,9 @@ const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync
  * later, whether the node is really gone (404) and only then releases its leases. Its routes are
  * left to the planner (next reconcile, under the mass-deletion guard).
  */
-const nodeLeftMessageSchema = z.strictObject({ v: z.literal(ROUTE_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
+const nodeLeftMessageSchema = z.strictObject({ v: z.literal(WORK_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
 
-const routeMessageSchema = z.discriminatedUnion('kind', [
+const workMessageSchema = z.discriminatedUnion('kind', [
   createRouteMessageSchema,
   replaceRouteMessageSchema,
   deleteRouteMessageSchema,
@@ -110,17 +110,18 @@ export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
 /** A message that writes one route: a create, a replace or a delete. */
 export type RouteWriteMessage = z.infer<typeof createRouteMessageSchema> | z.infer<typeof replaceRouteMessageSchema> | DeleteRouteMessage;
 type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
-export type RouteMessage = z.infer<typeof routeMessageSchema>;
+/** A message on the work queue: a route write, a `sync-node` or a `node-left`. */
+export type WorkMessage = z.infer<typeof workMessageSchema>;
 
-const KINDS: readonly string[] = routeMessageSchema.def.options.flatMap((option) => option.shape.kind.def.values);
+const KINDS: readonly string[] = workMessageSchema.def.options.flatMap((option) => option.shape.kind.def.values);
 /** Kinds that version 1 did not have. */
 const V2_KINDS: readonly string[] = ['node-left'];
 
 /**
- * Validates an already-decoded value as a route message; throws `InvalidInputError` with one line
+ * Validates an already-decoded value as a work message; throws `InvalidInputError` with one line
  * naming the first problem (version first, then kind, then the field).
  */
-function toRouteMessage(value: unknown): RouteMessage {
+function toWorkMessage(value: unknown): WorkMessage {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidInputError('invalid route message: want a JSON object');
   }
@@ -133,16 +134,16 @@ function toRouteMessage(value: unknown): RouteMessage {
   if (typeof record.kind !== 'string' || !KINDS.includes(record.kind)) {
     throw new InvalidInputError(`invalid route message: kind ${describeValue(record.kind)} is not one of ${KINDS.join(', ')}`);
   }
-  if (record.v < ROUTE_MESSAGE_VERSION && V2_KINDS.includes(record.kind)) {
-    throw new InvalidInputError(`invalid route message: kind ${record.kind} is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
+  if (record.v < WORK_MESSAGE_VERSION && V2_KINDS.includes(record.kind)) {
+    throw new InvalidInputError(`invalid route message: kind ${record.kind} is new in version ${WORK_MESSAGE_VERSION} (got v: ${record.v})`);
   }
-  if (record.v < ROUTE_MESSAGE_VERSION && record.kind === 'replace' && record.expect !== undefined) {
-    throw new InvalidInputError(`invalid route message: a replace's expect is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
+  if (record.v < WORK_MESSAGE_VERSION && record.kind === 'replace' && record.expect !== undefined) {
+    throw new InvalidInputError(`invalid route message: a replace's expect is new in version ${WORK_MESSAGE_VERSION} (got v: ${record.v})`);
   }
-  if (record.v < ROUTE_MESSAGE_VERSION && record.kind === 'sync-node' && record.admitted !== undefined) {
-    throw new InvalidInputError(`invalid route message: a sync-node's admitted is new in version ${ROUTE_MESSAGE_VERSION} (got v: ${record.v})`);
+  if (record.v < WORK_MESSAGE_VERSION && record.kind === 'sync-node' && record.admitted !== undefined) {
+    throw new InvalidInputError(`invalid route message: a sync-node's admitted is new in version ${WORK_MESSAGE_VERSION} (got v: ${record.v})`);
   }
-  const result = routeMessageSchema.safeParse(value);
+  const result = workMessageSchema.safeParse(value);
   if (!result.success) {
     throw new InvalidInputError(`invalid ${record.kind} message: ${describeIssue(result.error)}`);
   }
@@ -150,25 +151,25 @@ function toRouteMessage(value: unknown): RouteMessage {
 }
 
 /** Parses an SQS message body. Throws `InvalidInputError` (never retryable) for anything malformed. */
-export function parseRouteMessage(body: string): RouteMessage {
+export function parseWorkMessage(body: string): WorkMessage {
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (error) {
     throw new InvalidInputError(`invalid route message: body is not JSON (${(error as Error).message})`, { cause: error });
   }
-  return toRouteMessage(value);
+  return toWorkMessage(value);
 }
 
 /** The message's body as sent on the queue. */
-export const serializeRouteMessage = (message: RouteMessage): string => JSON.stringify(message);
+export const serializeWorkMessage = (message: WorkMessage): string => JSON.stringify(message);
 
 /**
  * A stable deduplication key for the work a message names. A create and a replace of the same
  * destination towards the same instance are the same work (`route|…`); a delete of a destination is
  * its own (`delete|…`); a node sync is keyed by the node (`node|…`).
  */
-export function messageKey(message: RouteMessage): string {
+export function messageKey(message: WorkMessage): string {
   switch (message.kind) {
     case 'create':
     case 'replace':
@@ -211,19 +212,19 @@ interface ToMessagesOptions {
  * withheld). Every message is validated as the worker will validate it, so a malformed plan entry
  * throws `InvalidInputError` here instead of poisoning the queue.
  */
-export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): RouteMessage[] {
-  const messages: RouteMessage[] = [];
+export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): WorkMessage[] {
+  const messages: WorkMessage[] = [];
   for (const op of plan.create) {
-    messages.push(toRouteMessage({ v: V1, kind: 'create', ...pickTarget(op) }));
+    messages.push(toWorkMessage({ v: V1, kind: 'create', ...pickTarget(op) }));
   }
   for (const op of plan.replace) {
-    const replaced = op.expect === undefined ? { v: V1 } : { v: ROUTE_MESSAGE_VERSION, expect: { instanceId: op.expect.instanceId } };
-    messages.push(toRouteMessage({ ...replaced, kind: 'replace', ...pickTarget(op), reason: op.reason }));
+    const replaced = op.expect === undefined ? { v: V1 } : { v: WORK_MESSAGE_VERSION, expect: { instanceId: op.expect.instanceId } };
+    messages.push(toWorkMessage({ ...replaced, kind: 'replace', ...pickTarget(op), reason: op.reason }));
   }
   if (!options.withholdDeletes) {
     for (const op of plan.delete) {
       messages.push(
-        toRouteMessage({
+        toWorkMessage({
           v: V1,
           kind: 'delete',
           routeTableId: op.routeTableId,
@@ -247,7 +248,7 @@ export type Admitted = z.infer<typeof admittedSchema>;
  * node's admission knew (`admitted`).
  */
 export function syncNodeMessage(node: string, admitted?: Admitted): SyncNodeMessage {
-  const message = admitted === undefined ? { v: V1, kind: 'sync-node', node } : { v: ROUTE_MESSAGE_VERSION, kind: 'sync-node', node, admitted };
+  const message = admitted === undefined ? { v: V1, kind: 'sync-node', node } : { v: WORK_MESSAGE_VERSION, kind: 'sync-node', node, admitted };
   const result = syncNodeMessageSchema.safeParse(message);
   if (!result.success) throw new InvalidInputError(`invalid sync-node message: ${describeIssue(result.error)}`);
   return result.data;
@@ -255,7 +256,7 @@ export function syncNodeMessage(node: string, admitted?: Admitted): SyncNodeMess
 
 /** A validated `node-left` message (version 2) for one node. */
 export function nodeLeftMessage(node: string): NodeLeftMessage {
-  const result = nodeLeftMessageSchema.safeParse({ v: ROUTE_MESSAGE_VERSION, kind: 'node-left', node });
+  const result = nodeLeftMessageSchema.safeParse({ v: WORK_MESSAGE_VERSION, kind: 'node-left', node });
   if (!result.success) throw new InvalidInputError(`invalid node-left message: ${describeIssue(result.error)}`);
   return result.data;
 }
