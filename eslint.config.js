@@ -46,9 +46,9 @@ export default tseslint.config(
     // The data-plane mode is chosen once, in the wiring (docs/decisions/0001-data-plane-modes.md):
     // nothing else compares it or reads it. lib/nodesync's `mode` is node sync's (SyncFromCluster,
     // SyncFromCloud), so there only a comparison with 'routes' or 'prefixes' is refused. The doctor
-    // runs outside the functions, so its plane is chosen once in lib/cli/doctor-plane.ts.
+    // runs outside the functions, so its plane is chosen once in lib/cli/doctor-wiring.ts.
     files: ['lib/**/*.ts', 'functions/**/*.ts', 'bin/**/*.ts'],
-    ignores: ['lib/config.ts', 'functions/wiring.ts', 'lib/cli/doctor-plane.ts', 'lib/dataplane/routes/**', 'lib/dataplane/prefixes/**', 'lib/nodesync/**'],
+    ignores: ['lib/config.ts', 'functions/wiring.ts', 'lib/cli/doctor-wiring.ts', 'lib/dataplane/routes/**', 'lib/dataplane/prefixes/**', 'lib/nodesync/**'],
     rules: { 'no-restricted-syntax': ['error', ...modeOnce, { selector: "MemberExpression[property.name='mode']", message: MODE_ONCE }] },
   },
   {

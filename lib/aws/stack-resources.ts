@@ -57,12 +57,21 @@ export interface DeployedStack {
 
 const STACK_ARN = /^arn:([a-z-]+):cloudformation:([a-z0-9-]+):(\d{12}):stack\//;
 
+/**
+ * DescribeStackResources answers "only the first 100 resources" (CloudFormation API Reference); a
+ * full answer may be a cut one, so the doctor says so instead of judging part of a stack.
+ */
+const DESCRIBE_STACK_RESOURCES_MAX = 100;
+
 export class CloudFormationStacks {
   constructor(private readonly client: CloudFormationClient) {}
 
   async describe(name: string): Promise<DeployedStack> {
     const out = await this.client.send(new DescribeStackResourcesCommand({ StackName: name }));
     const all = out.StackResources ?? [];
+    if (all.length >= DESCRIBE_STACK_RESOURCES_MAX) {
+      throw new InvalidInputError(`stack ${name} has ${DESCRIBE_STACK_RESOURCES_MAX} or more resources, more than DescribeStackResources answers; podroute's own stack holds fewer: is --stack the right stack?`);
+    }
     const stackId = all[0]?.StackId ?? '';
     const arn = STACK_ARN.exec(stackId);
     if (!arn) throw new InvalidInputError(`DescribeStackResources answered no StackId ARN for ${name}`);

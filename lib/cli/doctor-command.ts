@@ -22,7 +22,7 @@ import { KubeNodes } from '../kube/kube-nodes.ts';
 import { MAX_ROUTE_QUOTA } from '../routes/route-table-headroom.ts';
 import { doctor, formatCheck } from '../usecases/doctor.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
-import { doctorPlaneChecks, planeWrites } from './doctor-plane.ts';
+import { doctorPlaneChecks, planeWrites } from './doctor-wiring.ts';
 import { physicalId, readStack, stackChecks } from './doctor-stack.ts';
 import { DEFAULT_RESERVED_CONCURRENCY, checkConcurrency } from './doctor-concurrency.ts';
 import { checkAllocators } from './doctor-allocators.ts';

@@ -3,7 +3,7 @@
  * prefixes delegated to the node's primary interface). One is chosen in the wiring
  * (functions/wiring.ts); reconcile, the webhook and the route worker run over this interface and
  * never ask which one it is. docs/decisions/0001-data-plane-modes.md says why. Each plane's folder
- * also holds its `podroute doctor` checks (doctor-checks.ts), chosen in lib/cli/doctor-plane.ts.
+ * also holds its `podroute doctor` checks (doctor-checks.ts), chosen in lib/cli/doctor-wiring.ts.
  */
 import { tryParseCidr } from '../cidr/cidr.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';

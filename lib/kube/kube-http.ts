@@ -3,7 +3,9 @@
  * kubeconfig's TLS and credentials, and the mapping of a failed call to a typed error by HTTP
  * status only (never by message text).
  */
-import { request as httpsRequest, type RequestOptions } from 'node:https';
+// The module object, not a named binding: X-Ray's capture patches `https.request` on it, which an
+// ESM named import taken before the patch would not see (functions/tracing.ts).
+import https, { type RequestOptions } from 'node:https';
 import packageJson from '../../package.json' with { type: 'json' };
 import * as z from '../util/zod-mini.ts';
 import { InvalidInputError, type PodrouteError } from '../errors.ts';
@@ -99,7 +101,7 @@ export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = R
   };
   await endpoint.applyToHTTPSOptions(opts);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, opts, (res) => {
+    const req = https.request(url, opts, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);

@@ -150,6 +150,11 @@ describe('podroute doctor --stack', () => {
     expect(line(missing.lines, 'stack')).toMatch(/^FAIL {2}stack: cannot read no-such-stack: Stack with id no-such-stack does not exist; check the stack name/);
     expect(missing.lines.filter((l) => / (iam \w+|dead-letter queue):/.test(l))).toEqual([]);
     expect(line(missing.lines, 'queue')).toBe('warn  queue: not checked: pass --queue-url');
+    // DescribeStackResources answers only a stack's first 100 resources: a cut answer is not judged.
+    const big = `big-${cluster}`;
+    services.cloudFormation.putStack(big, Array.from({ length: 120 }, (_, i) => ({ logicalId: `Topic${i}`, type: 'AWS::SNS::Topic', physicalId: `arn:aws:sns:us-east-1:000000000000:t${i}` })));
+    const cut = await doctor(['--stack', big]);
+    expect(line(cut.lines, 'stack')).toMatch(/^FAIL {2}stack: cannot read big-.*: stack big-.* has 100 or more resources, more than DescribeStackResources answers/);
     services.iam.state.denySimulation();
     const denied = await doctor(['--stack', `podroute-${cluster}`]);
     expect(line(denied.lines, 'iam RouteWorkerRole')).toMatch(/^FAIL {2}iam RouteWorkerRole: cannot simulate .*: .*not authorized .* \(the caller needs iam:SimulatePrincipalPolicy\)$/);

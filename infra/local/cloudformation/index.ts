@@ -33,7 +33,8 @@ export async function startCloudFormationEmulator(): Promise<CloudFormationEmula
     const stack = stacks.get(name) ?? [...stacks.values()].find((s) => s.id === name);
     if (!stack) throw new QueryError('ValidationError', `Stack with id ${name} does not exist`);
     const stackName = stack.id.split('/')[1] ?? name;
-    const members = stack.resources.map(
+    // The API answers only the first 100 resources of a stack (CloudFormation API Reference).
+    const members = stack.resources.slice(0, 100).map(
       (r) =>
         `<member>${xml('StackName', stackName)}${xml('StackId', stack.id)}${xml('LogicalResourceId', r.logicalId)}${xml('PhysicalResourceId', r.physicalId)}` +
         `${xml('ResourceType', r.type)}${xml('Timestamp', '2026-01-01T00:00:00.000Z')}${xml('ResourceStatus', 'CREATE_COMPLETE')}</member>`,

@@ -1,7 +1,7 @@
 /**
- * The doctor's data-plane checks, built for the configured MODE from the doctor's SDK clients: the
- * plane is chosen here once (as functions/wiring.ts chooses the functions'); the checks are the
- * plane's own (doctor-checks.ts in lib/dataplane/routes and lib/dataplane/prefixes).
+ * The doctor's wiring (its composition root, as functions/wiring.ts is the functions'): the data
+ * plane's checks and writes, built for the configured MODE from the doctor's SDK clients, chosen
+ * here once; the checks are the plane's own (doctor-checks.ts of lib/dataplane/routes and lib/dataplane/prefixes).
  */
 import { tryParseCidr } from '../cidr/cidr.ts';
 import type { Config } from '../config.ts';
