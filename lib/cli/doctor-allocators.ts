@@ -1,6 +1,6 @@
 /**
- * `podroute doctor`'s second-allocator check: is kube-controller-manager (or a cloud controller
- * manager) still handing out pod CIDRs beside podroute? The API server records who set each
+ * `podroute doctor`'s second-allocator checks: is kube-controller-manager (or a cloud controller
+ * manager) still handing out pod CIDRs, or routing them, beside podroute? The API server records who set each
  * node's `spec.podCIDR` in `managedFields` (lib/kube/kube-access.ts); a `spec.podCIDR` is set once,
  * so nodes allocated before podroute took over keep their controller manager's entry. The newest
  * allocated node decides: set by a controller manager, that allocator is still running (FAIL); older
@@ -31,10 +31,32 @@ export function judgeAllocators(nodes: readonly PodCidrWriters[]): CheckResult {
   return ok(LABEL, `no controller manager set any of ${nodes.length} nodes' pod CIDRs`);
 }
 
-export async function checkAllocators(source: { podCidrWriters(): Promise<PodCidrWriters[]> }): Promise<CheckResult> {
+const ROUTES_LABEL = 'second route controller';
+
+/**
+ * The same judgement for routing: a route controller marks each node's NetworkUnavailable
+ * condition once its routes exist (upstream's route controller, `updateNetworkingCondition`), and
+ * the API server records that writer on `nodes/status`. The newest node's mark written by a
+ * controller manager means its route controller still runs beside podroute.
+ */
+export function judgeRouteControllers(nodes: readonly PodCidrWriters[]): CheckResult {
+  const byController = nodes.filter((n) => n.conditionManagers.some((m) => CONTROLLER.test(m)));
+  const newestTime = nodes.reduce((max, n) => (n.created > max ? n.created : max), '');
+  const newest = byController.filter((n) => n.created === newestTime).sort((a, b) => a.node.localeCompare(b.node))[0];
+  if (newest) {
+    return fail(ROUTES_LABEL, `the newest node, ${newest.node} (created ${newest.created}), had its NetworkUnavailable condition written by ${newest.conditionManagers.filter((m) => CONTROLLER.test(m)).join(', ')}: a second route controller is running; ${FIX}`);
+  }
+  if (byController.length > 0) {
+    return warn(ROUTES_LABEL, `${byController.length} of ${nodes.length} nodes' NetworkUnavailable conditions were written by a controller manager, none of the newest: ${shortList(byController.map((n) => n.node), 5)}; if it still runs, ${FIX}`);
+  }
+  return ok(ROUTES_LABEL, `no controller manager wrote any of ${nodes.length} nodes' NetworkUnavailable conditions`);
+}
+
+export async function checkAllocators(source: { podCidrWriters(): Promise<PodCidrWriters[]> }): Promise<CheckResult[]> {
   try {
-    return judgeAllocators(await source.podCidrWriters());
+    const writers = await source.podCidrWriters();
+    return [judgeAllocators(writers), judgeRouteControllers(writers)];
   } catch (error) {
-    return fail(LABEL, `cannot list the nodes' managedFields: ${errorText(error)}`);
+    return [fail(LABEL, `cannot list the nodes' managedFields: ${errorText(error)}`)];
   }
 }

@@ -116,7 +116,7 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
         subject,
         stack: new AwsStackResources(clients),
       }));
-      results.push(await checkAllocators(access));
+      results.push(...(await checkAllocators(access)));
       if (deployed?.stack) results.push(...(await stackChecks(deployed.stack, config.clusterName, planeWrites(config), stackPorts)));
       const stackFunctions = (deployed?.stack?.resources ?? []).filter((r) => r.type === 'AWS::Lambda::Function').map((r) => r.physicalId);
       results.push(await checkConcurrency(new LambdaConcurrency(clients.lambda), reservedConcurrency, stackFunctions));

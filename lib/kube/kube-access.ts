@@ -47,8 +47,10 @@ export class KubeAccess implements ClusterAccess {
       }
       for (const node of page.items) {
         if (!node.spec?.podCIDR) continue;
-        const managers = (node.metadata?.managedFields ?? []).filter((entry) => setsPodCidr(entry.fieldsV1)).map((entry) => entry.manager ?? 'unknown');
-        out.push({ node: node.metadata?.name ?? '', created: node.metadata?.creationTimestamp?.toISOString() ?? '', managers: [...new Set(managers)] });
+        const entries = node.metadata?.managedFields ?? [];
+        const managers = entries.filter((entry) => setsPodCidr(entry.fieldsV1)).map((entry) => entry.manager ?? 'unknown');
+        const conditionManagers = entries.filter((entry) => entry.subresource === 'status' && setsNetworkUnavailable(entry.fieldsV1)).map((entry) => entry.manager ?? 'unknown');
+        out.push({ node: node.metadata?.name ?? '', created: node.metadata?.creationTimestamp?.toISOString() ?? '', managers: [...new Set(managers)], conditionManagers: [...new Set(conditionManagers)] });
       }
       token = page.metadata?._continue || undefined;
     } while (token);
@@ -112,12 +114,22 @@ export class KubeAccess implements ClusterAccess {
 export interface PodCidrWriters {
   node: string;
   created: string;
+  /** Who set `spec.podCIDR`. */
   managers: string[];
+  /** Who wrote the node's NetworkUnavailable condition (`nodes/status`): a route controller's mark. */
+  conditionManagers: string[];
 }
 
 function setsPodCidr(fields: unknown): boolean {
   const spec = typeof fields === 'object' && fields !== null ? (fields as Record<string, unknown>)['f:spec'] : undefined;
   return typeof spec === 'object' && spec !== null && 'f:podCIDR' in spec;
+}
+
+/** A managedFields entry owning the NetworkUnavailable condition (conditions merge by `type`, so the key is `k:{"type":...}`). */
+function setsNetworkUnavailable(fields: unknown): boolean {
+  const status = typeof fields === 'object' && fields !== null ? (fields as Record<string, unknown>)['f:status'] : undefined;
+  const conditions = typeof status === 'object' && status !== null ? (status as Record<string, unknown>)['f:conditions'] : undefined;
+  return typeof conditions === 'object' && conditions !== null && 'k:{"type":"NetworkUnavailable"}' in conditions;
 }
 
 function safeHost(url: string): string {

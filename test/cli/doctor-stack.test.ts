@@ -214,10 +214,35 @@ async function patchPodCidr(name: string, cidr: string, manager: string): Promis
   });
 }
 
+/** A strategic-merge PATCH of a node's NetworkUnavailable condition on nodes/status, as `manager`'s route controller sends it. */
+async function patchCondition(name: string, manager: string): Promise<number> {
+  const url = new URL(`${kube.url}/api/v1/nodes/${name}/status?fieldManager=${manager}`);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'PATCH', ca: kube.caPem, headers: { authorization: `Bearer ${kube.token}`, 'content-type': 'application/strategic-merge-patch+json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    const condition = { type: 'NetworkUnavailable', status: 'False', reason: 'RouteCreated', message: 'RouteController created a route', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    req.end(JSON.stringify({ status: { conditions: [condition] } }));
+  });
+}
+
 describe('podroute doctor: a second allocator', () => {
   it('passes nodes whose pod CIDRs no controller manager set', async () => {
     const { lines } = await doctor([]);
     expect(line(lines, 'second allocator')).toBe("ok    second allocator: no controller manager set any of 1 nodes' pod CIDRs");
+    expect(line(lines, 'second route controller')).toBe("ok    second route controller: no controller manager wrote any of 1 nodes' NetworkUnavailable conditions");
+  });
+
+  it("FAILs when a controller manager's route controller marked the newest node's NetworkUnavailable", async () => {
+    await kube.state.addNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'ip-10-0-9-8' }, spec: { providerID: 'aws:///us-east-1a/i-0000000000000abce' }, status: { conditions: [] } });
+    expect(await patchPodCidr('ip-10-0-9-8', '10.244.8.0/24', 'podroute')).toBe(200);
+    expect(await patchCondition('ip-10-0-9-8', 'cloud-controller-manager')).toBe(200);
+    const { code, lines } = await doctor([]);
+    expect(code).toBe(1);
+    expect(line(lines, 'second allocator')).toMatch(/^ok /);
+    expect(line(lines, 'second route controller')).toMatch(/^FAIL {2}second route controller: the newest node, ip-10-0-9-8 \(created \S+\), had its NetworkUnavailable condition written by cloud-controller-manager: a second route controller is running; run kube-controller-manager with --allocate-node-cidrs=false/);
   });
 
   it('FAILs when the newest node got its pod CIDR from kube-controller-manager, with the flags that stop it', async () => {
