@@ -4,11 +4,12 @@
  * (a replace's `expect`, from reconcile's plan) and a fresh read confirms it; a create, a replace
  * without `expect` and a sync-node leave it to reconcile. Against the EC2 and Kubernetes emulators.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import { parseLabelSelector } from '../../lib/nodes/label-selector.ts';
 import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World, type WorldNode } from '../support/world.ts';
+import type { World, WorldNode } from '../support/world.ts';
+import { useWorldWithTable } from '../support/use-world.ts';
 import { worldWorkerDeps } from '../support/worker-deps.ts';
 
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
@@ -21,17 +22,13 @@ describe('handleWorkMessage: a route to another instance', () => {
   let u: WorldNode;
   let deps: RouteWorkerDeps;
 
-  beforeEach(async () => {
-    world = await startWorld();
-    table = world.addClusterTable();
+  useWorldWithTable(async (parts) => {
+    ({ world, table } = parts);
     a = await world.addNode('node-a', { podCidrs: [CIDR] });
     // node-u is not podroute's (outside the selector); the table routes node-a's block to its instance.
     u = await world.addNode('node-u', { unleased: true });
     world.ec2.state.addRoute({ routeTableId: table, destinationCidr: CIDR, instanceId: u.instanceId });
     deps = worldWorkerDeps(world, { nodeSelector: parseLabelSelector('kubernetes.io/hostname!=node-u') });
-  });
-  afterEach(async () => {
-    await world.close();
   });
 
   const routedTo = () => world.ec2.state.routes(table).find((r) => r.destinationCidrBlock === CIDR)?.instanceId;

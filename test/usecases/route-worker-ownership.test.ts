@@ -3,10 +3,11 @@
  * ownership decider over the fresh node, the nodes naming its instance and the lease table. Real
  * adapters over HTTP against the emulators; the lease table in memory (test/support/world.ts).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World } from '../support/world.ts';
+import type { World } from '../support/world.ts';
+import { useWorldWithTable } from '../support/use-world.ts';
 import { worldWorkerDeps } from '../support/worker-deps.ts';
 
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
@@ -15,13 +16,7 @@ const MIGRATION = { 4: [23], 6: [] };
 describe('the worker routes what the ownership decider gives the node', () => {
   let world: World;
   let table: string;
-  beforeEach(async () => {
-    world = await startWorld();
-    table = world.addClusterTable();
-  });
-  afterEach(async () => {
-    await world.close();
-  });
+  useWorldWithTable((parts) => ({ world, table } = parts));
 
   const depsOf = (extra: Partial<RouteWorkerDeps> = {}): RouteWorkerDeps => worldWorkerDeps(world, extra);
   const run = (message: WorkMessage, deps: RouteWorkerDeps) => handleWorkMessage(JSON.stringify(message), FIRST, deps);
