@@ -19,11 +19,6 @@ const SETTINGS = {
 
 export type ConfigFlag = keyof typeof SETTINGS;
 
-/** parseArgs options for these flags: each takes a string. */
-export function configFlagOptions(names: readonly ConfigFlag[]): Record<string, { type: 'string' }> {
-  return Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
-}
-
 /** These flags' settings by environment name: each flag's value, else the environment's. */
 export function configFromFlags(flags: Flags, env: CliIo['env'], names: readonly ConfigFlag[]): Record<string, string | undefined> {
   return Object.fromEntries(names.map((name) => [SETTINGS[name], flags.string(name) ?? env[SETTINGS[name]]]));

@@ -28,8 +28,8 @@ import { DEFAULT_RESERVED_CONCURRENCY, checkConcurrency } from './doctor-concurr
 import { checkAllocators } from './doctor-allocators.ts';
 import { LambdaConcurrency } from '../aws/lambda-concurrency.ts';
 import type { CheckResult } from '../usecases/doctor-check.ts';
-import { UsageError, commandFlags } from './main.ts';
-import { configFlagOptions, configFromFlags, type ConfigFlag } from './config-flags.ts';
+import { UsageError, commandFlags, stringOptions } from './main.ts';
+import { configFromFlags, type ConfigFlag } from './config-flags.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { cliRegion } from './region.ts';
 import { DEFAULT_KUBE_GROUPS, DEFAULT_KUBE_USER, DOCTOR_HELP } from './command-help.ts';
@@ -48,16 +48,8 @@ const CONFIG_FLAGS: readonly ConfigFlag[] = [
 ];
 
 const DOCTOR_FLAGS = {
-  ...configFlagOptions(CONFIG_FLAGS),
-  'route-quota': { type: 'string' },
-  stack: { type: 'string' },
+  ...stringOptions([...CONFIG_FLAGS, 'route-quota', 'stack', 'reserved-concurrency', 'kube-user', 'kube-groups', 'kubeconfig', 'context', 'region']),
   'dry-run-writes': { type: 'boolean' },
-  'reserved-concurrency': { type: 'string' },
-  'kube-user': { type: 'string' },
-  'kube-groups': { type: 'string' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  region: { type: 'string' },
   ...OUTPUT_OPTIONS,
 } as const;
 

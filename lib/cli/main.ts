@@ -131,6 +131,11 @@ export function parseFlags(args: string[], options: NonNullable<ParseArgsConfig[
   }
 }
 
+/** parseArgs options for flags that each take a string. */
+export function stringOptions(names: readonly string[]): Record<string, { type: 'string' }> {
+  return Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+}
+
 /** A command's flags with -h/--help added; undefined once --help has printed the command's help. */
 export function commandFlags(args: string[], options: NonNullable<ParseArgsConfig['options']>, io: CliIo, help: string): Flags | undefined {
   const flags = parseFlags(args, { ...options, help: { type: 'boolean', short: 'h' } });

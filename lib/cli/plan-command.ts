@@ -7,7 +7,7 @@ import { strayPodCidrs, strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts'
 import { clusterTagKey, parseRouteTables, planRoutes } from '../routes/index.ts';
 import { isClusterTable } from '../routes/route-tables.ts';
 import type { RoutePlan } from '../routes/index.ts';
-import { type CliIo, UsageError, clusterCidrsFlag, commandFlags, requireFlag } from './main.ts';
+import { type CliIo, UsageError, clusterCidrsFlag, commandFlags, requireFlag, stringOptions } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { DETAILED_EXITCODE_HELP, planExitCode } from './plan-exit.ts';
 import { formatPlanTable } from './plan-table.ts';
@@ -44,13 +44,7 @@ ${DETAILED_EXITCODE_HELP}`;
 
 export async function planCommand(args: string[], io: CliIo): Promise<number> {
   const flags = commandFlags(args, {
-    'cluster-cidrs': { type: 'string' },
-    nodes: { type: 'string' },
-    'route-tables': { type: 'string' },
-    'cluster-name': { type: 'string' },
-    'node-selector': { type: 'string' },
-    'max-delete-share': { type: 'string' },
-    'min-deletes-for-guard': { type: 'string' },
+    ...stringOptions(['cluster-cidrs', 'nodes', 'route-tables', 'cluster-name', 'node-selector', 'max-delete-share', 'min-deletes-for-guard']),
     ...OUTPUT_OPTIONS,
     'detailed-exitcode': { type: 'boolean' },
   }, io, PLAN_HELP);

@@ -11,8 +11,8 @@ import { KubeNodes } from '../kube/kube-nodes.ts';
 import { selectorKeys } from '../nodes/label-selector.ts';
 import { dryRunReconcile } from './dry-run.ts';
 import { dryRunDocument, dryRunTable } from './dry-run-output.ts';
-import { UsageError, commandFlags } from './main.ts';
-import { configFlagOptions, configFromFlags, type ConfigFlag } from './config-flags.ts';
+import { UsageError, commandFlags, stringOptions } from './main.ts';
+import { configFromFlags, type ConfigFlag } from './config-flags.ts';
 import type { CliIo, Command } from './main.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
@@ -29,10 +29,7 @@ export const reconcileCommand: Command = {
   async run(args: string[], io: CliIo): Promise<number> {
     const flags = commandFlags(args, {
       'dry-run': { type: 'boolean' },
-      ...configFlagOptions(CONFIG_FLAGS),
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      region: { type: 'string' },
+      ...stringOptions([...CONFIG_FLAGS, 'kubeconfig', 'context', 'region']),
       ...OUTPUT_OPTIONS,
       'detailed-exitcode': { type: 'boolean' },
     }, io, RECONCILE_HELP);

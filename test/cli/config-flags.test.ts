@@ -1,7 +1,7 @@
 /** The settings commands take as flags or from the environment: a flag given wins, else the environment's value. */
 import { describe, expect, it } from 'vitest';
-import { configFlagOptions, configFromFlags } from '../../lib/cli/config-flags.ts';
-import { commandFlags, parseFlags } from '../../lib/cli/main.ts';
+import { configFromFlags } from '../../lib/cli/config-flags.ts';
+import { commandFlags, parseFlags, stringOptions } from '../../lib/cli/main.ts';
 
 const io = (env: Record<string, string | undefined> = {}) => {
   const out: string[] = [];
@@ -14,12 +14,12 @@ describe('configFromFlags', () => {
     ['the environment without the flag', [], { CLUSTER_NAME: 'from-env' }, 'from-env'],
     ['nothing from neither', [], {}, undefined],
   ])('takes %s', (_what, args, env, expected) => {
-    const flags = parseFlags(args, configFlagOptions(['cluster-name', 'queue-url']));
+    const flags = parseFlags(args, stringOptions(['cluster-name', 'queue-url']));
     expect(configFromFlags(flags, env, ['cluster-name', 'queue-url'])).toEqual({ CLUSTER_NAME: expected, QUEUE_URL: undefined });
   });
 
   it('refuses a flag the command did not name', () => {
-    expect(() => parseFlags(['--queue-url', 'x'], configFlagOptions(['cluster-name']))).toThrow(/queue-url/);
+    expect(() => parseFlags(['--queue-url', 'x'], stringOptions(['cluster-name']))).toThrow(/queue-url/);
   });
 });
 
@@ -32,7 +32,7 @@ describe('commandFlags', () => {
 
   it('gives the flags and prints nothing without --help', () => {
     const { out, io: cli } = io();
-    expect(commandFlags(['--mode', 'routes'], configFlagOptions(['mode']), cli, 'HELP TEXT')?.string('mode')).toBe('routes');
+    expect(commandFlags(['--mode', 'routes'], stringOptions(['mode']), cli, 'HELP TEXT')?.string('mode')).toBe('routes');
     expect(out).toEqual([]);
   });
 });
