@@ -5,7 +5,7 @@
 import type { Wiring } from '../../functions/wiring.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { PodrouteError } from '../../lib/errors.ts';
-import type { WorkQueue } from '../../lib/messages/work-queue.ts';
+import type { WorkQueue } from '../../lib/usecases/ports.ts';
 import { routesWorkerPlane } from './plane.ts';
 
 export function throttledWorkerWiring(queue: WorkQueue, log: Wiring['log']): Wiring {
