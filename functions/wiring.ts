@@ -16,8 +16,8 @@ import type { Logger } from '../lib/log.ts';
 import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets, WorkQueue, InstanceStates, RouteTargets } from '../lib/usecases/ports.ts';
 import type { DataPlane } from '../lib/dataplane/data-plane.ts';
 import { prefixesPlane } from '../lib/dataplane/prefixes/prefixes-plane.ts';
+import { noRouteTables, noRouteTargets } from '../lib/dataplane/prefixes/no-route-tables.ts';
 import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
-import { PodrouteError } from '../lib/errors.ts';
 import { readOnlyClients, readOnlyNodes } from '../lib/aws/read-only-clients.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
 import { DynamoDbDeletionWindow } from '../lib/aws/dynamodb-deletion-guard.ts';
@@ -227,20 +227,6 @@ function podRangeSets(config: Config, clients: Clients, storedSet: StoredSet, re
   const usedReservationSets: UsedReservationSets = async () => Promise.all((await registry.list()).map(openSet));
   return { reservationSets, usedReservationSets };
 }
-
-/** Prefixes mode touches no route table: a call is a bug, refused. */
-const noRouteTables: RouteTables = {
-  listRouteTables: () => Promise.reject(new PodrouteError('prefixes mode has no route tables')),
-  createRoute: () => Promise.reject(new PodrouteError('prefixes mode makes no route')),
-  replaceRoute: () => Promise.reject(new PodrouteError('prefixes mode makes no route')),
-  deleteRoute: () => Promise.reject(new PodrouteError('prefixes mode deletes no route')),
-  describeRoute: () => Promise.reject(new PodrouteError('prefixes mode has no route tables')),
-};
-
-/** Prefixes mode routes to no interface: a call is a bug, refused. */
-const noRouteTargets: RouteTargets = {
-  prepareRouteTarget: () => Promise.reject(new PodrouteError('prefixes mode prepares no route target')),
-};
 
 /** The ports and settings every use case takes, from a wiring. */
 export function useCaseDeps(wiring: Wiring) {

@@ -28,7 +28,8 @@ import { DEFAULT_RESERVED_CONCURRENCY, checkConcurrency } from './doctor-concurr
 import { checkAllocators } from './doctor-allocators.ts';
 import { LambdaConcurrency } from '../aws/lambda-concurrency.ts';
 import type { CheckResult } from '../usecases/doctor-check.ts';
-import { UsageError, parseFlags } from './main.ts';
+import { UsageError, commandFlags, stringOptions } from './main.ts';
+import { configFromFlags, type ConfigFlag } from './config-flags.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { cliRegion } from './region.ts';
 import { DEFAULT_KUBE_GROUPS, DEFAULT_KUBE_USER, DOCTOR_HELP } from './command-help.ts';
@@ -41,39 +42,23 @@ import type { AccessSubject } from '../usecases/ports.ts';
 
 export type { DoctorClients } from '../aws/cli-clients.ts';
 
+const CONFIG_FLAGS: readonly ConfigFlag[] = [
+  'mode', 'cluster-name', 'cluster-cidrs', 'route-table-ids', 'node-selector', 'node-sync-mode',
+  'node-mask-size-ipv4', 'node-mask-size-ipv6', 'queue-url', 'cidr-table-name',
+];
+
 const DOCTOR_FLAGS = {
-  mode: { type: 'string' },
-  'cluster-name': { type: 'string' },
-  'cluster-cidrs': { type: 'string' },
-  'route-table-ids': { type: 'string' },
-  'node-selector': { type: 'string' },
-  'node-sync-mode': { type: 'string' },
-  'node-mask-size-ipv4': { type: 'string' },
-  'node-mask-size-ipv6': { type: 'string' },
-  'route-quota': { type: 'string' },
-  'queue-url': { type: 'string' },
-  'cidr-table-name': { type: 'string' },
-  stack: { type: 'string' },
+  ...stringOptions([...CONFIG_FLAGS, 'route-quota', 'stack', 'reserved-concurrency', 'kube-user', 'kube-groups', 'kubeconfig', 'context', 'region']),
   'dry-run-writes': { type: 'boolean' },
-  'reserved-concurrency': { type: 'string' },
-  'kube-user': { type: 'string' },
-  'kube-groups': { type: 'string' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  region: { type: 'string' },
   ...OUTPUT_OPTIONS,
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** The command; tests hand in clients for the local stand-ins. */
 export function createDoctorCommand(makeClients: (region: string) => DoctorClients = doctorClients): Command {
   return {
     async run(args: string[], io: CliIo): Promise<number> {
-      const flags = parseFlags(args, DOCTOR_FLAGS);
-      if (flags.flag('help')) {
-        io.stdout(DOCTOR_HELP);
-        return 0;
-      }
+      const flags = commandFlags(args, DOCTOR_FLAGS, io, DOCTOR_HELP);
+      if (!flags) return 0;
       const format = outputFormat(flags, ['table', 'json', 'yaml'], 'table');
       const routeQuota = parseQuota(flags.string('route-quota'));
       const subject = parseSubject(flags.string('kube-user') ?? io.env.PODROUTE_KUBE_USER, flags.string('kube-groups') ?? io.env.PODROUTE_KUBE_GROUPS);
@@ -90,18 +75,12 @@ export function createDoctorCommand(makeClients: (region: string) => DoctorClien
       };
       const deployed = stackName ? await readStack(stackName, stackPorts) : null;
       const fromStack = (logicalId: string) => (deployed?.stack ? physicalId(deployed.stack, logicalId) : undefined);
+      const settings = configFromFlags(flags, io.env, CONFIG_FLAGS);
       const config = loadConfig({
-        MODE: flags.string('mode') ?? io.env.MODE,
-        CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
-        CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
-        ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
-        NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
-        NODE_MASK_SIZE_IPV4: flags.string('node-mask-size-ipv4') ?? io.env.NODE_MASK_SIZE_IPV4,
-        NODE_MASK_SIZE_IPV6: flags.string('node-mask-size-ipv6') ?? io.env.NODE_MASK_SIZE_IPV6,
-        NODE_SYNC_MODE: flags.string('node-sync-mode') ?? io.env.NODE_SYNC_MODE,
+        ...settings,
         PREFIX_RESERVATION_DESCRIPTION: io.env.PREFIX_RESERVATION_DESCRIPTION,
-        QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL ?? fromStack('WorkQueue'),
-        CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME ?? fromStack('CidrTable'),
+        QUEUE_URL: settings.QUEUE_URL ?? fromStack('WorkQueue'),
+        CIDR_TABLE_NAME: settings.CIDR_TABLE_NAME ?? fromStack('CidrTable'),
         ROUTE_QUOTA: routeQuota ?? io.env.ROUTE_QUOTA,
       });
       // loadConfig has checked the masks' bounds (NODE_MASK_SIZE_* from the flags or the environment).

@@ -131,7 +131,20 @@ export function parseFlags(args: string[], options: NonNullable<ParseArgsConfig[
   }
 }
 
-class Flags {
+/** parseArgs options for flags that each take a string. */
+export function stringOptions(names: readonly string[]): Record<string, { type: 'string' }> {
+  return Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+}
+
+/** A command's flags with -h/--help added; undefined once --help has printed the command's help. */
+export function commandFlags(args: string[], options: NonNullable<ParseArgsConfig['options']>, io: CliIo, help: string): Flags | undefined {
+  const flags = parseFlags(args, { ...options, help: { type: 'boolean', short: 'h' } });
+  if (!flags.flag('help')) return flags;
+  io.stdout(help);
+  return undefined;
+}
+
+export class Flags {
   constructor(private readonly values: Record<string, string | boolean | undefined>) {}
   string(name: string): string | undefined {
     const value = this.values[name];

@@ -7,7 +7,7 @@ import { strayPodCidrs, strayPodCidrsMessage } from '../nodes/pod-cidr-scope.ts'
 import { clusterTagKey, parseRouteTables, planRoutes } from '../routes/index.ts';
 import { isClusterTable } from '../routes/route-tables.ts';
 import type { RoutePlan } from '../routes/index.ts';
-import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
+import { type CliIo, UsageError, clusterCidrsFlag, commandFlags, requireFlag, stringOptions } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
 import { DETAILED_EXITCODE_HELP, planExitCode } from './plan-exit.ts';
 import { formatPlanTable } from './plan-table.ts';
@@ -43,22 +43,12 @@ early (e.g. '| head -1'), as for a command killed by SIGPIPE.
 ${DETAILED_EXITCODE_HELP}`;
 
 export async function planCommand(args: string[], io: CliIo): Promise<number> {
-  const flags = parseFlags(args, {
-    'cluster-cidrs': { type: 'string' },
-    nodes: { type: 'string' },
-    'route-tables': { type: 'string' },
-    'cluster-name': { type: 'string' },
-    'node-selector': { type: 'string' },
-    'max-delete-share': { type: 'string' },
-    'min-deletes-for-guard': { type: 'string' },
+  const flags = commandFlags(args, {
+    ...stringOptions(['cluster-cidrs', 'nodes', 'route-tables', 'cluster-name', 'node-selector', 'max-delete-share', 'min-deletes-for-guard']),
     ...OUTPUT_OPTIONS,
     'detailed-exitcode': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
-  if (flags.flag('help')) {
-    io.stdout(PLAN_HELP);
-    return 0;
-  }
+  }, io, PLAN_HELP);
+  if (!flags) return 0;
   const clusterCidrs = clusterCidrsFlag(flags, 'plan');
   if (clusterCidrs.length === 0) throw new UsageError('--cluster-cidrs needs at least one CIDR');
   // The functions' own check (lib/config.ts): a CIDR refused there is refused here.

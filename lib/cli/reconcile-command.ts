@@ -11,7 +11,8 @@ import { KubeNodes } from '../kube/kube-nodes.ts';
 import { selectorKeys } from '../nodes/label-selector.ts';
 import { dryRunReconcile } from './dry-run.ts';
 import { dryRunDocument, dryRunTable } from './dry-run-output.ts';
-import { UsageError, parseFlags } from './main.ts';
+import { UsageError, commandFlags, stringOptions } from './main.ts';
+import { configFromFlags, type ConfigFlag } from './config-flags.ts';
 import type { CliIo, Command } from './main.ts';
 import { sdkDefaultRegion } from '../aws/sdk-region.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat } from './output.ts';
@@ -22,40 +23,20 @@ import { RECONCILE_HELP } from './command-help.ts';
 export { RECONCILE_HELP } from './command-help.ts';
 
 
+const CONFIG_FLAGS: readonly ConfigFlag[] = ['cluster-name', 'cluster-cidrs', 'route-table-ids', 'cidr-table-name', 'queue-url', 'mode', 'node-selector'];
+
 export const reconcileCommand: Command = {
   async run(args: string[], io: CliIo): Promise<number> {
-    const flags = parseFlags(args, {
+    const flags = commandFlags(args, {
       'dry-run': { type: 'boolean' },
-      'cluster-name': { type: 'string' },
-      'cluster-cidrs': { type: 'string' },
-      'route-table-ids': { type: 'string' },
-      'cidr-table-name': { type: 'string' },
-      'queue-url': { type: 'string' },
-      mode: { type: 'string' },
-      'node-selector': { type: 'string' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      region: { type: 'string' },
+      ...stringOptions([...CONFIG_FLAGS, 'kubeconfig', 'context', 'region']),
       ...OUTPUT_OPTIONS,
       'detailed-exitcode': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    });
-    if (flags.flag('help')) {
-      io.stdout(RECONCILE_HELP);
-      return 0;
-    }
+    }, io, RECONCILE_HELP);
+    if (!flags) return 0;
     if (!flags.flag('dry-run')) throw new UsageError('reconcile runs only with --dry-run from a workstation; the deployed functions apply the plan');
     const format = outputFormat(flags, ['json', 'yaml', 'table'], 'json');
-    const config = loadConfig({
-      ...io.env,
-      CLUSTER_NAME: flags.string('cluster-name') ?? io.env.CLUSTER_NAME,
-      CLUSTER_CIDRS: flags.string('cluster-cidrs') ?? io.env.CLUSTER_CIDRS,
-      ROUTE_TABLE_IDS: flags.string('route-table-ids') ?? io.env.ROUTE_TABLE_IDS,
-      CIDR_TABLE_NAME: flags.string('cidr-table-name') ?? io.env.CIDR_TABLE_NAME,
-      QUEUE_URL: flags.string('queue-url') ?? io.env.QUEUE_URL,
-      MODE: flags.string('mode') ?? io.env.MODE,
-      NODE_SELECTOR: flags.string('node-selector') ?? io.env.NODE_SELECTOR,
-    });
+    const config = loadConfig({ ...io.env, ...configFromFlags(flags, io.env, CONFIG_FLAGS) });
     // The function's own lease table and queue: their reads are what it decides on.
     if (!config.cidrTableName) throw new UsageError('reconcile --dry-run reads the lease table: pass --cidr-table-name or set CIDR_TABLE_NAME');
     if (!config.queueUrl) throw new UsageError("reconcile --dry-run reads the queue's backlog: pass --queue-url or set QUEUE_URL");

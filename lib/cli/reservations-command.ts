@@ -12,7 +12,7 @@ import {
   planReservations,
   podShareProblem,
 } from '../dataplane/prefixes/reservation-plan.ts';
-import { type CliIo, UsageError, clusterCidrsFlag, parseFlags, requireFlag } from './main.ts';
+import { type CliIo, UsageError, clusterCidrsFlag, commandFlags, requireFlag } from './main.ts';
 import { OUTPUT_OPTIONS, formatOutput, outputFormat, table } from './output.ts';
 import { readJson } from './plan-command.ts';
 
@@ -56,19 +56,15 @@ in use inside a reservation, which EC2 does not take back) go to stderr and do n
 `;
 
 export async function reservationsCommand(args: string[], io: CliIo): Promise<number> {
-  const flags = parseFlags(args, {
+  const flags = commandFlags(args, {
     'cluster-cidrs': { type: 'string' },
     subnets: { type: 'string' },
     'pod-share': { type: 'string' },
     'node-sync-mode': { type: 'string', default: 'SyncFromCluster' },
     description: { type: 'string' },
     ...OUTPUT_OPTIONS,
-    help: { type: 'boolean', short: 'h' },
-  });
-  if (flags.flag('help')) {
-    io.stdout(RESERVATIONS_HELP);
-    return 0;
-  }
+  }, io, RESERVATIONS_HELP);
+  if (!flags) return 0;
   const clusterCidrText = clusterCidrsFlag(flags, 'reservations');
   // The functions' own check (lib/config.ts): a CIDR refused there is refused here.
   const cidrProblem = clusterCidrsProblem(clusterCidrText);

@@ -90,41 +90,44 @@ describe('each service\'s own codes (lib/aws/aws-error-codes.ts), through its ad
     return { kind: (error as { kind?: unknown }).kind, retryable: error.retryable };
   };
 
-  it.each([
-    ['ProvisionedThroughputExceededException', 400, 'throttled'],
-    ['ThrottlingException', 400, 'throttled'],
-    ['RequestLimitExceeded', 400, 'throttled'],
-    ['LimitExceededException', 400, 'throttled'],
-    ['InternalServerError', 500, 'server'],
-    ['ServiceUnavailable', 503, 'server'],
-    ['AccessDeniedException', 400, 'denied'],
-    ['ConditionalCheckFailedException', 400, 'conflict'],
-    ['ResourceInUseException', 400, 'conflict'],
-    ['ResourceNotFoundException', 400, 'not-found'],
-    ['ValidationException', 400, 'invalid'],
-    ['UnrecognizedClientException', 400, 'rejected'],
-  ] as const)('DynamoDB %s (HTTP %i) is %s', async (code, status, kind) => {
-    dynamo.on(GetItemCommand).rejects(new DynamoDBServiceException(answer(code, status)));
-    const store = new DynamoDbClaimStore({ client: new DynamoDBClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), tableName: 't', setId: '10.0.0.0/16@24' });
-    expect(await kindOf(store.get('b#0000000001'))).toEqual({ kind, retryable: kind === 'throttled' || kind === 'server' });
-  });
+  /** Each service's adapter call, its client answering `code` with the service's own exception. */
+  const failingCall = {
+    DynamoDB: (code: string, status: number) => {
+      dynamo.on(GetItemCommand).rejects(new DynamoDBServiceException(answer(code, status)));
+      return new DynamoDbClaimStore({ client: new DynamoDBClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), tableName: 't', setId: '10.0.0.0/16@24' }).get('b#0000000001');
+    },
+    SQS: (code: string, status: number) => {
+      sqs.on(SendMessageBatchCommand).rejects(new SQSServiceException(answer(code, status)));
+      return new SqsWorkQueue(new SQSClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), 'http://127.0.0.1/000000000000/q', { maxAttempts: 1 }).send([MESSAGE]);
+    },
+  };
 
   it.each([
-    ['RequestThrottled', 403, 'throttled'],
-    ['KmsThrottled', 400, 'throttled'],
-    ['InternalError', 500, 'server'],
-    ['AccessDenied', 403, 'denied'],
-    ['KmsAccessDenied', 400, 'denied'],
-    ['QueueDoesNotExist', 400, 'not-found'],
-    ['AWS.SimpleQueueService.NonExistentQueue', 400, 'not-found'],
-    ['BatchEntryIdsNotDistinct', 400, 'invalid'],
-    ['TooManyEntriesInBatchRequest', 400, 'invalid'],
-    ['InvalidAttributeName', 400, 'invalid'],
-    ['KmsDisabled', 400, 'rejected'],
-  ] as const)('SQS %s (HTTP %i) is %s', async (code, status, kind) => {
-    sqs.on(SendMessageBatchCommand).rejects(new SQSServiceException(answer(code, status)));
-    const queue = new SqsWorkQueue(new SQSClient({ region: 'us-east-1', credentials, maxAttempts: 1 }), 'http://127.0.0.1/000000000000/q', { maxAttempts: 1 });
-    expect(await kindOf(queue.send([MESSAGE]))).toEqual({ kind, retryable: kind === 'throttled' || kind === 'server' });
+    ['DynamoDB', 'ProvisionedThroughputExceededException', 400, 'throttled'],
+    ['DynamoDB', 'ThrottlingException', 400, 'throttled'],
+    ['DynamoDB', 'RequestLimitExceeded', 400, 'throttled'],
+    ['DynamoDB', 'LimitExceededException', 400, 'throttled'],
+    ['DynamoDB', 'InternalServerError', 500, 'server'],
+    ['DynamoDB', 'ServiceUnavailable', 503, 'server'],
+    ['DynamoDB', 'AccessDeniedException', 400, 'denied'],
+    ['DynamoDB', 'ConditionalCheckFailedException', 400, 'conflict'],
+    ['DynamoDB', 'ResourceInUseException', 400, 'conflict'],
+    ['DynamoDB', 'ResourceNotFoundException', 400, 'not-found'],
+    ['DynamoDB', 'ValidationException', 400, 'invalid'],
+    ['DynamoDB', 'UnrecognizedClientException', 400, 'rejected'],
+    ['SQS', 'RequestThrottled', 403, 'throttled'],
+    ['SQS', 'KmsThrottled', 400, 'throttled'],
+    ['SQS', 'InternalError', 500, 'server'],
+    ['SQS', 'AccessDenied', 403, 'denied'],
+    ['SQS', 'KmsAccessDenied', 400, 'denied'],
+    ['SQS', 'QueueDoesNotExist', 400, 'not-found'],
+    ['SQS', 'AWS.SimpleQueueService.NonExistentQueue', 400, 'not-found'],
+    ['SQS', 'BatchEntryIdsNotDistinct', 400, 'invalid'],
+    ['SQS', 'TooManyEntriesInBatchRequest', 400, 'invalid'],
+    ['SQS', 'InvalidAttributeName', 400, 'invalid'],
+    ['SQS', 'KmsDisabled', 400, 'rejected'],
+  ] as const)('%s %s (HTTP %i) is %s', async (service, code, status, kind) => {
+    expect(await kindOf(failingCall[service](code, status))).toEqual({ kind, retryable: kind === 'throttled' || kind === 'server' });
   });
 
   it.each([

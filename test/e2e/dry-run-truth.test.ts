@@ -10,11 +10,10 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { ScheduledEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { buildWiring } from '../../functions/wiring.ts';
 import type { Wiring } from '../../functions/wiring.ts';
-import { startLocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import { containsCidr, parseCidr } from '../../lib/cidr/cidr.ts';
 import { dryRunReconcile } from '../../lib/cli/dry-run.ts';
@@ -26,6 +25,7 @@ import { serializeWorkMessage, syncNodeMessage } from '../../lib/messages/work-m
 import { formatFullMark, ROUTE_TABLE_FULL_TAG } from '../../lib/routes/table-full.ts';
 import type { ReconcileReport } from '../../lib/usecases/reconcile.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
+import { freshQueue, useLocalSqs } from '../support/local-sqs.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { CLUSTER, CLUSTER_TAG, credentials, freshCidrTable, lambdaContext } from '../support/world.ts';
 import type { World } from '../support/world.ts';
@@ -34,18 +34,11 @@ let world: World;
 let local: LocalDynamo;
 useWorldAndDynamo((parts) => ({ world, local } = parts));
 let sqs: LocalSqs;
-let queues = 0;
-beforeAll(async () => {
-  sqs = await startLocalSqs();
-});
-afterAll(async () => {
-  await sqs.stop();
-});
+useLocalSqs((started) => (sqs = started));
 
 /** The deployed wiring of `env` over the emulators; every message the function sends is recorded. */
 async function deployed(env: Record<string, string>): Promise<{ config: Config; wiring: Wiring; sent: WorkMessage[] }> {
-  queues += 1;
-  const { queueUrl } = await sqs.createQueue(`podroute-dry-run-${queues}`);
+  const queueUrl = await freshQueue(sqs, 'podroute-dry-run');
   const config = loadConfig({ CLUSTER_NAME: CLUSTER, CIDR_TABLE_NAME: await freshCidrTable(local.client()), QUEUE_URL: queueUrl, ...env });
   const base = await buildWiring(config, { ec2: world.ec2Client, sqs: sqs.createClient('function'), dynamodb: local.client() }, world.nodes, async () => 'unused', {
     log: memoryLogger(),

@@ -8,13 +8,12 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, EventBridgeEvent, ScheduledEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCloudEventsHandler } from '../../functions/cloud-events.ts';
 import { createNodeWebhookHandler } from '../../functions/node-webhook.ts';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import { buildWiring } from '../../functions/wiring.ts';
-import { startLocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import { dryRunReconcile } from '../../lib/cli/dry-run.ts';
 import { loadConfig } from '../../lib/config.ts';
@@ -23,6 +22,7 @@ import { memoryLogger } from '../../lib/log.ts';
 import { serializeWorkMessage, syncNodeMessage } from '../../lib/messages/work-message.ts';
 import { driftOf } from '../../lib/usecases/observe.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
+import { freshQueue, useLocalSqs } from '../support/local-sqs.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { CLUSTER, credentials, freshCidrTable, httpEvent, lambdaContext, sqsEvent, sqsRecord } from '../support/world.ts';
 import type { World } from '../support/world.ts';
@@ -33,13 +33,7 @@ let world: World;
 let local: LocalDynamo;
 useWorldAndDynamo((parts) => ({ world, local } = parts));
 let sqs: LocalSqs;
-let queues = 0;
-beforeAll(async () => {
-  sqs = await startLocalSqs();
-});
-afterAll(async () => {
-  await sqs.stop();
-});
+useLocalSqs((started) => (sqs = started));
 
 const clientsOf = () => ({
   ec2: new EC2Client({ endpoint: world.ec2.url, region: 'us-east-1', credentials, maxAttempts: 1 }),
@@ -59,8 +53,7 @@ async function stateOf(config: Config): Promise<string> {
 
 /** Drift to show: a route to create, one to delete, a node to allocate and patch, a lease to adopt. */
 async function driftingCluster(): Promise<{ config: Config }> {
-  queues += 1;
-  const { queueUrl } = await sqs.createQueue(`podroute-observe-${queues}`);
+  const queueUrl = await freshQueue(sqs, 'podroute-observe');
   const config = loadConfig({ CLUSTER_NAME: CLUSTER, CLUSTER_CIDRS: '100.64.0.0/16', CIDR_TABLE_NAME: await freshCidrTable(local.client()), QUEUE_URL: queueUrl });
   const setup = await buildWiring(config, clientsOf(), world.nodes, async () => 'unused', { log: memoryLogger(), now: world.clock.now });
   const [set] = setup.cidrSets;

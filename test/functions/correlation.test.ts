@@ -5,30 +5,23 @@
  * the queue) is handled as before, its body the same bytes.
  */
 import type { ScheduledEvent, SQSBatchResponse } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import { correlated } from '../../functions/telemetry.ts';
-import type { Wiring } from '../../functions/wiring.ts';
-import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
 import { startSqsEventSource } from '../../infra/local/queue/sqs-event-source.ts';
 import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger, silentLogger } from '../../lib/log.ts';
 import { parseWorkMessage, serializeWorkMessage, type WorkMessage } from '../../lib/messages/work-message.ts';
 import { startDynalite } from '../support/dynalite.ts';
-import { routesWorkerPlane } from '../support/plane.ts';
+import { useLocalSqs } from '../support/local-sqs.ts';
+import { throttledWorkerWiring } from '../support/throttled-worker.ts';
 import { testWiring } from '../support/wiring.ts';
 import { lambdaContext, startWorld } from '../support/world.ts';
 
 let sqs: LocalSqs;
-beforeAll(async () => {
-  sqs = await startLocalSqs();
-});
-afterAll(async () => {
-  await sqs.stop();
-});
+useLocalSqs((started) => (sqs = started));
 
 const deleteOf = (cidr: string): WorkMessage => ({ v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: cidr, reason: 'no-owner' });
 
@@ -46,19 +39,7 @@ describe('correlation id through the queue', () => {
     await queue.send([old]);
 
     const log = memoryLogger();
-    const throttled = async (): Promise<never> => {
-      throw new PodrouteError('EC2: RequestLimitExceeded (retryable)', { retryable: true });
-    };
-    const wiring = {
-      config: loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '3' }),
-      routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled, prepareRouteTarget: throttled },
-      nodes: {},
-      plane: routesWorkerPlane(),
-      queue,
-      log,
-      now: () => 0,
-      timeScale: 100,
-    } as unknown as Wiring;
+    const wiring = throttledWorkerWiring(queue, log);
     const worker = createRouteWorkerHandler(async () => wiring);
     const bodies = new Map<string, string>();
     const source = await startSqsEventSource({

@@ -6,17 +6,14 @@
  * and then refused 409, as the registry checks the precondition after admission. An expression outside the
  * supported CEL fails the emulator's start.
  */
-import { readFileSync } from 'node:fs';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { manifestMatchConditions } from '../../infra/local/kube/match-conditions.ts';
+import { startAdmissionWebhook, type AdmissionWebhook, type ReviewRequest } from '../support/admission-webhook.ts';
 
-const tls = new URL('../../infra/local/kube/tls/', import.meta.url);
-const reviews: Array<Record<string, unknown> & { operation: string; name: string }> = [];
-let webhook: https.Server;
+let webhook: AdmissionWebhook;
+let reviews: ReviewRequest[];
 let emulator: KubeEmulator;
 let api: CoreV1Api;
 
@@ -37,28 +34,20 @@ const bare = (name: string): V1Node => ({
 const merge = { ...setHeaderOptions('Content-Type', PatchStrategy.MergePatch) };
 
 beforeAll(async () => {
-  webhook = https.createServer({ cert: readFileSync(new URL('server.crt', tls)), key: readFileSync(new URL('server.key', tls)) }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: Record<string, unknown> & { uid: string; name: string; operation: string } };
-      reviews.push(review.request);
-      const patch = review.request.operation === 'UPDATE' ? { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(UPDATE_PATCH)).toString('base64') } : {};
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true, ...patch } }));
-    });
-  });
-  await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
-  const url = `https://127.0.0.1:${(webhook.address() as AddressInfo).port}/mutate`;
-  const caPem = readFileSync(new URL('ca.crt', tls), 'utf8');
-  emulator = await startKubeEmulator({ onNodeUpdate: { url, caPem, matchConditions: manifestMatchConditions('node-provider-id.podroute.io') } });
+  webhook = await startAdmissionWebhook((request) => ({
+    uid: request.uid,
+    allowed: true,
+    ...(request.operation === 'UPDATE' ? { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(UPDATE_PATCH)).toString('base64') } : {}),
+  }));
+  reviews = webhook.reviews;
+  emulator = await startKubeEmulator({ onNodeUpdate: { ...webhook.target, matchConditions: manifestMatchConditions('node-provider-id.podroute.io') } });
   const kc = new KubeConfig();
   kc.loadFromOptions(emulator.kubeConfig());
   api = kc.makeApiClient(CoreV1Api);
 });
 afterAll(async () => {
   await emulator.close();
-  await new Promise<void>((resolve) => webhook.close(() => resolve()));
+  await webhook.close();
 });
 beforeEach(() => {
   reviews.length = 0;

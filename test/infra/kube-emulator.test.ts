@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiException, CoreV1Api, type V1Node, EventsV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startKubeEmulator, type KubeEmulator, type WebhookTarget } from '../../infra/local/kube/index.ts';
 import { DEFAULT_CONTINUE_TTL_MS } from '../../infra/local/kube/emulator.ts';
+import { startAdmissionWebhook, type AdmissionWebhook, type ReviewRequest } from '../support/admission-webhook.ts';
 
 function clientFor(emulator: KubeEmulator, token = emulator.token): CoreV1Api {
   const kc = new KubeConfig();
@@ -337,45 +335,33 @@ describe('kube emulator: continue tokens expire', () => {
 });
 
 describe('kube emulator admission webhooks', () => {
-  const tls = new URL('../../infra/local/kube/tls/', import.meta.url);
-  const caPem = readFileSync(new URL('ca.crt', tls), 'utf8');
-  const reviews: Record<string, unknown>[] = [];
-  let webhook: https.Server;
+  let webhook: AdmissionWebhook;
+  let reviews: ReviewRequest[];
   let emulator: KubeEmulator;
   let api: CoreV1Api;
   let hook: WebhookTarget;
 
   beforeAll(async () => {
-    webhook = https.createServer({ cert: readFileSync(new URL('server.crt', tls)), key: readFileSync(new URL('server.key', tls)) }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: Record<string, unknown> & { uid: string; name: string; operation: string } };
-        reviews.push(review.request);
-        const { uid, name, operation } = review.request;
-        let response: Record<string, unknown> = { uid, allowed: true };
-        if (name === 'denied') response = { uid, allowed: false, status: { code: 403, message: 'not welcome' } };
-        else if (name === 'broken') response = { uid: 'wrong-uid', allowed: false };
-        else if (name === 'busy' && operation === 'DELETE') {
-          // A controller writes the node while its DELETE is being admitted.
-          emulator.state.putRawNode({ ...node('busy'), status: { conditions: [{ type: 'NetworkUnavailable', status: 'False' }] } });
-        }
-        else if (operation === 'CREATE') {
-          const patch = [{ op: 'add', path: '/spec/podCIDR', value: '10.9.0.0/24' }];
-          response = { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
-        }
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
-      });
+    webhook = await startAdmissionWebhook(({ uid, name, operation }) => {
+      if (name === 'denied') return { uid, allowed: false, status: { code: 403, message: 'not welcome' } };
+      if (name === 'broken') return { uid: 'wrong-uid', allowed: false };
+      if (name === 'busy' && operation === 'DELETE') {
+        // A controller writes the node while its DELETE is being admitted.
+        emulator.state.putRawNode({ ...node('busy'), status: { conditions: [{ type: 'NetworkUnavailable', status: 'False' }] } });
+      } else if (operation === 'CREATE') {
+        const patch = [{ op: 'add', path: '/spec/podCIDR', value: '10.9.0.0/24' }];
+        return { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
+      }
+      return { uid, allowed: true };
     });
-    await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
-    hook = { url: `https://127.0.0.1:${(webhook.address() as AddressInfo).port}/mutate`, caPem };
+    reviews = webhook.reviews;
+    hook = webhook.target;
     emulator = await startKubeEmulator({ onNodeCreate: hook, onNodeDelete: hook });
     api = clientFor(emulator);
   });
   afterAll(async () => {
     await emulator.close();
-    await new Promise<void>((resolve) => webhook.close(() => resolve()));
+    await webhook.close();
   });
 
   it('sends an AdmissionReview on CREATE and applies the returned JSONPatch', async () => {

@@ -1,15 +1,13 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
-import type { Wiring } from '../../functions/wiring.ts';
 import { SqsWorkQueue } from '../../lib/aws/sqs-work-queue.ts';
-import { loadConfig } from '../../lib/config.ts';
-import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { messageKey, parseWorkMessage, type WorkMessage } from '../../lib/messages/work-message.ts';
-import { startLocalSqs, type LocalSqs } from '../../infra/local/queue/local-sqs.ts';
-import { routesWorkerPlane } from '../support/plane.ts';
+import type { LocalSqs } from '../../infra/local/queue/local-sqs.ts';
+import { useLocalSqs } from '../support/local-sqs.ts';
+import { throttledWorkerWiring } from '../support/throttled-worker.ts';
 import {
   judgeResponse,
   startSqsEventSource,
@@ -22,12 +20,9 @@ let sqs: LocalSqs;
 let client: SQSClient;
 let n = 0;
 
-beforeAll(async () => {
-  sqs = await startLocalSqs();
+useLocalSqs((started) => {
+  sqs = started;
   client = sqs.createClient();
-});
-afterAll(async () => {
-  await sqs.stop();
 });
 
 async function sendBodies(queueUrl: string, bodies: string[]): Promise<void> {
@@ -311,21 +306,7 @@ describe('startSqsEventSource against fauxqs', () => {
     const message: WorkMessage = { v: 1, kind: 'delete', routeTableId: 'rtb-0123456789abcdef0', destinationCidr: '10.244.1.0/24', reason: 'no-owner' };
     await new SqsWorkQueue(client, queueUrl).send([message]);
     const log = memoryLogger();
-    const throttled = async (): Promise<never> => {
-      throw new PodrouteError('EC2: RequestLimitExceeded (retryable)', { retryable: true });
-    };
-    const wiring = {
-      config: loadConfig({ CLUSTER_NAME: 'c', CLUSTER_CIDRS: '10.244.0.0/16', MAX_RECEIVE_COUNT: '3' }),
-      routeTables: { listRouteTables: throttled, createRoute: throttled, replaceRoute: throttled, deleteRoute: throttled, describeRoute: throttled },
-      routeTargets: { prepareRouteTarget: throttled },
-      nodes: {},
-      plane: routesWorkerPlane(),
-      // Visibility backoff of 2 s, scaled to 0 (immediately visible again).
-      queue: new SqsWorkQueue(client, queueUrl),
-      log,
-      now: () => 0,
-      timeScale: 100,
-    } as unknown as Wiring;
+    const wiring = throttledWorkerWiring(new SqsWorkQueue(client, queueUrl), log);
     const worker = createRouteWorkerHandler(async () => wiring);
     const { source } = await runToDrain({
       queueUrl,

@@ -10,6 +10,7 @@ import {
   type WorkMessage,
 } from '../../lib/messages/work-message.ts';
 import { MemoryWorkQueue, dedupeMessages } from '../../lib/messages/work-queue.ts';
+import { thrownBy } from '../support/thrown.ts';
 
 type PlannedRoutes = Parameters<typeof toMessages>[0];
 
@@ -82,12 +83,7 @@ describe('parseWorkMessage: rejected bodies', () => {
     ['unknown field', JSON.stringify({ ...create, extra: true }), /extra/],
     ['route fields on sync-node', JSON.stringify({ v: 1, kind: 'sync-node', node: 'n1', routeTableId: RTB }), /routeTableId/],
   ])('%s', (_name, body, message) => {
-    let caught: unknown;
-    try {
-      parseWorkMessage(body);
-    } catch (error) {
-      caught = error;
-    }
+    const caught = thrownBy(() => parseWorkMessage(body));
     expect(caught).toBeInstanceOf(InvalidInputError);
     const error = caught as InvalidInputError;
     expect(error.retryable).toBe(false);
@@ -96,14 +92,7 @@ describe('parseWorkMessage: rejected bodies', () => {
   });
 
   it('keeps the JSON syntax error as the cause', () => {
-    const error = (() => {
-      try {
-        parseWorkMessage('{');
-      } catch (e) {
-        return e as Error;
-      }
-      return null;
-    })();
+    const error = thrownBy(() => parseWorkMessage('{')) as Error | undefined;
     expect(error?.cause).toBeInstanceOf(SyntaxError);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { clusterTagKey, isClusterTable, parseRouteTables } from '../../lib/routes/route-tables.ts';
+import { thrownBy } from '../support/thrown.ts';
 
 /** What `aws ec2 describe-route-tables --output json` prints for a typical cluster VPC table. */
 const cliOutput = {
@@ -135,12 +136,7 @@ describe('parseRouteTables', () => {
     ['a non-string InstanceId', { RouteTables: [{ RouteTableId: 'rtb-1', Routes: [{ DestinationCidrBlock: '10.0.0.0/24', InstanceId: 7, State: 'active' }] }] }, 'RouteTables[0].Routes[0].InstanceId'],
     ['Tags not an array', { RouteTables: [{ RouteTableId: 'rtb-1', Tags: { Name: 'x' } }] }, 'RouteTables[0].Tags'],
   ])('rejects %s with InvalidInputError naming the path', (_name, value, message) => {
-    let error: unknown;
-    try {
-      parseRouteTables(value);
-    } catch (caught) {
-      error = caught;
-    }
+    const error = thrownBy(() => parseRouteTables(value));
     expect(error).toBeInstanceOf(InvalidInputError);
     const text = (error as Error).message;
     expect(text).toContain(message);

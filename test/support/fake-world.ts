@@ -14,7 +14,7 @@ import { kubeletNode } from '../../infra/local/kube/kubelet-node.ts';
 import { tryParseCidr } from '../../lib/cidr/cidr.ts';
 import { loadConfig, type Config } from '../../lib/config.ts';
 import { ClaimProtocolStore, MemoryClaimStore, createCidrSet, type CidrSet } from '../../lib/ipam/index.ts';
-import type { ItemAttrs } from '../../lib/ipam/claim-store.ts';
+import type { ClaimStore } from '../../lib/ipam/claim-store.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
 import { MemoryDeletionWindow, MemoryNodeSource, MemoryRouteTables, MemoryWorkQueue } from '../fakes/index.ts';
@@ -76,26 +76,21 @@ export function fakeWorld(clock: FakeClock = new FakeClock()): FakeWorld {
 }
 
 /** The in-memory claim store, counting the writes the lease table would take. */
-class CountingClaimStore extends MemoryClaimStore {
-  constructor(private readonly counter: { writes: number }) {
-    super();
-  }
-  override putIfAbsent(key: string, attrs: ItemAttrs) {
-    this.counter.writes += 1;
-    return super.putIfAbsent(key, attrs);
-  }
-  override putIfVersion(key: string, attrs: ItemAttrs, version: number) {
-    this.counter.writes += 1;
-    return super.putIfVersion(key, attrs, version);
-  }
-  override deleteIf(key: string, version: number) {
-    this.counter.writes += 1;
-    return super.deleteIf(key, version);
-  }
-  override increment(key: string, attr: string, by: number) {
-    this.counter.writes += 1;
-    return super.increment(key, attr, by);
-  }
+function countingClaimStore(counter: { writes: number }): ClaimStore {
+  const store = new MemoryClaimStore();
+  const counted = <T>(write: Promise<T>): Promise<T> => {
+    counter.writes += 1;
+    return write;
+  };
+  return {
+    get: (key) => store.get(key),
+    list: (from, to, limit) => store.list(from, to, limit),
+    count: (from, to) => store.count(from, to),
+    putIfAbsent: (key, attrs) => counted(store.putIfAbsent(key, attrs)),
+    putIfVersion: (key, attrs, version) => counted(store.putIfVersion(key, attrs, version)),
+    deleteIf: (key, version) => counted(store.deleteIf(key, version)),
+    increment: (key, attr, by) => counted(store.increment(key, attr, by)),
+  };
 }
 
 export interface FakeWiring {
@@ -117,7 +112,7 @@ export async function fakeWiring(world: FakeWorld, env: Record<string, string> =
   const cidrSets = await Promise.all(
     config.clusterCidrs.map((clusterCidr) => {
       const family = tryParseCidr(clusterCidr)?.family ?? 4;
-      return createCidrSet({ clusterCidr, nodeMaskSize: config.nodeMaskSize[family], store: new ClaimProtocolStore(new CountingClaimStore(counter), { clock: world.clock.now }) });
+      return createCidrSet({ clusterCidr, nodeMaskSize: config.nodeMaskSize[family], store: new ClaimProtocolStore(countingClaimStore(counter), { clock: world.clock.now }) });
     }),
   );
   const queue = new MemoryWorkQueue(world.clock.now);

@@ -12,6 +12,7 @@ import type { EniPrefixes, NodeInterface, NodeSource, NodeWriteResult, Subnet, S
 import type { ReconcileDeps } from '../../lib/usecases/reconcile.ts';
 import { prefixesPlane } from '../../lib/dataplane/prefixes/prefixes-plane.ts';
 import type { PrefixesPlanePorts } from '../../lib/dataplane/prefixes/prefixes-plane.ts';
+import { noRouteTables } from '../../lib/dataplane/prefixes/no-route-tables.ts';
 import { RecordingQueue, TimedMemoryCidrStore } from '../support/world.ts';
 import { NodeNotFoundError, PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
 
@@ -197,13 +198,7 @@ export function prefixDeps(ec2: FakeEc2, nodes: MemoryNodes, env: Record<string,
   const deps: ReconcileDeps = {
     config,
     plane: prefixesPlane(ports),
-    routeTables: {
-      listRouteTables: () => Promise.reject(new Error('prefixes mode lists no route table')),
-      createRoute: () => Promise.reject(new Error('unused')),
-      replaceRoute: () => Promise.reject(new Error('unused')),
-      deleteRoute: () => Promise.reject(new Error('unused')),
-      describeRoute: () => Promise.reject(new Error('unused')),
-    },
+    routeTables: noRouteTables,
     nodes,
     queue: new RecordingQueue(),
     cidrSets: [],

@@ -5,14 +5,15 @@
  * metric), never retried, never acted on, and no node is told anything. Real adapters over HTTP
  * against the emulators; the lease table in memory (test/support/world.ts).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkDelete, checkRouteClaim } from '../../lib/usecases/route-worker-claims.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import { decideOwnership } from '../../lib/routes/index.ts';
 import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World, type WorldNode } from '../support/world.ts';
+import type { World, WorldNode } from '../support/world.ts';
+import { useWorldWithTable } from '../support/use-world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
@@ -67,15 +68,11 @@ describe('the worker refuses what the authority does not back', () => {
   let world: World;
   let table: string;
   let victim: WorldNode;
-  beforeEach(async () => {
-    world = await startWorld();
-    table = world.addClusterTable();
+  useWorldWithTable(async (parts) => {
+    ({ world, table } = parts);
     // The rightful owner: leased, routed, ready.
     victim = await world.addNode('node-a', { podCidrs: [VICTIM], networkUnavailable: 'False' });
     world.ec2.state.addRoute({ routeTableId: table, destinationCidr: VICTIM, networkInterfaceId: victim.eniId });
-  });
-  afterEach(async () => {
-    await world.close();
   });
 
   function depsOf() {

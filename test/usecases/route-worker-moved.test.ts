@@ -4,15 +4,14 @@
  * (a replace's `expect`, from reconcile's plan) and a fresh read confirms it; a create, a replace
  * without `expect` and a sync-node leave it to reconcile. Against the EC2 and Kubernetes emulators.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLogger } from '../../lib/log.ts';
+import { describe, expect, it } from 'vitest';
 import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import { parseLabelSelector } from '../../lib/nodes/label-selector.ts';
 import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World, type WorldNode } from '../support/world.ts';
-import { routesWorkerPlane } from '../support/plane.ts';
+import type { World, WorldNode } from '../support/world.ts';
+import { useWorldWithTable } from '../support/use-world.ts';
+import { worldWorkerDeps } from '../support/worker-deps.ts';
 
-const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 const CIDR = '100.64.1.0/24';
 
@@ -23,28 +22,13 @@ describe('handleWorkMessage: a route to another instance', () => {
   let u: WorldNode;
   let deps: RouteWorkerDeps;
 
-  beforeEach(async () => {
-    world = await startWorld();
-    table = world.addClusterTable();
+  useWorldWithTable(async (parts) => {
+    ({ world, table } = parts);
     a = await world.addNode('node-a', { podCidrs: [CIDR] });
     // node-u is not podroute's (outside the selector); the table routes node-a's block to its instance.
     u = await world.addNode('node-u', { unleased: true });
     world.ec2.state.addRoute({ routeTableId: table, destinationCidr: CIDR, instanceId: u.instanceId });
-    deps = {
-      clusterCidrs: CLUSTER_CIDRS,
-      routeTables: world.routeTables,
-      routeTargets: world.routeTargets,
-      nodes: world.nodes,
-      cidrSets: world.cidrSets,
-      plane: routesWorkerPlane(world.cidrSets),
-      leaseGraceSeconds: 600,
-      log: memoryLogger(),
-      now: world.clock.now,
-      nodeSelector: parseLabelSelector('kubernetes.io/hostname!=node-u'),
-    };
-  });
-  afterEach(async () => {
-    await world.close();
+    deps = worldWorkerDeps(world, { nodeSelector: parseLabelSelector('kubernetes.io/hostname!=node-u') });
   });
 
   const routedTo = () => world.ec2.state.routes(table).find((r) => r.destinationCidrBlock === CIDR)?.instanceId;

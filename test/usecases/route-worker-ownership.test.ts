@@ -3,40 +3,22 @@
  * ownership decider over the fresh node, the nodes naming its instance and the lease table. Real
  * adapters over HTTP against the emulators; the lease table in memory (test/support/world.ts).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLogger } from '../../lib/log.ts';
+import { describe, expect, it } from 'vitest';
 import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World } from '../support/world.ts';
-import { routesWorkerPlane } from '../support/plane.ts';
+import type { World } from '../support/world.ts';
+import { useWorldWithTable } from '../support/use-world.ts';
+import { worldWorkerDeps } from '../support/worker-deps.ts';
 
-const CLUSTER_CIDRS = ['100.64.0.0/16'];
 const FIRST = { receiveCount: 1, maxReceiveCount: 3 };
 const MIGRATION = { 4: [23], 6: [] };
 
 describe('the worker routes what the ownership decider gives the node', () => {
   let world: World;
   let table: string;
-  beforeEach(async () => {
-    world = await startWorld();
-    table = world.addClusterTable();
-  });
-  afterEach(async () => {
-    await world.close();
-  });
+  useWorldWithTable((parts) => ({ world, table } = parts));
 
-  const depsOf = (extra: Partial<RouteWorkerDeps> = {}): RouteWorkerDeps => ({
-    clusterCidrs: CLUSTER_CIDRS,
-    routeTables: world.routeTables,
-    routeTargets: world.routeTargets,
-    nodes: world.nodes,
-    cidrSets: world.cidrSets,
-    plane: routesWorkerPlane(world.cidrSets),
-    leaseGraceSeconds: 600,
-    log: memoryLogger(),
-    now: world.clock.now,
-    ...extra,
-  });
+  const depsOf = (extra: Partial<RouteWorkerDeps> = {}): RouteWorkerDeps => worldWorkerDeps(world, extra);
   const run = (message: WorkMessage, deps: RouteWorkerDeps) => handleWorkMessage(JSON.stringify(message), FIRST, deps);
 
   /** A /23 adopted under MIGRATION_MASK_SIZES=ipv4:23: reconcile holds it as both /24 blocks of it. */

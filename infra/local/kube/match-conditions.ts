@@ -123,29 +123,24 @@ export function compileCondition(source: string): Expr {
     }
     return left;
   };
+  const atOp = (text: string): boolean => peek()?.kind === 'op' && peek()?.text === text;
   const unary = (): Expr => {
-    if (peek()?.kind === 'op' && peek()?.text === '!') {
+    if (atOp('!')) {
       i += 1;
       return { kind: 'not', of: unary() };
     }
     return comparison();
   };
-  const and = (): Expr => {
-    let left = unary();
-    while (peek()?.kind === 'op' && peek()?.text === '&&') {
+  // A left-associative chain of one operator over the next tighter level.
+  const chain = (kind: 'and' | 'or', text: string, next: () => Expr) => (): Expr => {
+    let left = next();
+    while (atOp(text)) {
       i += 1;
-      left = { kind: 'and', left, right: unary() };
+      left = { kind, left, right: next() };
     }
     return left;
   };
-  const or = (): Expr => {
-    let left = and();
-    while (peek()?.kind === 'op' && peek()?.text === '||') {
-      i += 1;
-      left = { kind: 'or', left, right: and() };
-    }
-    return left;
-  };
+  const or = chain('or', '||', chain('and', '&&', unary));
   const expr = or();
   if (i < tokens.length) fail('');
   return expr;
