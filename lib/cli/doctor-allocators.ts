@@ -16,14 +16,26 @@ const LABEL = 'second allocator';
 const CONTROLLER = /controller-manager/;
 const FIX = 'run kube-controller-manager with --allocate-node-cidrs=false --configure-cloud-routes=false, and the cloud controller manager with --configure-cloud-routes=false';
 
-export function judgeAllocators(nodes: readonly PodCidrWriters[]): CheckResult {
-  const byController = nodes.filter((n) => n.managers.some((m) => CONTROLLER.test(m)));
-  // creationTimestamp has a resolution of a second: every node of the newest second counts as newest.
+/** Controller managers among `managers`. */
+const controllers = (managers: readonly string[]): string[] => managers.filter((m) => CONTROLLER.test(m));
+
+/**
+ * The nodes `written` says a controller manager wrote, and the newest of them when it is among the
+ * cluster's newest nodes (creationTimestamp has a resolution of a second: every node of the newest
+ * second counts as newest).
+ */
+function controllerWrites(nodes: readonly PodCidrWriters[], written: (n: PodCidrWriters) => readonly string[]) {
+  const byController = nodes.filter((n) => controllers(written(n)).length > 0);
   const newestTime = nodes.reduce((max, n) => (n.created > max ? n.created : max), '');
   const newest = byController.filter((n) => n.created === newestTime).sort((a, b) => a.node.localeCompare(b.node))[0];
-  const named = byController.map((n) => `${n.node} (${n.managers.filter((m) => CONTROLLER.test(m)).join(', ')})`);
+  return { byController, newest };
+}
+
+export function judgeAllocators(nodes: readonly PodCidrWriters[]): CheckResult {
+  const { byController, newest } = controllerWrites(nodes, (n) => n.managers);
+  const named = byController.map((n) => `${n.node} (${controllers(n.managers).join(', ')})`);
   if (newest) {
-    return fail(LABEL, `the newest node with a pod CIDR, ${newest.node} (created ${newest.created}), got it from ${newest.managers.filter((m) => CONTROLLER.test(m)).join(', ')}: a second allocator is running; ${FIX}`);
+    return fail(LABEL, `the newest node with a pod CIDR, ${newest.node} (created ${newest.created}), got it from ${controllers(newest.managers).join(', ')}: a second allocator is running; ${FIX}`);
   }
   if (byController.length > 0) {
     return warn(LABEL, `${byController.length} of ${nodes.length} nodes' pod CIDRs were set by a controller manager, none of the newest: ${shortList(named, 5)} (allocated before podroute took over?); if it still runs, ${FIX}`);
@@ -40,11 +52,9 @@ const ROUTES_LABEL = 'second route controller';
  * controller manager means its route controller still runs beside podroute.
  */
 export function judgeRouteControllers(nodes: readonly PodCidrWriters[]): CheckResult {
-  const byController = nodes.filter((n) => n.conditionManagers.some((m) => CONTROLLER.test(m)));
-  const newestTime = nodes.reduce((max, n) => (n.created > max ? n.created : max), '');
-  const newest = byController.filter((n) => n.created === newestTime).sort((a, b) => a.node.localeCompare(b.node))[0];
+  const { byController, newest } = controllerWrites(nodes, (n) => n.conditionManagers);
   if (newest) {
-    return fail(ROUTES_LABEL, `the newest node, ${newest.node} (created ${newest.created}), had its NetworkUnavailable condition written by ${newest.conditionManagers.filter((m) => CONTROLLER.test(m)).join(', ')}: a second route controller is running; ${FIX}`);
+    return fail(ROUTES_LABEL, `the newest node, ${newest.node} (created ${newest.created}), had its NetworkUnavailable condition written by ${controllers(newest.conditionManagers).join(', ')}: a second route controller is running; ${FIX}`);
   }
   if (byController.length > 0) {
     return warn(ROUTES_LABEL, `${byController.length} of ${nodes.length} nodes' NetworkUnavailable conditions were written by a controller manager, none of the newest: ${shortList(byController.map((n) => n.node), 5)}; if it still runs, ${FIX}`);
