@@ -14,6 +14,11 @@ export class CidrSetError extends CodedError<CidrSetErrorCode> {
   override name = 'CidrSetError';
 }
 
+/** The error `allocateNext` rejects with when `set` has no free block (also what a dry run tells). */
+export function fullSetError(set: Pick<CidrSet, 'clusterCidr' | 'nodeMaskSize' | 'total'>): CidrSetError {
+  return new CidrSetError('FULL', `no free /${set.nodeMaskSize} block left in cluster CIDR ${set.clusterCidr} (${set.total} in all)`);
+}
+
 /** An IPv6 node mask may be at most this many bits longer than the cluster mask (upstream's limit). */
 export const MAX_IPV6_SUBNET_BITS = 16;
 
@@ -104,15 +109,8 @@ class StoredCidrSet implements CidrSet {
 
   async allocateNext(owner?: string): Promise<string> {
     const index = await this.store.allocate(owner ?? null, this.total);
-    if (index === null) throw this.full();
+    if (index === null) throw fullSetError(this);
     return this.blockText(index);
-  }
-
-  private full(): CidrSetError {
-    return new CidrSetError(
-      'FULL',
-      `no free /${this.nodeMaskSize} block left in cluster CIDR ${this.clusterCidr} (${this.total} in all)`,
-    );
   }
 
   async occupy(cidr: string, owner?: string): Promise<void> {

@@ -128,7 +128,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   report.messagesDeferred = outgoing.work.deferred;
   report.withheld = outgoing.work.withheld;
   if (dryRun) {
-    report.planned = { messages: outgoing.messages, nodeSync: synced.planned, occupy: adoptable, ...plannedUpkeep(plan, nodes, synced.planned, { leaseLists, presence, delegated: cloud.delegated }, run) };
+    report.planned = { messages: outgoing.messages, nodeSync: synced.planned, occupy: adoptable, ...plannedUpkeep(plan, nodes, new Set(report.allocated), { leaseLists, presence, delegated: cloud.delegated }, run) };
   } else {
     report.messagesSent = outgoing.messages.length > 0 ? (await deps.queue.send(outgoing.messages)).sent : 0;
     await patchConditions(plan, new Set(report.allocated), markedUnrouted, deps, report);
@@ -213,16 +213,16 @@ async function planNodeSyncs(nodes: readonly Node[], plan: RoutePlan, cloud: Pla
     else report.errors.push({ node: needSync[i]?.metadata.name ?? '?', step: 'node-sync', message: errorText(result.reason) });
   });
   const passes = (p: PlannedNodeSync) => !p.actions.some((action) => action.kind === 'fail');
+  // What `syncNodes` counts as allocated: every node whose sync would answer 'synced', whichever branch.
+  report.allocated.push(...planned.filter((p) => p.outcome === 'sync' && passes(p)).map((p) => p.node));
   const messages = deps.plane.queuesSyncNode(undefined) ? planned.filter(passes).map((p) => syncNodeMessage(p.node)) : [];
   return { messages, planned };
 }
 
 /** A dry run's condition writes and reclaims, decided as the run decides them. */
-function plannedUpkeep(plan: RoutePlan, nodes: readonly Node[], syncs: readonly PlannedNodeSync[], leases: { leaseLists: Lease[][]; presence: ReadonlyMap<string, Presence>; delegated: readonly string[] }, run: ReconcileDeps): Pick<PlannedWrites, 'conditions' | 'reclaim'> {
+function plannedUpkeep(plan: RoutePlan, nodes: readonly Node[], allocated: ReadonlySet<string>, leases: { leaseLists: Lease[][]; presence: ReadonlyMap<string, Presence>; delegated: readonly string[] }, run: ReconcileDeps): Pick<PlannedWrites, 'conditions' | 'reclaim'> {
   const marked = unroutedNodes(plan, nodes);
-  // Node sync writes the condition of the nodes it allocates (their actions say so).
-  const allocating = new Set(syncs.filter((p) => p.actions.some((a) => a.kind === 'allocate')).map((p) => p.node));
-  const patched = conditionPatches(plan, allocating, new Set(marked)).map((status) => ({ node: status.node, networkUnavailable: status.networkUnavailable === true }));
+  const patched = conditionPatches(plan, allocated, new Set(marked)).map((status) => ({ node: status.node, networkUnavailable: status.networkUnavailable === true }));
   const conditions = [...marked.map((node) => ({ node, networkUnavailable: true })), ...patched];
   return { conditions, reclaim: reclaimable(nodes, leases.leaseLists, leases.presence, run, leases.delegated) };
 }

@@ -81,7 +81,11 @@ export async function currentNode(name: string, deps: Pick<RouteWorkerDeps, 'nod
  * node's providerID is admitted, and its message queued, before the update is stored.
  */
 export async function storedAfterAdmission(name: string, admitted: object | undefined, deps: Pick<RouteWorkerDeps, 'nodes'>): Promise<Node | null> {
-  const node = await currentNode(name, deps);
+  return afterAdmission(await currentNode(name, deps), admitted);
+}
+
+/** `storedAfterAdmission` over a node already read (null: not stored). */
+export function afterAdmission(node: Node | null, admitted: object | undefined): Node | null {
   if (node && admitted !== undefined && (node.spec?.providerID ?? '') === '') return null;
   return node;
 }

@@ -20,7 +20,7 @@ import type { RouteSpec } from './ports.ts';
 import { ROUTE_TABLE_FULL_TAG, routeCountOf } from '../routes/table-full.ts';
 import { planNode } from './route-targets.ts';
 import { awaitsStoredNode } from './delivery-outcome.ts';
-import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, currentNode, storedAfterAdmission } from './route-worker-deps.ts';
+import { type Delivery, LAUNCH_LAG_WINDOW_MS, ROUTE_TABLE_FULL, type RouteWorkerDeps, TARGET_CACHE_MS, type WriteDeps, NodeNotStoredError, afterAdmission, currentNode, storedAfterAdmission } from './route-worker-deps.ts';
 import { checkDelete, refuse } from './route-worker-claims.ts';
 import { type NodeWorld, ownerRoutedTo, readNodeWorld, verifyNode, verifyOwned } from './route-worker-ownership.ts';
 
@@ -70,13 +70,15 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
  */
 export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string> {
   const name = message.node;
-  const stored = await storedAfterAdmission(name, message.admitted, deps);
+  const current = await currentNode(name, deps);
+  const stored = afterAdmission(current, message.admitted);
   let node = stored;
   if (!node) {
     // The webhook queues this while the API server is still storing the node: while the node is
     // waited for (./delivery-outcome.ts awaitsStoredNode), what the admission knew is routed.
     if (!message.admitted || !awaitsStoredNode(delivery)) throw new NodeNotStoredError(name);
-    node = admittedNode(name, message.admitted, deps.now());
+    const created = current?.metadata.creationTimestamp;
+    node = admittedNode(name, message.admitted, typeof created === 'string' ? created : new Date(deps.now()).toISOString());
   }
   // A node that is not podroute's gets no route and no condition write (lib/nodes/managed-node.ts);
   // an admitted node passed the webhook's own check (same selector).
@@ -102,11 +104,16 @@ export function sameCidrs(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((cidr) => b.includes(cidr));
 }
 
-/** The node as its admission described it, for routing before it is stored (created now). */
-function admittedNode(name: string, admitted: Admitted, now: number): Node {
+/**
+ * The node as its admission described it, for routing before it is stored. `createdAt`: the stored
+ * version's creationTimestamp for an UPDATE join (its kubelet registered it earlier without a
+ * providerID), now for a CREATE; the launch-lag window (`ensureRoute`) and the ownership decider's
+ * registration order read it.
+ */
+function admittedNode(name: string, admitted: Admitted, createdAt: string): Node {
   const cidrs = admitted.podCidrs;
   return {
-    metadata: { name, creationTimestamp: new Date(now).toISOString() },
+    metadata: { name, creationTimestamp: createdAt },
     spec: { providerID: admitted.instanceId, podCIDR: cidrs[0], podCIDRs: [...cidrs] },
   };
 }

@@ -14,7 +14,9 @@ describe('event-driven repair (EventBridge -> cloud-events -> worker)', () => {
   const statuses = () => (sandbox.events?.delivered ?? []).map((d) => d.result.status);
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ tickMs: 0, routeTables: 2, nodes: 4, cloudEvents: true });
+    // No schedule, but the functions' waits fast-forwarded as a 1 s schedule would: the node-left
+    // check's 10 s delay after the Node's DELETE is 1 s here.
+    sandbox = await startSandbox({ tickMs: 0, timeScale: 60, routeTables: 2, nodes: 4, cloudEvents: true });
     await sandbox.settle({ timeoutMs: 30_000 });
   }, 60_000);
   afterAll(() => sandbox?.stop());

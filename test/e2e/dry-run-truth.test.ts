@@ -157,6 +157,51 @@ describe('reconcile --dry-run against the function, routes mode', () => {
   });
 });
 
+describe('reconcile --dry-run against the function, node sync branches', () => {
+  /** The dry run, then the function; the dry run's allocated nodes, errors, conditions and messages are the function's. */
+  async function compare(config: Config, wiring: Wiring, sent: readonly WorkMessage[], nodes: readonly string[]) {
+    const conditionsBefore = conditionsOf(nodes);
+    const { dry, before, after, result } = await dryRunThenFunction(config, wiring);
+    expect(after).toBe(before);
+    const changed = Object.entries(conditionsOf(nodes)).filter(([node, value]) => conditionsBefore[node] !== value);
+    expect(dry.planned?.conditions.map((c) => [c.node, c.networkUnavailable ? 'True' : 'False']).sort()).toEqual(changed.sort());
+    expect(dry.planned?.messages).toEqual(sent);
+    expect([dry.allocated.length, dry.errors.length]).toEqual([result.allocated, result.errors]);
+    return dry;
+  }
+
+  it('SyncFromCloud: a node the tables already route to is synced from its route, and the dry run counts it as the function does', async () => {
+    const { config, wiring, sent } = await deployed({ CLUSTER_CIDRS: '100.64.0.0/16', NODE_SYNC_MODE: 'SyncFromCloud' });
+    const table = world.addClusterTable();
+    const cloudy = await world.addNode('cloudy');
+    await world.ec2.state.addRoute({ routeTableId: table, destinationCidr: '100.64.5.0/24', instanceId: cloudy.instanceId });
+
+    const dry = await compare(config, wiring, sent, ['cloudy']);
+    expect(kinds(dry, 'cloudy')).toEqual(['occupy', 'patchPodCidrs', 'setNetworkUnavailable']);
+    expect([dry.allocated, dry.errors]).toEqual([['cloudy'], []]);
+    expect(world.podCidrs('cloudy')).toEqual(['100.64.5.0/24']);
+  });
+
+  it('FULL: a new node in a cluster CIDR without a free block fails its node sync in the dry run as in the function', async () => {
+    const { config, wiring, sent } = await deployed({ CLUSTER_CIDRS: '100.64.0.0/23' });
+    const [set] = wiring.cidrSets;
+    if (!set) throw new Error('no CIDR set');
+    const table = world.addClusterTable();
+    for (const [name, cidr] of [['a', '100.64.0.0/24'], ['b', '100.64.1.0/24']] as const) {
+      const node = await world.addNode(name, { podCidrs: [cidr], networkUnavailable: 'False' });
+      await set.occupy(cidr, name);
+      await world.ec2.state.addRoute({ routeTableId: table, destinationCidr: cidr, instanceId: node.instanceId });
+    }
+    await world.addNode('late');
+
+    const dry = await compare(config, wiring, sent, ['a', 'b', 'late']);
+    expect(dry.allocated).toEqual([]);
+    expect(dry.errors).toEqual([{ node: 'late', step: 'node-sync', message: 'no free /24 block left in cluster CIDR 100.64.0.0/23 (2 in all)' }]);
+    expect(dry.planned?.conditions).toEqual([{ node: 'late', networkUnavailable: true }]);
+    expect(world.podCidrs('late')).toEqual([]);
+  });
+});
+
 describe('reconcile --dry-run against the function, prefixes mode', () => {
   it('plans the node syncs the function then does (and the refusal of a subnet without a pod range), and writes nothing', async () => {
     const { config, wiring, sent } = await deployed({ MODE: 'prefixes', CLUSTER_CIDRS: '10.0.0.0/16' });

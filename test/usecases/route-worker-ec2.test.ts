@@ -5,9 +5,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../lib/log.ts';
+import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import type { WorkMessage } from '../../lib/messages/work-message.ts';
 import { FAILED_TO_CREATE_ROUTE, LAUNCH_LAG_WINDOW_MS, handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World, type WorldNode } from '../support/world.ts';
+import { leaseTo, startWorld, type World, type WorldNode } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
@@ -110,6 +111,23 @@ describe('route worker: EC2 eventual consistency after a launch', () => {
     expect(targets.size).toBe(0);
     expect(world.eventReasons('node-a')).toEqual([FAILED_TO_CREATE_ROUTE]);
     expect(world.networkUnavailable('node-a')).toBe('True');
+  });
+
+  it("judges an UPDATE-admitted node's NotFound by its stored creationTimestamp, not by the admission's time", async () => {
+    const t1 = world.addClusterTable();
+    const gone = world.ec2.state.addInstance();
+    // Registered by the kubelet without a providerID; the cloud controller manager's UPDATE sets it much later.
+    const { providerID: _unset, ...spec } = world.nodeObject('node-u', gone.id).spec as Record<string, unknown>;
+    await world.kube.state.addNode({ ...world.nodeObject('node-u', gone.id), spec }, { admit: false });
+    world.ec2.state.instances.delete(gone.id);
+    await leaseTo(world.cidrSets, 'node-u', ['100.64.7.0/24']);
+    world.clock.ms = createdAt(world, 'node-u') + LAUNCH_LAG_WINDOW_MS;
+    const { deps, log } = depsOf(world);
+
+    const message = body(syncNodeMessage('node-u', { instanceId: gone.id, podCidrs: ['100.64.7.0/24'] }));
+    expect(await handleWorkMessage(message, FIRST, deps)).toEqual({ outcome: 'ack', status: 'failed' });
+    expect(world.routeSummary(t1)).toEqual([]);
+    expect(log.lines.filter((line) => line.event === 'message.failed').map((line) => line.retryable)).toEqual([false]);
   });
 
   it('forgets a remembered interface that EC2 no longer knows, and retries while the node is new', async () => {

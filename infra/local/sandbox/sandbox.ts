@@ -97,6 +97,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (!Number.isInteger(tableCount) || tableCount < 1) throw new RangeError(`routeTables ${tableCount}: want a whole number >= 1`);
   if (!Number.isInteger(initialNodes) || initialNodes < 0) throw new RangeError(`nodes ${initialNodes}: want a whole number >= 0`);
   if (!(tickMs >= 0)) throw new RangeError(`tickMs ${tickMs}: want >= 0`);
+  if (options.timeScale !== undefined && !(Number.isFinite(options.timeScale) && options.timeScale >= 1)) throw new RangeError(`timeScale ${options.timeScale}: want a number >= 1`);
   if (!(faults >= 0 && faults <= 1)) throw new RangeError(`faults ${faults}: want a share within 0..1`);
 
   const cleanups: Array<() => Promise<void> | void> = [];
@@ -205,7 +206,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const shortListings = new ShortListings();
     // Retry delays (SDK backoff, visibility backoff) run on the same fast-forwarded clock; a slower
     // schedule than production's keeps production's delays.
-    const clientTimeScale = Math.max(1, timeScale);
+    const clientTimeScale = Math.max(1, options.timeScale ?? timeScale);
     const ec2Clients: EC2Client[] = [];
     const makeWiring = async (fn: 'reconcile' | 'worker' | 'webhook' | 'events'): Promise<Wiring> => {
       // The production client's retry settings, pointed at the emulator.

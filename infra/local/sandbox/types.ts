@@ -65,6 +65,13 @@ export interface SandboxOptions {
   routeLimit?: number;
   /** Schedule period in ms (EventBridge's one minute, fast-forwarded). 0 = no schedule: call `tick()`. Default 2000. */
   tickMs?: number;
+  /**
+   * How many times faster than production the functions' waits run (SDK backoff, queue message
+   * delays such as the node-left check's, visibility backoff): at least 1. Default: the schedule's
+   * fast-forward factor (60000 / tickMs), 1 without a schedule. EC2's refill rates and launch lag
+   * follow the schedule only.
+   */
+  timeScale?: number;
   /** Let a tick start while the previous one still runs (EventBridge can deliver so). Default false. */
   overlapTicks?: boolean;
   /** The worker's event-source `maximumConcurrency` (2..1000). Default 5. */
