@@ -47,7 +47,7 @@ export async function convergeOnce(nodes: number, options: { routeTables?: numbe
     log: silentLogger,
   });
   try {
-    // A running cluster has had a reconcile before nodes join.
+    // A running cluster has had a reconcile before nodes join: its claim census lets admissions read by key.
     await sandbox.tick();
     const routes = nodes * routeTables;
     // Every route through CreateRoute's bucket (EC2's real size and refill rate) bounds the run.

@@ -13,13 +13,14 @@ import { createCidrSet } from '../lib/ipam/index.ts';
 import type { CidrSet } from '../lib/ipam/index.ts';
 import { jsonLogger } from '../lib/log.ts';
 import type { Logger } from '../lib/log.ts';
-import type { DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets, WorkQueue, InstanceStates, RouteTargets } from '../lib/usecases/ports.ts';
+import type { ClaimCensusStore, DeletionWindowStore, EniPrefixes, NodeSource, ReservationSets, RouteTables, Subnets, UsedReservationSets, WorkQueue, InstanceStates, RouteTargets } from '../lib/usecases/ports.ts';
 import type { DataPlane } from '../lib/dataplane/data-plane.ts';
 import { prefixesPlane } from '../lib/dataplane/prefixes/prefixes-plane.ts';
 import { noRouteTables, noRouteTargets } from '../lib/dataplane/prefixes/no-route-tables.ts';
 import { routesPlane } from '../lib/dataplane/routes/routes-plane.ts';
 import { readOnlyClients, readOnlyNodes } from '../lib/aws/read-only-clients.ts';
 import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts';
+import { DynamoDbClaimCensus } from '../lib/aws/dynamodb-claim-census.ts';
 import { DynamoDbDeletionWindow } from '../lib/aws/dynamodb-deletion-guard.ts';
 import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
 import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
@@ -61,6 +62,8 @@ export interface Wiring {
   instances?: InstanceStates;
   /** The mass-deletion guard's window of runs, an item of the CIDR table. */
   deletionWindow?: DeletionWindowStore;
+  /** Whether stored nodes may carry unleased pod CIDRs (lib/usecases/claim-census.ts), an item of the CIDR table. */
+  claimCensus?: ClaimCensusStore;
   /**
    * The webhook's shared secret: the current one, or the current and the previous one during a
    * rotation. Cached for WEBHOOK_SECRET_TTL_MS, so a rotated secret is picked up without a cold start.
@@ -132,6 +135,7 @@ export async function buildWiring(
     nodes,
     queue: new SqsWorkQueue(clients.sqs, config.queueUrl),
     deletionWindow: new DynamoDbDeletionWindow({ client: clients.dynamodb, tableName: config.cidrTableName }),
+    claimCensus: new DynamoDbClaimCensus({ client: clients.dynamodb, tableName: config.cidrTableName }),
     webhookSecret: cachedFor(webhookSecret, WEBHOOK_SECRET_TTL_MS, now),
     ...(options.eventSigningKey ? { eventSigningKey: cachedFor(options.eventSigningKey, WEBHOOK_SECRET_TTL_MS, now) } : {}),
     log,
@@ -239,6 +243,7 @@ export function useCaseDeps(wiring: Wiring) {
     queue: wiring.queue,
     cidrSets: wiring.cidrSets,
     ...(wiring.deletionWindow ? { deletionWindow: wiring.deletionWindow } : {}),
+    ...(wiring.claimCensus ? { claimCensus: wiring.claimCensus } : {}),
     log: wiring.log,
     now: wiring.now,
   };

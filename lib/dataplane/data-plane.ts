@@ -100,6 +100,12 @@ export interface DataPlane {
   workerSyncNode(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string>;
   /** What the route worker does for a create, replace or delete message; answers its status. */
   workerRouteWrite(message: RouteWriteMessage, deps: WriteDeps): Promise<string>;
+  /**
+   * Whether the worker judges a node that names a stored node's instance on its own fresh reads
+   * (the ownership decider's instance rule), so an admission may queue it without listing the
+   * nodes (lib/usecases/claim-census.ts `admissionReads`).
+   */
+  readonly workerJudgesInstance: boolean;
   /** Whether a failed message's node can be told its routes are missing (the worker's report). */
   readonly reportsMissingRoutes: boolean;
   /** Whether node sync's own "NetworkUnavailable=false" is written (else the worker writes it, seeing the routes). */

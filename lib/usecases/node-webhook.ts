@@ -3,8 +3,10 @@
  * Admission CREATE of a new node, or the UPDATE that first sets a node's providerID (its join under
  * an external cloud controller manager), allocates its pod CIDRs (answered as a JSON Patch) or
  * checks its claim (lib/webhook/claims.ts), and queues a `sync-node` message; any other UPDATE is
- * allowed untouched; admission DELETE queues a delayed `node-left` check (./node-left.ts). A review
- * is never refused: a failure admits the node without pod CIDRs, for the schedule to repair.
+ * allowed untouched; admission DELETE queues a delayed `node-left` check (./node-left.ts). A failure
+ * admits the node without pod CIDRs, for the schedule to repair, with one exception: a pod CIDR
+ * claim the claim census (./claim-census.ts) must hold before the node is stored, and could not
+ * record, denies the node (the kubelet retries its registration).
  */
 import { conditionText } from '../dataplane/data-plane.ts';
 import { formatCidr, overlapsText, tryParseCidr } from '../cidr/cidr.ts';
@@ -16,10 +18,11 @@ import { instanceIdOf, parseNode, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import type { DualStackKubeNodes } from '../nodesync/index.ts';
-import { admissionResponse, isProviderIdJoin, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
+import { admissionDenial, admissionResponse, isProviderIdJoin, networkUnavailablePatch, podCidrPatch } from '../webhook/index.ts';
 import { claimantOf, heldClaims, instanceHolderOf, judgeClaims, refusalMessage, sharedInstanceMessage, type LeasedSet } from '../webhook/claims.ts';
 import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
+import { ClaimNotRecordedError, admissionReads, readCensus, recordClaim } from './claim-census.ts';
 import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { nodeSyncKube } from './node-sync-ports.ts';
 import type { LeaseTable } from '../routes/index.ts';
@@ -43,11 +46,12 @@ type WebhookDeps = Omit<ReconcileDeps, 'concurrency'>;
 export async function admit(review: AdmissionReview, deps: WebhookDeps, deadline?: AbortSignal): Promise<AdmissionReviewResponse> {
   const request = review.request;
   if (request.dryRun === true) return admissionResponse(request.uid);
-  const decided: { unavailable: JsonPatchOp[] } = { unavailable: [] };
+  const decided: Decided = { unavailable: [] };
   try {
     return await beforeDeadline(admitRequest(request, deps, decided), deadline);
   } catch (error) {
     const late = error instanceof AdmissionDeadlineError;
+    if (error instanceof ClaimNotRecordedError || decided.claimPending !== undefined) return deny(request, error, deps, decided.claimPending);
     deps.log.log('error', late ? 'webhook.deadline' : 'webhook.failed', { uid: request.uid, node: request.name, operation: request.operation, error });
     deps.log.metric('WebhookFailures', 1);
     // Whatever failed, a node being created stays unschedulable until it is routed.
@@ -56,12 +60,34 @@ export async function admit(review: AdmissionReview, deps: WebhookDeps, deadline
   }
 }
 
-async function admitRequest(request: AdmissionReview['request'], deps: WebhookDeps, decided: { unavailable: JsonPatchOp[] }): Promise<AdmissionReviewResponse> {
+/**
+ * What an admission has decided while it runs, for its answer if it fails: the condition a new
+ * node is created with, and the claim it is recording (set until the claim census holds it).
+ */
+interface Decided {
+  unavailable: JsonPatchOp[];
+  claimPending?: string;
+}
+
+/**
+ * Denies a node whose claim was not recorded, failed or still pending at the deadline: a node
+ * stored with a claim the census does not hold could be handed out to the next node admitted by key.
+ */
+function deny(request: AdmissionReview['request'], error: unknown, deps: WebhookDeps, pending: string | undefined): AdmissionReviewResponse {
+  const message = error instanceof ClaimNotRecordedError ? error.message : `node ${request.name}: podroute could not record its pod CIDR claim ${pending ?? ''} in time`;
+  deps.log.log('error', 'webhook.denied', { uid: request.uid, node: request.name, operation: request.operation, error });
+  deps.log.metric('WebhookDenied', 1);
+  return admissionDenial(request.uid, `${message}; the node is refused so that its registration is retried`);
+}
+
+async function admitRequest(request: AdmissionReview['request'], deps: WebhookDeps, decided: Decided): Promise<AdmissionReviewResponse> {
   if (request.operation === 'CREATE') {
     const node = parseNode(request.object);
     const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
     if (unmanaged !== null) {
-      // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate.
+      // Not podroute's node (Fargate, another node group, no providerID yet): nothing to allocate;
+      // a pod CIDR it comes with is held like any node's (lib/routes/ownership.ts), so it is recorded.
+      if (podCidrsOf(node).length > 0) await holdClaim(node.metadata.name, podCidrsOf(node), deps, decided);
       deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', unmanaged });
       return admissionResponse(request.uid);
     }
@@ -73,9 +99,9 @@ async function admitRequest(request: AdmissionReview['request'], deps: WebhookDe
       deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'CREATE', exists: true });
       return admissionResponse(request.uid, decided.unavailable);
     }
-    return await admitNewNode(request.uid, node, decided.unavailable, deps, 'CREATE');
+    return await admitNewNode(request.uid, node, decided, deps, 'CREATE');
   }
-  if (request.operation === 'UPDATE') return await admitUpdate(request, deps);
+  if (request.operation === 'UPDATE') return await admitUpdate(request, deps, decided);
   const node = parseNode(request.oldObject);
   await deps.queue.send([nodeLeftMessage(node.metadata.name)], { delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
   deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'DELETE', check: 'node-left', delaySeconds: NODE_LEFT_CHECK_DELAY_SECONDS });
@@ -89,7 +115,7 @@ async function admitRequest(request: AdmissionReview['request'], deps: WebhookDe
  * pkg/registry/core/node/strategy.go, PrepareForUpdate), so the worker settles it. Any other
  * UPDATE, whatever the filter that let it through, is allowed untouched.
  */
-async function admitUpdate(request: AdmissionReview['request'], deps: WebhookDeps): Promise<AdmissionReviewResponse> {
+async function admitUpdate(request: AdmissionReview['request'], deps: WebhookDeps, decided: Decided): Promise<AdmissionReviewResponse> {
   if (!isProviderIdJoin(request)) return admissionResponse(request.uid);
   const node = parseNode(request.object);
   const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
@@ -97,7 +123,8 @@ async function admitUpdate(request: AdmissionReview['request'], deps: WebhookDep
     deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'UPDATE', unmanaged });
     return admissionResponse(request.uid);
   }
-  return await admitNewNode(request.uid, node, [], deps, 'UPDATE');
+  // An update's condition is the stored one (see above): `decided.unavailable` stays empty.
+  return await admitNewNode(request.uid, node, decided, deps, 'UPDATE');
 }
 
 /** An admission that was still at work when its deadline came. */
@@ -123,13 +150,19 @@ function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal | undefined):
 /**
  * A managed node joining: not stored yet (CREATE), or stored until now without its providerID
  * (UPDATE). It comes with pod CIDRs: they are judged against the leases (lib/webhook/claims.ts),
- * never adopted here; only a node's own lease is routed. It comes without: allocate, and patch the
- * blocks in. `unavailable` (the condition a CREATE stores) goes into the answer either way.
+ * never adopted here; only a node's own lease is routed; an unleased one is recorded in the claim
+ * census first. It comes without: allocate, and patch the blocks in; by key alone when the census
+ * vouches that no stored node carries an unleased block (`admissionReads`), else over the listing.
+ * `decided.unavailable` (the condition a CREATE stores) goes into the answer either way.
  */
-async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonPatchOp[], deps: WebhookDeps, operation: 'CREATE' | 'UPDATE'): Promise<AdmissionReviewResponse> {
+async function admitNewNode(uid: string, node: Node, decided: Decided, deps: WebhookDeps, operation: 'CREATE' | 'UPDATE'): Promise<AdmissionReviewResponse> {
   const name = node.metadata.name;
+  const unavailable = decided.unavailable;
   if (podCidrsOf(node).length > 0) {
     const verdict = judgeClaims(node, await leasedSets(deps));
+    // An unleased claim, stored after this answer, is one other admissions must keep out of theirs.
+    const unverified = verdict.kind === 'refused' ? verdict.refused.filter((c) => c.reason === 'unverified').map((c) => c.cidr) : [];
+    if (unverified.length > 0) await holdClaim(name, unverified, deps, decided);
     if (verdict.kind === 'refused') {
       const warnings = verdict.refused.map((claim) => refusalMessage(name, claim));
       for (const [i, claim] of verdict.refused.entries()) {
@@ -142,22 +175,35 @@ async function admitNewNode(uid: string, node: Node, unavailable: readonly JsonP
     deps.log.log('info', 'webhook.admitted', { node: name, operation, podCidrs: verdict.cidrs, leased: true });
     return admissionResponse(uid, unavailable, warnings);
   }
-  const others = await deps.nodes.listNodes();
-  const cidrs = await allocateForNewNode(node, others, deps);
+  const reads = admissionReads({ census: await readCensus(deps.claimCensus, deps.log), now: deps.now(), workerJudgesInstance: deps.plane.workerJudgesInstance });
+  // Keyed: no stored node carries an unleased block, so the lease table alone decides what is free.
+  const others = reads === 'keyed' ? null : await deps.nodes.listNodes();
+  const cidrs = others === null ? await allocateOnce(node, deps) : await allocateForNewNode(node, others, deps);
   const warnings = await queueAdmitted(node, cidrs, others, deps);
-  deps.log.log('info', 'webhook.admitted', { node: name, operation, podCidrs: cidrs });
+  deps.log.log('info', 'webhook.admitted', { node: name, operation, podCidrs: cidrs, reads });
   return admissionResponse(uid, [...(cidrs.length > 0 ? podCidrPatch(node, cidrs) : []), ...unavailable], warnings);
+}
+
+/**
+ * Records `cidrs`, claimed by node `name` without a lease, in the claim census before the answer;
+ * `decided.claimPending` names them while the write is under way, so a deadline meanwhile denies.
+ */
+async function holdClaim(name: string, cidrs: readonly string[], deps: WebhookDeps, decided: Decided): Promise<void> {
+  decided.claimPending = cidrs.join(', ');
+  await recordClaim(deps.claimCensus, name, cidrs, deps.now());
+  delete decided.claimPending;
 }
 
 /**
  * Queues a new node's routes with what it is admitted with, unless a stored node names the same
  * instance: that one came first and keeps its routes, so the new node waits for reconcile (no
- * `admitted`) and the answer warns. Returns the admission's warnings.
+ * `admitted`) and the answer warns. Without a listing (`others` null) the worker's and reconcile's
+ * ownership decider, on fresh reads, judge a shared instance. Returns the admission's warnings.
  */
-async function queueAdmitted(node: Node, allocated: readonly string[], others: readonly Node[], deps: WebhookDeps): Promise<string[]> {
+async function queueAdmitted(node: Node, allocated: readonly string[], others: readonly Node[] | null, deps: WebhookDeps): Promise<string[]> {
   const name = node.metadata.name;
   const admitted = admittedOf(node, allocated);
-  const holder = admitted === undefined ? null : instanceHolderOf(admitted.instanceId, others, name);
+  const holder = admitted === undefined || others === null ? null : instanceHolderOf(admitted.instanceId, others, name);
   if (admitted === undefined || holder === null) {
     await queueNodeSync(name, deps, admitted);
     return [];

@@ -259,3 +259,20 @@ export interface KubeNodes {
   setNetworkUnavailable(nodeName: string, unavailable: boolean): Promise<void>;
   warn(nodeName: string, reason: WarningReason, message: string): Promise<void>;
 }
+
+/** The claim census (./claim-census.ts) as stored: each field only ever moves forward in time. */
+export interface ClaimCensusRecord {
+  /** The last reconcile run recorded: when its node listing started, and whether it left no unleased claim. */
+  run?: { at: number; clear: boolean };
+  /** The latest time an admission saw a node arrive with a pod CIDR the lease table does not hold. */
+  claimAt?: number;
+}
+
+/** Where the claim census lives (an item of the CIDR table); each write keeps a later one that is there. */
+export interface ClaimCensusStore {
+  read(): Promise<ClaimCensusRecord>;
+  /** Records a reconcile run (every run does), unless a run that started later is recorded already. */
+  recordRun(run: { at: number; clear: boolean }): Promise<void>;
+  /** Records an unleased claim seen at `at`, unless a later one is recorded already. */
+  recordClaim(at: number): Promise<void>;
+}

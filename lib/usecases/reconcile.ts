@@ -28,7 +28,8 @@ import type { MaskMismatch } from './pod-cidr-mask.ts';
 import { adoptPodCidrs, reclaimOrphans, reclaimable, repairLeases } from './lease-upkeep.ts';
 import { markUnrouted, unroutedNodes, warnConflicts } from './node-claims.ts';
 import { nodeSyncKube } from './node-sync-ports.ts';
-import type { DeletionWindowStore, NodeSource, RouteTables, WorkQueue } from './ports.ts';
+import type { ClaimCensusStore, DeletionWindowStore, NodeSource, RouteTables, WorkQueue } from './ports.ts';
+import { recordRun } from './claim-census.ts';
 import { countBlocked, summarize } from './reconcile-summary.ts';
 
 type ReconcileConfig = Pick<Config, 'clusterCidrs' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'> &
@@ -52,6 +53,8 @@ export interface ReconcileDeps {
   concurrency?: number;
   /** The mass-deletion guard's window of runs (lib/aws/dynamodb-deletion-guard.ts); without it each run is judged alone. */
   deletionWindow?: DeletionWindowStore;
+  /** Where each run records whether it left an unleased pod CIDR (./claim-census.ts); without it admissions always list. */
+  claimCensus?: ClaimCensusStore;
 }
 
 export interface ReconcileReport {
@@ -112,6 +115,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   const upkeep: Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'> = { occupied: 0, leasesRepaired: [], reclaimed: [], reclaimWithheld: 0, errors };
   if (!dryRun) await repairLeases(cloud.leaseLists, run, upkeep);
   const { leaseLists, leaseTable, adoptable } = await adoptPodCidrs(nodes, cloud.leaseLists, mismatches, run, upkeep, dryRun);
+  // Clear when every candidate is leased now and every set was read: new nodes' admissions need no listing.
+  if (!dryRun) await recordRun(deps.claimCensus, { at: started, clear: cloud.error === undefined && upkeep.occupied === adoptable.length }, deps.log);
   const { plan: planned, live } = await cloud.plan({ nodes, leaseTable });
   const routeFacts = { tables, now: deps.now(), backing: { nodes, leases: leaseLists.flat(), presence, graceMs }, limits: config };
   const settled = await settleRouteWork({ plan: planned, live }, routeFacts, deps, dryRun);

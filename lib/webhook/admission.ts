@@ -1,7 +1,8 @@
 /**
  * Kubernetes admission (`admission.k8s.io/v1`) for Node CREATE, UPDATE and DELETE: the
- * AdmissionReview the API server sends, the answer podroute gives (always `allowed: true`: podroute
- * never blocks a node), and the JSON Patch that hands a joining node its pod CIDRs.
+ * AdmissionReview the API server sends, the answer podroute gives (allowed, or denied only when a
+ * claim it must record before the node is stored could not be: `admissionDenial`), and the JSON
+ * Patch that hands a joining node its pod CIDRs.
  */
 import * as z from '../util/zod-mini.ts';
 import { reject } from '../util/zod-mini.ts';
@@ -124,7 +125,9 @@ export type AdmissionReviewResponse = {
   kind: 'AdmissionReview';
   response: {
     uid: string;
-    allowed: true;
+    allowed: boolean;
+    /** A denial's reason, shown to the client (Kubernetes docs, "Dynamic Admission Control", "Response"). */
+    status?: { code: number; message: string };
     patchType?: 'JSONPatch';
     /** base64 of the JSON array of patch operations. */
     patch?: string;
@@ -133,7 +136,7 @@ export type AdmissionReviewResponse = {
 };
 
 /**
- * The answer to the review with `uid`: always allowed. A non-empty `patch` is sent as a base64
+ * The answer that allows the review with `uid`. A non-empty `patch` is sent as a base64
  * JSON Patch (`patchType: JSONPatch`); without one both fields are left out, as the API server
  * expects. Warnings are sent one line each, empty ones dropped.
  */
@@ -146,6 +149,16 @@ export function admissionResponse(uid: string, patch?: readonly JsonPatchOp[], w
   const lines = (warnings ?? []).map(oneLine).filter((w) => w !== '');
   if (lines.length > 0) response.warnings = lines;
   return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}
+
+/**
+ * The answer that denies the review with `uid`: the API server fails the request with `status`
+ * (Kubernetes docs, "Dynamic Admission Control", "Response": a webhook may set the HTTP code and
+ * message of a rejection). 503: the cause is transient; a kubelet keeps retrying its registration
+ * (k8s pkg/kubelet/kubelet_node_status.go, registerWithAPIServer, with a backoff of up to 7 s).
+ */
+export function admissionDenial(uid: string, message: string): AdmissionReviewResponse {
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response: { uid, allowed: false, status: { code: 503, message: oneLine(message) } } };
 }
 
 function oneLine(text: string): string {

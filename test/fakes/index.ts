@@ -1,4 +1,5 @@
 /** One in-memory fake per port of lib/usecases/ports.ts, held to test/contracts/. */
+export { MemoryClaimCensus } from './memory-claim-census.ts';
 export { MemoryDeletionWindow } from './memory-deletion-window.ts';
 export { MemoryEniPrefixes } from './memory-eni-prefixes.ts';
 export { MemoryNodeSource, type MemoryNodeSpec } from './memory-node-source.ts';

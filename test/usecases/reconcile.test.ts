@@ -270,17 +270,17 @@ describe('reconcile: pod CIDR allocation and conditions', () => {
     expect(w.queue.messages).toEqual([]);
     expect(world.ec2.stats.count('CreateRoute')).toBe(0);
 
-    // Converged: the next run writes nothing.
+    // Converged: the next run writes nothing but its claim census record.
     world.resetStats();
     w.dynamo.reset();
     const again = await reconcile(w.reconcileDeps());
     expect(again.allocated).toEqual([]);
-    expect([world.kubeWrites(), world.ec2Writes(), w.dynamo.writes()]).toEqual([0, 0, 0]);
+    expect([world.kubeWrites(), world.ec2Writes(), w.dynamo.writes()]).toEqual([0, 0, 1]);
   });
 });
 
 describe('reconcile: steady state', () => {
-  it('makes no writes and sends no messages once everything converged', async () => {
+  it('makes no writes but its claim census record and sends no messages once everything converged', async () => {
     const [t1, t2] = [world.addClusterTable(), world.addClusterTable()];
     const stray = world.ec2.state.addInstance();
     world.ec2.state.addRoute({ routeTableId: t2, destinationCidr: '100.64.200.0/24', instanceId: stray.id });
@@ -306,12 +306,14 @@ describe('reconcile: steady state', () => {
       messages: 0,
       kube: 0,
       ec2: 0,
-      dynamo: 0,
+      dynamo: 1,
     });
-    // Reads only: one listing each of tables, nodes and leases.
+    // Reads: one listing each of tables, nodes and leases; the one write is the run's claim census
+    // record (lib/usecases/claim-census.ts), which keeps a clear census fresh.
     expect(world.ec2.stats.calls).toEqual({ DescribeRouteTables: 1 });
     expect(world.kube.stats.all()).toEqual({ 'GET /api/v1/nodes': 1 });
-    expect([...w.dynamo.counts.keys()]).toEqual(['QueryCommand']);
+    expect(Object.fromEntries(w.dynamo.counts)).toEqual({ QueryCommand: expect.any(Number), UpdateItemCommand: 1 });
+    expect(await w.wiring.claimCensus?.read()).toEqual({ run: { at: world.clock.now(), clear: true } });
   });
 });
 
@@ -324,7 +326,8 @@ describe('reconcile: leases', () => {
     expect((await w.wiring.cidrSets[0]?.leases())?.map((l) => [l.cidr, l.owner])).toEqual([['100.64.5.0/24', 'node-a']]);
     w.dynamo.reset();
     expect((await reconcile(w.reconcileDeps())).occupied).toBe(0);
-    expect(w.dynamo.writes()).toBe(0);
+    // The run's claim census record only.
+    expect(Object.fromEntries([...w.dynamo.counts].filter(([name]) => name !== 'QueryCommand' && name !== 'GetItemCommand'))).toEqual({ UpdateItemCommand: 1 });
   });
 
   // The grace logic over a store that records `since` (see known-bugs.test.ts for the DynamoDB store).

@@ -43,6 +43,8 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
     workerSyncNode: (message, deps, delivery) => settlePrefixJoin(message, deps, ports, delivery),
     // No route table is podroute's here: a route message (one queued before MODE changed) has nothing to act on.
     workerRouteWrite: async () => 'stale:no-route-plane',
+    // Its worker delegates an admitted node's blocks without looking for another node on the instance.
+    workerJudgesInstance: false,
     reportsMissingRoutes: false,
     nodeSyncMarksReady: true,
     readiness: prefixReadiness,

@@ -70,6 +70,8 @@ export function routesPlane(ports: RoutesPlanePorts): DataPlane {
     queuesSyncNode: () => true,
     workerSyncNode: (message, deps, delivery) => syncNodeRoutes(message, deps, delivery),
     workerRouteWrite: (message, deps) => (message.kind === 'delete' ? applyDelete(message, deps) : applyRoute(message, deps)),
+    // readNodeWorld (lib/usecases/route-worker-ownership.ts) reads the routes to the node's instance.
+    workerJudgesInstance: true,
     reportsMissingRoutes: true,
     nodeSyncMarksReady: false,
     readiness: routesReadiness,
