@@ -482,7 +482,7 @@ describe('serverless.yml: least-privilege IAM', () => {
     const gone = async (name: string): Promise<never> => {
       throw new NodeNotFoundError(name);
     };
-    expect(await checkNodeLeft('gone', { nodes: { getNode: gone }, leaseSets: async () => [set], log: silentLogger, now: () => 3_600_000, leaseGraceSeconds: 600 })).toBe('released:10.244.0.0/24');
+    expect(await checkNodeLeft('gone', { nodes: { getNode: gone }, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: silentLogger, now: () => 3_600_000, leaseGraceSeconds: 600 })).toBe('released:10.244.0.0/24');
     const dynamo = all.filter((statement) => statement.role === 'RouteWorkerRole').flatMap((statement) => statement.actions).filter((a) => a.startsWith('dynamodb:'));
     expect(dynamo.sort()).toEqual([...calls].sort());
   });
