@@ -93,10 +93,11 @@ export interface DataPlane {
   /** The sets an admission judges claims against (lib/webhook/claims.ts). */
   leaseSets(): Promise<CidrSet[]>;
   /**
-   * Lets the cloud side go of a departed node's block (its Node read 404, its lease past the
-   * grace) before the node-left check releases the lease (lib/usecases/node-left.ts).
+   * Lets the cloud side go of a departed owner's block (its Node read 404, its lease past the
+   * grace) before the node-left check (lib/usecases/node-left.ts) or reclaim
+   * (lib/usecases/lease-upkeep.ts) releases the lease.
    */
-  freeDepartedBlock(cidr: string): Promise<DepartedBlock>;
+  freeDepartedBlock(cidr: string, owner: string): Promise<DepartedBlock>;
   /** Whether a managed node needs node sync this run. */
   needsNodeSync(node: Node): boolean;
   /** What a NodeJoined event does for a stored node: node sync, over fresh reads of the cloud side. */

@@ -156,7 +156,7 @@ async function releaseOwned(
       kept.push(verdict.lease.cidr);
       continue;
     }
-    const freed = await deps.freeDepartedBlock(entry.lease.cidr);
+    const freed = await deps.freeDepartedBlock(entry.lease.cidr, name);
     if (!freed.release) {
       held.push({ cidr: entry.lease.cidr, why: freed.why });
       continue;

@@ -264,7 +264,7 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
   const result = await releaseIfGone(event.nodeName, {
     ...deps,
     leaseSets: () => deps.plane.leaseSets(),
-    freeDepartedBlock: (cidr) => deps.plane.freeDepartedBlock(cidr),
+    freeDepartedBlock: (cidr, owner) => deps.plane.freeDepartedBlock(cidr, owner),
     leaseGraceSeconds: deps.config.leaseGraceSeconds });
   if (result.kind === 'exists') return { status: 409, message: `node ${event.nodeName} still exists; NodeLeft is accepted once it is deleted` };
   // Retryable (503): the sender repeats the event until the cloud side has let go of the block.

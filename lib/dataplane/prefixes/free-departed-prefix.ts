@@ -7,6 +7,7 @@ import type { DepartedBlock } from '../data-plane.ts';
 import type { EniPrefixes } from '../../usecases/ports.ts';
 import { decideDepartedPrefix } from './departed-prefix.ts';
 import type { PrefixHolding } from './departed-prefix.ts';
+import { isCloudHold } from './prefix-node-sync.ts';
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -21,12 +22,13 @@ async function readHolding(prefixes: Pick<EniPrefixes, 'prefixDelegation'>, cidr
 }
 
 /**
- * Answers whether the lease of `cidr` may go now. An unassign EC2 refuses or that fails keeps the
- * lease: the next check reads the holder afresh (a prefix already gone then reads 'none').
+ * Answers whether the lease of `cidr`, held by `owner`, may go now. An unassign EC2 refuses or
+ * that fails keeps the lease: the next check reads the holder afresh (a prefix already gone then
+ * reads 'none').
  */
-export async function freeDepartedPrefix(prefixes: Pick<EniPrefixes, 'prefixDelegation' | 'unassignPrefix'>, cidr: string): Promise<DepartedBlock> {
-  const step = decideDepartedPrefix(await readHolding(prefixes, cidr));
-  if (step.kind === 'keep') return { release: false, why: `${step.why}: ${step.error}` };
+export async function freeDepartedPrefix(prefixes: Pick<EniPrefixes, 'prefixDelegation' | 'unassignPrefix'>, cidr: string, owner: string): Promise<DepartedBlock> {
+  const step = decideDepartedPrefix(await readHolding(prefixes, cidr), isCloudHold(owner) ? 'cloud-hold' : 'node');
+  if (step.kind === 'keep') return { release: false, why: step.why === 'holder-unread' ? `${step.why}: ${step.error}` : `${step.why}: ${step.networkInterfaceId}` };
   if (step.kind === 'release') return { release: true };
   try {
     await prefixes.unassignPrefix(step.networkInterfaceId, cidr);
