@@ -60,7 +60,7 @@ describe('freeDepartedPrefix', () => {
   });
 
   it('keeps the lease when EC2 refuses the unassign', async () => {
-    const { eni, networkInterfaceId } = world();
+    const { networkInterfaceId } = world();
     const refusing = { prefixDelegation: async () => networkInterfaceId, unassignPrefix: async () => Promise.reject(new Error('UnauthorizedOperation')) };
     const freed = await freeDepartedPrefix(refusing, '10.0.4.0/28', 'node-a');
     expect(freed).toMatchObject({ release: false });
