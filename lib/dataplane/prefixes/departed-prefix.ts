@@ -1,7 +1,7 @@
 /**
  * A departed node's block in prefixes mode: what happens to the prefix on the cloud side before its
  * lease is released, decided from a fresh read of who holds the prefix (./free-departed-prefix.ts
- * reads and applies). Why: docs/decisions/0030-departed-prefix.md.
+ * reads and applies). Why: docs/decisions/0031-departed-prefix.md.
  */
 
 /** Who holds the prefix now, as one fresh read answered. */
