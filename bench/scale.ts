@@ -341,6 +341,8 @@ function scaleEc2(calls: Ec2Calls, unused: () => Promise<never>): { prefixes: En
       },
       assignPrefix: unused,
       assignAnyPrefix: unused,
+      prefixDelegation: unused,
+      unassignPrefix: unused,
     },
     subnets: {
       describeSubnets: async (ids) => {

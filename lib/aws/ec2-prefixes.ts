@@ -2,9 +2,17 @@
  * The node-sync "cloud alias" on AWS: the prefixes delegated to nodes' primary interfaces, a `/28`
  * for IPv4 or a `/80` for IPv6 (the only sizes EC2 delegates), read in batches and assigned.
  */
-import { AssignIpv6AddressesCommand, AssignPrivateIpAddressesCommand, DescribeInstancesCommand, DescribeNetworkInterfacesCommand } from '@aws-sdk/client-ec2';
+import {
+  AssignIpv6AddressesCommand,
+  AssignPrivateIpAddressesCommand,
+  DescribeInstancesCommand,
+  DescribeNetworkInterfacesCommand,
+  DescribeSubnetsCommand,
+  UnassignIpv6AddressesCommand,
+  UnassignPrivateIpAddressesCommand,
+} from '@aws-sdk/client-ec2';
 import type { DescribeInstancesCommandOutput, EC2Client, InstanceNetworkInterface } from '@aws-sdk/client-ec2';
-import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
+import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import type { Family } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { EniPrefixes, NodeInterface } from '../usecases/ports.ts';
@@ -131,6 +139,50 @@ export class Ec2EniPrefixes implements EniPrefixes {
     });
     const holder = interfaces.find((eni) => delegatedPrefixes(eni).includes(formatCidr(wanted)));
     return holder?.NetworkInterfaceId ?? null;
+  }
+
+  /**
+   * EC2 API Reference, DescribeNetworkInterfaces: its filters name no delegated prefix (only
+   * addresses), so the holder is found in the one subnet whose block holds the prefix (a prefix
+   * lies inside its interface's subnet): one paged DescribeSubnets, then that subnet's interfaces
+   * (`prefixHolder`). No subnet holds it: no interface can (a subnet is deleted only without
+   * interfaces), so null.
+   */
+  async prefixDelegation(cidr: string): Promise<string | null> {
+    const wanted = tryParseCidr(cidr);
+    if (!wanted) throw new InvalidInputError(`invalid prefix ${JSON.stringify(cidr)}`);
+    const subnets = await allPages('DescribeSubnets', async (nextToken) => {
+      try {
+        const out = await this.client.send(new DescribeSubnetsCommand({ MaxResults: 1000, ...(nextToken ? { NextToken: nextToken } : {}) }));
+        return { items: out.Subnets, nextToken: out.NextToken };
+      } catch (error) {
+        throw toPodrouteError(error, { operation: 'DescribeSubnets', subject: `the subnet of ${cidr}` });
+      }
+    });
+    const holds = (text: string | undefined) => {
+      const block = text === undefined ? null : tryParseCidr(text);
+      return block !== null && block.family === wanted.family && containsCidr(block, wanted);
+    };
+    const subnet = subnets.find((s) => holds(s.CidrBlock) || (s.Ipv6CidrBlockAssociationSet ?? []).some((a) => holds(a.Ipv6CidrBlock)));
+    return subnet?.SubnetId ? this.prefixHolder(subnet.SubnetId, cidr) : null;
+  }
+
+  /**
+   * EC2 API Reference, UnassignPrivateIpAddresses (`Ipv4Prefix.N`) and UnassignIpv6Addresses
+   * (`Ipv6Prefix.N`): takes the named prefix off the interface.
+   */
+  async unassignPrefix(networkInterfaceId: string, cidrText: string): Promise<void> {
+    const cidr = tryParseCidr(cidrText);
+    if (!cidr) throw new InvalidInputError(`invalid prefix ${JSON.stringify(cidrText)}: want an IPv4 /28 or IPv6 /80 CIDR`);
+    assertPrefixMask(cidr.family, cidr.prefix);
+    const prefix = formatCidr(cidr);
+    const operation = cidr.family === 4 ? 'UnassignPrivateIpAddresses' : 'UnassignIpv6Addresses';
+    try {
+      if (cidr.family === 4) await this.client.send(new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: networkInterfaceId, Ipv4Prefixes: [prefix] }));
+      else await this.client.send(new UnassignIpv6AddressesCommand({ NetworkInterfaceId: networkInterfaceId, Ipv6Prefixes: [prefix] }));
+    } catch (error) {
+      throw toPodrouteError(error, { operation, subject: `${networkInterfaceId} ${prefix}` });
+    }
   }
 
   private async assign(eniId: string, family: Family, what: { prefix: string } | { count: number }, subject: string): Promise<string[]> {

@@ -76,6 +76,13 @@ export interface PlannedNodeSync {
   ec2Picks?: string[];
 }
 
+/** Whether a departed node's lease may go now, the cloud side having let go of its block. */
+export type DepartedBlock =
+  /** `unassignedFrom`: the interface the block's prefix was taken off first. */
+  | { release: true; unassignedFrom?: string }
+  /** Kept for a later check: why. */
+  | { release: false; why: string };
+
 export interface DataPlane {
   /** The config value (MODE) that chose it: for logs and the doctor's output only. */
   readonly name: string;
@@ -85,6 +92,12 @@ export interface DataPlane {
   readonly tablesRequired: boolean;
   /** The sets an admission judges claims against (lib/webhook/claims.ts). */
   leaseSets(): Promise<CidrSet[]>;
+  /**
+   * Lets the cloud side go of a departed owner's block (its Node read 404, its lease past the
+   * grace) before the node-left check (lib/usecases/node-left.ts) or reclaim
+   * (lib/usecases/lease-upkeep.ts) releases the lease.
+   */
+  freeDepartedBlock(cidr: string, owner: string): Promise<DepartedBlock>;
   /** Whether a managed node needs node sync this run. */
   needsNodeSync(node: Node): boolean;
   /** What a NodeJoined event does for a stored node: node sync, over fresh reads of the cloud side. */

@@ -18,6 +18,8 @@ import type { KeepReason } from './lease-release.ts';
 import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
 
 type LeaseDeps = Pick<ReconcileDeps, 'cidrSets' | 'nodes' | 'log' | 'now'> & { config: Pick<ReconcileDeps['config'], 'leaseGraceSeconds'> };
+/** Reclaim's deps: the data plane frees a gone owner's block on the cloud side before its lease goes. */
+type ReclaimDeps = LeaseDeps & { plane: Pick<ReconcileDeps['plane'], 'freeDepartedBlock'> };
 type LeaseReport = Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'>;
 
 /**
@@ -122,13 +124,14 @@ export function reclaimable(nodes: readonly Node[], leaseLists: readonly Lease[]
  * gone (404, `presence` from ./absence.ts readPresence), past the grace period. A listing that
  * lacks the owner is no proof: an owner that reads as present (or could not be read) keeps its
  * lease, and counts as withheld. Leases taken at admission for nodes that never got stored go
- * this way too.
+ * this way too. A lease goes only once the data plane has let go of its block
+ * (`DataPlane.freeDepartedBlock`); one it still holds stays, and the next run asks again.
  */
 export async function reclaimOrphans(
   nodes: Node[],
   leaseLists: Lease[][],
   presence: ReadonlyMap<string, Presence>,
-  deps: LeaseDeps,
+  deps: ReclaimDeps,
   report: LeaseReport,
   delegated: readonly string[] = [],
 ): Promise<void> {
@@ -143,6 +146,14 @@ export async function reclaimOrphans(
         continue;
       }
       try {
+        const freed = await deps.plane.freeDepartedBlock(lease.cidr, lease.owner);
+        if (!freed.release) {
+          deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: freed.why });
+          continue;
+        }
+        if (freed.unassignedFrom !== undefined) {
+          deps.log.log('info', 'action', { action: 'unassign-prefix', cidr: lease.cidr, node: lease.owner, networkInterfaceId: freed.unassignedFrom });
+        }
         // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
         if (!(await set.releaseLease(lease))) {
           deps.log.log('info', 'reclaim.skipped', { cidr: lease.cidr, node: lease.owner, reason: 'lease changed since listed' });

@@ -5,6 +5,8 @@
  * docs/decisions/0012-node-departure.md.
  */
 import * as z from '../util/zod-mini.ts';
+import type { DataPlane } from '../dataplane/data-plane.ts';
+import { PodrouteError } from '../errors.ts';
 import { NodeStillDeletingError } from './delivery-outcome.ts';
 import type { CidrSet, Lease } from '../ipam/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
@@ -24,6 +26,8 @@ interface NodeLeftDeps {
   nodes: Pick<NodeSource, 'getNode'>;
   /** The sets the node's leases live in: the data plane's (`DataPlane.leaseSets`). */
   leaseSets: () => Promise<readonly CidrSet[]>;
+  /** The data plane's letting go of a block before its lease goes (`DataPlane.freeDepartedBlock`). */
+  freeDepartedBlock: DataPlane['freeDepartedBlock'];
   log: Logger;
   now: () => number;
   /** LEASE_GRACE_SECONDS: a lease younger than this is not freed on a 404. */
@@ -31,8 +35,11 @@ interface NodeLeftDeps {
 }
 
 type NodeLeftResult =
-  /** `kept`: blocks of the node left leased because they are younger than the grace period. */
-  | { kind: 'released'; cidrs: string[]; kept: string[] }
+  /**
+   * `kept`: blocks of the node left leased because they are younger than the grace period;
+   * `held`: blocks left leased because the cloud side has not let go of them yet (asked again later).
+   */
+  | { kind: 'released'; cidrs: string[]; kept: string[]; held: string[] }
   | { kind: 'exists'; deleting: boolean };
 
 const deletionSchema = z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.optional(z.string().check(z.minLength(1))) }) });
@@ -49,6 +56,17 @@ function isBeingDeleted(node: Node): boolean {
  * as too young). When it still exists, changes nothing and
  * says whether it is being deleted.
  */
+/** Blocks of a gone node the cloud side still holds (or could not be read for): retried, never released. */
+export class DepartedBlockHeldError extends PodrouteError {
+  override name = 'DepartedBlockHeldError';
+  constructor(
+    readonly node: string,
+    readonly cidrs: readonly string[],
+  ) {
+    super(`node ${node} is gone but the cloud side still holds ${cidrs.join(', ')}; checking again later`, { retryable: true });
+  }
+}
+
 export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<NodeLeftResult> {
   // The leases as they stand before the read: the departure is seen from here on. A same-name
   // re-join after this renews its lease (a new version), so the release, conditional on the
@@ -61,22 +79,25 @@ export async function releaseIfGone(name: string, deps: NodeLeftDeps): Promise<N
   } catch (error) {
     if (!(error instanceof NodeNotFoundError)) throw error;
   }
-  const { released, kept, renewed } = await releaseOwned(owned, name, deps);
+  const { released, kept, renewed, held } = await releaseOwned(owned, name, deps);
   for (const cidr of released) deps.log.log('info', 'action', { action: 'release-cidr', cidr, node: name });
   for (const cidr of renewed) deps.log.log('info', 'release.skipped', { cidr, node: name, reason: 'lease renewed since the departure was seen (a re-join)' });
+  for (const { cidr, why } of held) deps.log.log('warn', 'release.held', { cidr, node: name, reason: why });
   for (const cidr of kept) deps.log.log('info', 'release.deferred', { cidr, node: name, reason: 'lease younger than the grace period (a node admitted, not stored yet); left to reconcile' });
-  return { kind: 'released', cidrs: released, kept };
+  return { kind: 'released', cidrs: released, kept, held: held.map((entry) => entry.cidr) };
 }
 
 /**
  * The worker's handling of a `node-left` check: released once the node is 404; retried later
  * while it is still being deleted; acknowledged as stale when it exists without a deletion
  * timestamp (the delete was refused after admission). A node still being deleted rejects with
- * NodeStillDeletingError; ./delivery-outcome.ts `outcomeOf` decides when to stop asking.
+ * NodeStillDeletingError, and a block the cloud side still holds with DepartedBlockHeldError (once
+ * the rest is released); ./delivery-outcome.ts `outcomeOf` decides when to stop asking.
  */
 export async function checkNodeLeft(name: string, deps: NodeLeftDeps): Promise<string> {
   const result = await releaseIfGone(name, deps);
   if (result.kind === 'released') {
+    if (result.held.length > 0) throw new DepartedBlockHeldError(name, result.held);
     const released = result.cidrs.length === 0 ? 'released:none' : `released:${result.cidrs.join(',')}`;
     return result.kept.length === 0 ? released : `${released} kept:${result.kept.join(',')}`;
   }
@@ -104,19 +125,21 @@ async function ownedLeases(owner: string, deps: Pick<NodeLeftDeps, 'leaseSets'>)
 }
 
 /**
- * Releases what the lease decider (./lease-release.ts) lets go of `owned`, each release
- * conditional on that lease as read before the node's 404 (or, for a store without versions, on
- * its owner), and returns the CIDRs it released, those it kept and those renewed since the read.
+ * Releases what the lease decider (./lease-release.ts) lets go of `owned` once the data plane has
+ * let go of the block (`freeDepartedBlock`), each release conditional on that lease as read before
+ * the node's 404 (or, for a store without versions, on its owner), and returns the CIDRs it
+ * released, those it kept, those the cloud side still holds and those renewed since the read.
  * The decider sees the 404 and no listing: only the grace period can keep a lease here.
  */
 async function releaseOwned(
   owned: ReadonlyArray<{ set: CidrSet; lease: Lease }>,
   name: string,
-  deps: Pick<NodeLeftDeps, 'now' | 'leaseGraceSeconds'>,
-): Promise<{ released: string[]; kept: string[]; renewed: string[] }> {
+  deps: Pick<NodeLeftDeps, 'now' | 'leaseGraceSeconds' | 'freeDepartedBlock' | 'log'>,
+): Promise<{ released: string[]; kept: string[]; renewed: string[]; held: Array<{ cidr: string; why: string }> }> {
   const released: string[] = [];
   const kept: string[] = [];
   const renewed: string[] = [];
+  const held: Array<{ cidr: string; why: string }> = [];
   // Judged as the owner's (each was read by the owner's key); released as read.
   const judged = new Map(owned.map((entry) => [{ ...entry.lease, owner: name }, entry] as const));
   const verdicts = decideLeaseReleases({
@@ -133,9 +156,17 @@ async function releaseOwned(
       kept.push(verdict.lease.cidr);
       continue;
     }
+    const freed = await deps.freeDepartedBlock(entry.lease.cidr, name);
+    if (!freed.release) {
+      held.push({ cidr: entry.lease.cidr, why: freed.why });
+      continue;
+    }
+    if (freed.unassignedFrom !== undefined) {
+      deps.log.log('info', 'action', { action: 'unassign-prefix', cidr: entry.lease.cidr, node: name, networkInterfaceId: freed.unassignedFrom });
+    }
     // Conditional on the lease as read before the 404: renewed since (a re-join), it stays.
     if (await entry.set.releaseLease(entry.lease)) released.push(entry.lease.cidr);
     else renewed.push(entry.lease.cidr);
   }
-  return { released, kept, renewed };
+  return { released, kept, renewed, held };
 }

@@ -23,7 +23,7 @@ import { claimantOf, heldClaims, instanceHolderOf, judgeClaims, refusalMessage, 
 import type { AdmissionReview, AdmissionReviewResponse, JsonPatchOp, NodeEvent } from '../webhook/index.ts';
 import { NodeNotFoundError } from './port-errors.ts';
 import { ClaimNotRecordedError, admissionReads, readCensus, recordClaim } from './claim-census.ts';
-import { NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
+import { DepartedBlockHeldError, NODE_LEFT_CHECK_DELAY_SECONDS, releaseIfGone } from './node-left.ts';
 import { nodeSyncKube } from './node-sync-ports.ts';
 import type { LeaseTable } from '../routes/index.ts';
 import type { ReconcileDeps } from './reconcile.ts';
@@ -261,8 +261,14 @@ export async function handleNodeEvent(event: NodeEvent, deps: WebhookDeps): Prom
     await queueNodeSync(node.metadata.name, deps);
     return { status: 202, message: `node ${event.nodeName} synced; its routes are queued` };
   }
-  const result = await releaseIfGone(event.nodeName, { ...deps, leaseSets: () => deps.plane.leaseSets(), leaseGraceSeconds: deps.config.leaseGraceSeconds });
+  const result = await releaseIfGone(event.nodeName, {
+    ...deps,
+    leaseSets: () => deps.plane.leaseSets(),
+    freeDepartedBlock: (cidr, owner) => deps.plane.freeDepartedBlock(cidr, owner),
+    leaseGraceSeconds: deps.config.leaseGraceSeconds });
   if (result.kind === 'exists') return { status: 409, message: `node ${event.nodeName} still exists; NodeLeft is accepted once it is deleted` };
+  // Retryable (503): the sender repeats the event until the cloud side has let go of the block.
+  if (result.held.length > 0) throw new DepartedBlockHeldError(event.nodeName, result.held);
   // Its routes are the planner's to delete (next reconcile, under the mass-deletion guard).
   return { status: 202, message: `node ${event.nodeName}: released ${result.cidrs.length} pod CIDR(s)` };
 }

@@ -90,6 +90,13 @@ export interface EniPrefixes {
    * when none does. Absent in ports that cannot read it.
    */
   prefixHolder?(subnetId: string, cidr: string): Promise<string | null>;
+  /**
+   * The interface holding `cidr` as a delegated prefix now, wherever it is (read afresh, in the
+   * subnet whose block holds it), or null when none does. Rejects when it cannot be read.
+   */
+  prefixDelegation(cidr: string): Promise<string | null>;
+  /** Takes exactly `cidr` (a delegated prefix) off the interface. */
+  unassignPrefix(networkInterfaceId: string, cidr: string): Promise<void>;
 }
 
 /** The primary network interfaces of instances, with their own tags (the doctor's; lib/aws/ec2-primary-interfaces.ts). */

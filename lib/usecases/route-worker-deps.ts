@@ -41,7 +41,7 @@ export interface RouteWorkerDeps {
    */
   view?: RouteTableView;
   /** The data plane chosen in the wiring: what a `sync-node` does, and whether a failure can find routes missing. */
-  plane: Pick<DataPlane, 'workerSyncNode' | 'workerRouteWrite' | 'reportsMissingRoutes' | 'readiness' | 'leaseSets'>;
+  plane: Pick<DataPlane, 'workerSyncNode' | 'workerRouteWrite' | 'reportsMissingRoutes' | 'readiness' | 'leaseSets' | 'freeDepartedBlock'>;
   /**
    * Aborted when the invocation's time is up (functions/route-worker.ts): a message failing after
    * that reports nothing (no node is told, nothing is re-read); the queue delivers it again.

@@ -91,7 +91,7 @@ export async function applyWorkMessage(message: WorkMessage, deps: RouteWorkerDe
     case 'sync-node':
       return deps.plane.workerSyncNode(message, writeDeps, delivery);
     case 'node-left':
-      return checkNodeLeft(message.node, { ...deps, leaseSets: () => deps.plane.leaseSets() });
+      return checkNodeLeft(message.node, { ...deps, leaseSets: () => deps.plane.leaseSets(), freeDepartedBlock: (cidr, owner) => deps.plane.freeDepartedBlock(cidr, owner) });
   }
 }
 

@@ -374,8 +374,8 @@ describe('items written by older versions (no version attribute)', () => {
     const set = await createCidrSet({ ...cluster, store });
     expect((await store.leases()).map(({ index, since }) => ({ index, since }))).toEqual([{ index: 5, since: undefined }]);
     expect((await store.ownedLease('n1'))?.since).toBeUndefined();
-    const result = await releaseIfGone('n1', { nodes: new MemoryNodeSource(), leaseSets: async () => [set], log: memoryLogger(), now: () => 3_600_000, leaseGraceSeconds: 600 });
-    expect(result).toEqual({ kind: 'released', cidrs: [], kept: ['10.0.5.0/24'] });
+    const result = await releaseIfGone('n1', { nodes: new MemoryNodeSource(), leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), now: () => 3_600_000, leaseGraceSeconds: 600 });
+    expect(result).toEqual({ kind: 'released', cidrs: [], kept: ['10.0.5.0/24'], held: [] });
   });
 
   it('an old cursor (pos, total) keeps its place', async () => {

@@ -30,7 +30,7 @@ const workerWrites = (): IamAllow[] => [
   { actions: ['ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute'], resource: ec2Arn('route-table'), resourceTag: tag() },
   { actions: ['ec2:ModifyNetworkInterfaceAttribute'], resource: ec2Arn('network-interface'), resourceTag: tag() },
 ];
-const prefixWrites = (): IamAllow[] => [{ actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'], resource: ec2Arn('network-interface'), resourceTag: tag() }];
+const prefixWrites = (): IamAllow[] => [{ actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses'], resource: ec2Arn('network-interface'), resourceTag: tag() }];
 
 beforeAll(async () => {
   services = await startDoctorServices('podroute-stack-routes', 'podroute-doctor-stack-');
@@ -116,11 +116,12 @@ describe('podroute doctor --stack', () => {
     expect(line(lines, 'iam RouteWorkerRole')).toMatch(/: redeploy the stack \(serverless.yml RouteWorkerRole\), and check its permissions boundary and the account's SCPs$/);
   });
 
-  it('prefixes mode simulates prefix delegation for both roles that delegate', async () => {
+  it('prefixes mode simulates prefix delegation and unassign for both roles that delegate', async () => {
     services.iam.state.putRole(`podroute-${cluster}-reconcile`, prefixWrites());
+    services.iam.state.putRole(`podroute-${cluster}-route-worker`, [{ actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'], resource: ec2Arn('network-interface'), resourceTag: tag() }]);
     const { lines } = await doctor(['--stack', `podroute-${cluster}`, '--mode', 'prefixes']);
-    expect(line(lines, 'iam ReconcileRole')).toMatch(/^ok {4}iam ReconcileRole: podroute-\S+-reconcile may ec2:AssignPrivateIpAddresses, ec2:AssignIpv6Addresses on resources tagged /);
-    expect(line(lines, 'iam RouteWorkerRole')).toMatch(/^FAIL {2}iam RouteWorkerRole: .* is denied ec2:AssignPrivateIpAddresses on network-interface \(implicitDeny\)/);
+    expect(line(lines, 'iam ReconcileRole')).toMatch(/^ok {4}iam ReconcileRole: podroute-\S+-reconcile may ec2:AssignPrivateIpAddresses, ec2:AssignIpv6Addresses, ec2:UnassignPrivateIpAddresses, ec2:UnassignIpv6Addresses on resources tagged /);
+    expect(line(lines, 'iam RouteWorkerRole')).toMatch(/^FAIL {2}iam RouteWorkerRole: .* is denied ec2:UnassignPrivateIpAddresses on network-interface \(implicitDeny\)/);
   });
 
   it('FAILs an alarm in ALARM and a reconcile heartbeat older than 15 minutes', async () => {

@@ -93,6 +93,34 @@ export function eniPrefixesContract(name: string, make: () => Promise<EniPrefixe
       expect((await h.port.describeInterfaces([a.instanceId])).get(a.instanceId)?.prefixes.sort()).toEqual([v4, v6].sort());
     });
 
+    it.each(['10.0.5.16/28', '2600:1f18:1234:5600:2::/80'])('finds the holder of %s anywhere; unassigned, it has none and another interface may take it', async (prefix) => {
+      const h = await make();
+      const subnet = dualStack(h);
+      const [a, b] = [h.addInstance(subnet), h.addInstance(subnet)];
+      await h.port.assignPrefix(a.eniId, prefix);
+      expect(await h.port.prefixDelegation(prefix)).toBe(a.eniId);
+      await h.port.unassignPrefix(a.eniId, prefix);
+      expect(await h.port.prefixDelegation(prefix)).toBeNull();
+      expect((await h.port.describeInterfaces([a.instanceId])).get(a.instanceId)?.prefixes).toEqual([]);
+      await h.port.assignPrefix(b.eniId, prefix);
+      expect(await h.port.prefixDelegation(prefix)).toBe(b.eniId);
+    });
+
+    it('refuses to unassign a prefix the interface does not hold, and takes nothing off', async () => {
+      const h = await make();
+      const subnet = dualStack(h);
+      const [a, b] = [h.addInstance(subnet), h.addInstance(subnet)];
+      await h.port.assignPrefix(a.eniId, '10.0.5.32/28');
+      await expect(h.port.unassignPrefix(b.eniId, '10.0.5.32/28')).rejects.toBeInstanceOf(Error);
+      expect(await h.port.prefixDelegation('10.0.5.32/28')).toBe(a.eniId);
+    });
+
+    it('a prefix in no subnet has no holder', async () => {
+      const h = await make();
+      dualStack(h);
+      expect(await h.port.prefixDelegation('172.31.200.0/28')).toBeNull();
+    });
+
     it('finds no holder for a free prefix; an unknown interface is a ResourceNotFoundError', async () => {
       const h = await make();
       const subnet = dualStack(h);

@@ -102,6 +102,28 @@ export class MemoryEniPrefixes implements EniPrefixes {
     return [...this.interfaces.values()].find((eni) => eni.subnetId === subnetId && eni.prefixes.includes(wanted))?.networkInterfaceId ?? null;
   }
 
+  async prefixDelegation(cidr: string): Promise<string | null> {
+    this.calls.push(`prefixDelegation ${cidr}`);
+    const wanted = formatCidr(parse(cidr));
+    return [...this.interfaces.values()].find((eni) => eni.prefixes.includes(wanted))?.networkInterfaceId ?? null;
+  }
+
+  /** A prefix the interface does not hold is refused (InvalidParameterValue, as the emulator answers). */
+  async unassignPrefix(networkInterfaceId: string, cidr: string): Promise<void> {
+    this.calls.push(`unassignPrefix ${networkInterfaceId} ${cidr}`);
+    const eni = this.eni(networkInterfaceId);
+    const prefix = formatCidr(this.delegable(parse(cidr)));
+    if (!eni.prefixes.includes(prefix)) {
+      throw new PodrouteError(`prefix ${prefix} is not assigned to ${networkInterfaceId} (InvalidParameterValue)`, { retryable: false });
+    }
+    eni.prefixes = eni.prefixes.filter((p) => p !== prefix);
+  }
+
+  /** The instance terminates: its primary interface goes, and the prefixes delegated to it with it. */
+  terminate(instanceId: string): void {
+    this.interfaces.delete(instanceId);
+  }
+
   private delegable(cidr: Cidr): Cidr {
     const wanted = DELEGATED_PREFIX[cidr.family];
     if (cidr.prefix !== wanted) throw new InvalidInputError(`node CIDR mask /${cidr.prefix} cannot be an ENI prefix: EC2 delegates only /${wanted} prefixes`);

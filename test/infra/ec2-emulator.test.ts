@@ -13,6 +13,8 @@ import {
   ModifyInstanceAttributeCommand,
   ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
+  UnassignIpv6AddressesCommand,
+  UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { blockAt, containsCidr, formatCidr, parseCidr } from '../../lib/cidr/cidr.ts';
@@ -373,6 +375,32 @@ describe('EC2 emulator: instances, interfaces and prefixes', () => {
     expect(iface?.Ipv6Prefixes?.map((p) => p.Ipv6Prefix)).toEqual(v6.AssignedIpv6Prefixes);
     const byId = await client.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [eni] }));
     expect(byId.NetworkInterfaces?.map((n) => n.NetworkInterfaceId)).toEqual([eni]);
+  });
+
+  it('unassigns named prefixes (Ipv4Prefix.N, Ipv6Prefix.N), refuses one the interface lacks, and has no prefix filter on DescribeNetworkInterfaces', async () => {
+    const node = ec2.state.addInstance({ availabilityZone: 'us-east-1d' });
+    const eni = eniOf(ec2, node.id);
+    const v4 = (await client.send(new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eni, Ipv4PrefixCount: 2 }))).AssignedIpv4Prefixes?.map((p) => p.Ipv4Prefix ?? '') ?? [];
+    const v6 = (await client.send(new AssignIpv6AddressesCommand({ NetworkInterfaceId: eni, Ipv6PrefixCount: 1 }))).AssignedIpv6Prefixes ?? [];
+    const [first = '', second = ''] = v4;
+
+    await client.send(new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eni, Ipv4Prefixes: [first] }));
+    const unassigned6 = await client.send(new UnassignIpv6AddressesCommand({ NetworkInterfaceId: eni, Ipv6Prefixes: v6 }));
+    expect(unassigned6).toMatchObject({ NetworkInterfaceId: eni, UnassignedIpv6Prefixes: v6 });
+    const iface = (await client.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [eni] }))).NetworkInterfaces?.[0];
+    expect(iface?.Ipv4Prefixes?.map((p) => p.Ipv4Prefix)).toEqual([second]);
+    expect(iface?.Ipv6Prefixes ?? []).toEqual([]);
+
+    const again = await failure(client.send(new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eni, Ipv4Prefixes: [first, second] })));
+    expect(again.name).toBe('InvalidParameterValue');
+    expect(ec2.state.networkInterface(eni).ipv4Prefixes).toEqual([second]);
+    const none = await failure(client.send(new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eni })));
+    expect(none.name).toBe('MissingParameter');
+    const gone = await failure(client.send(new UnassignIpv6AddressesCommand({ NetworkInterfaceId: 'eni-0000000000000dead', Ipv6Prefixes: v6 })));
+    expect(gone.name).toBe('InvalidNetworkInterfaceID.NotFound');
+    // EC2 API reference, DescribeNetworkInterfaces: its filter list names no prefix filter.
+    const filtered = await failure(client.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: 'ipv4-prefix.ipv4-prefix', Values: [second] }] })));
+    expect(filtered.name).toBe('InvalidParameterValue');
   });
 });
 

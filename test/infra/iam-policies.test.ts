@@ -52,21 +52,22 @@ describe('infra/iam: one policy per function and mode, generated from serverless
     expect(actions('node-webhook.json').filter((action) => action.startsWith('ec2:'))).toEqual([]);
   });
 
-  // The worker delegates an admitted node's prefixes (lib/dataplane/prefixes/prefix-assign.ts), on the
-  // cluster's tagged interfaces only, as reconcile's role does; routes mode's worker delegates none.
-  it.each(['prefixes/route-worker.json', 'prefixes/reconcile.json'])('%s delegates prefixes only on the cluster’s tagged interfaces', (path) => {
+  // The worker delegates an admitted node's prefixes (lib/dataplane/prefixes/prefix-assign.ts) and takes
+  // a departed node's off (lib/dataplane/prefixes/free-departed-prefix.ts), on the cluster's tagged
+  // interfaces only, as reconcile's role does; routes mode's worker delegates none.
+  it.each(['prefixes/route-worker.json', 'prefixes/reconcile.json'])('%s delegates and unassigns prefixes only on the cluster’s tagged interfaces', (path) => {
     type Statement = { Action: string[]; Resource: unknown; Condition?: unknown };
     const statements = (JSON.parse(readFileSync(join(iamDir, path), 'utf8')) as { Statement: Statement[] }).Statement;
     const assigning = statements.filter((s) => s.Action.includes('ec2:AssignPrivateIpAddresses') || s.Action.includes('ec2:AssignIpv6Addresses'));
     expect(assigning.map((s) => [[...s.Action].sort(), s.Resource, s.Condition])).toEqual([
       [
-        ['ec2:AssignIpv6Addresses', 'ec2:AssignPrivateIpAddresses'],
+        ['ec2:AssignIpv6Addresses', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses'],
         'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:network-interface/*',
         { StringLike: { 'aws:ResourceTag/kubernetes.io/cluster/${ClusterName}': '*' } },
       ],
     ]);
     const worker = (JSON.parse(readFileSync(join(iamDir, 'route-worker.json'), 'utf8')) as { Statement: Statement[] }).Statement.flatMap((s) => s.Action);
-    expect(worker.filter((action) => action.startsWith('ec2:Assign'))).toEqual([]);
+    expect(worker.filter((action) => /^ec2:(Un)?[aA]ssign/.test(action))).toEqual([]);
   });
 
   // Prefixes mode lists no route table and writes no route, tag or source/dest check: only the routes

@@ -135,7 +135,7 @@ function statements(): Statement[] {
 }
 
 const ROUTE_WRITES = ['ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute'];
-const EC2_WRITES = [...ROUTE_WRITES, 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'];
+const EC2_WRITES = [...ROUTE_WRITES, 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses'];
 const CLUSTER_TAG_CONDITION = '${file(./infra/serverless/cluster-tag-condition.cjs)}';
 
 type ConditionSource = ((input: { resolveVariable: (name: string) => Promise<unknown> }) => Promise<unknown>) & {
@@ -362,11 +362,11 @@ describe('serverless.yml: least-privilege IAM', () => {
 
   it.each([
     // each function's calls, from the code: lib/usecases and functions/
-    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:DeleteTags', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
-    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:CreateTags', 'ec2:DeleteTags', 'sqs:ChangeMessageVisibility', 'dynamodb:GetItem', 'dynamodb:DeleteItem']],
+    ['ReconcileRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses', 'ec2:DeleteTags', 'sqs:SendMessage', 'sqs:GetQueueAttributes', 'dynamodb:Query', 'dynamodb:PutItem']],
+    ['RouteWorkerRole', ['ec2:DescribeRouteTables', 'ec2:DescribeInstances', 'ec2:DescribeSubnets', 'ec2:DescribeNetworkInterfaces', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses', 'ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute', 'ec2:ModifyNetworkInterfaceAttribute', 'ec2:CreateTags', 'ec2:DeleteTags', 'sqs:ChangeMessageVisibility', 'dynamodb:GetItem', 'dynamodb:DeleteItem']],
     // The webhook: prefixes mode's interface read (DescribeInstances), subnet read and delegation;
     // the claim protocol's allocate, release and lease listing; the queue; both secrets.
-    ['NodeWebhookRole', ['ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']],
+    ['NodeWebhookRole', ['ec2:DescribeInstances', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:GetSubnetCidrReservations', 'ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses', 'sqs:SendMessage', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']],
     // cloud-events: an instance's state, the tables, the leases (lib/usecases/cloud-events.ts), the queue.
     ['CloudEventsRole', ['ec2:DescribeInstances', 'ec2:DescribeRouteTables', 'dynamodb:Query', 'sqs:SendMessage']],
   ])('%s may make every call its code makes', (role, needed) => {
@@ -407,7 +407,7 @@ describe('serverless.yml: least-privilege IAM', () => {
       'Ec2Read (PrefixesMode ? ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeSubnets : ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables ec2:DescribeSubnets) on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
       'if PrefixesMode: SubnetReservations ec2:GetSubnetCidrReservations on *',
-      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses ec2:UnassignIpv6Addresses ec2:UnassignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:GetQueueAttributes sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on ReconcileLogGroup',
       'XRayTraces xray:PutTelemetryRecords xray:PutTraceSegments on *',
@@ -418,9 +418,9 @@ describe('serverless.yml: least-privilege IAM', () => {
     ['RouteWorkerRole', [
       'CidrTable dynamodb:DeleteItem dynamodb:GetItem on CidrTable',
       'Consume sqs:ChangeMessageVisibility sqs:DeleteMessage sqs:GetQueueAttributes sqs:ReceiveMessage on WorkQueue',
-      'Ec2Read (PrefixesMode ? ec2:DescribeInstances ec2:DescribeNetworkInterfaces : ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables) on *',
+      'Ec2Read (PrefixesMode ? ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeSubnets : ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeRouteTables) on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
-      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses ec2:UnassignIpv6Addresses ec2:UnassignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Logs logs:CreateLogStream logs:PutLogEvents on RouteWorkerLogGroup',
       'XRayTraces xray:PutTelemetryRecords xray:PutTraceSegments on *',
       'if !PrefixesMode: RouteTableFullMark ec2:CreateTags ec2:DeleteTags on ec2:route-table/* when route-table-full-tag-condition',
@@ -434,7 +434,7 @@ describe('serverless.yml: least-privilege IAM', () => {
       'if PrefixesMode: Ec2Read ec2:DescribeInstances ec2:DescribeNetworkInterfaces ec2:DescribeSubnets on *',
       'EksCluster eks:DescribeCluster on eks:cluster/${param:eksClusterName, param:clusterName}',
       'if PrefixesMode: SubnetReservations ec2:GetSubnetCidrReservations on *',
-      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
+      'if PrefixesMode: EniPrefixes ec2:AssignIpv6Addresses ec2:AssignPrivateIpAddresses ec2:UnassignIpv6Addresses ec2:UnassignPrivateIpAddresses on ec2:network-interface/* when cluster-tag-condition',
       'Enqueue sqs:SendMessage on WorkQueue',
       'Logs logs:CreateLogStream logs:PutLogEvents on NodeWebhookLogGroup',
       'XRayTraces xray:PutTelemetryRecords xray:PutTraceSegments on *',
@@ -482,7 +482,7 @@ describe('serverless.yml: least-privilege IAM', () => {
     const gone = async (name: string): Promise<never> => {
       throw new NodeNotFoundError(name);
     };
-    expect(await checkNodeLeft('gone', { nodes: { getNode: gone }, leaseSets: async () => [set], log: silentLogger, now: () => 3_600_000, leaseGraceSeconds: 600 })).toBe('released:10.244.0.0/24');
+    expect(await checkNodeLeft('gone', { nodes: { getNode: gone }, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: silentLogger, now: () => 3_600_000, leaseGraceSeconds: 600 })).toBe('released:10.244.0.0/24');
     const dynamo = all.filter((statement) => statement.role === 'RouteWorkerRole').flatMap((statement) => statement.actions).filter((a) => a.startsWith('dynamodb:'));
     expect(dynamo.sort()).toEqual([...calls].sort());
   });
@@ -608,7 +608,7 @@ describe('serverless.yml: exposure of the webhook', () => {
   });
 
   it('gives routes mode\'s roles no prefix action, and routes mode\'s webhook no EC2 action at all', () => {
-    const prefixActions = ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:GetSubnetCidrReservations'];
+    const prefixActions = ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses', 'ec2:GetSubnetCidrReservations'];
     const holding = all.filter((statement) => statement.actions.some((action) => prefixActions.includes(action)));
     expect(holding.length).toBeGreaterThan(0);
     for (const statement of holding) expect(statement.when, `${statement.role}/${statement.sid}`).toBe('PrefixesMode');

@@ -25,8 +25,8 @@ describe('the memory CIDR store: leases of unknown age', () => {
     const set = await createCidrSet({ clusterCidr: '10.0.0.0/16', nodeMaskSize: 24 });
     await set.allocateNext('n1');
     const nodes = new MemoryNodeSource();
-    const result = await releaseIfGone('n1', { nodes, leaseSets: async () => [set], log: memoryLogger(), leaseGraceSeconds: 600, now: Date.now });
-    expect(result).toEqual({ kind: 'released', cidrs: [], kept: ['10.0.0.0/24'] });
+    const result = await releaseIfGone('n1', { nodes, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), leaseGraceSeconds: 600, now: Date.now });
+    expect(result).toEqual({ kind: 'released', cidrs: [], kept: ['10.0.0.0/24'], held: [] });
     expect((await set.leases()).map((lease) => lease.owner)).toEqual(['n1']);
   });
 });

@@ -44,9 +44,9 @@ describe('node-left reads the owner record', () => {
     counter.reset();
 
     const nodes = nodeSource(live);
-    const result = await releaseIfGone('node-7', { nodes, leaseSets: async () => [set], log: memoryLogger(), ...PAST_GRACE });
+    const result = await releaseIfGone('node-7', { nodes, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), ...PAST_GRACE });
 
-    expect(result).toEqual({ kind: 'released', cidrs: ['10.8.7.0/24'], kept: [] });
+    expect(result).toEqual({ kind: 'released', cidrs: ['10.8.7.0/24'], kept: [], held: [] });
     expect(nodes.count('listNodes')).toBe(0);
     expect(count('Query')).toBe(0);
     expect(count('Scan')).toBe(0);
@@ -64,7 +64,7 @@ describe('node-left reads the owner record', () => {
     const nodes = nodeSource([node('node-a', '10.9.0.0/24')]);
     counter.reset();
 
-    expect(await releaseIfGone('node-z', { nodes, leaseSets: async () => [v4, v6], log: memoryLogger(), ...PAST_GRACE })).toEqual({ kind: 'released', cidrs: [], kept: [] });
+    expect(await releaseIfGone('node-z', { nodes, leaseSets: async () => [v4, v6], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), ...PAST_GRACE })).toEqual({ kind: 'released', cidrs: [], kept: [], held: [] });
     expect(count('GetItem')).toBe(2);
     expect(count('Query') + count('Scan')).toBe(0);
     expect(nodes.count('listNodes')).toBe(0);

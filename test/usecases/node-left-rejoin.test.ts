@@ -34,8 +34,8 @@ function rejoinsAtRead(set: CidrSet, clock: FakeClock): MemoryNodeSource {
 
 describe('node-left and a same-name re-join', () => {
   it.each([
-    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: rejoinsAtRead(set, clock), leaseSets: async () => [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
-    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: rejoinsAtRead(set, clock), leaseSets: async () => [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
+    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: rejoinsAtRead(set, clock), leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
+    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: rejoinsAtRead(set, clock), leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
   ])('%s keeps the block of a node that re-joined between the 404 read and the release', async (_name, leave) => {
     const clock = new FakeClock();
     const set = await leaseSet(clock);
@@ -61,8 +61,8 @@ const absentNodes = new MemoryNodeSource();
  */
 describe('node-left and a lease younger than the grace period', () => {
   const leaves = [
-    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: absentNodes, leaseSets: async () => [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
-    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: absentNodes, leaseSets: async () => [set], log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
+    ['the worker\'s node-left check', (set: CidrSet, clock: FakeClock) => checkNodeLeft('node-a', { nodes: absentNodes, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
+    ['a replayed signed NodeLeft event', (set: CidrSet, clock: FakeClock) => releaseIfGone('node-a', { nodes: absentNodes, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), now: clock.now, leaseGraceSeconds: GRACE_SECONDS })],
   ] as const;
 
   it.each(leaves)('%s keeps a lease a re-join admission renewed before the check ran (node not stored yet)', async (_name, leave) => {

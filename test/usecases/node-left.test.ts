@@ -9,7 +9,7 @@ import { ClaimProtocolStore, MemoryClaimStore, createCidrSet } from '../../lib/i
 import type { CidrSet } from '../../lib/ipam/index.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { PAST_GRACE, node, nodeSource } from './node-left-fakes.ts';
-import { checkNodeLeft, releaseIfGone } from '../../lib/usecases/node-left.ts';
+import { DepartedBlockHeldError, checkNodeLeft, releaseIfGone } from '../../lib/usecases/node-left.ts';
 
 /** 10.244.0.0/23 in /24 blocks: a holds 10.244.0.0/24 (pod CIDR 10.244.0.0/25), c holds 10.244.1.0/24. */
 async function twoBlocks(): Promise<CidrSet> {
@@ -20,8 +20,8 @@ async function twoBlocks(): Promise<CidrSet> {
 }
 
 const leaves = [
-  ['the worker\'s node-left check', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => checkNodeLeft(name, { nodes, leaseSets: async () => [set], log: memoryLogger(), ...PAST_GRACE })],
-  ['a signed NodeLeft event', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => JSON.stringify(await releaseIfGone(name, { nodes, leaseSets: async () => [set], log: memoryLogger(), ...PAST_GRACE }))],
+  ['the worker\'s node-left check', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => checkNodeLeft(name, { nodes, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), ...PAST_GRACE })],
+  ['a signed NodeLeft event', async (name: string, nodes: ReturnType<typeof nodeSource>, set: CidrSet) => JSON.stringify(await releaseIfGone(name, { nodes, leaseSets: async () => [set], freeDepartedBlock: async () => ({ release: true }), log: memoryLogger(), ...PAST_GRACE }))],
 ] as const;
 
 describe('node-left without a node listing', () => {
@@ -39,6 +39,23 @@ describe('node-left without a node listing', () => {
     const nodes = nodeSource([node('a', '10.244.0.0/25'), node('c', '10.244.1.0/24')]);
     await leave('nobody', nodes, set);
     expect(nodes.count('listNodes')).toBe(0);
+    expect((await set.leases()).map((l) => `${l.cidr} ${l.owner}`)).toEqual(['10.244.0.0/24 a', '10.244.1.0/24 c']);
+  });
+
+  it('a block the cloud side still holds keeps its lease: the check is retried, the event answers it held', async () => {
+    const set = await twoBlocks();
+    const nodes = nodeSource([node('c', '10.244.1.0/24')]);
+    const asked: string[] = [];
+    const holding = async (cidr: string) => {
+      asked.push(cidr);
+      return { release: false as const, why: 'holder-unread: throttled' };
+    };
+    const check = checkNodeLeft('a', { nodes, leaseSets: async () => [set], freeDepartedBlock: holding, log: memoryLogger(), ...PAST_GRACE });
+    await expect(check).rejects.toBeInstanceOf(DepartedBlockHeldError);
+    await expect(check).rejects.toMatchObject({ retryable: true, cidrs: ['10.244.0.0/24'] });
+    const event = await releaseIfGone('a', { nodes, leaseSets: async () => [set], freeDepartedBlock: holding, log: memoryLogger(), ...PAST_GRACE });
+    expect(event).toEqual({ kind: 'released', cidrs: [], kept: [], held: ['10.244.0.0/24'] });
+    expect(asked).toEqual(['10.244.0.0/24', '10.244.0.0/24']);
     expect((await set.leases()).map((l) => `${l.cidr} ${l.owner}`)).toEqual(['10.244.0.0/24 a', '10.244.1.0/24 c']);
   });
 });

@@ -70,6 +70,18 @@ export class FakeEc2 implements EniPrefixes, Subnets {
     }));
   }
 
+  async prefixDelegation(cidr: string): Promise<string | null> {
+    this.calls.push(`prefixDelegation ${cidr}`);
+    return [...this.interfaces.values()].find((eni) => eni.prefixes.includes(cidr))?.networkInterfaceId ?? null;
+  }
+
+  async unassignPrefix(networkInterfaceId: string, cidr: string): Promise<void> {
+    this.calls.push(`unassignPrefix ${networkInterfaceId} ${cidr}`);
+    const eni = this.eni(networkInterfaceId);
+    if (!eni.prefixes.includes(cidr)) throw new Error(`InvalidParameterValue: ${cidr} is not on ${networkInterfaceId}`);
+    eni.prefixes = eni.prefixes.filter((p) => p !== cidr);
+  }
+
   async assignPrefix(networkInterfaceId: string, cidr: string): Promise<void> {
     this.calls.push(`assignPrefix ${networkInterfaceId} ${cidr}`);
     const eni = this.eni(networkInterfaceId);

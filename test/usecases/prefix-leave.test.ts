@@ -53,9 +53,10 @@ async function leases(wiring: Wiring): Promise<string[]> {
   return all.flat().map((l) => `${l.cidr}=${l.owner ?? ''}`).sort();
 }
 
-async function joined(): Promise<{ first: Wiring; gone: string[]; kept: string[] }> {
+async function joined(): Promise<{ first: Wiring; gone: string[]; kept: string[]; goneInstance: string }> {
   const [a, b] = subnets(world);
-  await world.addNode('gone', { instance: world.ec2.state.addInstance({ subnetId: a ?? '' }) });
+  const goneInstance = world.ec2.state.addInstance({ subnetId: a ?? '' });
+  await world.addNode('gone', { instance: goneInstance });
   await world.addNode('kept', { instance: world.ec2.state.addInstance({ subnetId: b ?? '' }) });
   const w = await testWiring(world, local, ENV);
   const report = await reconcile(w.reconcileDeps());
@@ -66,12 +67,20 @@ async function joined(): Promise<{ first: Wiring; gone: string[]; kept: string[]
   await world.kube.state.deleteNode('gone', { admit: false });
   // Past the grace period: a 404 frees only a lease older than it (lib/usecases/absence.ts pastGrace).
   world.clock.advance(w.wiring.config.leaseGraceSeconds * 1000 + 1);
-  return { first: w.wiring, gone, kept };
+  return { first: w.wiring, gone, kept, goneInstance: goneInstance.id };
 }
 
+/** The prefixes delegated to the instance's primary interface now (none once it is gone). */
+const delegatedTo = (instanceId: string): string[] => {
+  const eni = world.ec2.state.primaryInterface(instanceId);
+  return [...(eni?.ipv4Prefixes ?? []), ...(eni?.ipv6Prefixes ?? [])];
+};
+const writes = (): Record<string, number> => Object.fromEntries(Object.entries(world.ec2.stats.calls).filter(([action]) => !/^(Describe|Get)/.test(action)));
+
 describe('prefixes mode: a node leaves', () => {
-  it('the worker’s node-left check releases the gone node’s blocks in every family, by keyed reads, with no EC2 call', async () => {
-    const { first, gone, kept } = await joined();
+  it('the worker’s node-left check takes the gone node’s prefixes off its still-running instance, then releases its blocks in every family, by keyed reads', async () => {
+    const { first, gone, kept, goneInstance } = await joined();
+    expect(delegatedTo(goneInstance).sort()).toEqual([...gone].sort());
     const worker = await container(first);
     world.resetStats();
     const handler = createRouteWorkerHandler(async () => worker.wiring);
@@ -84,12 +93,14 @@ describe('prefixes mode: a node leaves', () => {
     expect(worker.dynamo.counts.get('DeleteItemCommand')).toBeGreaterThanOrEqual(2);
     expect(await leases(worker.wiring)).toEqual(kept.map((cidr) => `${cidr}=kept`).sort());
     expect(gone.every((cidr) => !kept.includes(cidr))).toBe(true);
-    // The delegated prefix goes with the instance's interface: no EC2 call at all.
-    expect(ec2Calls()).toBe(0);
+    // Each block's prefix came off the interface (one Unassign per family) before its lease went.
+    expect(delegatedTo(goneInstance)).toEqual([]);
+    expect(writes()).toEqual({ UnassignPrivateIpAddresses: 1, UnassignIpv6Addresses: 1 });
   });
 
-  it('a signed NodeLeft event releases them too, from a webhook container that never read EC2', async () => {
-    const { first, kept } = await joined();
+  it('a signed NodeLeft event releases them too once the instance is terminated: its interface took the prefixes, nothing is unassigned', async () => {
+    const { first, kept, goneInstance } = await joined();
+    world.ec2.state.terminateInstance(goneInstance);
     const webhook = await container(first);
     world.resetStats();
 
@@ -97,6 +108,20 @@ describe('prefixes mode: a node leaves', () => {
 
     expect(result).toEqual({ status: 202, message: 'node gone: released 2 pod CIDR(s)' });
     expect(await leases(webhook.wiring)).toEqual(kept.map((cidr) => `${cidr}=kept`).sort());
-    expect(ec2Calls()).toBe(0);
+    // Reads only: who holds each prefix (no one).
+    expect(ec2Calls()).toBeGreaterThan(0);
+    expect(writes()).toEqual({});
+  });
+
+  it('a holder read that fails keeps the leases and answers retry (503 for a NodeLeft event); nothing is unassigned', async () => {
+    const { first, gone, goneInstance } = await joined();
+    const webhook = await container(first);
+    world.ec2.permissions.deny('DescribeSubnets');
+    world.resetStats();
+
+    await expect(handleNodeEvent({ type: 'NodeLeft', nodeName: 'gone' }, useCaseDeps(webhook.wiring))).rejects.toMatchObject({ name: 'DepartedBlockHeldError', retryable: true });
+    expect((await leases(webhook.wiring)).filter((line) => line.endsWith('=gone'))).toHaveLength(gone.length);
+    expect(delegatedTo(goneInstance).sort()).toEqual([...gone].sort());
+    expect(writes()).toEqual({});
   });
 });

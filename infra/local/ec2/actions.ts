@@ -183,8 +183,8 @@ const describeNetworkInterfaces: ActionHandler = (params, state) => {
     'subnet-id': (e) => [e.subnetId],
     'availability-zone': (e) => [e.availabilityZone],
     'private-ip-address': (e) => [e.privateIpAddress],
-    'ipv4-prefix.ipv4-prefix': (e) => e.ipv4Prefixes,
-    'ipv6-prefix.ipv6-prefix': (e) => e.ipv6Prefixes,
+    // No prefix filter: the API reference's DescribeNetworkInterfaces filter list names none, so
+    // an `ipv4-prefix...` filter is refused here as an unknown one is (a holder is found by subnet).
   });
   const { page, nextToken } = paginate('DescribeNetworkInterfaces', enis, params, { min: 5, max: 1000 });
   return [set('networkInterfaceSet', page, networkInterfaceXml), el('nextToken', nextToken)];
@@ -261,6 +261,39 @@ const assignIpv6Addresses: ActionHandler = (params, state) => {
   return [el('networkInterfaceId', eniId), set('assignedIpv6Addresses', [], () => null), set('assignedIpv6PrefixSet', assigned, (p) => p)];
 };
 
+/**
+ * EC2 API reference, UnassignPrivateIpAddresses / UnassignIpv6Addresses: `Ipv4Prefix.N` /
+ * `Ipv6Prefix.N` name the prefixes to take off the interface. A prefix the interface does not hold
+ * is refused with `InvalidParameterValue` (the reference names no code for it; EC2's catch-all),
+ * and nothing is taken off then.
+ */
+function unassignPrefixes(params: Parameters<ActionHandler>[0], state: Ec2State, family: 4 | 6): void {
+  const param = family === 4 ? 'Ipv4Prefix' : 'Ipv6Prefix';
+  const eniId = required(params, 'NetworkInterfaceId');
+  if (!ENI_ID.test(eniId)) throw new Ec2ApiError('InvalidNetworkInterfaceID.Malformed', `Invalid id: "${eniId}"`);
+  const addresses = family === 4 ? list(params, 'PrivateIpAddress') : list(params, 'Ipv6Addresses');
+  if (addresses.length > 0) throw new Ec2ApiError('InvalidParameterCombination', `This emulator unassigns ${param}.N only.`);
+  const prefixes = list(params, param);
+  if (prefixes.length === 0) throw new Ec2ApiError('MissingParameter', `The request must contain the parameter ${param}.`);
+  const eni = state.networkInterface(eniId);
+  const held = family === 4 ? eni.ipv4Prefixes : eni.ipv6Prefixes;
+  const missing = prefixes.find((p) => !held.includes(p));
+  if (missing !== undefined) throw new Ec2ApiError('InvalidParameterValue', `Prefix ${missing} is not assigned to network interface ${eniId}.`);
+  const kept = held.filter((p) => !prefixes.includes(p));
+  held.splice(0, held.length, ...kept);
+}
+
+const unassignPrivateIpAddresses: ActionHandler = (params, state) => {
+  unassignPrefixes(params, state, 4);
+  return el('return', true);
+};
+
+const unassignIpv6Addresses: ActionHandler = (params, state) => {
+  unassignPrefixes(params, state, 6);
+  const eniId = required(params, 'NetworkInterfaceId');
+  return [el('networkInterfaceId', eniId), set('unassignedIpv6Addresses', [], () => null), set('unassignedIpv6PrefixSet', list(params, 'Ipv6Prefix'), (p) => p)];
+};
+
 export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
   DescribeRouteTables: describeRouteTables,
   CreateRoute: createRoute,
@@ -272,6 +305,8 @@ export const ACTIONS: Readonly<Record<string, ActionHandler>> = {
   ModifyNetworkInterfaceAttribute: modifyNetworkInterfaceAttribute,
   AssignPrivateIpAddresses: assignPrivateIpAddresses,
   AssignIpv6Addresses: assignIpv6Addresses,
+  UnassignPrivateIpAddresses: unassignPrivateIpAddresses,
+  UnassignIpv6Addresses: unassignIpv6Addresses,
   CreateTags: createTags,
   DeleteTags: deleteTags,
 };

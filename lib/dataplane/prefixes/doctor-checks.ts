@@ -28,10 +28,10 @@ export interface PrefixesDoctorPorts {
   rangeUsage: ((range: string) => Promise<{ used: number; total: number }>) | null;
 }
 
-/** Prefix delegation, by node sync in reconcile and by the worker (serverless.yml EniPrefixes in both roles). */
+/** Prefix delegation and a departed node's unassign, by reconcile and by the worker (serverless.yml EniPrefixes in both roles). */
 export const WRITE_PERMISSIONS: readonly RoleWrites[] = [
-  { role: 'ReconcileRole', actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'], resource: 'network-interface' },
-  { role: 'RouteWorkerRole', actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses'], resource: 'network-interface' },
+  { role: 'ReconcileRole', actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses'], resource: 'network-interface' },
+  { role: 'RouteWorkerRole', actions: ['ec2:AssignPrivateIpAddresses', 'ec2:AssignIpv6Addresses', 'ec2:UnassignPrivateIpAddresses', 'ec2:UnassignIpv6Addresses'], resource: 'network-interface' },
 ];
 
 /** A pod range this used (share of its blocks) is a warning. */

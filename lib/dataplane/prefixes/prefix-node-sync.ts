@@ -34,6 +34,9 @@ const NO_RESERVATION_METRIC = 'NodesWithoutReservation';
  */
 const CLOUD_HELD_OWNER = 'ec2:prefix-in-use';
 
+/** Whether a lease's owner is that hold, not a node. */
+export const isCloudHold = (owner: string): boolean => owner === CLOUD_HELD_OWNER;
+
 /** How many blocks one node sync may find refused by EC2 before the run gives up on the node. */
 const REFUSED_BLOCK_TRIES = 3;
 

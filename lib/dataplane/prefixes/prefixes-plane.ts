@@ -13,6 +13,7 @@ import type { UsedReservationSets } from '../../usecases/ports.ts';
 import { lacksPodCidrFamily, settled } from '../data-plane.ts';
 import type { DataPlane, RunRead } from '../data-plane.ts';
 import type { PrefixWorld } from './pod-ranges.ts';
+import { freeDepartedPrefix } from './free-departed-prefix.ts';
 import { settlePrefixJoin } from './prefix-join.ts';
 import { syncPrefixNode } from './prefix-node-sync.ts';
 import { planPrefixNodeSync } from './prefix-sync-plan.ts';
@@ -34,6 +35,7 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
     readRun: (listNodes) => readPrefixesRun(ports, listNodes),
     tablesRequired: false,
     leaseSets: () => ports.usedReservationSets(),
+    freeDepartedBlock: (cidr, owner) => freeDepartedPrefix(ports.prefixes, cidr, owner),
     needsNodeSync: (node) => lacksPodCidrFamily(node, config.clusterCidrs) || networkUnavailableOf(node) !== 'False',
     syncNewNode: async (node, kube) => void (await syncPrefixNode(node, await readPrefixWorld([node], ports), ports, kube)),
     // The admission takes the blocks; the worker's `sync-node` assigns them, at the pace of EC2's buckets.

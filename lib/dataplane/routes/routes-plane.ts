@@ -62,6 +62,8 @@ export function routesPlane(ports: RoutesPlanePorts): DataPlane {
     }),
     tablesRequired: true,
     leaseSets: async () => cidrSets,
+    // A route of a departed node is the planner's to delete, under the mass-deletion guard.
+    freeDepartedBlock: async () => ({ release: true }),
     needsNodeSync: (node) => lacksPodCidrFamily(node, config.clusterCidrs),
     // A brand-new node has no route yet, so its alias is empty and it is allocated.
     syncNewNode: async (node, kube) => void (await syncNode(node, kube, [])),
