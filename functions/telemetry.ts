@@ -24,7 +24,19 @@ export function telemetryMiddlewares(telemetry: LambdaTelemetry | undefined): mi
   // logEvent false whatever POWERTOOLS_LOGGER_LOG_EVENT says (the option wins over the variable,
   // Powertools Logger `shouldLogEvent`): a webhook event carries its token in rawPath,
   // pathParameters and the Authorization header, and never goes to a log.
-  return [...tracing, injectLambdaContext(telemetry.logger, { resetKeys: true, logEvent: false }), flushMetrics(telemetry)];
+  const logContext = onFirstInvocation(() => injectLambdaContext(telemetry.logger, { resetKeys: true, logEvent: false }));
+  return [...tracing, logContext, flushMetrics(telemetry)];
+}
+
+/** The middleware `build` returns, built when the first invocation reaches it (not at import). */
+function onFirstInvocation(build: () => middy.MiddlewareObj): middy.MiddlewareObj {
+  let middleware: middy.MiddlewareObj | undefined;
+  const built = (): middy.MiddlewareObj => (middleware ??= build());
+  return {
+    before: async (request) => built().before?.(request),
+    after: async (request) => built().after?.(request),
+    onError: async (request) => built().onError?.(request),
+  };
 }
 
 /**
@@ -38,10 +50,27 @@ function flushMetrics(telemetry: Pick<Telemetry, 'metrics'>): middy.MiddlewareOb
   return { after: flush, onError: flush };
 }
 
-/** The Lambda's telemetry, from its environment (the cluster name is validated later, by the config). */
+/**
+ * The Lambda's telemetry, from its environment (the cluster name is validated later, by the config).
+ * The Powertools logger and metrics are built on first use, in the first invocation, so that
+ * importing the handler builds none of them.
+ */
 export function telemetryFromEnv(functionName: FunctionName, env: Record<string, string | undefined>): LambdaTelemetry {
   const tracing = tracingFromEnv(env);
-  return { ...powertoolsTelemetry({ cluster: env.CLUSTER_NAME ?? 'unknown', functionName }), ...(tracing ? { tracing } : {}) };
+  let built: Telemetry | undefined;
+  const powertools = (): Telemetry => (built ??= powertoolsTelemetry({ cluster: env.CLUSTER_NAME ?? 'unknown', functionName }));
+  return {
+    get log() {
+      return powertools().log;
+    },
+    get logger() {
+      return powertools().logger;
+    },
+    get metrics() {
+      return powertools().metrics;
+    },
+    ...(tracing ? { tracing } : {}),
+  };
 }
 
 /** What `wiringFromEnv` takes from the telemetry: the log port, and the tracer's client capture. */

@@ -108,15 +108,15 @@ const DEFAULT_NODE_MASKS = { routes: { 4: 24, 6: 64 }, prefixes: { 4: 28, 6: 80 
  * 3927 for 169.254.0.0/16, which also holds the instance metadata service; RFC 4291 for fe80::/10),
  * multicast groups are no unicast pod addresses (RFC 5771 for 224.0.0.0/4, RFC 4291 for ff00::/8),
  * and loopback addresses never leave their host (RFC 1122 section 3.2.1.3 for 127.0.0.0/8, RFC 4291
- * for ::1/128).
+ * for ::1/128). Parsed where they are checked, not at import.
  */
 const UNROUTABLE = [
-  { what: 'loopback', cidr: parseCidr('127.0.0.0/8') },
-  { what: 'loopback', cidr: parseCidr('::1/128') },
-  { what: 'link-local', cidr: parseCidr('169.254.0.0/16') },
-  { what: 'link-local', cidr: parseCidr('fe80::/10') },
-  { what: 'multicast', cidr: parseCidr('224.0.0.0/4') },
-  { what: 'multicast', cidr: parseCidr('ff00::/8') },
+  { what: 'loopback', cidr: '127.0.0.0/8' },
+  { what: 'loopback', cidr: '::1/128' },
+  { what: 'link-local', cidr: '169.254.0.0/16' },
+  { what: 'link-local', cidr: 'fe80::/10' },
+  { what: 'multicast', cidr: '224.0.0.0/4' },
+  { what: 'multicast', cidr: 'ff00::/8' },
 ];
 
 /** The shortest cluster CIDR prefix accepted per family. */
@@ -150,7 +150,7 @@ function clusterCidrProblem(text: string): string | null {
   if (cidr.prefix < MIN_CLUSTER_PREFIX[cidr.family]) {
     return `${canonical} is too broad: a cluster CIDR must be /${MIN_CLUSTER_PREFIX[cidr.family]} or longer (instance routes inside it that no node owns are deleted)`;
   }
-  const special = UNROUTABLE.find((range) => range.cidr.family === cidr.family && overlaps(range.cidr, cidr));
+  const special = UNROUTABLE.map((range) => ({ what: range.what, cidr: parseCidr(range.cidr) })).find((range) => range.cidr.family === cidr.family && overlaps(range.cidr, cidr));
   if (special) return `${canonical} overlaps the ${special.what} range ${formatCidr(special.cidr)}`;
   return null;
 }
@@ -175,7 +175,7 @@ export function clusterCidrsProblem(cidrs: readonly string[]): string | null {
  */
 const MIGRATION_ENTRY = /^ipv([46]):([0-9]{1,3})$/;
 
-const migrationMaskSizes = z.pipe(z.optional(z.string()), z.transform((text: string | undefined, ctx): { 4: number[]; 6: number[] } => {
+const migrationMaskSizes = () => z.pipe(z.optional(z.string()), z.transform((text: string | undefined, ctx): { 4: number[]; 6: number[] } => {
   const masks: { 4: number[]; 6: number[] } = { 4: [], 6: [] };
   for (const entry of list(text)) {
     const match = MIGRATION_ENTRY.exec(entry);
@@ -190,8 +190,8 @@ const migrationMaskSizes = z.pipe(z.optional(z.string()), z.transform((text: str
   return masks;
 }));
 
-/** Exported for test/infra/serverless-template.test.ts: serverless.yml sets every variable it reads. */
-export const configSchema = z
+/** Every variable, each checked on its own. */
+const variables = () => z
   .object({
     CLUSTER_NAME: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'CLUSTER_NAME must be a cluster name (letters, digits, - _ .)')),
     CLUSTER_CIDRS: z.pipe(z.string(), z.transform((text: string, ctx) => {
@@ -202,7 +202,7 @@ export const configSchema = z
     })),
     NODE_MASK_SIZE_IPV4: numberFrom('NODE_MASK_SIZE_IPV4'),
     NODE_MASK_SIZE_IPV6: numberFrom('NODE_MASK_SIZE_IPV6'),
-    MIGRATION_MASK_SIZES: migrationMaskSizes,
+    MIGRATION_MASK_SIZES: migrationMaskSizes(),
     MODE: z._default(z.enum(['routes', 'prefixes']), 'routes'),
     NODE_SYNC_MODE: z._default(z.enum(['SyncFromCluster', 'SyncFromCloud']), 'SyncFromCluster'),
     // EC2 API Reference, CreateSubnetCidrReservation: Description is a free string on the reservation.
@@ -248,50 +248,57 @@ export const configSchema = z
         }
       }),
     ),
-  })
-  .check(z.superRefine((env, ctx) => {
-    // One secret for both would let whoever holds the URL token sign NodeLeft events too.
-    if (env.WEBHOOK_SIGNING_SECRET_ID !== '' && env.WEBHOOK_SIGNING_SECRET_ID === env.WEBHOOK_SECRET_ID) {
-      ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SIGNING_SECRET_ID'], message: 'WEBHOOK_SIGNING_SECRET_ID must name another secret than WEBHOOK_SECRET_ID (the signing key and the URL token are separate secrets)' });
+  });
+
+type Variables = z.output<ReturnType<typeof variables>>;
+
+/** The checks across variables: each issue names the variable to change. */
+function crossChecks(env: Variables, ctx: z.core.$RefinementCtx<Variables>): void {
+  // One secret for both would let whoever holds the URL token sign NodeLeft events too.
+  if (env.WEBHOOK_SIGNING_SECRET_ID !== '' && env.WEBHOOK_SIGNING_SECRET_ID === env.WEBHOOK_SECRET_ID) {
+    ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SIGNING_SECRET_ID'], message: 'WEBHOOK_SIGNING_SECRET_ID must name another secret than WEBHOOK_SECRET_ID (the signing key and the URL token are separate secrets)' });
+  }
+  if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
+    ctx.addIssue({ code: 'custom', path: ['KUBE_SECRET_ID'], message: 'KUBE_SECRET_ID is required when KUBE_AUTH=secret' });
+  }
+  const masks = nodeMasks(env);
+  if (env.MODE === 'prefixes') {
+    const { 4: v4, 6: v6 } = DEFAULT_NODE_MASKS.prefixes;
+    if (masks[4] !== v4 || masks[6] !== v6) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MODE'],
+        message: `MODE=prefixes needs NODE_MASK_SIZE_IPV4=${v4} and NODE_MASK_SIZE_IPV6=${v6} (the sizes of ENI prefix delegation; leave them unset for these)`,
+      });
     }
-    if (env.KUBE_AUTH === 'secret' && !env.KUBE_SECRET_ID) {
-      ctx.addIssue({ code: 'custom', path: ['KUBE_SECRET_ID'], message: 'KUBE_SECRET_ID is required when KUBE_AUTH=secret' });
+    const migration = env.MIGRATION_MASK_SIZES;
+    if (migration !== undefined && migration[4].length + migration[6].length > 0) {
+      // An ENI prefix has one size (/28, /80: Amazon EC2 User Guide, "Assign prefixes to network interfaces").
+      ctx.addIssue({ code: 'custom', path: ['MIGRATION_MASK_SIZES'], message: 'MIGRATION_MASK_SIZES is for routes mode only: an ENI prefix has one size' });
     }
-    const masks = nodeMasks(env);
-    if (env.MODE === 'prefixes') {
-      const { 4: v4, 6: v6 } = DEFAULT_NODE_MASKS.prefixes;
-      if (masks[4] !== v4 || masks[6] !== v6) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['MODE'],
-          message: `MODE=prefixes needs NODE_MASK_SIZE_IPV4=${v4} and NODE_MASK_SIZE_IPV6=${v6} (the sizes of ENI prefix delegation; leave them unset for these)`,
-        });
-      }
-      const migration = env.MIGRATION_MASK_SIZES;
-      if (migration !== undefined && migration[4].length + migration[6].length > 0) {
-        // An ENI prefix has one size (/28, /80: Amazon EC2 User Guide, "Assign prefixes to network interfaces").
-        ctx.addIssue({ code: 'custom', path: ['MIGRATION_MASK_SIZES'], message: 'MIGRATION_MASK_SIZES is for routes mode only: an ENI prefix has one size' });
-      }
+  }
+  for (const text of Array.isArray(env.CLUSTER_CIDRS) ? env.CLUSTER_CIDRS : []) {
+    const cluster = tryParseCidr(text);
+    if (!cluster) continue;
+    const variable = cluster.family === 4 ? 'NODE_MASK_SIZE_IPV4' : 'NODE_MASK_SIZE_IPV6';
+    const mask = masks[cluster.family];
+    if (mask <= cluster.prefix) {
+      ctx.addIssue({ code: 'custom', path: [variable], message: `${variable}=${mask} must be longer than the cluster CIDR ${formatCidr(cluster)} (/${cluster.prefix}), so it holds more than one node` });
+    } else if (cluster.family === 6 && mask - cluster.prefix > MAX_IPV6_SUBNET_BITS && env.MODE !== 'prefixes') {
+      // Not in prefixes mode: its sets are pod ranges (reservations inside a subnet, and an IPv6
+      // subnet is a /64, Amazon VPC User Guide "IPv6 subnet sizing"), so /80 blocks stay within 16 bits.
+      // Upstream cidrset's limit (ARCHITECTURE.md, the CIDR set): at most 2^16 IPv6 node blocks.
+      ctx.addIssue({
+        code: 'custom',
+        path: [variable],
+        message: `${variable}=${mask} may be at most ${MAX_IPV6_SUBNET_BITS} bits longer than the cluster CIDR ${formatCidr(cluster)}: at most /${cluster.prefix + MAX_IPV6_SUBNET_BITS}`,
+      });
     }
-    for (const text of Array.isArray(env.CLUSTER_CIDRS) ? env.CLUSTER_CIDRS : []) {
-      const cluster = tryParseCidr(text);
-      if (!cluster) continue;
-      const variable = cluster.family === 4 ? 'NODE_MASK_SIZE_IPV4' : 'NODE_MASK_SIZE_IPV6';
-      const mask = masks[cluster.family];
-      if (mask <= cluster.prefix) {
-        ctx.addIssue({ code: 'custom', path: [variable], message: `${variable}=${mask} must be longer than the cluster CIDR ${formatCidr(cluster)} (/${cluster.prefix}), so it holds more than one node` });
-      } else if (cluster.family === 6 && mask - cluster.prefix > MAX_IPV6_SUBNET_BITS && env.MODE !== 'prefixes') {
-        // Not in prefixes mode: its sets are pod ranges (reservations inside a subnet, and an IPv6
-        // subnet is a /64, Amazon VPC User Guide "IPv6 subnet sizing"), so /80 blocks stay within 16 bits.
-        // Upstream cidrset's limit (ARCHITECTURE.md, the CIDR set): at most 2^16 IPv6 node blocks.
-        ctx.addIssue({
-          code: 'custom',
-          path: [variable],
-          message: `${variable}=${mask} may be at most ${MAX_IPV6_SUBNET_BITS} bits longer than the cluster CIDR ${formatCidr(cluster)}: at most /${cluster.prefix + MAX_IPV6_SUBNET_BITS}`,
-        });
-      }
-    }
-  }));
+  }
+}
+
+/** Exported for test/infra/serverless-template.test.ts: serverless.yml sets every variable it reads. */
+export const configSchema = z.onFirstUse(() => variables().check(z.superRefine(crossChecks)));
 
 function nodeMasks(env: { MODE: 'routes' | 'prefixes'; NODE_MASK_SIZE_IPV4: number | undefined; NODE_MASK_SIZE_IPV6: number | undefined }): { 4: number; 6: number } {
   const defaults = DEFAULT_NODE_MASKS[env.MODE];
@@ -337,7 +344,7 @@ export interface Config {
 
 /** Reads the config from an environment (process.env in a handler); throws one clear error. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
-  const result = configSchema.safeParse(env);
+  const result = configSchema().safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {
       const key = issue.path.join('.');

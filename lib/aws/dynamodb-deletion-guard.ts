@@ -14,9 +14,9 @@ import { dynamoDbError, isConditionalCheckFailed } from './dynamodb-errors.ts';
 
 const KEY = { pk: { S: 'guard' }, sk: { S: 'route-deletions' } };
 
-const windowSchema = z.object({
+const windowSchema = z.onFirstUse(() => z.object({
   runs: z.array(z.object({ at: z.number(), live: z.number().check(z.int(), z.nonnegative()), deleted: z.array(z.string()) })),
-});
+}));
 
 export class DynamoDbDeletionWindow implements DeletionWindowStore {
   constructor(private readonly options: { client: DynamoDBClient; tableName: string }) {}
@@ -37,7 +37,7 @@ export class DynamoDbDeletionWindow implements DeletionWindowStore {
     } catch (error) {
       throw new PodrouteError('malformed deletion guard item: runs is not JSON', { retryable: false, cause: error });
     }
-    const checked = windowSchema.safeParse(parsed);
+    const checked = windowSchema().safeParse(parsed);
     if (!checked.success || !Number.isSafeInteger(version)) throw new PodrouteError('malformed deletion guard item: runs or ver', { retryable: false, cause: checked.error });
     return { window: checked.data, version };
   }

@@ -46,22 +46,22 @@ export type CloudEvent =
       principals: string[];
     };
 
-const text = z.string().check(z.minLength(1, 'want a non-empty string'));
-const envelope = { version: z.optional(z.string()), id: text, account: z.optional(z.string()), time: text, region: z.optional(z.string()), resources: z.optional(z.array(z.string())) };
+const text = () => z.string().check(z.minLength(1, 'want a non-empty string'));
+const envelope = () => ({ version: z.optional(z.string()), id: text(), account: z.optional(z.string()), time: text(), region: z.optional(z.string()), resources: z.optional(z.array(z.string())) });
 
-const instanceStateSchema = z.object({
-  ...envelope,
+const instanceStateSchema = z.onFirstUse(() => z.object({
+  ...envelope(),
   'detail-type': z.literal(INSTANCE_STATE_CHANGE),
   source: z.literal('aws.ec2'),
   detail: z.object({
     'instance-id': z.string().check(z.regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0')),
     state: z.enum(ALL_STATES),
   }),
-});
+}));
 
-const cidrText = z.optional(z.string());
-const routeWriteSchema = z.object({
-  ...envelope,
+const cidrText = () => z.optional(z.string());
+const routeWriteSchema = z.onFirstUse(() => z.object({
+  ...envelope(),
   'detail-type': z.literal(API_CALL_VIA_CLOUDTRAIL),
   source: z.literal('aws.ec2'),
   detail: z.object({
@@ -74,11 +74,11 @@ const routeWriteSchema = z.object({
     }),
     requestParameters: z.object({
       routeTableId: z.string().check(z.regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0')),
-      destinationCidrBlock: cidrText,
-      destinationIpv6CidrBlock: cidrText,
+      destinationCidrBlock: cidrText(),
+      destinationIpv6CidrBlock: cidrText(),
     }),
   }),
-});
+}));
 
 /** Why a well-formed event is not work: the call failed, so nothing changed. */
 export class FailedCallEvent extends InvalidInputError {
@@ -90,13 +90,13 @@ export function parseCloudEvent(value: unknown): CloudEvent {
   const record = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
   if (record === null) throw new InvalidInputError('invalid cloud event: want a JSON object');
   if (record['detail-type'] === INSTANCE_STATE_CHANGE) {
-    const parsed = instanceStateSchema.safeParse(value);
+    const parsed = instanceStateSchema().safeParse(value);
     if (!parsed.success) throw new InvalidInputError(`invalid instance state-change event: ${describeIssue(parsed.error)}`);
     const { id, time, detail } = parsed.data;
     return { kind: 'instance-state', id, time, instanceId: detail['instance-id'], state: detail.state };
   }
   if (record['detail-type'] === API_CALL_VIA_CLOUDTRAIL) {
-    const parsed = routeWriteSchema.safeParse(value);
+    const parsed = routeWriteSchema().safeParse(value);
     if (!parsed.success) throw new InvalidInputError(`invalid route-write event: ${describeIssue(parsed.error)}`);
     const { id, time, detail } = parsed.data;
     if (detail.errorCode !== undefined) throw new FailedCallEvent(`route-write event ${id}: the call failed (${detail.errorCode}), nothing changed`);

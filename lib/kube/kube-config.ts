@@ -36,11 +36,11 @@ type KubeConfigOptions = {
   currentContext: string;
 };
 
-const secretJsonSchema = z.object({
+const secretJsonSchema = z.onFirstUse(() => z.object({
   server: z.url({ protocol: /^https$/, error: 'server must be an https:// URL' }),
   caData: z.string().check(z.minLength(1, 'caData (base64 PEM of the cluster CA) is required')),
   token: z.string().check(z.minLength(1, 'token is required')),
-});
+}));
 
 export async function createKubeConfig(source: KubeConfigSource): Promise<KubeEndpoint> {
   switch (source.kind) {
@@ -94,14 +94,14 @@ function eksKubeConfig(clusterName: string, cluster: EksClusterInfo, tokens: Tok
 }
 
 /** The JSON form of the kube secret, validated. */
-function secretJson(trimmed: string): z.infer<typeof secretJsonSchema> {
+function secretJson(trimmed: string): z.infer<ReturnType<typeof secretJsonSchema>> {
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
   } catch (cause) {
     throw new InvalidInputError('the kube secret is neither a kubeconfig nor valid JSON', { cause });
   }
-  const parsed = secretJsonSchema.safeParse(value);
+  const parsed = secretJsonSchema().safeParse(value);
   if (!parsed.success) throw new InvalidInputError(`the kube secret JSON is invalid: ${describeIssue(parsed.error)}`);
   return parsed.data;
 }

@@ -25,10 +25,10 @@ const EVENT_UPDATE_ATTEMPTS = 3;
 
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-const eventSchema = z.looseObject({
+const eventSchema = z.onFirstUse(() => z.looseObject({
   metadata: z.looseObject({ resourceVersion: z.optional(z.string()) }),
   count: z.optional(z.number()),
-});
+}));
 
 /** One API call returning its parsed answer, failures mapped to typed errors. */
 export type CallJson = (target: Target, call: Call) => Promise<unknown>;
@@ -78,7 +78,7 @@ export async function recordNodeWarning(call: CallJson, warning: NodeWarning): P
 /** count + 1, lastTimestamp and message now, guarded by the resourceVersion read (a 409 reads again). */
 async function repeatEvent(call: CallJson, path: string, name: string, warning: NodeWarning): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const parsed = eventSchema.safeParse(await call({ verb: 'get', resource: 'events', name }, { method: 'GET', path }));
+    const parsed = eventSchema().safeParse(await call({ verb: 'get', resource: 'events', name }, { method: 'GET', path }));
     if (!parsed.success) throw new KubeApiError(`get event ${name}: the answer is not an Event (${describeIssue(parsed.error)})`, { verb: 'get', resource: 'events', retryable: true });
     const body = {
       metadata: { resourceVersion: parsed.data.metadata.resourceVersion },

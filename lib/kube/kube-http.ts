@@ -12,7 +12,7 @@ import { InvalidInputError, type PodrouteError } from '../errors.ts';
 import { KubeApiError } from './kube-errors.ts';
 import { currentAbortSignal, retryWaitsAllowed } from '../util/abort-scope.ts';
 
-const statusBodySchema = z.looseObject({ message: z.optional(z.string()), reason: z.optional(z.string()) });
+const statusBodySchema = z.onFirstUse(() => z.looseObject({ message: z.optional(z.string()), reason: z.optional(z.string()) }));
 
 export type Target = { verb: string; resource: string; name?: string };
 
@@ -35,7 +35,7 @@ function statusMessage(body: string): string | undefined {
   } catch {
     return body.length > 0 ? body.slice(0, 300) : undefined;
   }
-  const parsed = statusBodySchema.safeParse(value);
+  const parsed = statusBodySchema().safeParse(value);
   return parsed.success ? parsed.data.message : undefined;
 }
 

@@ -70,12 +70,12 @@ type KubeNodesOptions = {
   sleep?: (ms: number) => Promise<void>;
 };
 
-const listEnvelopeSchema = z.looseObject({
+const listEnvelopeSchema = z.onFirstUse(() => z.looseObject({
   items: z.nullish(z.array(z.unknown())),
   metadata: z.optional(z.looseObject({ continue: z.optional(z.string()), resourceVersion: z.optional(z.string()) })),
-});
+}));
 
-const nameProbeSchema = z.looseObject({ metadata: z.looseObject({ name: z.string() }) });
+const nameProbeSchema = z.onFirstUse(() => z.looseObject({ metadata: z.looseObject({ name: z.string() }) }));
 
 /** Content type of a strategic merge patch (Kubernetes docs, "Update API Objects in Place Using kubectl patch"). */
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
@@ -170,7 +170,7 @@ export class KubeNodes {
         throw error;
       }
       // Only the members a listed node keeps are parsed (./list-items.ts): no full node is built.
-      const envelope = listEnvelopeSchema.safeParse(splitPage(text));
+      const envelope = listEnvelopeSchema().safeParse(splitPage(text));
       if (!envelope.success) {
         throw new KubeApiError(`list nodes: the API server answered something that is not a NodeList (${describeIssue(envelope.error)})`, {
           verb: 'list',
@@ -198,7 +198,7 @@ export class KubeNodes {
       if (error instanceof KubeApiError && error.status === 404) throw new NodeNotFoundError(name, { cause: error });
       throw error;
     }
-    const parsed = nodeSchema.safeParse(projectNode(body));
+    const parsed = nodeSchema().safeParse(projectNode(body));
     if (!parsed.success) throw new InvalidInputError(`node ${JSON.stringify(name)} from the API is malformed: ${describeIssue(parsed.error)}`);
     this.remember(parsed.data);
     return parsed.data;
@@ -290,12 +290,12 @@ export class KubeNodes {
 
   private validNode(item: unknown): Node | null {
     const small = projectListedNode(item, this.keepLabels);
-    const parsed = nodeSchema.safeParse(small);
+    const parsed = nodeSchema().safeParse(small);
     if (parsed.success) {
       this.remember(parsed.data);
       return parsed.data;
     }
-    const probe = nameProbeSchema.safeParse(small);
+    const probe = nameProbeSchema().safeParse(small);
     this.options.onMalformedNode?.({ name: probe.success ? probe.data.metadata.name : null, problem: describeIssue(parsed.error) });
     return null;
   }

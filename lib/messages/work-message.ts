@@ -26,94 +26,105 @@ const V1 = 1;
 /** Versions the worker accepts: the current one and the previous one. */
 const ACCEPTED_VERSIONS: readonly number[] = [V1, WORK_MESSAGE_VERSION];
 
-const routeTableIdSchema = z.string().check(z.regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0'));
-const instanceIdSchema = z.string().check(z.regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0'));
-const nodeNameSchema = z
-  .string()
-  .check(
-    z.maxLength(DNS1123_SUBDOMAIN_MAX_LENGTH, 'a node name has at most 253 characters'),
-    z.regex(DNS1123_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)'),
-  );
-const destinationCidrSchema = z.string().check(z.superRefine((text: string, ctx) => {
-  const cidr = tryParseCidr(text);
-  if (!cidr) {
-    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a CIDR such as 10.0.1.0/24 or fd00:1::/80` });
-    return;
-  }
-  const canonical = formatCidr(cidr);
-  if (canonical !== text) {
-    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not canonical (want ${canonical})` });
-  }
-}));
+/** The fields that several kinds of message share. */
+function fieldSchemas() {
+  const routeTableIdSchema = z.string().check(z.regex(ROUTE_TABLE_ID, 'want a route table id such as rtb-0123456789abcdef0'));
+  const instanceIdSchema = z.string().check(z.regex(INSTANCE_ID, 'want an instance id such as i-0123456789abcdef0'));
+  const nodeNameSchema = z
+    .string()
+    .check(
+      z.maxLength(DNS1123_SUBDOMAIN_MAX_LENGTH, 'a node name has at most 253 characters'),
+      z.regex(DNS1123_SUBDOMAIN, 'want a Kubernetes node name (lower-case RFC 1123 subdomain)'),
+    );
+  const destinationCidrSchema = z.string().check(z.superRefine((text: string, ctx) => {
+    const cidr = tryParseCidr(text);
+    if (!cidr) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a CIDR such as 10.0.1.0/24 or fd00:1::/80` });
+      return;
+    }
+    const canonical = formatCidr(cidr);
+    if (canonical !== text) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not canonical (want ${canonical})` });
+    }
+  }));
+  /** Kinds of version 1 are accepted as version 1 or 2; kinds new in version 2 only as 2. */
+  const version = z.union([z.literal(V1), z.literal(WORK_MESSAGE_VERSION)]);
+  return { routeTableIdSchema, instanceIdSchema, nodeNameSchema, destinationCidrSchema, version };
+}
 
-const routeReasonSchema = z.enum(['blackhole', 'moved']);
-const deleteReasonSchema = z.enum(['blackhole', 'no-owner']);
-/** Kinds of version 1 are accepted as version 1 or 2; kinds new in version 2 only as 2. */
-const version = z.union([z.literal(V1), z.literal(WORK_MESSAGE_VERSION)]);
+/** The schemas of every kind of message, built on first use (`onFirstUse`, lib/util/zod-mini.ts). */
+const schemas = z.onFirstUse(() => {
+  const { routeTableIdSchema, instanceIdSchema, nodeNameSchema, destinationCidrSchema, version } = fieldSchemas();
+  const routeReasonSchema = z.enum(['blackhole', 'moved']);
+  const deleteReasonSchema = z.enum(['blackhole', 'no-owner']);
 
-const routeFields = {
-  v: version,
-  routeTableId: routeTableIdSchema,
-  destinationCidr: destinationCidrSchema,
-  node: nodeNameSchema,
-  instanceId: instanceIdSchema,
-  reason: z.optional(routeReasonSchema),
-};
+  const routeFields = {
+    v: version,
+    routeTableId: routeTableIdSchema,
+    destinationCidr: destinationCidrSchema,
+    node: nodeNameSchema,
+    instanceId: instanceIdSchema,
+    reason: z.optional(routeReasonSchema),
+  };
 
-const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
-/**
- * A replace of a `moved` route carries the instance the planner found there (`expect`, new in
- * version 2: a replace that carries it is written as version 2); the worker replaces the route only
- * while it still routes to that instance.
- */
-const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace'), expect: z.optional(z.strictObject({ instanceId: z.nullable(instanceIdSchema) })) });
-const deleteRouteMessageSchema = z.strictObject({
-  v: version,
-  kind: z.literal('delete'),
-  routeTableId: routeTableIdSchema,
-  destinationCidr: destinationCidrSchema,
-  reason: deleteReasonSchema,
+  const createRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('create') });
   /**
-   * The route as the planner saw it. The worker deletes only while the route still looks like
-   * this, so a destination re-pointed at a new node since the plan is never deleted.
+   * A replace of a `moved` route carries the instance the planner found there (`expect`, new in
+   * version 2: a replace that carries it is written as version 2); the worker replaces the route only
+   * while it still routes to that instance.
    */
-  expect: z.optional(z.strictObject({ instanceId: z.nullable(instanceIdSchema), blackhole: z.boolean() })),
-});
-/**
- * New in version 2 (a `sync-node` that carries it is written as version 2): what the admission of a
- * node's CREATE knew, its instance and the pod CIDRs the webhook patched in. The Node is stored only
- * after admission, so the worker routes these at once and leaves only the condition write waiting
- * for the stored node (lib/usecases/route-writes.ts, `syncNodeRoutes`).
- */
-const admittedSchema = z.strictObject({
-  instanceId: instanceIdSchema,
-  podCidrs: z.array(destinationCidrSchema).check(z.minLength(1, 'want at least one pod CIDR'), z.maxLength(2, 'a node has at most two pod CIDRs (one per family)')),
-});
-const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: z.optional(admittedSchema) });
-/**
- * New in version 2. The node webhook admitted a DELETE of `node`: the worker checks, some seconds
- * later, whether the node is really gone (404) and only then releases its leases. Its routes are
- * left to the planner (next reconcile, under the mass-deletion guard).
- */
-const nodeLeftMessageSchema = z.strictObject({ v: z.literal(WORK_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
+  const replaceRouteMessageSchema = z.strictObject({ ...routeFields, kind: z.literal('replace'), expect: z.optional(z.strictObject({ instanceId: z.nullable(instanceIdSchema) })) });
+  const deleteRouteMessageSchema = z.strictObject({
+    v: version,
+    kind: z.literal('delete'),
+    routeTableId: routeTableIdSchema,
+    destinationCidr: destinationCidrSchema,
+    reason: deleteReasonSchema,
+    /**
+     * The route as the planner saw it. The worker deletes only while the route still looks like
+     * this, so a destination re-pointed at a new node since the plan is never deleted.
+     */
+    expect: z.optional(z.strictObject({ instanceId: z.nullable(instanceIdSchema), blackhole: z.boolean() })),
+  });
+  /**
+   * New in version 2 (a `sync-node` that carries it is written as version 2): what the admission of a
+   * node's CREATE knew, its instance and the pod CIDRs the webhook patched in. The Node is stored only
+   * after admission, so the worker routes these at once and leaves only the condition write waiting
+   * for the stored node (lib/usecases/route-writes.ts, `syncNodeRoutes`).
+   */
+  const admittedSchema = z.strictObject({
+    instanceId: instanceIdSchema,
+    podCidrs: z.array(destinationCidrSchema).check(z.minLength(1, 'want at least one pod CIDR'), z.maxLength(2, 'a node has at most two pod CIDRs (one per family)')),
+  });
+  const syncNodeMessageSchema = z.strictObject({ v: version, kind: z.literal('sync-node'), node: nodeNameSchema, admitted: z.optional(admittedSchema) });
+  /**
+   * New in version 2. The node webhook admitted a DELETE of `node`: the worker checks, some seconds
+   * later, whether the node is really gone (404) and only then releases its leases. Its routes are
+   * left to the planner (next reconcile, under the mass-deletion guard).
+   */
+  const nodeLeftMessageSchema = z.strictObject({ v: z.literal(WORK_MESSAGE_VERSION), kind: z.literal('node-left'), node: nodeNameSchema });
 
-const workMessageSchema = z.discriminatedUnion('kind', [
-  createRouteMessageSchema,
-  replaceRouteMessageSchema,
-  deleteRouteMessageSchema,
-  syncNodeMessageSchema,
-  nodeLeftMessageSchema,
-]);
+  const workMessageSchema = z.discriminatedUnion('kind', [
+    createRouteMessageSchema,
+    replaceRouteMessageSchema,
+    deleteRouteMessageSchema,
+    syncNodeMessageSchema,
+    nodeLeftMessageSchema,
+  ]);
+  return { admittedSchema, createRouteMessageSchema, replaceRouteMessageSchema, deleteRouteMessageSchema, syncNodeMessageSchema, nodeLeftMessageSchema, workMessageSchema };
+});
+type Schemas = ReturnType<typeof schemas>;
 
-export type DeleteRouteMessage = z.infer<typeof deleteRouteMessageSchema>;
-export type SyncNodeMessage = z.infer<typeof syncNodeMessageSchema>;
+export type DeleteRouteMessage = z.infer<Schemas['deleteRouteMessageSchema']>;
+export type SyncNodeMessage = z.infer<Schemas['syncNodeMessageSchema']>;
 /** A message that writes one route: a create, a replace or a delete. */
-export type RouteWriteMessage = z.infer<typeof createRouteMessageSchema> | z.infer<typeof replaceRouteMessageSchema> | DeleteRouteMessage;
-type NodeLeftMessage = z.infer<typeof nodeLeftMessageSchema>;
+export type RouteWriteMessage = z.infer<Schemas['createRouteMessageSchema']> | z.infer<Schemas['replaceRouteMessageSchema']> | DeleteRouteMessage;
+type NodeLeftMessage = z.infer<Schemas['nodeLeftMessageSchema']>;
 /** A message on the work queue: a route write, a `sync-node` or a `node-left`. */
-export type WorkMessage = z.infer<typeof workMessageSchema>;
+export type WorkMessage = z.infer<Schemas['workMessageSchema']>;
 
-const KINDS: readonly string[] = workMessageSchema.def.options.flatMap((option) => option.shape.kind.def.values);
+/** The kinds the schemas know, in their order. */
+const kinds = z.onFirstUse((): readonly string[] => schemas().workMessageSchema.def.options.flatMap((option) => option.shape.kind.def.values));
 /** Kinds that version 1 did not have. */
 const V2_KINDS: readonly string[] = ['node-left'];
 
@@ -131,8 +142,8 @@ function toWorkMessage(value: unknown): WorkMessage {
       `invalid route message: unsupported version ${describeValue(record.v)} (want v: ${ACCEPTED_VERSIONS.join(' or ')})`,
     );
   }
-  if (typeof record.kind !== 'string' || !KINDS.includes(record.kind)) {
-    throw new InvalidInputError(`invalid route message: kind ${describeValue(record.kind)} is not one of ${KINDS.join(', ')}`);
+  if (typeof record.kind !== 'string' || !kinds().includes(record.kind)) {
+    throw new InvalidInputError(`invalid route message: kind ${describeValue(record.kind)} is not one of ${kinds().join(', ')}`);
   }
   if (record.v < WORK_MESSAGE_VERSION && V2_KINDS.includes(record.kind)) {
     throw new InvalidInputError(`invalid route message: kind ${record.kind} is new in version ${WORK_MESSAGE_VERSION} (got v: ${record.v})`);
@@ -143,7 +154,7 @@ function toWorkMessage(value: unknown): WorkMessage {
   if (record.v < WORK_MESSAGE_VERSION && record.kind === 'sync-node' && record.admitted !== undefined) {
     throw new InvalidInputError(`invalid route message: a sync-node's admitted is new in version ${WORK_MESSAGE_VERSION} (got v: ${record.v})`);
   }
-  const result = workMessageSchema.safeParse(value);
+  const result = schemas().workMessageSchema.safeParse(value);
   if (!result.success) {
     throw new InvalidInputError(`invalid ${record.kind} message: ${describeIssue(result.error)}`);
   }
@@ -241,7 +252,7 @@ export function toMessages(plan: PlannedRoutes, options: ToMessagesOptions): Wor
 const withExpect = (seen: { instanceId: string | null; blackhole: boolean } | undefined) =>
   seen === undefined ? {} : { expect: { instanceId: seen.instanceId, blackhole: seen.blackhole } };
 
-export type Admitted = z.infer<typeof admittedSchema>;
+export type Admitted = z.infer<Schemas['admittedSchema']>;
 
 /**
  * A validated `sync-node` message for one node: version 1, or version 2 when it carries what the
@@ -249,14 +260,14 @@ export type Admitted = z.infer<typeof admittedSchema>;
  */
 export function syncNodeMessage(node: string, admitted?: Admitted): SyncNodeMessage {
   const message = admitted === undefined ? { v: V1, kind: 'sync-node', node } : { v: WORK_MESSAGE_VERSION, kind: 'sync-node', node, admitted };
-  const result = syncNodeMessageSchema.safeParse(message);
+  const result = schemas().syncNodeMessageSchema.safeParse(message);
   if (!result.success) throw new InvalidInputError(`invalid sync-node message: ${describeIssue(result.error)}`);
   return result.data;
 }
 
 /** A validated `node-left` message (version 2) for one node. */
 export function nodeLeftMessage(node: string): NodeLeftMessage {
-  const result = nodeLeftMessageSchema.safeParse({ v: WORK_MESSAGE_VERSION, kind: 'node-left', node });
+  const result = schemas().nodeLeftMessageSchema.safeParse({ v: WORK_MESSAGE_VERSION, kind: 'node-left', node });
   if (!result.success) throw new InvalidInputError(`invalid node-left message: ${describeIssue(result.error)}`);
   return result.data;
 }

@@ -5,7 +5,7 @@
 import * as z from '../util/zod-mini.ts';
 import { InvalidInputError } from '../errors.ts';
 
-const conditionSchema = z.looseObject({
+const conditionSchema = () => z.looseObject({
   type: z.string(),
   status: z.string(),
   reason: z.optional(z.string()),
@@ -14,7 +14,8 @@ const conditionSchema = z.looseObject({
   lastHeartbeatTime: z.nullish(z.string()),
 });
 
-export const nodeSchema = z.looseObject({
+/** A node from outside: the fields podroute reads, checked; every other field kept. */
+export const nodeSchema = z.onFirstUse(() => z.looseObject({
   apiVersion: z.optional(z.string()),
   kind: z.optional(z.string()),
   metadata: z.looseObject({
@@ -30,10 +31,10 @@ export const nodeSchema = z.looseObject({
       providerID: z.optional(z.string()),
     }),
   ),
-  status: z.optional(z.looseObject({ conditions: z.nullish(z.array(conditionSchema)) })),
-});
+  status: z.optional(z.looseObject({ conditions: z.nullish(z.array(conditionSchema())) })),
+}));
 
-export type Node = z.infer<typeof nodeSchema>;
+export type Node = z.infer<ReturnType<typeof nodeSchema>>;
 
 /**
  * A node list: the API's `NodeList` (GET /api/v1/nodes), or kubectl's own wrapper. `kubectl get
@@ -42,24 +43,24 @@ export type Node = z.infer<typeof nodeSchema>;
  * (kubernetes/kubectl pkg/cmd/get/get.go), not the server's `NodeList`. Both are accepted; every
  * item must be a Node (a `List` can hold any kind, e.g. `kubectl get nodes,pods -o json`).
  */
-const nodeListSchema = z.looseObject({
+const nodeListSchema = z.onFirstUse(() => z.looseObject({
   kind: z.optional(z.enum(['NodeList', 'List'], { error: 'kind must be "List" or "NodeList" (the output of `kubectl get nodes -o json`)' })),
   items: z.array(
-    z.extend(nodeSchema, { kind: z.optional(z.literal('Node', { error: 'every item must be a Node (kind "Node")' })) }),
+    z.extend(nodeSchema(), { kind: z.optional(z.literal('Node', { error: 'every item must be a Node (kind "Node")' })) }),
     { error: 'items must be an array of Nodes' },
   ),
-});
+}));
 
 /** Validates one node from outside; throws InvalidInputError naming the first problem. */
 export function parseNode(value: unknown): Node {
-  const result = nodeSchema.safeParse(value);
+  const result = nodeSchema().safeParse(value);
   if (!result.success) throw new InvalidInputError(`not a Kubernetes Node: ${describeIssue(result.error)}`);
   return result.data;
 }
 
 /** Validates a v1 NodeList (as `kubectl get nodes -o json` prints it) and returns its nodes. */
 export function parseNodeList(value: unknown): Node[] {
-  const result = nodeListSchema.safeParse(value);
+  const result = nodeListSchema().safeParse(value);
   if (!result.success) throw new InvalidInputError(`not a Kubernetes NodeList: ${describeIssue(result.error)}`);
   return result.data.items;
 }

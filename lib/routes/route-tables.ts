@@ -9,46 +9,46 @@ import { type Family, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { InvalidInputError } from '../errors.ts';
 import { formatPath } from '../util/issue-path.ts';
 
-const optionalText = z.nullish(z.string());
+const optionalText = () => z.nullish(z.string());
 
-const ec2RouteSchema = z.looseObject({
-  DestinationCidrBlock: optionalText,
-  DestinationIpv6CidrBlock: optionalText,
-  DestinationPrefixListId: optionalText,
-  GatewayId: optionalText,
-  InstanceId: optionalText,
-  InstanceOwnerId: optionalText,
-  NetworkInterfaceId: optionalText,
-  NatGatewayId: optionalText,
-  TransitGatewayId: optionalText,
-  VpcPeeringConnectionId: optionalText,
-  EgressOnlyInternetGatewayId: optionalText,
-  CarrierGatewayId: optionalText,
-  LocalGatewayId: optionalText,
-  CoreNetworkArn: optionalText,
+const ec2RouteSchema = z.onFirstUse(() => z.looseObject({
+  DestinationCidrBlock: optionalText(),
+  DestinationIpv6CidrBlock: optionalText(),
+  DestinationPrefixListId: optionalText(),
+  GatewayId: optionalText(),
+  InstanceId: optionalText(),
+  InstanceOwnerId: optionalText(),
+  NetworkInterfaceId: optionalText(),
+  NatGatewayId: optionalText(),
+  TransitGatewayId: optionalText(),
+  VpcPeeringConnectionId: optionalText(),
+  EgressOnlyInternetGatewayId: optionalText(),
+  CarrierGatewayId: optionalText(),
+  LocalGatewayId: optionalText(),
+  CoreNetworkArn: optionalText(),
   // RouteState in the EC2 API model (@aws-sdk/client-ec2 models: RouteState): active | blackhole |
   // filtered (a route VPC Route Server installed and then filtered).
   State: z.enum(['active', 'blackhole', 'filtered'], { error: 'State must be "active", "blackhole" or "filtered"' }),
   // RouteOrigin in the EC2 API model: CreateRouteTable | CreateRoute | EnableVgwRoutePropagation | Advertisement.
-  Origin: optionalText,
-});
+  Origin: optionalText(),
+}));
 
-const ec2TagSchema = z.looseObject({ Key: optionalText, Value: optionalText });
+const ec2TagSchema = z.onFirstUse(() => z.looseObject({ Key: optionalText(), Value: optionalText() }));
 
-const ec2RouteTableSchema = z.looseObject({
+const ec2RouteTableSchema = z.onFirstUse(() => z.looseObject({
   RouteTableId: z.string({ error: 'RouteTableId must be a string' }).check(z.minLength(1, 'RouteTableId must not be empty')),
-  VpcId: optionalText,
-  Tags: z.nullish(z.array(ec2TagSchema)),
-  Routes: z.nullish(z.array(ec2RouteSchema)),
-});
+  VpcId: optionalText(),
+  Tags: z.nullish(z.array(ec2TagSchema())),
+  Routes: z.nullish(z.array(ec2RouteSchema())),
+}));
 
-const describeRouteTablesSchema = z.looseObject(
-  { RouteTables: z.array(ec2RouteTableSchema, { error: 'RouteTables must be an array of route tables' }) },
+const describeRouteTablesSchema = z.onFirstUse(() => z.looseObject(
+  { RouteTables: z.array(ec2RouteTableSchema(), { error: 'RouteTables must be an array of route tables' }) },
   { error: 'want an object {"RouteTables": [...]}' },
-);
+));
 
-type Ec2Route = z.infer<typeof ec2RouteSchema>;
-type Ec2RouteTable = z.infer<typeof ec2RouteTableSchema>;
+type Ec2Route = z.infer<ReturnType<typeof ec2RouteSchema>>;
+type Ec2RouteTable = z.infer<ReturnType<typeof ec2RouteTableSchema>>;
 
 /**
  * What a route sends traffic to: an EC2 instance (`InstanceId` set; EC2 also shows the instance's
@@ -108,7 +108,7 @@ export const isClusterTable = (table: RouteTable, clusterName: string): boolean 
  * Throws InvalidInputError naming the first bad path, e.g. `RouteTables[0].Routes[2].State`.
  */
 export function parseRouteTables(value: unknown): RouteTable[] {
-  const result = describeRouteTablesSchema.safeParse(value);
+  const result = describeRouteTablesSchema().safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0];
     const where = issue ? formatPath(issue.path, '(top level)') : '(top level)';

@@ -42,11 +42,11 @@ type NodeLeftResult =
   | { kind: 'released'; cidrs: string[]; kept: string[]; held: string[] }
   | { kind: 'exists'; deleting: boolean };
 
-const deletionSchema = z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.optional(z.string().check(z.minLength(1))) }) });
+const deletionSchema = z.onFirstUse(() => z.looseObject({ metadata: z.looseObject({ deletionTimestamp: z.optional(z.string().check(z.minLength(1))) }) }));
 
 /** The node is being deleted (finalizers still pending): `metadata.deletionTimestamp` is set. */
 function isBeingDeleted(node: Node): boolean {
-  const parsed = deletionSchema.safeParse(node);
+  const parsed = deletionSchema().safeParse(node);
   return parsed.success && parsed.data.metadata.deletionTimestamp !== undefined;
 }
 

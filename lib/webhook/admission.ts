@@ -13,11 +13,11 @@ import { NODE_NAME_MESSAGE, isNodeName, orRequired } from './validation.ts';
 
 const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
-const groupVersionKind = z
+const groupVersionKind = () => z
   .looseObject({ group: z.string(), version: z.string(), kind: z.string() }, { error: orRequired('must be a {group, version, kind} object') })
   .check(z.refine((gvk) => gvk.group === '' && gvk.version === 'v1' && gvk.kind === 'Node', 'must be core/v1 Node'));
 
-const groupVersionResource = z
+const groupVersionResource = () => z
   .looseObject({ group: z.string(), version: z.string(), resource: z.string() }, { error: orRequired('must be a {group, version, resource} object') })
   .check(z.refine((gvr) => gvr.group === '' && gvr.version === 'v1' && gvr.resource === 'nodes', 'must be core/v1 nodes'));
 
@@ -25,17 +25,17 @@ const groupVersionResource = z
  * The fields of an AdmissionRequest that podroute reads, in the order they are checked (the first
  * problem is the one reported): what the review is about comes before the node inside it.
  */
-const admissionRequestFields = z.looseObject(
+const admissionRequestFields = () => z.looseObject(
   {
     uid: z.string({ error: orRequired('must be a string') }).check(z.minLength(1, 'must not be empty'), z.maxLength(256, 'must be at most 256 characters')),
-    resource: groupVersionResource,
-    kind: groupVersionKind,
+    resource: groupVersionResource(),
+    kind: groupVersionKind(),
     subResource: z.optional(z.literal('', { error: orRequired('must be empty (podroute admits nodes, not a subresource)') })),
     operation: z.enum(['CREATE', 'UPDATE', 'DELETE'], { error: orRequired('must be CREATE, UPDATE or DELETE') }),
     name: z.optional(z.string({ error: orRequired('must be a string') })),
     namespace: z.optional(z.literal('', { error: orRequired('must be empty (nodes are cluster-scoped)') })),
-    object: z.nullish(nodeSchema),
-    oldObject: z.nullish(nodeSchema),
+    object: z.nullish(nodeSchema()),
+    oldObject: z.nullish(nodeSchema()),
     dryRun: z.optional(z.boolean({ error: orRequired('must be true or false') })),
     userInfo: z.optional(z.looseObject({ username: z.optional(z.string()), groups: z.optional(z.array(z.string())) })),
   },
@@ -46,9 +46,9 @@ const admissionRequestFields = z.looseObject(
 const NODE_FIELD = { CREATE: 'object', UPDATE: 'object', DELETE: 'oldObject' } as const;
 const NODE_ROLE = { CREATE: 'created', UPDATE: 'updated', DELETE: 'deleted' } as const;
 
-const admissionRequestSchema = z.pipe(
-  admissionRequestFields,
-  z.transform((request: z.output<typeof admissionRequestFields>, payload) => {
+const admissionRequestSchema = () => z.pipe(
+  admissionRequestFields(),
+  z.transform((request: z.output<ReturnType<typeof admissionRequestFields>>, payload) => {
     const field = NODE_FIELD[request.operation];
     const node = request[field];
     if (!node) return reject(payload, `must be the Node being ${NODE_ROLE[request.operation]}`, [field]);
@@ -71,16 +71,16 @@ const admissionRequestSchema = z.pipe(
  * `request.node`: the node of the review (`object` for CREATE and UPDATE, `oldObject` for DELETE),
  * validated with `nodeSchema`, and `request.name`, its name. Unknown fields are kept.
  */
-export const admissionReviewSchema = z.looseObject(
+export const admissionReviewSchema = z.onFirstUse(() => z.looseObject(
   {
     apiVersion: z.literal(ADMISSION_API_VERSION, { error: orRequired(`must be ${ADMISSION_API_VERSION}`) }),
     kind: z.literal('AdmissionReview', { error: orRequired('must be AdmissionReview') }),
-    request: admissionRequestSchema,
+    request: admissionRequestSchema(),
   },
   { error: (issue) => (issue.code === 'invalid_type' ? 'must be an AdmissionReview object' : undefined) },
-);
+));
 
-export type AdmissionReview = z.infer<typeof admissionReviewSchema>;
+export type AdmissionReview = z.infer<ReturnType<typeof admissionReviewSchema>>;
 
 /**
  * Whether an UPDATE is a node's join under an external cloud controller manager: the stored node

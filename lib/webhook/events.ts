@@ -14,15 +14,15 @@ export const TIMESTAMP_HEADER = 'x-podroute-timestamp';
 /** How far a signed timestamp may be from now, either way. */
 export const MAX_CLOCK_SKEW_SECONDS = 300;
 
-export const nodeEventSchema = z.strictObject(
+export const nodeEventSchema = z.onFirstUse(() => z.strictObject(
   {
     type: z.enum(['NodeJoined', 'NodeLeft'], { error: orRequired('must be NodeJoined or NodeLeft') }),
     nodeName: z.string({ error: orRequired(NODE_NAME_MESSAGE) }).check(z.refine(isNodeName, NODE_NAME_MESSAGE)),
   },
   { error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON object {"type", "nodeName"}' : undefined) },
-);
+));
 
-export type NodeEvent = z.infer<typeof nodeEventSchema>;
+export type NodeEvent = z.infer<ReturnType<typeof nodeEventSchema>>;
 
 type SignatureHeaders = { [SIGNATURE_HEADER]: string; [TIMESTAMP_HEADER]: string };
 

@@ -96,10 +96,10 @@ export function classifyRequest(request: WebhookRequest, options: WebhookOptions
 
   if (looksLikeAdmissionReview(json.value) || !signatureValid) {
     if (!tokenValid) return UNAUTHORIZED;
-    const review = admissionReviewSchema.safeParse(json.value, { error: issueWording });
+    const review = admissionReviewSchema().safeParse(json.value, { error: issueWording });
     return review.success ? { kind: 'admission', review: review.data } : badRequest(describeFirstIssue(review.error));
   }
-  const event = nodeEventSchema.safeParse(json.value, { error: issueWording });
+  const event = nodeEventSchema().safeParse(json.value, { error: issueWording });
   return event.success ? { kind: 'event', event: event.data } : badRequest(describeFirstIssue(event.error));
 }
 

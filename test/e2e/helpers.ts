@@ -35,13 +35,13 @@ export function routeLines(sandbox: Sandbox): string[] {
 }
 
 export function nodes(sandbox: Sandbox): Node[] {
-  return sandbox.kube.state.nodes().map((raw) => nodeSchema.parse(raw));
+  return sandbox.kube.state.nodes().map((raw) => nodeSchema().parse(raw));
 }
 
 export function node(sandbox: Sandbox, name: string): Node {
   const raw = sandbox.kube.state.getNode(name);
   if (!raw) throw new Error(`no node ${name}`);
-  return nodeSchema.parse(raw);
+  return nodeSchema().parse(raw);
 }
 
 export const cidrsOf = (sandbox: Sandbox, name: string): string[] => podCidrsOf(node(sandbox, name));

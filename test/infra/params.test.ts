@@ -202,7 +202,7 @@ describe('params.cjs: the environment it checks is the one serverless.yml gives 
   const provider = obj(obj(sls.provider, 'provider').environment, 'provider.environment');
   const webhook = obj(obj(obj(sls.functions, 'functions').nodeWebhook, 'nodeWebhook').environment, 'nodeWebhook.environment');
   const environment: Obj = { ...provider, ...webhook };
-  const configVariables = Object.keys(configSchema.shape);
+  const configVariables = Object.keys(configSchema().shape);
 
   it.each(Object.entries(ENVIRONMENT))('%s sets %s', (param, variable) => {
     expect(paramsRead(environment[variable], parameters)).toContain(param);

@@ -9,5 +9,5 @@ import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
 
 export function nodeCreateReview(node: Record<string, unknown>, uid = '22222222-0000-4000-8000-000000000001') {
   const name = (node.metadata as { name: string }).name;
-  return admissionReviewSchema.parse(admissionReview(uid, 'CREATE', name, node, null, kubeletUser(name)));
+  return admissionReviewSchema().parse(admissionReview(uid, 'CREATE', name, node, null, kubeletUser(name)));
 }

@@ -18,7 +18,7 @@ async function providerIdUpdate(user: UserInfo) {
   const { instanceId } = world.routeTables.addInstance();
   const joined = world.nodeObject('joiner', instanceId);
   const { providerID: _set, ...spec } = joined.spec as Record<string, unknown>;
-  const review = admissionReviewSchema.parse(admissionReview('44444444-0000-4000-8000-000000000001', 'UPDATE', 'joiner', joined, { ...joined, spec }, user));
+  const review = admissionReviewSchema().parse(admissionReview('44444444-0000-4000-8000-000000000001', 'UPDATE', 'joiner', joined, { ...joined, spec }, user));
   const answer = await admit(review, w.reconcileDeps());
   const leases = (await Promise.all(w.reconcileDeps().cidrSets.map((s) => s.leases()))).flat();
   return { answer, leases: leases.map((l) => l.owner), kinds: w.queue.messages.map((m) => m.kind) };

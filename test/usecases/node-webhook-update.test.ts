@@ -29,7 +29,7 @@ function withoutProviderId(node: Obj): Obj {
 
 function updateReview(oldObject: Obj, object: Obj, uid = '33333333-0000-4000-8000-000000000001') {
   const name = (object.metadata as { name: string }).name;
-  return admissionReviewSchema.parse(admissionReview(uid, 'UPDATE', name, object, oldObject, ADMIN));
+  return admissionReviewSchema().parse(admissionReview(uid, 'UPDATE', name, object, oldObject, ADMIN));
 }
 
 const patchOf = (response: { response: { patch?: string } }): unknown[] =>

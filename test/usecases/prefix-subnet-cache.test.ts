@@ -19,7 +19,7 @@ useWorldAndDynamo((parts) => ({ world, local } = parts));
 const ENV = { MODE: 'prefixes', CLUSTER_CIDRS: '10.0.0.0/16' };
 
 const review = (uid: string, object: Record<string, unknown>) =>
-  admissionReviewSchema.parse({
+  admissionReviewSchema().parse({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: { uid, kind: { group: '', version: 'v1', kind: 'Node' }, resource: { group: '', version: 'v1', resource: 'nodes' }, operation: 'CREATE', object, oldObject: null },

@@ -106,7 +106,7 @@ describe('reconcile with existing pod CIDRs of another size', () => {
 });
 
 const review = (uid: string, object: Record<string, unknown>) =>
-  admissionReviewSchema.parse({
+  admissionReviewSchema().parse({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: { uid, kind: { group: '', version: 'v1', kind: 'Node' }, resource: { group: '', version: 'v1', resource: 'nodes' }, operation: 'CREATE', object, oldObject: null },

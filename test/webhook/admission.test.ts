@@ -117,7 +117,7 @@ describe('podCidrPatch', () => {
     const ops = podCidrPatch(target, cidrs);
     expect(ops).toHaveLength(opCount);
     const patched = applyPatch(asJson(target), ops);
-    expect(nodeSchema.parse(patched).spec).toEqual(expectedSpec);
+    expect(nodeSchema().parse(patched).spec).toEqual(expectedSpec);
     expect(patched).toMatchObject({ metadata: { name: NODE_NAME } });
     expect(target).toEqual(before);
   });
@@ -153,15 +153,15 @@ describe('networkUnavailablePatch', () => {
     const target = parseNode(node(status === undefined ? {} : { status }));
     const before = structuredClone(target);
     const patched = applyPatch(asJson(target), networkUnavailablePatch(target, at, routesText('pending')));
-    expect(nodeSchema.parse(patched).status?.conditions).toEqual(conditions);
-    expect(nodeSchema.parse(patched).spec).toEqual(target.spec);
+    expect(nodeSchema().parse(patched).status?.conditions).toEqual(conditions);
+    expect(nodeSchema().parse(patched).spec).toEqual(target.spec);
     expect(target).toEqual(before);
   });
 
   it('applies after a pod CIDR patch to a node without spec or status', () => {
     const target = bare();
     const patched = applyPatch(asJson(target), [...podCidrPatch(target, ['10.1.2.0/24']), ...networkUnavailablePatch(target, at, routesText('pending'))]);
-    expect(nodeSchema.parse(patched)).toMatchObject({ spec: { podCIDR: '10.1.2.0/24' }, status: { conditions: [wanted] } });
+    expect(nodeSchema().parse(patched)).toMatchObject({ spec: { podCIDR: '10.1.2.0/24' }, status: { conditions: [wanted] } });
   });
 });
 
@@ -210,11 +210,11 @@ describe('admissionResponse', () => {
   });
 
   it('a patch built for a review applies to the review\'s node', () => {
-    const parsed = admissionReviewSchema.parse(review('CREATE', { object: node({ spec: undefined }) }));
+    const parsed = admissionReviewSchema().parse(review('CREATE', { object: node({ spec: undefined }) }));
     const answer = admissionResponse(parsed.request.uid, podCidrPatch(parsed.request.node, ['10.1.2.0/24']));
     const decoded = patchSchema.parse(JSON.parse(Buffer.from(answer.response.patch ?? '', 'base64').toString('utf8')));
     const patched = applyPatch(asJson(parsed.request.node), decoded);
-    expect(nodeSchema.parse(patched).spec).toEqual({ podCIDR: '10.1.2.0/24', podCIDRs: ['10.1.2.0/24'] });
+    expect(nodeSchema().parse(patched).spec).toEqual({ podCIDR: '10.1.2.0/24', podCIDRs: ['10.1.2.0/24'] });
     expect(answer.response.uid).toBe('0f6f2b9e-5d1a-4c47-9b0e-3c1d2e4f5a6b');
   });
 });
@@ -228,7 +228,7 @@ describe('admissionReviewSchema', () => {
     ['without dryRun (defaults to false)', review('CREATE', { dryRun: undefined }), 'CREATE', false],
     ['without name (taken from the node)', review('DELETE', { name: undefined }), 'DELETE', false],
   ])('%s: the node of the operation is request.node', (_name, input, operation, dryRun) => {
-    const parsed = admissionReviewSchema.parse(input);
+    const parsed = admissionReviewSchema().parse(input);
     expect(parsed.request.operation).toBe(operation);
     expect(parsed.request.dryRun).toBe(dryRun);
     expect(parsed.request.name).toBe(NODE_NAME);
@@ -251,7 +251,7 @@ describe('isProviderIdJoin: an UPDATE is a join only when it first sets spec.pro
     ['a CREATE with a providerID', 'CREATE', null, spec(ID), false],
     ['a DELETE', 'DELETE', spec(), null, false],
   ])('%s (%s): %s', (_name, operation, oldObject, object, expected) => {
-    const parsed = admissionReviewSchema.parse(review(operation, { object, oldObject, userInfo: CCM }));
+    const parsed = admissionReviewSchema().parse(review(operation, { object, oldObject, userInfo: CCM }));
     expect(isProviderIdJoin(parsed.request)).toBe(expected);
   });
 
@@ -262,7 +262,7 @@ describe('isProviderIdJoin: an UPDATE is a join only when it first sets spec.pro
     ['no userInfo', undefined],
     ['an empty username', { username: '', groups: [] }],
   ])('an update that first sets the providerID, sent by %s, is not a join', (_name, userInfo) => {
-    const parsed = admissionReviewSchema.parse(review('UPDATE', { object: spec(ID), oldObject: spec(), userInfo }));
+    const parsed = admissionReviewSchema().parse(review('UPDATE', { object: spec(ID), oldObject: spec(), userInfo }));
     expect(isProviderIdJoin(parsed.request)).toBe(false);
   });
 });

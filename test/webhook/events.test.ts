@@ -56,6 +56,6 @@ describe('nodeEventSchema', () => {
     [{ type: 'NodeJoined' }, false],
     [{ type: 'NodeJoined', nodeName: 'node-1', extra: 1 }, false],
   ])('%j -> %s', (value, ok) => {
-    expect(nodeEventSchema.safeParse(value).success).toBe(ok);
+    expect(nodeEventSchema().safeParse(value).success).toBe(ok);
   });
 });

@@ -18,7 +18,7 @@ function review(operation: 'CREATE' | 'DELETE', node: Record<string, unknown>) {
   const gvk = { group: '', version: 'v1', kind: 'Node' };
   const gvr = { group: '', version: 'v1', resource: 'nodes' };
   const name = (node.metadata as { name: string }).name;
-  return admissionReviewSchema.parse({
+  return admissionReviewSchema().parse({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
