@@ -14,6 +14,13 @@ type State = 'open' | 'firstKey' | 'key' | 'colon' | 'value' | 'firstItem' | 'it
 /** A step that needs text past what has arrived. */
 const MORE = -1;
 
+/**
+ * Text gathered before a read is tried: a few items, so that few of them straddle the read's end
+ * and are read twice; small enough to stay out of V8's large-object space (objects of 128 KiB or
+ * more go there, and only a full GC frees them).
+ */
+const READ_BATCH_CHARS = 64 * 1024;
+
 export class ListStream<T> {
   private readonly decoder = new StringDecoder('utf8');
   private readonly members = new Map<string, unknown>();
@@ -25,7 +32,16 @@ export class ListStream<T> {
   /** A value that ran past the text is scanned again once `pending` is this long, so a long value costs a linear scan, not one per part. */
   private retryAt = 0;
 
-  constructor(private readonly readItem: ValueReader<T>) {}
+  private readonly batchChars: number;
+
+  /** `batchChars`: text gathered before a read is tried (tests read at every part with 0). */
+  constructor(
+    private readonly readItem: ValueReader<T>,
+    options: { batchChars?: number } = {},
+  ) {
+    this.batchChars = options.batchChars ?? READ_BATCH_CHARS;
+    this.retryAt = this.batchChars;
+  }
 
   /** The next part of the body; a SyntaxError when what has arrived cannot start a list body. */
   push(part: Buffer): void {
@@ -50,7 +66,7 @@ export class ListStream<T> {
       i = next;
     }
     this.pending = text.slice(i);
-    this.retryAt = final ? 0 : this.pending.length * 2;
+    this.retryAt = final ? 0 : Math.max(this.pending.length * 2, this.batchChars);
   }
 
   /** Reads one token or value at `at` (past whitespace): the index after it, or MORE. */

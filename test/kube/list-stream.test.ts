@@ -9,8 +9,8 @@ const itemText: ValueReader<unknown> = (text, at) => {
 };
 
 /** The body pushed in the given parts (byte offsets of `bytes`), then ended, in splitList's shape. */
-function streamed(bytes: Buffer, cuts: readonly number[], read: ValueReader<unknown> = itemText): { members: Record<string, unknown>; items: unknown[] | null } {
-  const stream = new ListStream(read);
+function streamed(bytes: Buffer, cuts: readonly number[], read: ValueReader<unknown> = itemText, batchChars = 0): { members: Record<string, unknown>; items: unknown[] | null } {
+  const stream = new ListStream(read, { batchChars });
   let from = 0;
   for (const cut of [...cuts].sort((a, b) => a - b)) {
     stream.push(bytes.subarray(from, cut));
@@ -82,17 +82,18 @@ describe('ListStream', () => {
     expect(() => streamed(bytesOf(text), [])).toThrow(SyntaxError);
   });
 
-  it('agrees with JSON.parse on any list body, cut anywhere into any number of parts', () => {
+  it('agrees with JSON.parse on any list body, cut anywhere into any number of parts, with any read batch', () => {
     fc.assert(
       fc.property(
         fc.array(fc.jsonValue()),
         fc.dictionary(fc.string({ unit: 'grapheme' }).filter((k) => k !== 'items'), fc.jsonValue()),
         fc.boolean(),
         fc.array(fc.nat(), { maxLength: 20 }),
-        (items, members, spaced, offsets) => {
+        fc.nat({ max: 300 }),
+        (items, members, spaced, offsets, batchChars) => {
           const text = JSON.stringify({ ...members, items }, null, spaced ? 2 : undefined);
           const bytes = bytesOf(text);
-          expect(streamed(bytes, offsets.map((o) => o % (bytes.length + 1)))).toEqual(parsedWhole(text));
+          expect(streamed(bytes, offsets.map((o) => o % (bytes.length + 1)), itemText, batchChars)).toEqual(parsedWhole(text));
         },
       ),
       { numRuns: 300 },
