@@ -117,18 +117,24 @@ export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = R
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
       const streamed = sink !== undefined && status >= 200 && status <= 299;
+      let sinkError: BodySinkError | undefined;
       res.on('data', (chunk: Buffer) => {
         if (!streamed) chunks.push(chunk);
-        else if (!req.destroyed) {
+        else if (sinkError === undefined) {
           try {
             sink(chunk);
           } catch (cause) {
-            req.destroy(new BodySinkError('the answer could not be read', { cause }));
+            sinkError = new BodySinkError('the answer could not be read', { cause });
+            req.destroy(sinkError);
           }
         }
       });
-      res.on('error', reject);
+      res.on('error', (error) => reject(sinkError ?? error));
       res.on('end', () => {
+        if (sinkError !== undefined) {
+          reject(sinkError);
+          return;
+        }
         const retryAfter = res.headers['retry-after'];
         resolve({ status, text: Buffer.concat(chunks).toString('utf8'), ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
       });
