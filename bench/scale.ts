@@ -197,7 +197,13 @@ export async function scaleOnce(count: number, mode: ScaleMode = 'prefixes'): Pr
   const server = await startNodeServer(count);
   try {
     // SCALE_PROF=1: a CPU profile of the child in /tmp/prof. --expose-gc: the child collects once before the reconcile starts, so `baseRssMb` holds no garbage of the setup.
-    // SCALE_NODE_FLAGS: more flags for the child's node (e.g. --trace-gc, or the Lambda runtime's heap limits).
+    // SCALE_NODE_FLAGS: more flags for the child's node (e.g. --trace-gc). The child runs with Node's
+    // own heap defaults: the heap flags the nodejs22.x runtime passes for a 512 MB function could not
+    // be established. Copies of the node20.x and node24.x runtimes' bootstrap (a gist of node20.x's,
+    // gist.github.com/davidjb/432ea4e1c89f399ec412270539fe126f; dev.to "Deep Dive into AWS Lambda
+    // (3)" for node24.x) derive --max-semi-space-size and --max-old-space-size from
+    // AWS_LAMBDA_FUNCTION_MEMORY_SIZE, unless NODE_OPTIONS sets either, but what was found of them
+    // stops before the arithmetic, and no copy of nodejs22.x's was found; AWS documents none.
     const extra = (process.env.SCALE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
     const child = spawn(process.execPath, [...(process.env.SCALE_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...extra, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(count), mode], {
       env: { ...process.env, SCALE_KUBE_URL: server.url, SCALE_KUBE_CA: server.caPem, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },

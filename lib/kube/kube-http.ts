@@ -75,11 +75,23 @@ export type Call = { method: 'GET' | 'PATCH' | 'POST'; path: string; query?: Rec
 export const USER_AGENT = `podroute/${packageJson.version}`;
 export const FIELD_MANAGER = 'podroute';
 
-/** An answer: status, body and the Retry-After header (of a 429 or 503), if any. */
+/** An answer: status, body (empty when a 2xx body went to a sink) and the Retry-After header (of a 429 or 503), if any. */
 export type Answer = { status: number; text: string; retryAfter?: string };
 
-/** One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. */
-export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS): Promise<Answer> {
+/** Takes a 2xx answer's body part by part as it arrives; what it throws ends the request (`BodySinkError`). */
+export type BodySink = (part: Buffer) => void;
+
+/** The error a body sink threw, which ended the request: the answer arrived but could not be read. */
+export class BodySinkError extends Error {
+  override name = 'BodySinkError';
+}
+
+/**
+ * One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. With a
+ * `sink`, a 2xx answer's body goes to it as it arrives and is not kept; any other answer's body is
+ * kept as text, for its error.
+ */
+export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS, sink?: BodySink): Promise<Answer> {
   const cluster = endpoint.getCurrentCluster();
   if (!cluster) throw new InvalidInputError('the kubeconfig has no current cluster');
   // The server URL may carry a path prefix (an API proxy); the API path goes after it.
@@ -102,12 +114,29 @@ export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = R
   await endpoint.applyToHTTPSOptions(opts);
   return new Promise((resolve, reject) => {
     const req = https.request(url, opts, (res) => {
+      const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
+      const streamed = sink !== undefined && status >= 200 && status <= 299;
+      let sinkError: BodySinkError | undefined;
+      res.on('data', (chunk: Buffer) => {
+        if (!streamed) chunks.push(chunk);
+        else if (sinkError === undefined) {
+          try {
+            sink(chunk);
+          } catch (cause) {
+            sinkError = new BodySinkError('the answer could not be read', { cause });
+            req.destroy(sinkError);
+          }
+        }
+      });
+      res.on('error', (error) => reject(sinkError ?? error));
       res.on('end', () => {
+        if (sinkError !== undefined) {
+          reject(sinkError);
+          return;
+        }
         const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
+        resolve({ status, text: Buffer.concat(chunks).toString('utf8'), ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
       });
     });
     req.on('error', reject);
@@ -185,7 +214,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * does (API Priority and Fairness answers 429 with the header); then it is a retryable error. Work
  * run with `retryWaits: false` (lib/util/abort-scope.ts) gets that error at the first 429.
  */
-export async function callJson(endpoint: KubeEndpoint, target: Target, call: Call, options: { clock: () => Date; sleep?: (ms: number) => Promise<void> }): Promise<unknown> {
+export async function callJson(endpoint: KubeEndpoint, target: Target, call: Call, options: CallOptions): Promise<unknown> {
   const text = await callText(endpoint, target, call, options);
   try {
     return JSON.parse(text) as unknown;
@@ -194,13 +223,29 @@ export async function callJson(endpoint: KubeEndpoint, target: Target, call: Cal
   }
 }
 
-/** As `callJson`, but the answer's text, unparsed (a list page is parsed item by item: ./list-items.ts). */
-export async function callText(endpoint: KubeEndpoint, target: Target, call: Call, options: { clock: () => Date; sleep?: (ms: number) => Promise<void> }): Promise<string> {
+/** As `callJson`, but the answer's text, unparsed. */
+export async function callText(endpoint: KubeEndpoint, target: Target, call: Call, options: CallOptions): Promise<string> {
+  return (await answerOf(endpoint, target, call, options)).text;
+}
+
+/**
+ * As `callText`, but a 2xx body goes to `sink` part by part as it arrives (a list page is read item
+ * by item: ./list-stream.ts) and is never held whole. What the sink throws is thrown as is.
+ */
+export async function callStreamed(endpoint: KubeEndpoint, target: Target, call: Call, options: CallOptions, sink: BodySink): Promise<void> {
+  await answerOf(endpoint, target, call, options, sink);
+}
+
+type CallOptions = { clock: () => Date; sleep?: (ms: number) => Promise<void> };
+
+/** One call's 2xx answer, after the 429 retries; anything else as a typed error. */
+async function answerOf(endpoint: KubeEndpoint, target: Target, call: Call, options: CallOptions, sink?: BodySink): Promise<Answer> {
   let answer: Answer;
   for (let retries = 0; ; retries++) {
     try {
-      answer = await send(endpoint, call);
+      answer = await send(endpoint, call, REQUEST_IDLE_TIMEOUT_MS, sink);
     } catch (error) {
+      if (error instanceof BodySinkError) throw error.cause;
       throw mapError(error, target);
     }
     // Not inside work that may not wait (an admission review: lib/util/abort-scope.ts).
@@ -209,5 +254,5 @@ export async function callText(endpoint: KubeEndpoint, target: Target, call: Cal
     await (options.sleep ?? sleep)(wait);
   }
   if (answer.status < 200 || answer.status > 299) throw mapError(new KubeHttpStatusError(answer.status, answer.text), target);
-  return answer.text;
+  return answer;
 }

@@ -18,8 +18,9 @@ import { describeIssue, nodeSchema, podCidrsOf, type Node } from '../nodes/node.
 import type { ConditionText, NodeWriteResult } from '../usecases/ports.ts';
 import { KubeApiError, NodeNotFoundError, PodCidrConflictError } from './kube-errors.ts';
 import { EVENT_NAMESPACE, recordNodeWarning } from './kube-events.ts';
-import { callJson, callText, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
-import { pickValue, splitList } from './list-items.ts';
+import { callJson, callStreamed, type Call, type KubeEndpoint, type Target } from './kube-http.ts';
+import { pickValue } from './list-items.ts';
+import { ListStream } from './list-stream.ts';
 import { LISTED_NODE_FIELDS, projectListedNode, projectNode } from './node-projection.ts';
 import { rfc3339 } from '../util/time.ts';
 
@@ -80,11 +81,23 @@ const nameProbeSchema = z.onFirstUse(() => z.looseObject({ metadata: z.looseObje
 /** Content type of a strategic merge patch (Kubernetes docs, "Update API Objects in Place Using kubectl patch"). */
 const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-/** A list page: its members, with `items` as each node's members that a listed node keeps (./list-items.ts); not JSON: a retryable KubeApiError. */
-function splitPage(text: string): Record<string, unknown> {
+/** A list page read as it arrives: its members, with `items` as each node's members that a listed node keeps (./list-stream.ts). */
+function pageReader(): { push(part: Buffer): void; end(): Record<string, unknown> } {
+  const stream = new ListStream((body, at) => pickValue(body, at, LISTED_NODE_FIELDS));
+  return {
+    push: (part) => notJson(() => stream.push(part)),
+    end: () =>
+      notJson(() => {
+        const { members, items } = stream.end();
+        return { ...Object.fromEntries(members), ...(items === null ? {} : { items }) };
+      }),
+  };
+}
+
+/** What `read` answers; a body that is not JSON is a retryable KubeApiError. */
+function notJson<T>(read: () => T): T {
   try {
-    const { members, items } = splitList(text, (body, at) => pickValue(body, at, LISTED_NODE_FIELDS));
-    return { ...Object.fromEntries(members), ...(items === null ? {} : { items }) };
+    return read();
   } catch (cause) {
     throw new KubeApiError('list nodes: the answer is not JSON', { verb: 'list', resource: 'nodes', retryable: true, cause });
   }
@@ -153,7 +166,7 @@ export class KubeNodes {
     let next: string | undefined;
     let pages = 0;
     do {
-      let text: string;
+      const page = pageReader();
       try {
         // GET /api/v1/nodes?limit=&continue= (Kubernetes docs, "API Concepts: Retrieving large
         // results sets in chunks"), with resourceVersion unset: "Most Recent", a consistent read,
@@ -162,7 +175,8 @@ export class KubeNodes {
         // (kubernetes/kubernetes#118394), one body of every node, and it may be arbitrarily old.
         // A stale list could still lack a live node; absence is confirmed by a keyed read
         // (lib/usecases/absence.ts) before any release or deletion.
-        text = await this.callText({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } });
+        // The body is read as it arrives (./list-stream.ts), never held as one string.
+        await this.callStreamed({ verb: 'list', resource: 'nodes' }, { method: 'GET', path: '/api/v1/nodes', query: { limit, continue: next } }, page.push);
       } catch (error) {
         if (next !== undefined && error instanceof KubeApiError && error.status === 410) {
           throw new ContinueExpiredError(error.message, pages, nodes.length, { cause: error });
@@ -170,7 +184,7 @@ export class KubeNodes {
         throw error;
       }
       // Only the members a listed node keeps are parsed (./list-items.ts): no full node is built.
-      const envelope = listEnvelopeSchema().safeParse(splitPage(text));
+      const envelope = listEnvelopeSchema().safeParse(page.end());
       if (!envelope.success) {
         throw new KubeApiError(`list nodes: the API server answered something that is not a NodeList (${describeIssue(envelope.error)})`, {
           verb: 'list',
@@ -330,9 +344,9 @@ export class KubeNodes {
     }
   }
 
-  /** One API call's answer text; failures mapped as `call`'s (kube-http.ts `callText`). */
-  private callText(target: Target, call: Call): Promise<string> {
-    return callText(this.endpoint, target, call, { clock: this.clock, ...(this.options.sleep ? { sleep: this.options.sleep } : {}) });
+  /** One API call whose 2xx body goes to `sink` as it arrives; failures mapped as `call`'s (kube-http.ts `callStreamed`). */
+  private callStreamed(target: Target, call: Call, sink: (part: Buffer) => void): Promise<void> {
+    return callStreamed(this.endpoint, target, call, { clock: this.clock, ...(this.options.sleep ? { sleep: this.options.sleep } : {}) }, sink);
   }
 
   /** One API call's parsed answer; failures mapped, a 429 with Retry-After retried (kube-http.ts `callJson`). */

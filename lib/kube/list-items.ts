@@ -133,12 +133,12 @@ function end<T>(text: string, at: number, members: Map<string, unknown>, items: 
   return { members, items };
 }
 
-function expect(text: string, at: number, char: string): void {
+export function expect(text: string, at: number, char: string): void {
   if (text[at] !== char) throw new SyntaxError(`expected ${JSON.stringify(char)} at ${at}, found ${JSON.stringify(text.slice(at, at + 10))}`);
 }
 
 /** JSON's whitespace: space, tab, line feed, carriage return (RFC 8259 section 2). */
-function skipSpace(text: string, from: number): number {
+export function skipSpace(text: string, from: number): number {
   let i = from;
   for (;;) {
     const c = text.charCodeAt(i);
@@ -149,10 +149,17 @@ function skipSpace(text: string, from: number): number {
 
 /** Index just past the string that opens at `at` (a `"`); a quote after an odd run of backslashes is escaped. */
 function endOfString(text: string, at: number): number {
+  const end = scanString(text, at);
+  if (end < 0) throw new SyntaxError(`unterminated string at ${at}`);
+  return end;
+}
+
+/** As `endOfString`, but -1 when the text ends before the string does. */
+export function scanString(text: string, at: number): number {
   let from = at + 1;
   for (;;) {
     const quote = text.indexOf('"', from);
-    if (quote < 0) throw new SyntaxError(`unterminated string at ${at}`);
+    if (quote < 0) return -1;
     let backslashes = 0;
     while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes += 1;
     if (backslashes % 2 === 0) return quote + 1;
@@ -165,26 +172,41 @@ const SCALAR_END = /[,}\]\s]/g;
 
 /** Index just past the JSON value that starts at `at`. */
 function endOfValue(text: string, at: number): number {
+  const end = scanValue(text, at, true);
+  if (end < 0) throw new SyntaxError(`unexpected end of JSON in the value at ${at}`);
+  return end;
+}
+
+/**
+ * Index just past the JSON value that starts at `at`, or -1 when the text ends before the value
+ * does. `final`: the text is all there is, so a scalar may end with it; otherwise a scalar that
+ * reaches the end of the text may go on in the next part (-1). A value that cannot start at `at`
+ * is a SyntaxError.
+ */
+export function scanValue(text: string, at: number, final: boolean): number {
   const first = text[at];
-  if (first === '"') return endOfString(text, at);
+  if (first === '"') return scanString(text, at);
   if (first === '{' || first === '[') {
     let depth = 0;
     STRUCTURE.lastIndex = at;
     for (;;) {
       const match = STRUCTURE.exec(text);
-      if (match === null) throw new SyntaxError(`unterminated ${first === '{' ? 'object' : 'array'} at ${at}`);
+      if (match === null) return -1;
       const char = match[0];
       if (char === '"') {
-        STRUCTURE.lastIndex = endOfString(text, match.index);
+        const end = scanString(text, match.index);
+        if (end < 0) return -1;
+        STRUCTURE.lastIndex = end;
         continue;
       }
       if (char === '{' || char === '[') depth += 1;
       else if (--depth === 0) return match.index + 1;
     }
   }
-  if (first === undefined) throw new SyntaxError(`unexpected end of JSON at ${at}`);
+  if (first === undefined) return -1;
   SCALAR_END.lastIndex = at;
   const match = SCALAR_END.exec(text);
+  if (match === null && !final) return -1;
   const stop = match === null ? text.length : match.index;
   if (stop === at) throw new SyntaxError(`unexpected ${JSON.stringify(first)} at ${at}`);
   return stop;
