@@ -71,8 +71,11 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
  */
 export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string> {
   const name = message.node;
-  // Neither read needs the other: the node and the batch's listing are read side by side.
-  const [current, tables] = await Promise.all([currentNode(name, deps), deps.view.current()]);
+  // The batch's listing is read alongside the node and awaited where first needed, so a node that
+  // is gone or not podroute's is answered as such even when the listing fails (it is unread then).
+  const listing = deps.view.current();
+  listing.catch(() => undefined);
+  const current = await currentNode(name, deps);
   const stored = afterAdmission(current, message.admitted);
   let node = stored;
   if (!node) {
@@ -87,6 +90,7 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const unmanaged = stored ? unmanagedReason(stored, deps.nodeSelector) : null;
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const routed = node;
+  const tables = await listing;
   const world = await readNodeWorld(routed, tables, deps);
   // Nothing is written for a node a pod CIDR of which the ownership decider does not give it, admitted or stored.
   verifyNode(name, world, deps);

@@ -2,9 +2,10 @@
  * A node's sync-node makes its independent calls side by side, against the EC2 and Kubernetes
  * emulators: the node and the route tables are read at once, and after the first route write
  * (which finds the route target) the node's other tables are written together, with the target
- * looked up once.
+ * looked up once. A node found gone is answered so whatever the listing beside its read did.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import type { NodeSource, RouteTables, RouteTargets } from '../../lib/usecases/ports.ts';
@@ -77,6 +78,16 @@ describe('sync-node: independent calls side by side', () => {
     // Both started before either answered.
     const reads = events.filter((e) => e.startsWith('getNode') || e.startsWith('listRouteTables'));
     expect(reads.slice(0, 2).sort()).toEqual(['getNode:start', 'listRouteTables:start']);
+  });
+
+  it('answers a node that is gone as gone even when the listing read beside it fails', async () => {
+    world.addClusterTable();
+    const { deps, events } = recording(world);
+    const failing: RouteWorkerDeps = { ...deps, routeTables: Object.assign(Object.create(deps.routeTables) as RouteTables, { listRouteTables: () => Promise.reject(new PodrouteError('throttled', { retryable: true })) }) };
+    const message = JSON.stringify({ v: 1, kind: 'sync-node', node: 'node-gone' });
+    // A later receive: a node still not stored is gone (a first receive waits for the API server).
+    expect(await handleWorkMessage(message, { receiveCount: 2, maxReceiveCount: 5 }, failing)).toEqual({ outcome: 'ack', status: 'stale:node-gone' });
+    expect(events).toEqual(['getNode:start', 'getNode:end']);
   });
 
   it('writes the other tables together after the first, looking the route target up once', async () => {
