@@ -59,8 +59,8 @@ export async function readNodeWorld(node: Node, tables: readonly RouteTable[], d
   const own = new Set(claims.map(formatCidr));
   const others = othersRoutedTo(instanceIdOf(node), own, tables, parsedCidrs(deps.clusterCidrs));
   const sets = [...new Set([...claims, ...others].flatMap((cidr) => setOf(deps.cidrSets, cidr) ?? []))];
-  const owned = new Map<CidrSet, Lease | null>();
-  for (const set of sets) owned.set(set, await set.ownedLease(name));
+  // One keyed read per covering set (a set per cluster CIDR, so a few at most), side by side.
+  const owned = new Map<CidrSet, Lease | null>(await Promise.all(sets.map(async (set) => [set, await set.ownedLease(name)] as const)));
   const exact = others.length === 0 && claims.every((cidr) => {
     const set = setOf(deps.cidrSets, cidr);
     return set === undefined || isBlockOf(cidr, set.nodeMaskSize, owned.get(set));

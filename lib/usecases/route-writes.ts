@@ -7,6 +7,7 @@
 import { formatCidr, tryParseCidr } from '../cidr/cidr.ts';
 import { conditionText } from '../dataplane/data-plane.ts';
 import { PodrouteError } from '../errors.ts';
+import { firstThenEach } from '../util/concurrency.ts';
 import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/work-message.ts';
 import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
@@ -70,6 +71,10 @@ export async function applyRoute(op: RouteOp, deps: WriteDeps): Promise<string> 
  */
 export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, delivery?: Delivery): Promise<string> {
   const name = message.node;
+  // The batch's listing is read alongside the node and awaited where first needed, so a node that
+  // is gone or not podroute's is answered as such even when the listing fails (it is unread then).
+  const listing = deps.view.current();
+  listing.catch(() => undefined);
   const current = await currentNode(name, deps);
   const stored = afterAdmission(current, message.admitted);
   let node = stored;
@@ -85,19 +90,23 @@ export async function syncNodeRoutes(message: SyncNodeMessage, deps: WriteDeps, 
   const unmanaged = stored ? unmanagedReason(stored, deps.nodeSelector) : null;
   if (unmanaged !== null) return `stale:unmanaged ${unmanaged}`;
   const routed = node;
-  const tables = await deps.view.current();
+  const tables = await listing;
   const world = await readNodeWorld(routed, tables, deps);
   // Nothing is written for a node a pod CIDR of which the ownership decider does not give it, admitted or stored.
   verifyNode(name, world, deps);
   const plan = await planNode(world, tables, deps.clusterCidrs, (instanceId) => routeTarget({ node: name, instanceId }, deps), deps.nodeSelector);
   // Routes only: a route to another instance is reconcile's, which sees the unmanaged nodes (no `expect`).
   const ops: RouteOp[] = [...plan.create, ...plan.replace].filter((op) => op.node === name).map(({ routeTableId, destinationCidr, node: owner, instanceId }) => ({ routeTableId, destinationCidr, node: owner, instanceId }));
-  const results: string[] = [];
-  for (const op of ops) results.push(await minding(tables, op, deps, () => ensureRoute(op, listedRoutes(tables, op.routeTableId, op.destinationCidr), routed, deps)));
+  // The first write finds the route target and turns its source/destination check off (kept in
+  // `deps.targets`); the others, each another (table, destination), go side by side after it.
+  const results = await firstThenEach(ops, NODE_WRITES_AT_ONCE, (op) => minding(tables, op, deps, () => ensureRoute(op, listedRoutes(tables, op.routeTableId, op.destinationCidr), routed, deps)));
   if (!stored && message.admitted) await settleAdmitted(name, message.admitted, deps, (now) => settle(now, world, deps));
   else await settle(routed, world, deps);
   return ops.length === 0 ? 'in-sync' : results.join(',');
 }
+
+/** A node's route writes in flight at once after its first (one per table and family), well inside EC2's mutating burst. */
+export const NODE_WRITES_AT_ONCE = 4;
 
 /** Whether two lists of canonical CIDRs hold the same CIDRs. */
 export function sameCidrs(a: readonly string[], b: readonly string[]): boolean {

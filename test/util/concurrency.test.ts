@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forEachLimit, mapSettled } from '../../lib/util/concurrency.ts';
+import { firstThenEach, forEachLimit, mapSettled } from '../../lib/util/concurrency.ts';
 
 /** A call that resolves when the test says so, so the order of events is the test's, not a timer's. */
 function gate() {
@@ -57,5 +57,42 @@ describe('mapSettled', () => {
       { status: 'rejected', reason: new Error('one') },
       { status: 'fulfilled', value: 20 },
     ]);
+  });
+});
+
+describe('firstThenEach', () => {
+  it('runs the first item alone, then the others at most `limit` at once, and returns the results in input order', async () => {
+    let inFlight = 0;
+    const most: number[] = [];
+    const results = await firstThenEach([0, 1, 2, 3, 4], 2, async (item) => {
+      inFlight++;
+      most[item] = inFlight;
+      await tick();
+      inFlight--;
+      return item * 10;
+    });
+    expect(results).toEqual([0, 10, 20, 30, 40]);
+    // The first had no company; each later one started with at most one other in flight.
+    expect(most[0]).toBe(1);
+    expect(Math.max(...most.slice(1))).toBe(2);
+  });
+
+  it.each([
+    { name: 'the first fails: no other item is tried', failing: [0], started: [0], error: 'item 0' },
+    { name: 'a later one fails: every item is tried, the first failure in input order rejects', failing: [3, 1], started: [0, 1, 2, 3], error: 'item 1' },
+  ])('$name', async ({ failing, started: wanted, error }) => {
+    const started: number[] = [];
+    const run = firstThenEach([0, 1, 2, 3], 4, async (item) => {
+      started.push(item);
+      await tick();
+      if (failing.includes(item)) throw new Error(`item ${item}`);
+      return item;
+    });
+    await expect(run).rejects.toThrow(error);
+    expect(started.sort()).toEqual(wanted);
+  });
+
+  it('resolves with nothing for no items', async () => {
+    expect(await firstThenEach([], 2, async () => 1)).toEqual([]);
   });
 });
