@@ -71,7 +71,7 @@ const node = (name: string, podCidr?: string) => ({
 });
 
 /** KubeNodes' methods that only serve its others (they make no call of their own). */
-const INTERNAL = ['constructor', 'listNodesOnce', 'validNode', 'remember', 'patchWithRetry', 'call', 'callText'];
+const INTERNAL = ['constructor', 'listNodesOnce', 'validNode', 'remember', 'patchWithRetry', 'call', 'callStreamed'];
 
 describe('infra/kubernetes/rbac.yaml: exactly the calls of the Kubernetes adapter', () => {
   let emulator: KubeEmulator;
