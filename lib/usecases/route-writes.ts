@@ -119,7 +119,7 @@ export function sameCidrs(a: readonly string[], b: readonly string[]): boolean {
  * providerID), now for a CREATE; the launch-lag window (`ensureRoute`) and the ownership decider's
  * registration order read it.
  */
-function admittedNode(name: string, admitted: Admitted, createdAt: string): Node {
+export function admittedNode(name: string, admitted: Admitted, createdAt: string): Node {
   const cidrs = admitted.podCidrs;
   return {
     metadata: { name, creationTimestamp: createdAt },

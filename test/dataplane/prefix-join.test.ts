@@ -31,6 +31,8 @@ interface Case {
   /** The IPv4 block is leased to another node, or delegated to another interface. */
   v4?: 'leased-to-another' | 'on-another-interface';
   receiveCount?: number;
+  /** The interface carries a prefix leased to node `holder`, stored on the same instance or departed (404). */
+  shared?: 'stored' | 'departed';
 }
 
 async function run(c: Case) {
@@ -45,8 +47,11 @@ async function run(c: Case) {
   const podCidrs = [await v4set.allocateNext(owner), await v6set.allocateNext('joiner')];
   const [v4 = '', v6 = ''] = podCidrs;
   if (c.v4 === 'on-another-interface') prefixes.addInstance(subnet.subnetId, [v4]);
-  const eni = prefixes.addInstance(subnet.subnetId, c.onInterface === 'both' ? [v4, v6] : c.onInterface === 'v4' ? [v4] : []);
+  const holderBlock = c.shared ? [await v4set.allocateNext('holder')] : [];
+  const eni = prefixes.addInstance(subnet.subnetId, [...holderBlock, ...(c.onInterface === 'both' ? [v4, v6] : c.onInterface === 'v4' ? [v4] : [])]);
   const nodes = new MemoryNodeSource(clock);
+  const registered = '2026-11-30T00:00:00Z';
+  if (c.shared === 'stored') nodes.put({ metadata: { name: 'holder', creationTimestamp: registered }, spec: { providerID: `aws:///us-east-1a/${eni.instanceId}`, podCIDR: holderBlock[0], podCIDRs: holderBlock } });
   const storedCidrs = c.storedCidrs === 'other' ? ['10.0.24.32/28', v6] : podCidrs;
   if (c.stored) nodes.add('joiner', { instanceId: eni.instanceId, podCidrs: storedCidrs, networkUnavailable: c.ready ? 'False' : 'True' });
   const log = memoryLogger();
@@ -85,6 +90,9 @@ describe("prefixes mode: the worker's sync-node", () => {
     ['stored with other pod CIDRs than admitted: left to reconcile', { stored: true, storedCidrs: 'other' }, 'left-to-reconcile:stored-differs-from-admitted', [], 'True'],
     ['a block the lease table gives another node: refused, nothing assigned', { stored: true, v4: 'leased-to-another' }, 'throws:refused:not-leased', [], 'True'],
     ['a block EC2 holds on another interface: left to reconcile, which holds it for the cloud', { stored: true, v4: 'on-another-interface' }, 'left-to-reconcile:prefix-refused', ['v4'], 'True'],
+    ['a stored node on the same instance holds a prefix on the interface: refused as routes mode refuses, nothing assigned', { stored: true, shared: 'stored' }, 'throws:refused:instance-of-another-node', [], 'True'],
+    ['the same, not stored yet: refused, nothing assigned', { stored: false, shared: 'stored' }, 'throws:refused:instance-of-another-node', [], null],
+    ['a prefix on the interface leased to a departed node (404): assigned, then ready', { stored: true, shared: 'departed' }, 'assigned,ready', ['v4', 'v6'], 'False'],
     ['a stored node’s message (no admitted facts) with prefixes missing: nothing assigned', { stored: true, admitted: false }, 'left-to-reconcile:prefixes-missing', [], 'True'],
   ])('%s', async (_name, c, outcome, assigned, condition) => {
     const result = await run(c);
@@ -92,6 +100,6 @@ describe("prefixes mode: the worker's sync-node", () => {
     expect(result.assigned).toEqual(assigned.map((family) => result[family]));
     expect(result.condition).toBe(condition);
     // Whatever was assigned is on the node's interface: no call that failed left a prefix behind elsewhere.
-    if (outcome === 'assigned,ready' || outcome === 'ready') expect([...result.held].sort()).toEqual([result.v4, result.v6].sort());
+    if ((outcome === 'assigned,ready' || outcome === 'ready') && c.shared === undefined) expect([...result.held].sort()).toEqual([result.v4, result.v6].sort());
   });
 });

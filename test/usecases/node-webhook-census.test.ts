@@ -143,17 +143,28 @@ describe('a new node naming a stored node\'s instance, under a fresh clear censu
     expect(world.routeSummary(table)).toEqual([`100.64.5.0/24 -> ${victim.instanceId}`]);
   });
 
-  it('prefixes mode (its worker does not judge a shared instance): the admission lists and warns, as without a census', async () => {
+  it('prefixes mode: admitted by key without the warning; the worker\'s ownership decider refuses it before delegating, the stored node keeps its prefix', async () => {
     const vpc = world.ec2.state.addVpc({ cidrBlock: '10.0.0.0/16' });
     const subnet = world.ec2.state.addSubnet({ vpcId: vpc.id, cidrBlock: '10.0.16.0/20', availabilityZone: 'us-east-1b' });
     world.ec2.state.createReservation({ subnetId: subnet.id, cidr: '10.0.24.0/22', type: 'explicit', description: 'podroute' });
     const w = await testWiring(world, local, { MODE: 'prefixes', CLUSTER_CIDRS: '10.0.0.0/16' });
     const victim = await world.addNode('victim', { podCidrs: ['10.0.24.0/28'], instance: world.ec2.state.addInstance({ subnetId: subnet.id }) });
-    await w.wiring.claimCensus?.recordRun({ at: world.clock.now(), clear: true });
+    world.clock.ms = Date.now() + 1_000;
+    // Reconcile adopts the victim's block, delegates it to the victim's interface and records a clear run.
+    await reconcile(w.reconcileDeps());
+    const delegated = () => world.ec2.state.primaryInterface(victim.instanceId)?.ipv4Prefixes ?? [];
+    expect(delegated()).toEqual(['10.0.24.0/28']);
+    w.queue.clear();
     world.kube.stats.reset();
     const response = await admit(nodeCreateReview(world.nodeObject('thief', victim.instanceId)), w.reconcileDeps());
-    expect(world.kube.stats.all()['GET /api/v1/nodes']).toBe(1);
-    expect(response.response.warnings).toEqual([expect.stringContaining('node victim')]);
-    expect(w.log.lines.filter((l) => l.event === 'webhook.admitted').map((l) => l.reads)).toEqual(['listing']);
+    expect(world.kube.stats.all()['GET /api/v1/nodes'] ?? 0).toBe(0);
+    expect(response.response.warnings).toBeUndefined();
+    expect(w.log.lines.filter((l) => l.event === 'webhook.admitted').map((l) => l.reads)).toEqual(['keyed']);
+    const [message] = w.queue.messages;
+    expect(message).toMatchObject({ kind: 'sync-node', node: 'thief', admitted: { instanceId: victim.instanceId } });
+    const handler = createRouteWorkerHandler(async () => w.wiring);
+    await handler(sqsEvent(sqsRecord('m1', JSON.stringify(message), 1)), lambdaContext());
+    expect(w.log.lines.filter((l) => l.event === 'message.refused').map((l) => [l.node, l.reason])).toEqual([['thief', 'instance-of-another-node']]);
+    expect(delegated()).toEqual(['10.0.24.0/28']);
   });
 });

@@ -292,7 +292,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       // Nodes spread over the subnets (and so the zones) in turn, as an Auto Scaling group balances them.
       const subnet = world.subnets[(nodeCounter - 1) % world.subnets.length];
       if (!subnet) throw new Error('the sandbox world has no subnet');
-      const instance = ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
+      // A re-join registers a Node on a running instance (a kubelet registering again); else a new instance.
+      const running = join.instanceId === undefined ? undefined : ec2.state.instances.get(join.instanceId);
+      if (join.instanceId !== undefined && running?.state !== 'running') throw new Error(`instance ${join.instanceId} is not running`);
+      const instance = running ?? ec2.state.addInstance({ subnetId: subnet.id, secondaryEnis, tags: { Name: nodeName, [tagKey]: 'owned' } });
       instances.set(nodeName, instance.id);
       const hostile = join.podCidrs !== undefined || join.providerId !== undefined;
       record.set(nodeName, { instanceId: instance.id, ...(hostile ? { hostile, planted: join.podCidrs ?? [] } : {}) });

@@ -114,6 +114,8 @@ export interface JoinOptions {
   providerId?: string;
   /** Join as under an external CCM (see SandboxOptions.externalCcm); default the sandbox's setting. */
   externalCcm?: boolean;
+  /** Register on this running instance (a re-join, e.g. after its Node was deleted) instead of launching one. */
+  instanceId?: string;
 }
 
 export interface LeaveOptions {

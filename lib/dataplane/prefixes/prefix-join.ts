@@ -12,10 +12,11 @@ import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../../nodes/node
 import type { Node } from '../../nodes/node.ts';
 import { outcomeOf } from '../../usecases/delivery-outcome.ts';
 import { type Delivery, type RouteWorkerDeps, NodeNotStoredError, storedAfterAdmission } from '../../usecases/route-worker-deps.ts';
-import { sameCidrs } from '../../usecases/route-writes.ts';
+import { admittedNode, sameCidrs } from '../../usecases/route-writes.ts';
 import { conditionText } from '../data-plane.ts';
 import { assignAdmitted } from './prefix-assign.ts';
 import type { PrefixAssignPorts } from './prefix-assign.ts';
+import { verifyInstanceOfNode } from './prefix-instance.ts';
 import { prefixReadiness } from './readiness.ts';
 
 /**
@@ -31,7 +32,8 @@ import { prefixReadiness } from './readiness.ts';
  *   one EC2 checked and delegated to it (EC2 User Guide, "Prefix delegation for Amazon EC2 network
  *   interfaces");
  * - admitted pod CIDRs missing from the interface are assigned (./prefix-assign.ts), each only
- *   when the lease table gives it to the node;
+ *   when the lease table gives it to the node, and only when no stored node whose lease is on the
+ *   interface holds the instance (./prefix-instance.ts: refused `instance-of-another-node`);
  * - then NetworkUnavailable=False on the stored node, once every pod CIDR is delegated, with one
  *   pod CIDR inside each cluster CIDR (./readiness.ts decides it, as for reconcile's node sync).
  *   A node still not stored after the assignment is retried shortly (the prefixes are on its
@@ -63,7 +65,9 @@ export async function settlePrefixJoin(message: SyncNodeMessage, deps: RouteWork
     deps.log.log('info', 'prefix.not-delegated', { node: name, networkInterfaceId: eni.networkInterfaceId, missing });
     return 'left-to-reconcile:prefixes-missing';
   }
-  if (missing.length > 0) {
+  if (missing.length > 0 && admitted) {
+    // Refused (instance-of-another-node) when a stored node's lease is on the interface: nothing is delegated.
+    await verifyInstanceOfNode(stored ?? admittedNode(name, admitted, new Date(deps.now()).toISOString()), eni, deps, ports);
     const assigned = await assignAdmitted(name, eni, missing, ports);
     if (assigned.kind === 'left') return assigned.status;
   }

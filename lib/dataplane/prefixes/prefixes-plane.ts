@@ -45,8 +45,9 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
     workerSyncNode: (message, deps, delivery) => settlePrefixJoin(message, deps, ports, delivery),
     // No route table is podroute's here: a route message (one queued before MODE changed) has nothing to act on.
     workerRouteWrite: async () => 'stale:no-route-plane',
-    // Its worker delegates an admitted node's blocks without looking for another node on the instance.
-    workerJudgesInstance: false,
+    // Before delegating an admitted node's blocks, its worker reads the holders of the interface's
+    // other pod-range prefixes by key and runs the ownership decider (./prefix-instance.ts).
+    workerJudgesInstance: true,
     reportsMissingRoutes: false,
     nodeSyncMarksReady: true,
     readiness: prefixReadiness,
