@@ -4,7 +4,7 @@
  * same `Wiring` from their own clients and hand it to the handler factories instead.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EC2Client } from '@aws-sdk/client-ec2';
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { tryParseCidr } from '../lib/cidr/cidr.ts';
 import { loadConfig } from '../lib/config.ts';
@@ -23,7 +23,7 @@ import { DynamoDbCidrStore, cidrSetId } from '../lib/aws/dynamodb-cidr-store.ts'
 import { DynamoDbClaimCensus } from '../lib/aws/dynamodb-claim-census.ts';
 import { DynamoDbDeletionWindow } from '../lib/aws/dynamodb-deletion-guard.ts';
 import { DynamoDbSetRegistry } from '../lib/aws/dynamodb-set-registry.ts';
-import { ec2ClientConfig } from '../lib/aws/ec2-client.ts';
+import { createEc2Client } from '../lib/aws/ec2-client.ts';
 import { countEc2Throttles } from '../lib/aws/ec2-throttle-count.ts';
 import { Ec2EniPrefixes, assertPrefixMask } from '../lib/aws/ec2-prefixes.ts';
 import { Ec2InstanceStates } from '../lib/aws/ec2-instance-states.ts';
@@ -257,7 +257,7 @@ export async function wiringFromEnv(env: Record<string, string | undefined>, opt
   const region = env.AWS_REGION ?? 'us-east-1';
   // Traced (X-Ray) when the handler traces: functions/tracing.ts.
   const capture = options.capture ?? (<T>(client: T): T => client);
-  const clients: Clients = { ec2: capture(new EC2Client(ec2ClientConfig({ region }))), sqs: capture(new SQSClient({ region })), dynamodb: capture(new DynamoDBClient({ region })) };
+  const clients: Clients = { ec2: capture(createEc2Client({ region })), sqs: capture(new SQSClient({ region })), dynamodb: capture(new DynamoDBClient({ region })) };
   const kubeConfig = await createKubeConfig(
     config.kube.auth === 'eks'
       ? {

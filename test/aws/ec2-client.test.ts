@@ -7,9 +7,13 @@ import { MAXIMUM_RETRY_DELAY } from '@smithy/core/retry';
 import { ec2ClientConfig, scaledBackoff } from '../../lib/aws/ec2-client.ts';
 
 describe('ec2ClientConfig', () => {
-  it('keeps the SDK defaults in production: adaptive mode, no custom strategy', () => {
+  it('keeps the SDK adaptive defaults in production, one strategy per action, 8 attempts', async () => {
     const config = ec2ClientConfig({ region: 'us-east-1' });
-    expect(config).toEqual({ retryMode: 'adaptive', maxAttempts: 8, region: 'us-east-1' });
+    expect(config.region).toBe('us-east-1');
+    expect(config).not.toHaveProperty('retryMode');
+    const strategy = config.retryStrategy as { mode?: string; maxAttemptsProvider?: () => Promise<number> } | undefined;
+    expect(strategy?.mode).toBe('adaptive');
+    expect(await strategy?.maxAttemptsProvider?.()).toBe(8);
   });
 
   it('gives a scaled world an adaptive strategy of its own, with the attempts asked for', async () => {

@@ -39,7 +39,7 @@ import { jsonLogger, memoryLogger } from '../../../lib/log.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { startEc2Emulator } from '../ec2/index.ts';
 import type { FaultKind } from '../ec2/index.ts';
-import { ec2ClientConfig } from '../../../lib/aws/ec2-client.ts';
+import { createEc2Client } from '../../../lib/aws/ec2-client.ts';
 import { clusterTagKey } from '../../../lib/routes/index.ts';
 import { startKubeEmulator } from '../kube/index.ts';
 import { manifestMatchConditions } from '../kube/match-conditions.ts';
@@ -210,17 +210,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const ec2Clients: EC2Client[] = [];
     const makeWiring = async (fn: 'reconcile' | 'worker' | 'webhook' | 'events'): Promise<Wiring> => {
       // The production client's retry settings, pointed at the emulator.
-      const ec2Client = new EC2Client(
-        ec2ClientConfig(
-          {
-            endpoint: ec2.url,
-            region: REGION,
-            credentials: CREDENTIALS,
-            ...(options.ec2MaxAttempts === undefined ? {} : { maxAttempts: options.ec2MaxAttempts }),
-          },
-          // The SDK's backoff and adaptive rate limiter on the sandbox's clock (lib/aws/ec2-client.ts).
-          { timeScale: clientTimeScale },
-        ),
+      const ec2Client = createEc2Client(
+        {
+          endpoint: ec2.url,
+          region: REGION,
+          credentials: CREDENTIALS,
+          ...(options.ec2MaxAttempts === undefined ? {} : { maxAttempts: options.ec2MaxAttempts }),
+        },
+        // The SDK's backoff and per-action adaptive rate limiters on the sandbox's clock (lib/aws/ec2-client.ts).
+        { timeScale: clientTimeScale },
       );
       ec2Clients.push(ec2Client);
       // podroute's own identity, allowed only what infra/kubernetes/rbac.yaml grants.
