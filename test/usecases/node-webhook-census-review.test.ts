@@ -42,4 +42,21 @@ describe('UPDATE that sets a stored node\'s pod CIDRs under a clear census', () 
     const answer = await admit(nodeCreateReview(world.nodeObject('node-n', next.id)), w.reconcileDeps());
     expect(podCidrOf(answer)).not.toBe('100.64.0.0/24');
   });
+
+  it('records nothing for podroute\'s own patch of a leased block: the next admission stays keyed', async () => {
+    world.addClusterTable();
+    const w = await testWiring(world, local);
+    const own = await world.addNode('own', { podCidrs: ['100.64.5.0/24'] });
+    await reconcile(w.reconcileDeps());
+    const update = admissionReviewSchema().parse({
+      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+      request: { uid: '33333333-0000-4000-8000-000000000002', kind: { group: '', version: 'v1', kind: 'Node' }, resource: { group: '', version: 'v1', resource: 'nodes' },
+        name: 'own', operation: 'UPDATE', userInfo: { username: 'podroute' }, object: world.nodeObject('own', own.instanceId, ['100.64.5.0/24']), oldObject: world.nodeObject('own', own.instanceId) },
+    });
+    await admit(update, w.reconcileDeps());
+    const next = world.ec2.state.addInstance();
+    await admit(nodeCreateReview(world.nodeObject('node-n', next.id)), w.reconcileDeps());
+    const reads = w.log.lines.filter((l) => l.event === 'webhook.admitted' && l.node === 'node-n').map((l) => l.reads);
+    expect(reads).toEqual(['keyed']);
+  });
 });
