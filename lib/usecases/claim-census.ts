@@ -18,6 +18,13 @@ import type { ClaimCensusRecord, ClaimCensusStore } from './ports.ts';
  */
 export const CLAIM_SETTLE_MS = 60_000;
 
+/**
+ * How far ahead of an admission's clock a run may be stamped and still vouch. Lambda hosts keep
+ * their clocks NTP-synced, far under a second apart; a run stamped further ahead was taken on a
+ * clock that is wrong, and its listing cannot be placed against a claim recorded on this one.
+ */
+export const CENSUS_CLOCK_SKEW_MS = 1_000;
+
 /** The reconcile schedule's period in production (serverless.yml `reconcileSchedule`: rate(1 minute)). */
 export const RECONCILE_PERIOD_MS = 60_000;
 
@@ -56,7 +63,7 @@ export interface AdmissionReadsInput {
 export function admissionReads(input: AdmissionReadsInput): AdmissionReads {
   const run = input.census?.run;
   if (!input.workerJudgesInstance || run === undefined || !run.clear) return 'listing';
-  if (Math.abs(input.now - run.at) > CENSUS_MAX_AGE_MS) return 'listing';
+  if (input.now - run.at > CENSUS_MAX_AGE_MS || run.at - input.now > CENSUS_CLOCK_SKEW_MS) return 'listing';
   const claimAt = input.census?.claimAt;
   return claimAt === undefined || run.at > claimAt + CLAIM_SETTLE_MS ? 'keyed' : 'listing';
 }

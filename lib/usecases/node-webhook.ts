@@ -113,10 +113,12 @@ async function admitRequest(request: AdmissionReview['request'], deps: WebhookDe
  * kubelet's CREATE (which the CREATE path left alone: `no-provider-id`); it gets what a CREATE
  * gets, except the condition: an update of the main resource keeps the stored status (k8s
  * pkg/registry/core/node/strategy.go, PrepareForUpdate), so the worker settles it. Any other
- * UPDATE, whatever the filter that let it through, is allowed untouched.
+ * UPDATE that sets a stored node's pod CIDRs (Kubernetes lets spec.podCIDR go from empty to set
+ * once) is judged like a CREATE's claim: an unleased block is recorded in the claim census before
+ * the answer, or the UPDATE is denied. Any other UPDATE is allowed untouched.
  */
 async function admitUpdate(request: AdmissionReview['request'], deps: WebhookDeps, decided: Decided): Promise<AdmissionReviewResponse> {
-  if (!isProviderIdJoin(request)) return admissionResponse(request.uid);
+  if (!isProviderIdJoin(request)) return await admitPodCidrsSet(request, deps, decided);
   const node = parseNode(request.object);
   const unmanaged = unmanagedReason(node, deps.config.nodeSelector);
   if (unmanaged !== null) {
@@ -125,6 +127,23 @@ async function admitUpdate(request: AdmissionReview['request'], deps: WebhookDep
   }
   // An update's condition is the stored one (see above): `decided.unavailable` stays empty.
   return await admitNewNode(request.uid, node, decided, deps, 'UPDATE');
+}
+
+/**
+ * An UPDATE giving a stored node pod CIDRs it had none of: its own lease (podroute's patch of the
+ * block it leased) records nothing; any unleased block is held in the claim census, so a keyed
+ * admission after it keeps out of that block. Nothing is patched or queued: reconcile routes it.
+ */
+async function admitPodCidrsSet(request: AdmissionReview['request'], deps: WebhookDeps, decided: Decided): Promise<AdmissionReviewResponse> {
+  if (request.oldObject === undefined || request.object === undefined) return admissionResponse(request.uid);
+  const node = parseNode(request.object);
+  if (podCidrsOf(parseNode(request.oldObject)).length > 0 || podCidrsOf(node).length === 0) return admissionResponse(request.uid);
+  const verdict = judgeClaims(node, await leasedSets(deps));
+  if (verdict.kind !== 'refused') return admissionResponse(request.uid);
+  const unverified = verdict.refused.filter((c) => c.reason === 'unverified').map((c) => c.cidr);
+  if (unverified.length > 0) await holdClaim(node.metadata.name, unverified, deps, decided);
+  deps.log.log('info', 'webhook.admitted', { node: node.metadata.name, operation: 'UPDATE', podCidrs: podCidrsOf(node), recorded: unverified });
+  return admissionResponse(request.uid, [], verdict.refused.map((claim) => refusalMessage(node.metadata.name, claim)));
 }
 
 /** An admission that was still at work when its deadline came. */

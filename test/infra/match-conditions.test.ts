@@ -15,12 +15,14 @@ describe('the deployed node-provider-id condition', () => {
   it.each<[string, Json, Json, ReturnType<typeof deployed>]>([
     ['providerID first set', nodeWith({}), nodeWith({ providerID: ID }), { call: true }],
     ['from an empty string to set', nodeWith({ providerID: '' }), nodeWith({ providerID: ID }), { call: true }],
-    ['already set, unchanged', nodeWith({ providerID: ID }), nodeWith({ providerID: ID }), { call: false, reason: 'false', condition: 'provider-id-first-set' }],
-    ['still unset', nodeWith({}), nodeWith({ unschedulable: true }), { call: false, reason: 'false', condition: 'provider-id-first-set' }],
-    ['set to an empty string', nodeWith({}), nodeWith({ providerID: '' }), { call: false, reason: 'false', condition: 'provider-id-first-set' }],
+    ['already set, unchanged', nodeWith({ providerID: ID }), nodeWith({ providerID: ID }), { call: false, reason: 'false', condition: 'provider-id-or-pod-cidr-first-set' }],
+    ['still unset', nodeWith({}), nodeWith({ unschedulable: true }), { call: false, reason: 'false', condition: 'provider-id-or-pod-cidr-first-set' }],
+    ['podCIDR first set on a joined node', nodeWith({ providerID: ID }), nodeWith({ providerID: ID, podCIDR: '100.64.0.0/24', podCIDRs: ['100.64.0.0/24'] }), { call: true }],
+    ['podCIDR already set, unchanged', nodeWith({ providerID: ID, podCIDR: '100.64.0.0/24' }), nodeWith({ providerID: ID, podCIDR: '100.64.0.0/24', unschedulable: true }), { call: false, reason: 'false', condition: 'provider-id-or-pod-cidr-first-set' }],
+    ['set to an empty string', nodeWith({}), nodeWith({ providerID: '' }), { call: false, reason: 'false', condition: 'provider-id-or-pod-cidr-first-set' }],
     // A CREATE (oldObject null) or DELETE (object null) cannot evaluate the fields: an error, so skipped.
-    ['no oldObject', null, nodeWith({ providerID: ID }), { call: false, reason: 'error', condition: 'provider-id-first-set' }],
-    ['no spec in the new object', nodeWith({}), { metadata: { name: 'n' } }, { call: false, reason: 'error', condition: 'provider-id-first-set' }],
+    ['no oldObject', null, nodeWith({ providerID: ID }), { call: false, reason: 'error', condition: 'provider-id-or-pod-cidr-first-set' }],
+    ['no spec in the new object', nodeWith({}), { metadata: { name: 'n' } }, { call: false, reason: 'error', condition: 'provider-id-or-pod-cidr-first-set' }],
   ])('%s', (_name, oldObject, object, expected) => {
     expect(deployed({ object, oldObject, request: { operation: 'UPDATE' } })).toEqual(expected);
   });
