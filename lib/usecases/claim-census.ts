@@ -19,9 +19,10 @@ import type { ClaimCensusRecord, ClaimCensusStore } from './ports.ts';
 export const CLAIM_SETTLE_MS = 60_000;
 
 /**
- * How far ahead of an admission's clock a run may be stamped and still vouch. Lambda hosts keep
- * their clocks NTP-synced, far under a second apart; a run stamped further ahead was taken on a
- * clock that is wrong, and its listing cannot be placed against a claim recorded on this one.
+ * How far ahead of an admission's clock a run may be stamped and still vouch. A run stamped further
+ * ahead was taken on a clock that disagrees with this one, so its listing cannot be placed against a
+ * claim recorded here. The bound is a choice on the safe side, not a documented Lambda figure (AWS
+ * documents no clock accuracy for Lambda hosts): a larger real skew only makes admissions list.
  */
 export const CENSUS_CLOCK_SKEW_MS = 1_000;
 
