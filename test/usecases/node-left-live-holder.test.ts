@@ -3,8 +3,8 @@
  * names a block a live, stored node carries as its pod CIDR, delegated to that node's interface (a
  * lease table that disagrees with the cluster, e.g. restored from a backup older than the node's
  * join; or a replayed NodeLeft for a name whose block moved). Reclaim keeps such a lease
- * (lib/usecases/lease-release.ts: `still-delegated`, a prefix on an interface the run read); the departure path must not
- * take a live node's prefix off its interface either. Over the claim protocol in memory and the
+ * (lib/usecases/lease-release.ts: `still-delegated`, a prefix on an interface the run read); the
+ * departure path must not take a live node's prefix off its interface either. Over the claim protocol in memory and the
  * in-memory EniPrefixes the prefixes plane uses (freeDepartedPrefix).
  */
 import { describe, expect, it } from 'vitest';
