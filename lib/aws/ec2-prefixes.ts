@@ -163,8 +163,14 @@ export class Ec2EniPrefixes implements EniPrefixes {
       const block = text === undefined ? null : tryParseCidr(text);
       return block !== null && block.family === wanted.family && containsCidr(block, wanted);
     };
-    const subnet = subnets.find((s) => holds(s.CidrBlock) || (s.Ipv6CidrBlockAssociationSet ?? []).some((a) => holds(a.Ipv6CidrBlock)));
-    return subnet?.SubnetId ? this.prefixHolder(subnet.SubnetId, cidr) : null;
+    // Subnets of different VPCs may overlap (Amazon VPC User Guide, "VPC CIDR blocks": only one
+    // VPC's own subnets may not), so every subnet that contains the prefix is read until one holds it.
+    const containing = subnets.filter((s) => holds(s.CidrBlock) || (s.Ipv6CidrBlockAssociationSet ?? []).some((a) => holds(a.Ipv6CidrBlock)));
+    for (const subnet of containing) {
+      const holder = subnet.SubnetId ? await this.prefixHolder(subnet.SubnetId, cidr) : null;
+      if (holder !== null) return holder;
+    }
+    return null;
   }
 
   /**

@@ -95,9 +95,10 @@ export interface DataPlane {
   /**
    * Lets the cloud side go of a departed owner's block (its Node read 404, its lease past the
    * grace) before the node-left check (lib/usecases/node-left.ts) or reclaim
-   * (lib/usecases/lease-upkeep.ts) releases the lease.
+   * (lib/usecases/lease-upkeep.ts) releases the lease. `stillGone`, a keyed re-read of the owner,
+   * is asked right before any write to the cloud side; without it the plane writes nothing there.
    */
-  freeDepartedBlock(cidr: string, owner: string): Promise<DepartedBlock>;
+  freeDepartedBlock(cidr: string, owner: string, stillGone?: () => Promise<boolean>): Promise<DepartedBlock>;
   /** Whether a managed node needs node sync this run. */
   needsNodeSync(node: Node): boolean;
   /** What a NodeJoined event does for a stored node: node sync, over fresh reads of the cloud side. */

@@ -2,12 +2,12 @@
  * Which leases may be freed, and why the others stay: the one decider for reconcile's reclaim
  * (./lease-upkeep.ts `reclaimOrphans`) and the node-left check (./node-left.ts), over values. A lease
  * goes only when its owner is unlisted, past the grace (./absence.ts `pastGrace`), read 404 by key,
- * not delegated to an interface the run read, and holds no listed node's smaller pod CIDR
+ * not delegated to an interface the run read while a listed node carries it, and holds no listed node's smaller pod CIDR
  * (./pod-cidr-mask.ts `blockInUse`); docs/decisions/0003-leases.md.
  */
 import { overlapsText } from '../cidr/cidr.ts';
 import type { Lease } from '../ipam/index.ts';
-import type { Node } from '../nodes/node.ts';
+import { podCidrsOf, type Node } from '../nodes/node.ts';
 import { pastGrace } from './absence.ts';
 import type { Presence } from './absence.ts';
 import { blockInUse } from './pod-cidr-mask.ts';
@@ -46,6 +46,11 @@ export function decideLeaseReleases(input: LeaseReleaseInput): LeaseVerdict[] {
   return verdicts;
 }
 
+/** Whether a listed node's pod CIDR overlaps the block (its own copy of it included). */
+function carried(cidr: string, nodes: readonly Node[]): boolean {
+  return nodes.some((node) => podCidrsOf(node).some((text) => overlapsText(text, cidr)));
+}
+
 function hasOwner(lease: Lease): lease is Lease & { owner: string } {
   return lease.owner !== null;
 }
@@ -55,7 +60,9 @@ function keepReason(lease: Lease & { owner: string }, input: LeaseReleaseInput):
   const presence = input.presence.get(lease.owner) ?? 'unreadable';
   if (presence === 'present') return 'node-exists';
   if (presence === 'unreadable') return 'node-unreadable';
-  if (input.delegated.some((prefix) => overlapsText(prefix, lease.cidr))) return 'still-delegated';
+  // On a listed node's interface and carried by a listed node: a lease table that disagrees with
+  // the cluster (a restore), never taken off. On an interface alone, the data plane takes it off.
+  if (input.delegated.some((prefix) => overlapsText(prefix, lease.cidr)) && carried(lease.cidr, input.listed)) return 'still-delegated';
   if (blockInUse(lease.cidr, input.listed)) return 'block-in-use';
   return null;
 }

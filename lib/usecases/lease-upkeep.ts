@@ -12,7 +12,7 @@ import { decideOwnership, withAdopted } from '../routes/index.ts';
 import type { LeaseTable } from '../routes/index.ts';
 import { MASK_MISMATCH_EVENT, maskMismatchMessage, setRanges } from './pod-cidr-mask.ts';
 import type { MaskMismatch } from './pod-cidr-mask.ts';
-import type { Presence } from './absence.ts';
+import { readPresence, type Presence } from './absence.ts';
 import { decideLeaseReleases } from './lease-release.ts';
 import type { KeepReason } from './lease-release.ts';
 import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
@@ -146,7 +146,9 @@ export async function reclaimOrphans(
         continue;
       }
       try {
-        const freed = await deps.plane.freeDepartedBlock(lease.cidr, lease.owner);
+        // Re-read by key right before any unassign: a node re-joined under the name since the run's read keeps its block.
+        const stillGone = async () => (await readPresence([lease.owner], deps.nodes, 1)).get(lease.owner) === 'absent';
+        const freed = await deps.plane.freeDepartedBlock(lease.cidr, lease.owner, stillGone);
         if (!freed.release) {
           deps.log.log('warn', 'reclaim.kept', { cidr: lease.cidr, owner: lease.owner, why: freed.why });
           continue;

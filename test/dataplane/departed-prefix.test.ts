@@ -33,7 +33,7 @@ function world(): { eni: MemoryEniPrefixes; instanceId: string; networkInterface
 describe('freeDepartedPrefix', () => {
   it.each(['10.0.4.0/28', '2600:1f18:1234:5600:1::/80'])('takes %s off the live interface that holds it, then lets the lease go; other prefixes stay', async (prefix) => {
     const { eni, instanceId, networkInterfaceId } = world();
-    expect(await freeDepartedPrefix(eni, prefix, 'node-a')).toEqual({ release: true, unassignedFrom: networkInterfaceId });
+    expect(await freeDepartedPrefix(eni, prefix, 'node-a', async () => true)).toEqual({ release: true, unassignedFrom: networkInterfaceId });
     const left = (await eni.describeInterfaces([instanceId])).get(instanceId)?.prefixes;
     expect(left).not.toContain(prefix);
     expect(left).toHaveLength(2);
@@ -59,10 +59,23 @@ describe('freeDepartedPrefix', () => {
     expect(eni.count('unassignPrefix')).toBe(0);
   });
 
+  it.each([
+    ['without a re-read (node-left, a NodeLeft event)', undefined, /still-delegated/],
+    ['when the re-read finds the owner again', async () => false, /changed before the unassign/],
+    ['when the re-read fails', async () => Promise.reject(new Error('timeout')), /changed before the unassign/],
+  ])('keeps a still-delegated prefix on its interface %s', async (_case, stillGone, why) => {
+    const { eni, instanceId } = world();
+    const freed = await freeDepartedPrefix(eni, '10.0.4.0/28', 'node-a', stillGone);
+    expect(freed).toMatchObject({ release: false });
+    expect(freed.release === false && freed.why).toMatch(why);
+    expect(eni.count('unassignPrefix')).toBe(0);
+    expect((await eni.describeInterfaces([instanceId])).get(instanceId)?.prefixes).toContain('10.0.4.0/28');
+  });
+
   it('keeps the lease when EC2 refuses the unassign', async () => {
     const { networkInterfaceId } = world();
     const refusing = { prefixDelegation: async () => networkInterfaceId, unassignPrefix: async () => Promise.reject(new Error('UnauthorizedOperation')) };
-    const freed = await freeDepartedPrefix(refusing, '10.0.4.0/28', 'node-a');
+    const freed = await freeDepartedPrefix(refusing, '10.0.4.0/28', 'node-a', async () => true);
     expect(freed).toMatchObject({ release: false });
     expect(freed.release === false && freed.why).toMatch(/UnauthorizedOperation/);
   });

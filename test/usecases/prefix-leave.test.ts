@@ -78,24 +78,22 @@ const delegatedTo = (instanceId: string): string[] => {
 const writes = (): Record<string, number> => Object.fromEntries(Object.entries(world.ec2.stats.calls).filter(([action]) => !/^(Describe|Get)/.test(action)));
 
 describe('prefixes mode: a node leaves', () => {
-  it('the worker’s node-left check takes the gone node’s prefixes off its still-running instance, then releases its blocks in every family, by keyed reads', async () => {
-    const { first, gone, kept, goneInstance } = await joined();
+  it('the worker’s node-left check leaves the gone node’s prefixes on its still-running instance, and their leases, to reconcile’s reclaim, by keyed reads', async () => {
+    const { first, gone, goneInstance } = await joined();
     expect(delegatedTo(goneInstance).sort()).toEqual([...gone].sort());
     const worker = await container(first);
+    const before = await leases(worker.wiring);
     world.resetStats();
     const handler = createRouteWorkerHandler(async () => worker.wiring);
 
     const response = await handler(sqsEvent(sqsRecord('m1', JSON.stringify({ v: 2, kind: 'node-left', node: 'gone' }))), lambdaContext());
 
-    expect(response).toEqual({ batchItemFailures: [] });
-    // Keyed reads only (GetItem), the conditional deletes, and no listing of any set.
-    expect([...worker.dynamo.counts.keys()].filter((c) => c !== 'GetItemCommand' && c !== 'DeleteItemCommand')).toEqual([]);
-    expect(worker.dynamo.counts.get('DeleteItemCommand')).toBeGreaterThanOrEqual(2);
-    expect(await leases(worker.wiring)).toEqual(kept.map((cidr) => `${cidr}=kept`).sort());
-    expect(gone.every((cidr) => !kept.includes(cidr))).toBe(true);
-    // Each block's prefix came off the interface (one Unassign per family) before its lease went.
-    expect(delegatedTo(goneInstance)).toEqual([]);
-    expect(writes()).toEqual({ UnassignPrivateIpAddresses: 1, UnassignIpv6Addresses: 1 });
+    // Retried (the blocks are still delegated); nothing is taken off an interface on a keyed read alone.
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    expect(worker.dynamo.counts.get('DeleteItemCommand') ?? 0).toBe(0);
+    expect(await leases(worker.wiring)).toEqual(before);
+    expect(delegatedTo(goneInstance).sort()).toEqual([...gone].sort());
+    expect(writes()).toEqual({});
   });
 
   it('a signed NodeLeft event releases them too once the instance is terminated: its interface took the prefixes, nothing is unassigned', async () => {

@@ -393,7 +393,7 @@ describe('prefixes mode: reconcile', () => {
     },
   );
 
-  it('reclaim keeps a vanished node’s block while its prefix is delegated to an interface the run read (review #2)', async () => {
+  it('reclaim takes a vanished node’s prefix off the interface a node re-registered on under another name, then releases its block', async () => {
     const ec2 = new FakeEc2();
     ec2.addSubnet('subnet-a', ['10.0.0.0/20'], [{ cidr: '10.0.8.0/26', type: 'explicit' }]);
     const nodes = new MemoryNodes();
@@ -407,8 +407,9 @@ describe('prefixes mode: reconcile', () => {
     nodes.add('x-again', eni.instanceId);
     advance(3600_000);
     const report = await reconcile(deps);
-    expect(report.reclaimed).toEqual([]);
-    expect(await (await setOf('10.0.8.0/26')).leases()).toContainEqual(expect.objectContaining({ cidr: xBlock }));
+    expect(report.reclaimed).toEqual([{ cidr: xBlock, owner: 'x' }]);
+    expect(await (await setOf('10.0.8.0/26')).leases()).not.toContainEqual(expect.objectContaining({ cidr: xBlock }));
+    expect(nodes.podCidrs('x-again')).not.toContain(xBlock);
   });
 
   it('reports a node whose instance EC2 does not list yet, and syncs the others', async () => {

@@ -22,14 +22,25 @@ async function readHolding(prefixes: Pick<EniPrefixes, 'prefixDelegation'>, cidr
 }
 
 /**
- * Answers whether the lease of `cidr`, held by `owner`, may go now. An unassign EC2 refuses or
- * that fails keeps the lease: the next check reads the holder afresh (a prefix already gone then
- * reads 'none').
+ * Answers whether the lease of `cidr`, held by `owner`, may go now. A prefix still delegated is
+ * taken off its interface only when the caller passes `stillGone`, a keyed re-read asked right
+ * before the unassign (reclaim, which has listed every node, so a live node carrying the block
+ * keeps its lease as `still-delegated` before this is asked). Without it (the node-left check and
+ * a NodeLeft event, which list nothing) a delegated prefix keeps its lease for reclaim: nothing
+ * is taken off an interface on a keyed read alone. An unassign EC2 refuses or that fails keeps the
+ * lease: the next check reads the holder afresh (a prefix already gone then reads 'none').
  */
-export async function freeDepartedPrefix(prefixes: Pick<EniPrefixes, 'prefixDelegation' | 'unassignPrefix'>, cidr: string, owner: string): Promise<DepartedBlock> {
+export async function freeDepartedPrefix(
+  prefixes: Pick<EniPrefixes, 'prefixDelegation' | 'unassignPrefix'>,
+  cidr: string,
+  owner: string,
+  stillGone?: () => Promise<boolean>,
+): Promise<DepartedBlock> {
   const step = decideDepartedPrefix(await readHolding(prefixes, cidr), isCloudHold(owner) ? 'cloud-hold' : 'node');
   if (step.kind === 'keep') return { release: false, why: step.why === 'holder-unread' ? `${step.why}: ${step.error}` : `${step.why}: ${step.networkInterfaceId}` };
   if (step.kind === 'release') return { release: true };
+  if (stillGone === undefined) return { release: false, why: `still-delegated: ${step.networkInterfaceId} (left to reconcile's reclaim)` };
+  if (!(await stillGone().catch(() => false))) return { release: false, why: `owner ${owner} or its lease changed before the unassign` };
   try {
     await prefixes.unassignPrefix(step.networkInterfaceId, cidr);
   } catch (error) {

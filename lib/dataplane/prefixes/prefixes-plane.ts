@@ -35,7 +35,7 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
     readRun: (listNodes) => readPrefixesRun(ports, listNodes),
     tablesRequired: false,
     leaseSets: () => ports.usedReservationSets(),
-    freeDepartedBlock: (cidr, owner) => freeDepartedPrefix(ports.prefixes, cidr, owner),
+    freeDepartedBlock: (cidr, owner, stillGone) => freeDepartedPrefix(ports.prefixes, cidr, owner, stillGone),
     needsNodeSync: (node) => lacksPodCidrFamily(node, config.clusterCidrs) || networkUnavailableOf(node) !== 'False',
     syncNewNode: async (node, kube) => void (await syncPrefixNode(node, await readPrefixWorld([node], ports), ports, kube)),
     // The admission takes the blocks; the worker's `sync-node` assigns them, at the pace of EC2's buckets.
