@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import type { DescribeInstancesCommandOutput, EC2Client, InstanceNetworkInterface } from '@aws-sdk/client-ec2';
 import { containsCidr, formatCidr, tryParseCidr } from '../cidr/cidr.ts';
-import type { Family } from '../cidr/cidr.ts';
+import type { Cidr, Family } from '../cidr/cidr.ts';
 import { InvalidInputError, PodrouteError } from '../errors.ts';
 import type { EniPrefixes, NodeInterface } from '../usecases/ports.ts';
 import { Ec2Error, toPodrouteError } from './ec2-errors.ts';
@@ -89,10 +89,7 @@ export class Ec2EniPrefixes implements EniPrefixes {
 
   /** Delegates exactly `cidr` (an IPv4 /28 or IPv6 /80) to the interface. */
   async assignPrefix(networkInterfaceId: string, cidrText: string): Promise<void> {
-    const cidr = tryParseCidr(cidrText);
-    if (!cidr) throw new InvalidInputError(`invalid prefix ${JSON.stringify(cidrText)}: want an IPv4 /28 or IPv6 /80 CIDR`);
-    assertPrefixMask(cidr.family, cidr.prefix);
-    const prefix = formatCidr(cidr);
+    const { cidr, prefix } = delegablePrefix(cidrText);
     try {
       await this.assign(networkInterfaceId, cidr.family, { prefix }, prefix);
     } catch (error) {
@@ -178,10 +175,7 @@ export class Ec2EniPrefixes implements EniPrefixes {
    * (`Ipv6Prefix.N`): takes the named prefix off the interface.
    */
   async unassignPrefix(networkInterfaceId: string, cidrText: string): Promise<void> {
-    const cidr = tryParseCidr(cidrText);
-    if (!cidr) throw new InvalidInputError(`invalid prefix ${JSON.stringify(cidrText)}: want an IPv4 /28 or IPv6 /80 CIDR`);
-    assertPrefixMask(cidr.family, cidr.prefix);
-    const prefix = formatCidr(cidr);
+    const { cidr, prefix } = delegablePrefix(cidrText);
     const operation = cidr.family === 4 ? 'UnassignPrivateIpAddresses' : 'UnassignIpv6Addresses';
     try {
       if (cidr.family === 4) await this.client.send(new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: networkInterfaceId, Ipv4Prefixes: [prefix] }));
@@ -208,6 +202,14 @@ export class Ec2EniPrefixes implements EniPrefixes {
       throw toPodrouteError(error, { operation, subject: `${eniId} ${subject}` });
     }
   }
+}
+
+/** `text` as a prefix EC2 can delegate (an IPv4 /28 or IPv6 /80), canonical; an `InvalidInputError` otherwise. */
+function delegablePrefix(text: string): { cidr: Cidr; prefix: string } {
+  const cidr = tryParseCidr(text);
+  if (!cidr) throw new InvalidInputError(`invalid prefix ${JSON.stringify(text)}: want an IPv4 /28 or IPv6 /80 CIDR`);
+  assertPrefixMask(cidr.family, cidr.prefix);
+  return { cidr, prefix: formatCidr(cidr) };
 }
 
 /** The one reading of an interface's delegated prefixes: both families, delegated sizes only, canonical. */

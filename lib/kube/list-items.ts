@@ -1,83 +1,16 @@
 /**
- * A Kubernetes list body (`{"kind": "NodeList", "metadata": {...}, "items": [...]}`) split into its
- * items and its other members, parsed. The node adapter reads each item with `pickValue`: only the
- * members a decision reads are parsed, the rest (managedFields, images: most of a node's 10 to 15
- * KB) is stepped over without building it, so a page costs one scan and a few small parses. Pure.
+ * The JSON scanning a Kubernetes list body is read with (./list-stream.ts): `pickValue` parses only
+ * the members a decision reads and steps over the rest (managedFields, images: most of a node's 10
+ * to 15 KB) without building it. Pure.
  *
  * The scan finds where each member and each item ends (strings, with their escapes, and bracket
- * depth); what is kept is read by `JSON.parse`. A truncated or unbalanced body, or a kept part that
- * is not JSON, fails with a SyntaxError; the scalars of a skipped member are not checked
+ * depth); what is kept is read by `JSON.parse`. A truncated or unbalanced value, or a kept part
+ * that is not JSON, fails with a SyntaxError; the scalars of a skipped member are not checked
  * (docs/decisions/0016-scale-reconcile-read.md).
  */
 
-export interface SplitList<T = string> {
-  /** The members other than `items`, parsed (`items` too when it is not an array). */
-  members: Map<string, unknown>;
-  /** Each element of `items`, as `readItem` answers it (its JSON text by default); null when there is no `items` array. */
-  items: T[] | null;
-}
-
 /** Reads the value starting at `at`: what it stands for and the index just past it. */
 export type ValueReader<T> = (text: string, at: number) => { value: T; end: number };
-
-const itemText: ValueReader<string> = (text, at) => {
-  const end = endOfValue(text, at);
-  return { value: text.slice(at, end), end };
-};
-
-export function splitList(text: string): SplitList;
-export function splitList<T>(text: string, readItem: ValueReader<T>): SplitList<T>;
-export function splitList<T>(text: string, readItem?: ValueReader<T>): SplitList<T | string> {
-  return readList<T | string>(text, readItem ?? itemText);
-}
-
-function readList<T>(text: string, readItem: ValueReader<T>): SplitList<T> {
-  const members = new Map<string, unknown>();
-  let items: T[] | null = null;
-  let i = skipSpace(text, 0);
-  expect(text, i, '{');
-  i = skipSpace(text, i + 1);
-  if (text[i] === '}') return end(text, i, members, items);
-  for (;;) {
-    expect(text, i, '"');
-    const keyEnd = endOfString(text, i);
-    const key: unknown = JSON.parse(text.slice(i, keyEnd));
-    i = skipSpace(text, keyEnd);
-    expect(text, i, ':');
-    i = skipSpace(text, i + 1);
-    if (key === 'items' && text[i] === '[') {
-      members.delete('items');
-      items = [];
-      i = skipSpace(text, i + 1);
-      if (text[i] === ']') i += 1;
-      else {
-        for (;;) {
-          const item = readItem(text, i);
-          items.push(item.value);
-          i = skipSpace(text, item.end);
-          if (text[i] === ',') {
-            i = skipSpace(text, i + 1);
-            continue;
-          }
-          expect(text, i, ']');
-          i += 1;
-          break;
-        }
-      }
-    } else {
-      const valueEnd = endOfValue(text, i);
-      members.set(String(key), JSON.parse(text.slice(i, valueEnd)));
-      if (key === 'items') items = null;
-      i = valueEnd;
-    }
-    i = skipSpace(text, i);
-    if (text[i] === ',') {
-      i = skipSpace(text, i + 1);
-      continue;
-    }
-    return end(text, i, members, items);
-  }
-}
 
 /** Which members of an object to keep: `true` keeps a member's value whole, a nested `Fields` keeps those of its own. */
 export interface Fields {
@@ -125,12 +58,6 @@ export function pickValue(text: string, at: number, fields: Fields): { value: un
     expect(text, i, '}');
     return { value: out, end: i + 1 };
   }
-}
-
-function end<T>(text: string, at: number, members: Map<string, unknown>, items: T[] | null): SplitList<T> {
-  expect(text, at, '}');
-  if (skipSpace(text, at + 1) !== text.length) throw new SyntaxError(`unexpected text after the JSON object at ${at + 1}`);
-  return { members, items };
 }
 
 export function expect(text: string, at: number, char: string): void {

@@ -3,11 +3,17 @@
  * (`push`) and reads each element of `items` as soon as it is whole, with a `ValueReader` such as
  * `pickValue` (./list-items.ts), so a page is never held as one string. The reader must throw a
  * SyntaxError on an object that the text ends inside of, as `pickValue` does. Only the text of the
- * value being read is kept between parts: a few kilobytes, not the page. `end` answers what
- * `splitList` answers for the whole body, or throws the SyntaxError it would. Pure.
+ * value being read is kept between parts: a few kilobytes, not the page. `end` answers the body's
+ * other members and its items, or throws the SyntaxError `JSON.parse` of the whole would. Pure.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { expect, scanString, scanValue, skipSpace, type SplitList, type ValueReader } from './list-items.ts';
+import { expect, scanString, scanValue, skipSpace, type ValueReader } from './list-items.ts';
+
+/** A list body read: its members other than `items` (`items` too when it is not an array), and each element of `items` as the reader answers it (null when there is no `items` array). */
+export interface StreamedList<T> {
+  members: Map<string, unknown>;
+  items: T[] | null;
+}
 
 type State = 'open' | 'firstKey' | 'key' | 'colon' | 'value' | 'firstItem' | 'item' | 'afterItem' | 'afterMember' | 'trailing';
 
@@ -50,7 +56,7 @@ export class ListStream<T> {
   }
 
   /** The whole list, once the body has ended; a SyntaxError when it is truncated or not a list body. */
-  end(): SplitList<T> {
+  end(): StreamedList<T> {
     this.pending += this.decoder.end();
     this.read(true);
     if (this.state !== 'trailing') throw new SyntaxError('unexpected end of JSON in the list body');

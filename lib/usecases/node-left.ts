@@ -34,7 +34,7 @@ interface NodeLeftDeps {
   leaseGraceSeconds: number;
 }
 
-type NodeLeftResult =
+export type NodeLeftResult =
   /**
    * `kept`: blocks of the node left leased because they are younger than the grace period;
    * `held`: blocks left leased because the cloud side has not let go of them yet (asked again later).

@@ -6,24 +6,15 @@
  * DescribeSubnets lists first: answering "no holder" for a prefix still delegated frees a block
  * EC2 still holds.
  */
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import { describe, expect, it } from 'vitest';
+import { useEc2Emulators } from '../support/ec2-emulators.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { freeDepartedPrefix } from '../../lib/dataplane/prefixes/free-departed-prefix.ts';
 
-const started: Array<{ ec2: Ec2Emulator; client: EC2Client }> = [];
-afterAll(async () => {
-  for (const { ec2, client } of started) {
-    client.destroy();
-    await ec2.close();
-  }
-});
+const startEc2 = useEc2Emulators();
 
 async function twoVpcs() {
-  const ec2 = await startEc2Emulator({ throttle: false });
-  const client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' }, maxAttempts: 1 });
-  started.push({ ec2, client });
+  const { ec2, client } = await startEc2();
   // Another team's VPC, created first, with the same 10.0.0.0/16 block and an overlapping subnet.
   const other = ec2.state.addVpc({ cidrBlock: '10.0.0.0/16' });
   ec2.state.addSubnet({ vpcId: other.id, cidrBlock: '10.0.0.0/20', availabilityZone: 'us-east-1a' });

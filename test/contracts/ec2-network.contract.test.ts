@@ -2,9 +2,7 @@
  * The Subnets and EniPrefixes contracts against their fakes and against Ec2Subnets and
  * Ec2EniPrefixes over one EC2 emulator per case.
  */
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { afterAll } from 'vitest';
-import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import { useEc2Emulators } from '../support/ec2-emulators.ts';
 import { Ec2EniPrefixes } from '../../lib/aws/ec2-prefixes.ts';
 import { Ec2Subnets } from '../../lib/aws/ec2-subnets.ts';
 import { MemoryEniPrefixes } from '../fakes/memory-eni-prefixes.ts';
@@ -28,18 +26,10 @@ function memoryWorld() {
   };
 }
 
-const started: Array<{ ec2: Ec2Emulator; client: EC2Client }> = [];
-afterAll(async () => {
-  for (const { ec2, client } of started) {
-    client.destroy();
-    await ec2.close();
-  }
-});
+const startEc2 = useEc2Emulators();
 
 async function emulatorWorld() {
-  const ec2 = await startEc2Emulator({ throttle: false });
-  const client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' }, maxAttempts: 1 });
-  started.push({ ec2, client });
+  const { ec2, client } = await startEc2();
   const vpc = ec2.state.addVpc({ cidrBlock: '10.0.0.0/16', ipv6CidrBlock: '2600:1f18:1234:5600::/56' });
   return {
     subnets: new Ec2Subnets(client),

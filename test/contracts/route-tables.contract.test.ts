@@ -1,7 +1,5 @@
 /** The RouteTables contract against the fake and against Ec2RouteTables over the EC2 emulator. */
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { afterAll } from 'vitest';
-import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
+import { useEc2Emulators } from '../support/ec2-emulators.ts';
 import { Ec2RouteTables } from '../../lib/aws/ec2-route-tables.ts';
 import { MemoryRouteTables } from '../fakes/memory-route-tables.ts';
 import { CONTRACT_CLUSTER, routeTablesContract } from './route-tables.contract.ts';
@@ -20,18 +18,10 @@ routeTablesContract('MemoryRouteTables', async ({ routeLimit }) => {
   };
 });
 
-const started: Array<{ ec2: Ec2Emulator; client: EC2Client }> = [];
-afterAll(async () => {
-  for (const { ec2, client } of started) {
-    client.destroy();
-    await ec2.close();
-  }
-});
+const startEc2 = useEc2Emulators();
 
 routeTablesContract('Ec2RouteTables over the EC2 emulator', async ({ routeLimit }) => {
-  const ec2 = await startEc2Emulator({ throttle: false, ...(routeLimit === undefined ? {} : { routeLimit }) });
-  const client = new EC2Client({ endpoint: ec2.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret' }, maxAttempts: 1 });
-  started.push({ ec2, client });
+  const { ec2, client } = await startEc2(routeLimit === undefined ? {} : { routeLimit });
   return {
     port: new Ec2RouteTables(client, { clusterName: CONTRACT_CLUSTER }),
     targets: new Ec2RouteTargets(client),

@@ -8,7 +8,7 @@ const itemText: ValueReader<unknown> = (text, at) => {
   return { value: JSON.parse(text.slice(at, end)) as unknown, end };
 };
 
-/** The body pushed in the given parts (byte offsets of `bytes`), then ended, in splitList's shape. */
+/** The body pushed in the given parts (byte offsets of `bytes`), then ended, as members and items. */
 function streamed(bytes: Buffer, cuts: readonly number[], read: ValueReader<unknown> = itemText, batchChars = 0): { members: Record<string, unknown>; items: unknown[] | null } {
   const stream = new ListStream(read, { batchChars });
   let from = 0;
@@ -21,7 +21,7 @@ function streamed(bytes: Buffer, cuts: readonly number[], read: ValueReader<unkn
   return { members: Object.fromEntries(members), items };
 }
 
-/** What `JSON.parse` of the whole body says, in splitList's shape. */
+/** What `JSON.parse` of the whole body says, as members and items. */
 function parsedWhole(text: string): { members: Record<string, unknown>; items: unknown[] | null } {
   const value = JSON.parse(text) as Record<string, unknown>;
   const { items, ...members } = value;
@@ -54,7 +54,7 @@ describe('ListStream', () => {
     expect(streamed(bytes, Array.from({ length: bytes.length }, (_, i) => i))).toEqual(parsedWhole(text));
   });
 
-  it('reads each item with the reader it is given, as splitList does', () => {
+  it('reads each item with the reader it is given', () => {
     const fields: Fields = { metadata: { name: true } };
     const read: ValueReader<unknown> = (text, at) => pickValue(text, at, fields);
     const text = '{"items":[{"metadata":{"name":"a","uid":"1"},"status":{"images":[1,2]}},{"metadata":{"name":"b"}}]}';

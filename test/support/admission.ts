@@ -11,3 +11,10 @@ export function nodeCreateReview(node: Record<string, unknown>, uid = '22222222-
   const name = (node.metadata as { name: string }).name;
   return admissionReviewSchema().parse(admissionReview(uid, 'CREATE', name, node, null, kubeletUser(name)));
 }
+
+/** The pod CIDR an admission response's JSON patch sets, or undefined when it sets none. */
+export function patchedPodCidr(response: unknown): unknown {
+  const patch = (response as { response?: { patch?: string } }).response?.patch;
+  const ops = patch === undefined ? [] : (JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as Array<{ path: string; value?: unknown }>);
+  return ops.find((op) => op.path === '/spec/podCIDR')?.value;
+}

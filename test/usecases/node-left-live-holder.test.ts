@@ -8,17 +8,13 @@
  * in-memory EniPrefixes the prefixes plane uses (freeDepartedPrefix).
  */
 import { describe, expect, it } from 'vitest';
-import { freeDepartedPrefix } from '../../lib/dataplane/prefixes/free-departed-prefix.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
-import { memoryLogger } from '../../lib/log.ts';
-import { releaseIfGone } from '../../lib/usecases/node-left.ts';
 import { MemoryEniPrefixes } from '../fakes/memory-eni-prefixes.ts';
 import { MemoryNodeSource } from '../fakes/memory-node-source.ts';
 import { MemorySubnets } from '../fakes/memory-subnets.ts';
 import { TimedMemoryCidrStore } from '../fakes/timed-memory-cidr-store.ts';
 import { FakeClock } from '../support/clock.ts';
-
-const GRACE_SECONDS = 600;
+import { DEPARTURE_GRACE_SECONDS as GRACE_SECONDS, releasePrefixIfGone } from '../support/prefix-departure.ts';
 
 describe("prefixes mode: a gone owner's lease on a live node's delegated pod CIDR", () => {
   it("leaves the live node's prefix on its interface", async () => {
@@ -32,14 +28,7 @@ describe("prefixes mode: a gone owner's lease on a live node's delegated pod CID
     const nodes = new MemoryNodeSource(clock.now);
     nodes.add('live-node', { instanceId: live.instanceId, podCidrs: [prefix], networkUnavailable: 'False' });
     clock.advance(GRACE_SECONDS * 1000 + 1);
-    await releaseIfGone('gone-node', {
-      nodes,
-      leaseSets: async () => [set],
-      freeDepartedBlock: (cidr, owner) => freeDepartedPrefix(eni, cidr, owner),
-      log: memoryLogger(),
-      now: clock.now,
-      leaseGraceSeconds: GRACE_SECONDS,
-    });
+    await releasePrefixIfGone('gone-node', { nodes, set, prefixes: eni, clock });
     expect((await eni.describeInterfaces([live.instanceId])).get(live.instanceId)?.prefixes).toEqual([prefix]);
     expect(eni.count('unassignPrefix')).toBe(0);
   });

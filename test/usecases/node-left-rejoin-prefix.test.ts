@@ -8,18 +8,14 @@
  * memory and the in-memory EniPrefixes the prefixes plane uses (freeDepartedPrefix).
  */
 import { describe, expect, it } from 'vitest';
-import { freeDepartedPrefix } from '../../lib/dataplane/prefixes/free-departed-prefix.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
 import type { CidrSet } from '../../lib/ipam/index.ts';
-import { memoryLogger } from '../../lib/log.ts';
-import { releaseIfGone } from '../../lib/usecases/node-left.ts';
 import { MemoryEniPrefixes } from '../fakes/memory-eni-prefixes.ts';
 import { MemoryNodeSource } from '../fakes/memory-node-source.ts';
 import { MemorySubnets } from '../fakes/memory-subnets.ts';
 import { TimedMemoryCidrStore } from '../fakes/timed-memory-cidr-store.ts';
 import { FakeClock } from '../support/clock.ts';
-
-const GRACE_SECONDS = 600;
+import { DEPARTURE_GRACE_SECONDS as GRACE_SECONDS, releasePrefixIfGone } from '../support/prefix-departure.ts';
 
 type Moment = 'at-node-read' | 'at-holder-read';
 
@@ -52,14 +48,7 @@ describe('prefixes mode: node-left and a same-name re-join on the same instance'
       },
       unassignPrefix: eni.unassignPrefix.bind(eni),
     };
-    await releaseIfGone('node-a', {
-      nodes,
-      leaseSets: async () => [set],
-      freeDepartedBlock: (cidr, owner) => freeDepartedPrefix(prefixes, cidr, owner),
-      log: memoryLogger(),
-      now: clock.now,
-      leaseGraceSeconds: GRACE_SECONDS,
-    });
+    await releasePrefixIfGone('node-a', { nodes, set, prefixes: prefixes, clock });
     expect((await set.leases()).map((lease) => `${lease.cidr} ${lease.owner}`)).toEqual([`${prefix} node-a`]);
     // The live, re-joined node's prefix must still be delegated to its interface.
     expect((await eni.describeInterfaces([instanceId])).get(instanceId)?.prefixes).toEqual([prefix]);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { admissionReviewSchema } from '../../lib/webhook/admission.ts';
-import { nodeCreateReview } from '../support/admission.ts';
+import { nodeCreateReview, patchedPodCidr as podCidrOf } from '../support/admission.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring } from '../support/wiring.ts';
@@ -16,12 +16,6 @@ import type { World } from '../support/world.ts';
 let local: LocalDynamo;
 let world: World;
 useWorldAndDynamo((parts) => ({ world, local } = parts));
-
-const podCidrOf = (response: unknown): unknown => {
-  const patch = (response as { response?: { patch?: string } }).response?.patch;
-  const ops = patch === undefined ? [] : (JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as Array<{ path: string; value?: unknown }>);
-  return ops.find((op) => op.path === '/spec/podCIDR')?.value;
-};
 
 describe('UPDATE that sets a stored node\'s pod CIDRs under a clear census', () => {
   it('is recorded as a claim: the next admission does not hand out that block', async () => {

@@ -9,7 +9,7 @@ import { createRouteWorkerHandler } from '../../functions/route-worker.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { CENSUS_MAX_AGE_MS } from '../../lib/usecases/claim-census.ts';
-import { nodeCreateReview } from '../support/admission.ts';
+import { nodeCreateReview, patchedPodCidr as podCidrOf } from '../support/admission.ts';
 import type { LocalDynamo } from '../support/dynalite.ts';
 import { useWorldAndDynamo } from '../support/world-and-dynamo.ts';
 import { testWiring, type TestWiring } from '../support/wiring.ts';
@@ -18,12 +18,6 @@ import { lambdaContext, sqsEvent, sqsRecord, type World } from '../support/world
 let local: LocalDynamo;
 let world: World;
 useWorldAndDynamo((parts) => ({ world, local } = parts));
-
-const podCidrOf = (response: unknown): unknown => {
-  const patch = (response as { response?: { patch?: string } }).response?.patch;
-  const ops = patch === undefined ? [] : (JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as Array<{ path: string; value?: unknown }>);
-  return ops.find((op) => op.path === '/spec/podCIDR')?.value;
-};
 
 async function setup(): Promise<TestWiring> {
   world.addClusterTable();

@@ -4,13 +4,14 @@
  * (which finds the route target) the node's other tables are written together, with the target
  * looked up once. A node found gone is answered so whatever the listing beside its read did.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PodrouteError } from '../../lib/errors.ts';
 import { memoryLogger } from '../../lib/log.ts';
 import { syncNodeMessage } from '../../lib/messages/work-message.ts';
 import type { NodeSource, RouteTables, RouteTargets } from '../../lib/usecases/ports.ts';
 import { handleWorkMessage, type RouteWorkerDeps } from '../../lib/usecases/route-worker.ts';
-import { startWorld, type World } from '../support/world.ts';
+import { useWorld } from '../support/use-world.ts';
+import type { World } from '../support/world.ts';
 import { routesWorkerPlane } from '../support/plane.ts';
 
 const CLUSTER_CIDRS = ['100.64.0.0/16'];
@@ -62,12 +63,7 @@ function recording(world: World) {
 
 describe('sync-node: independent calls side by side', () => {
   let world: World;
-  beforeEach(async () => {
-    world = await startWorld();
-  });
-  afterEach(async () => {
-    await world.close();
-  });
+  useWorld((w) => (world = w));
 
   it('reads the node and the route tables at once', async () => {
     world.addClusterTable();
