@@ -2,12 +2,13 @@
  * The claim census (lib/usecases/claim-census.ts) as one item of the CIDR table: `pk = census`,
  * `sk = claims` (no set's partition is named `census`). `runAt`/`runClear` is the last reconcile run
  * recorded (every run writes it: its age is what keeps a clear census fresh), `claimAt` the last
- * unleased claim an admission saw. Each is an UpdateItem conditional on the stored time being
- * older, so overlapping writers never move a field back.
+ * unleased claim an admission saw. Each is one UpdateItem (`recordRun` of the port says when a run
+ * replaces the stored one); a claim is written only over an older one.
  */
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { PodrouteError } from '../errors.ts';
+import { CENSUS_CLOCK_SKEW_MS } from '../usecases/claim-census.ts';
 import type { ClaimCensusRecord, ClaimCensusStore } from '../usecases/ports.ts';
 import { dynamoDbError, isConditionalCheckFailed } from './dynamodb-errors.ts';
 
@@ -35,23 +36,24 @@ export class DynamoDbClaimCensus implements ClaimCensusStore {
   }
 
   async recordRun(run: { at: number; clear: boolean }): Promise<void> {
-    await this.update('SET runAt = :t, runClear = :c', 'runAt', run.at, { ':c': { BOOL: run.clear } });
+    const set = 'SET runAt = :t, runClear = :c';
+    const values: Record<string, AttributeValue> = { ':t': { N: String(run.at) }, ':c': { BOOL: run.clear } };
+    // A run that is not clear is always written; a clear one over an older run, or over one stamped
+    // further ahead of its own clock than the skew bound (a wrong clock's, which would else keep
+    // every later run out until that time comes).
+    if (!run.clear) return this.update({ UpdateExpression: set, ExpressionAttributeValues: values });
+    values[':ahead'] = { N: String(run.at + CENSUS_CLOCK_SKEW_MS) };
+    return this.update({ UpdateExpression: set, ConditionExpression: 'attribute_not_exists(runAt) OR runAt < :t OR runAt > :ahead', ExpressionAttributeValues: values });
   }
 
   async recordClaim(at: number): Promise<void> {
-    await this.update('SET claimAt = :t', 'claimAt', at, {});
+    await this.update({ UpdateExpression: 'SET claimAt = :t', ConditionExpression: 'attribute_not_exists(claimAt) OR claimAt < :t', ExpressionAttributeValues: { ':t': { N: String(at) } } });
   }
 
-  /** Sets the field to `at` unless it holds a later (or the same) time; a lost condition is that, not an error. */
-  private async update(expression: string, field: string, at: number, values: Record<string, { BOOL: boolean }>): Promise<void> {
+  /** One UpdateItem of the census item; a lost condition is the stored value standing, not an error. */
+  private async update(input: Pick<UpdateItemCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues'>): Promise<void> {
     try {
-      await this.options.client.send(new UpdateItemCommand({
-        TableName: this.options.tableName,
-        Key: KEY,
-        UpdateExpression: expression,
-        ConditionExpression: `attribute_not_exists(${field}) OR ${field} < :t`,
-        ExpressionAttributeValues: { ':t': { N: String(at) }, ...values },
-      }));
+      await this.options.client.send(new UpdateItemCommand({ TableName: this.options.tableName, Key: KEY, ...input }));
     } catch (error) {
       if (isConditionalCheckFailed(error)) return;
       throw dynamoDbError('UpdateItem', error);

@@ -278,7 +278,11 @@ export interface ClaimCensusRecord {
 /** Where the claim census lives (an item of the CIDR table); each write keeps a later one that is there. */
 export interface ClaimCensusStore {
   read(): Promise<ClaimCensusRecord>;
-  /** Records a reconcile run (every run does), unless a run that started later is recorded already. */
+  /**
+   * Records a reconcile run (every run does). A run that is not clear always replaces the stored
+   * one: a doubt never waits behind a clock. A clear run replaces only a run that started earlier,
+   * or one stamped more than `CENSUS_CLOCK_SKEW_MS` ahead of it (a wrong clock).
+   */
   recordRun(run: { at: number; clear: boolean }): Promise<void>;
   /** Records an unleased claim seen at `at`, unless a later one is recorded already. */
   recordClaim(at: number): Promise<void>;

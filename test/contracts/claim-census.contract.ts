@@ -1,9 +1,10 @@
 /**
- * The ClaimCensusStore contract (lib/usecases/ports.ts): each field of the census only moves forward
- * in time, whoever writes it, run against MemoryClaimCensus and DynamoDbClaimCensus over dynalite
+ * The ClaimCensusStore contract (lib/usecases/ports.ts): a claim only moves forward in time; a run
+ * that is not clear always stands, a clear one replaces an earlier run or a wrong clock's; run against MemoryClaimCensus and DynamoDbClaimCensus over dynalite
  * (claim-census.contract.test.ts).
  */
 import { describe, expect, it } from 'vitest';
+import { CENSUS_CLOCK_SKEW_MS } from '../../lib/usecases/claim-census.ts';
 import type { ClaimCensusStore } from '../../lib/usecases/ports.ts';
 
 export function claimCensusContract(name: string, make: () => Promise<ClaimCensusStore>): void {
@@ -19,14 +20,37 @@ export function claimCensusContract(name: string, make: () => Promise<ClaimCensu
       expect(await store.read()).toEqual({ run: { at: 3_000, clear: false }, claimAt: 2_000 });
     });
 
-    it('keeps a later run and a later claim over an older one written after them (overlapping writers)', async () => {
+    it('keeps a later run and a later claim over an older clear run or claim written after them (overlapping writers)', async () => {
       const store = await make();
       await store.recordRun({ at: 5_000, clear: false });
-      await store.recordRun({ at: 4_000, clear: true });
+      await store.recordRun({ at: 4_500, clear: true });
       await store.recordRun({ at: 5_000, clear: true });
       await store.recordClaim(7_000);
       await store.recordClaim(6_000);
       expect(await store.read()).toEqual({ run: { at: 5_000, clear: false }, claimAt: 7_000 });
+    });
+
+    it.each([
+      ['an older clear run', { at: 4_000, clear: true }],
+      ['a clear run stamped within the skew bound ahead (its clock may be fast)', { at: 5_000 + CENSUS_CLOCK_SKEW_MS, clear: true }],
+      ['a clear run far ahead', { at: 9_999_999, clear: true }],
+      ['a run that was not clear', { at: 6_000, clear: false }],
+    ])('a run that is not clear replaces %s: a doubt always stands', async (_case, stored) => {
+      const store = await make();
+      await store.recordRun(stored);
+      await store.recordRun({ at: 5_000, clear: false });
+      expect(await store.read()).toEqual({ run: { at: 5_000, clear: false } });
+    });
+
+    it.each([
+      ['stamped more than the skew bound ahead (a wrong clock): replaced', { at: 5_000 + CENSUS_CLOCK_SKEW_MS + 1, clear: false }, true],
+      ['stamped within the skew bound ahead: kept', { at: 5_000 + CENSUS_CLOCK_SKEW_MS, clear: false }, false],
+      ['far ahead and clear: replaced', { at: 9_999_999, clear: true }, true],
+    ])('a clear run over a stored run %s', async (_case, stored, replaced) => {
+      const store = await make();
+      await store.recordRun(stored);
+      await store.recordRun({ at: 5_000, clear: true });
+      expect(await store.read()).toEqual({ run: replaced ? { at: 5_000, clear: true } : stored });
     });
   });
 }

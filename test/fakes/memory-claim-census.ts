@@ -1,7 +1,8 @@
 /**
  * MemoryClaimCensus: the ClaimCensusStore port (lib/usecases/ports.ts) in memory, written as
- * DynamoDbClaimCensus writes its item: a field moves only to a later time.
+ * DynamoDbClaimCensus writes its item: a run as the port says, a claim only to a later time.
  */
+import { CENSUS_CLOCK_SKEW_MS } from '../../lib/usecases/claim-census.ts';
 import type { ClaimCensusRecord, ClaimCensusStore } from '../../lib/usecases/ports.ts';
 
 export class MemoryClaimCensus implements ClaimCensusStore {
@@ -12,7 +13,9 @@ export class MemoryClaimCensus implements ClaimCensusStore {
   }
 
   async recordRun(run: { at: number; clear: boolean }): Promise<void> {
-    if (this.stored.run === undefined || this.stored.run.at < run.at) this.stored = { ...this.stored, run: { ...run } };
+    const stored = this.stored.run;
+    const replaces = !run.clear || stored === undefined || stored.at < run.at || stored.at > run.at + CENSUS_CLOCK_SKEW_MS;
+    if (replaces) this.stored = { ...this.stored, run: { ...run } };
   }
 
   async recordClaim(at: number): Promise<void> {
