@@ -35,6 +35,7 @@ const PODROUTE_METRICS = {
   RouteTableFull: ['route-worker'],    // CreateRoute answered RouteLimitExceeded
   MessagesRejected: ['route-worker'],  // malformed route messages, acknowledged
   WebhookFailures: ['node-webhook'],   // admissions the webhook failed (it fails open)
+  WebhookDenied: ['node-webhook'],     // nodes refused: their pod CIDR claim could not be recorded
   EC2Throttled: ['reconcile', 'route-worker', 'node-webhook'], // EC2 RequestLimitExceeded seen
   AllocationConflicts: ['reconcile', 'node-webhook'], // CIDR allocations lost to a concurrent writer
 };
@@ -44,6 +45,7 @@ const ALARMS = [
   'reconcile-heartbeat', 'nodes-blocked', 'route-table-full',
   'reconcile-errors', 'reconcile-refused', 'deletions-withheld', 'route-table-headroom',
   'route-worker-errors', 'messages-rejected', 'dlq-messages', 'events-dlq-messages', 'node-webhook-errors', 'webhook-failures',
+  'webhook-denied',
 ];
 
 function dashboardBody({ clusterName, stage, region }) {
@@ -97,6 +99,7 @@ function dashboardBody({ clusterName, stage, region }) {
     widget('Worker and webhook failures', [
       own('MessagesRejected', 'route-worker', { stat: 'Sum', label: 'messages rejected' }),
       own('WebhookFailures', 'node-webhook', { stat: 'Sum', label: 'webhook failures' }),
+      own('WebhookDenied', 'node-webhook', { stat: 'Sum', label: 'nodes denied' }),
     ], { period: 300 }),
     widget('Throttles', [
       ...PODROUTE_METRICS.EC2Throttled.map((fn) => own('EC2Throttled', fn, { stat: 'Sum', label: `EC2 ${fn}` })),

@@ -84,6 +84,7 @@ describe('serverless.yml alarms', () => {
     ['reconcile-errors', 'AWS/Lambda', 'Errors'],
     ['node-webhook-errors', 'AWS/Lambda', 'Errors'],
     ['webhook-failures', 'podroute', 'WebhookFailures'],
+    ['webhook-denied', 'podroute', 'WebhookDenied'],
     ['deletions-withheld', 'podroute', 'DeletionsWithheld'],
   ])('%s needs M of N datapoints, never a single one', (suffix, namespace, metric) => {
     const props = alarm(suffix);

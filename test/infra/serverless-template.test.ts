@@ -962,7 +962,7 @@ describe('serverless.yml packaged: one cluster, one stack; VPC; alias; alarms; d
     expect(alarms.map(key).sort()).toEqual([
       'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/Lambda/Errors', 'AWS/SQS/ApproximateNumberOfMessagesVisible', 'AWS/SQS/ApproximateNumberOfMessagesVisible',
       'podroute/DeletionsWithheld', 'podroute/MessagesRejected', 'podroute/NodesBlocked', 'podroute/ReconcileCompleted', 'podroute/ReconcileRefused',
-      'podroute/RouteTableFull', 'podroute/RouteTableHeadroom', 'podroute/WebhookFailures',
+      'podroute/RouteTableFull', 'podroute/RouteTableHeadroom', 'podroute/WebhookDenied', 'podroute/WebhookFailures',
     ]);
     for (const alarm of alarms.filter((a) => a.Namespace === 'podroute')) {
       // The function that publishes each metric (infra/serverless/dashboard.cjs, PODROUTE_METRICS).
