@@ -28,14 +28,20 @@ async function allocator(setId: string): Promise<CidrSet> {
   return createCidrSet({ ...cluster, store });
 }
 
+/**
+ * Allocations per allocator in the 50-writer test: the contention is set by the 50 writers at once,
+ * not by how many blocks each takes (8 keeps the test's time a quarter of 20's at the same 50).
+ */
+const PER_ALLOCATOR = 8;
+
 describe('many writers at once', () => {
-  it('50 allocators x 20 nodes: 1,000 distinct blocks, one per owner; releasing all frees all', async () => {
-    const setId = 'concurrency-1000';
+  it('50 allocators x 8 nodes: 400 distinct blocks, one per owner; releasing all frees all', async () => {
+    const setId = 'concurrency-400';
     const allocators = await Promise.all(Array.from({ length: 50 }, () => allocator(setId)));
     const handed = await Promise.all(
       allocators.map(async (set, a) => {
         const mine: Array<{ owner: string; cidr: string }> = [];
-        for (let n = 0; n < 20; n++) {
+        for (let n = 0; n < PER_ALLOCATOR; n++) {
           const owner = `node-${a}-${n}`;
           mine.push({ owner, cidr: await set.allocateNext(owner) });
         }
@@ -43,21 +49,21 @@ describe('many writers at once', () => {
       }),
     );
     const all = handed.flat();
-    expect(all).toHaveLength(1000);
-    expect(new Set(all.map(({ cidr }) => cidr)).size).toBe(1000);
+    expect(all).toHaveLength(400);
+    expect(new Set(all.map(({ cidr }) => cidr)).size).toBe(400);
     // A ticket each: allocators do not meet on one block (issue 9's goal: at most 0.1 per allocation).
     expect((failed.get(setId) ?? 0) / all.length).toBeLessThanOrEqual(0.1);
 
     const checker = await allocator(setId);
-    expect(await checker.usage()).toEqual({ used: 1000, total: 4096 });
+    expect(await checker.usage()).toEqual({ used: 400, total: 4096 });
     const leases = await checker.leases();
-    expect(leases).toHaveLength(1000);
-    expect(new Set(leases.map(({ owner }) => owner)).size).toBe(1000);
+    expect(leases).toHaveLength(400);
+    expect(new Set(leases.map(({ owner }) => owner)).size).toBe(400);
     const leaseOf = new Map(leases.map(({ cidr, owner }) => [owner, cidr]));
     for (const { owner, cidr } of all) expect(leaseOf.get(owner), owner).toBe(cidr);
 
     // A retry for an owner returns its block, from any allocator.
-    const sample = all[777];
+    const sample = all[277];
     expect(sample).toBeDefined();
     if (sample) expect(await allocators[3]?.allocateNext(sample.owner)).toBe(sample.cidr);
 

@@ -13,7 +13,7 @@ describe('prefixes mode: a node leaves', () => {
   let sandbox: Sandbox;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ mode: 'prefixes', dualStack: true, subnets: 1 });
+    sandbox = await startSandbox({ mode: 'prefixes', dualStack: true, subnets: 1, timeScale: 10 });
     for (const name of ['dep-1', 'dep-2', 'dep-3']) await sandbox.joinNode(name);
     await sandbox.settle({ timeoutMs: 25_000 });
   });
