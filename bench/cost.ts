@@ -19,6 +19,8 @@ export interface CostInputs {
   leaseReadUnits: number;
   /** SQS requests (as billed) one steady reconcile makes, measured. */
   reconcileSqsRequests: number;
+  /** DynamoDB writes one steady reconcile makes, measured (the claim census record, docs/decisions/0030). */
+  reconcileDynamodbWrites: number;
   /** Log bytes one steady reconcile writes at production's level, measured. */
   reconcileLogBytes: number;
   /** Custom metrics the reconcile publishes every run (so every hour of the month), measured. */
@@ -159,6 +161,7 @@ export function estimateCost(input: CostInputs): CostEstimate {
   // Each Query consumes at least one unit, however few bytes it reads.
   const readUnitsPerRun = Math.max(input.queriesPerReconcile, input.leaseReadUnits);
   add('DynamoDB reads', `${reconciles} runs x ${readUnitsPerRun} RRU (strongly consistent, 4 KB each) x $0.125/1M`, reconciles * readUnitsPerRun * PRICE.dynamoRead);
+  add('DynamoDB writes (reconcile)', `${reconciles} runs x ${input.reconcileDynamodbWrites} WRU (the claim census record, 1 KB or less) x $0.625/1M`, reconciles * input.reconcileDynamodbWrites * PRICE.dynamoWrite);
   add('DynamoDB writes (churn)', `${churn} joins+leaves x ${input.perJoin.dynamodbWrites} WRU x $0.625/1M`, churn * input.perJoin.dynamodbWrites * PRICE.dynamoWrite);
 
   const invocations = reconciles + workerRuns + churn;
@@ -198,6 +201,7 @@ export function costOfSteadyState(run: SteadyStateRun, joinsPerDay: number): Cos
       queriesPerReconcile: run.dynamodbCalls.Query ?? 1,
       leaseReadUnits: run.leaseReadUnits,
       reconcileSqsRequests: run.reconcileSqsRequests,
+      reconcileDynamodbWrites: run.dynamodbWrites,
       reconcileLogBytes: run.reconcileLogBytes,
       reconcileMetrics: run.reconcileMetrics,
       monitoring: deployedMonitoring(),
