@@ -35,19 +35,24 @@ export class DynamoDbClaimCensus implements ClaimCensusStore {
     };
   }
 
-  async recordRun(run: { at: number; clear: boolean }): Promise<void> {
+  async recordRun(run: { at: number; clear: boolean; writtenAt: number }): Promise<void> {
     const set = 'SET runAt = :t, runClear = :c';
     const values: Record<string, AttributeValue> = { ':t': { N: String(run.at) }, ':c': { BOOL: run.clear } };
     // A run that is not clear is always written; a clear one over an older run, or over one stamped
-    // further ahead of its own clock than the skew bound (a wrong clock's, which would else keep
-    // every later run out until that time comes).
+    // further ahead of the writer's clock than the skew bound (a wrong clock's, which would else keep
+    // every later run out until that time comes). Against the time of the write, not the run's
+    // start: a later run that overlaps this one started before now, so its doubt stands.
     if (!run.clear) return this.update({ UpdateExpression: set, ExpressionAttributeValues: values });
-    values[':ahead'] = { N: String(run.at + CENSUS_CLOCK_SKEW_MS) };
+    values[':ahead'] = { N: String(run.writtenAt + CENSUS_CLOCK_SKEW_MS) };
     return this.update({ UpdateExpression: set, ConditionExpression: 'attribute_not_exists(runAt) OR runAt < :t OR runAt > :ahead', ExpressionAttributeValues: values });
   }
 
   async recordClaim(at: number): Promise<void> {
-    await this.update({ UpdateExpression: 'SET claimAt = :t', ConditionExpression: 'attribute_not_exists(claimAt) OR claimAt < :t', ExpressionAttributeValues: { ':t': { N: String(at) } } });
+    await this.update({
+      UpdateExpression: 'SET claimAt = :t',
+      ConditionExpression: 'attribute_not_exists(claimAt) OR claimAt < :t OR claimAt > :ahead',
+      ExpressionAttributeValues: { ':t': { N: String(at) }, ':ahead': { N: String(at + CENSUS_CLOCK_SKEW_MS) } },
+    });
   }
 
   /** One UpdateItem of the census item; a lost condition is the stored value standing, not an error. */

@@ -85,7 +85,7 @@ export async function readCensus(store: ClaimCensusStore | undefined, log: Logge
  * leased now: one conditional UpdateItem every run, so a clear census stays fresh only while runs
  * go on. A failed write is told and changes nothing else: the stored run ages until it is stale.
  */
-export async function recordRun(store: ClaimCensusStore | undefined, run: { at: number; clear: boolean }, log: Logger): Promise<void> {
+export async function recordRun(store: ClaimCensusStore | undefined, run: { at: number; clear: boolean; writtenAt: number }, log: Logger): Promise<void> {
   if (!store) return;
   try {
     await store.recordRun(run);

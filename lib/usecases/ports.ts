@@ -279,11 +279,17 @@ export interface ClaimCensusRecord {
 export interface ClaimCensusStore {
   read(): Promise<ClaimCensusRecord>;
   /**
-   * Records a reconcile run (every run does). A run that is not clear always replaces the stored
-   * one: a doubt never waits behind a clock. A clear run replaces only a run that started earlier,
-   * or one stamped more than `CENSUS_CLOCK_SKEW_MS` ahead of it (a wrong clock).
+   * Records a reconcile run that listed from `at` (every run does), written at `writtenAt` by the
+   * writer's clock. A run that is not clear always replaces the stored one: a doubt never waits
+   * behind a clock. A clear run replaces only a run that started earlier, or one stamped more than
+   * `CENSUS_CLOCK_SKEW_MS` ahead of `writtenAt` (a wrong clock's: no run on a right clock can have
+   * started after the time of the write).
    */
-  recordRun(run: { at: number; clear: boolean }): Promise<void>;
-  /** Records an unleased claim seen at `at`, unless a later one is recorded already. */
+  recordRun(run: { at: number; clear: boolean; writtenAt: number }): Promise<void>;
+  /**
+   * Records an unleased claim seen at `at` (the writer's clock), unless a later one is recorded
+   * already; a stored claim more than `CENSUS_CLOCK_SKEW_MS` ahead of `at` is a wrong clock's and is
+   * replaced.
+   */
   recordClaim(at: number): Promise<void>;
 }

@@ -116,7 +116,7 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   if (!dryRun) await repairLeases(cloud.leaseLists, run, upkeep);
   const { leaseLists, leaseTable, adoptable } = await adoptPodCidrs(nodes, cloud.leaseLists, mismatches, run, upkeep, dryRun);
   // Clear when every candidate is leased now and every set was read: new nodes' admissions need no listing.
-  if (!dryRun) await recordRun(deps.claimCensus, { at: started, clear: cloud.error === undefined && upkeep.occupied === adoptable.length }, deps.log);
+  if (!dryRun) await recordRun(deps.claimCensus, { at: started, clear: cloud.error === undefined && upkeep.occupied === adoptable.length, writtenAt: deps.now() }, deps.log);
   const { plan: planned, live } = await cloud.plan({ nodes, leaseTable });
   const routeFacts = { tables, now: deps.now(), backing: { nodes, leases: leaseLists.flat(), presence, graceMs }, limits: config };
   const settled = await settleRouteWork({ plan: planned, live }, routeFacts, deps, dryRun);

@@ -12,13 +12,14 @@ export class MemoryClaimCensus implements ClaimCensusStore {
     return structuredClone(this.stored);
   }
 
-  async recordRun(run: { at: number; clear: boolean }): Promise<void> {
+  async recordRun(run: { at: number; clear: boolean; writtenAt: number }): Promise<void> {
     const stored = this.stored.run;
-    const replaces = !run.clear || stored === undefined || stored.at < run.at || stored.at > run.at + CENSUS_CLOCK_SKEW_MS;
-    if (replaces) this.stored = { ...this.stored, run: { ...run } };
+    const replaces = !run.clear || stored === undefined || stored.at < run.at || stored.at > run.writtenAt + CENSUS_CLOCK_SKEW_MS;
+    if (replaces) this.stored = { ...this.stored, run: { at: run.at, clear: run.clear } };
   }
 
   async recordClaim(at: number): Promise<void> {
-    if (this.stored.claimAt === undefined || this.stored.claimAt < at) this.stored = { ...this.stored, claimAt: at };
+    const stored = this.stored.claimAt;
+    if (stored === undefined || stored < at || stored > at + CENSUS_CLOCK_SKEW_MS) this.stored = { ...this.stored, claimAt: at };
   }
 }

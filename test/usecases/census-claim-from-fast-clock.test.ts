@@ -26,7 +26,7 @@ describe.each<[string, () => Promise<ClaimCensusStore>]>([
     await store.recordClaim(NOW + DAY_MS); // an admission on a container whose clock is a day fast
     await store.recordClaim(NOW); // the next claim, on a right clock
     const run = NOW + CLAIM_SETTLE_MS + 1; // listed after both claimants were stored
-    await store.recordRun({ at: run, clear: true });
+    await store.recordRun({ at: run, clear: true, writtenAt: run });
     expect(admissionReads({ census: await store.read(), now: run + 1_000, workerJudgesInstance: true })).toBe('keyed');
   });
 });

@@ -26,8 +26,8 @@ describe.each<[string, () => Promise<ClaimCensusStore>]>([
 ])('%s: two overlapping runs on right clocks', (_name, make) => {
   it('the earlier run\'s clear record, written last, does not replace the later run\'s doubt', async () => {
     const store = await make();
-    await store.recordRun({ at: 7_000, clear: false }); // run B: listed from 7 s, found a doubt
-    await store.recordRun({ at: 5_000, clear: true }); // run A: listed from 5 s (before the doubt), done at 8 s
+    await store.recordRun({ at: 7_000, clear: false, writtenAt: 7_500 }); // run B: listed from 7 s, found a doubt
+    await store.recordRun({ at: 5_000, clear: true, writtenAt: 8_000 }); // run A: listed from 5 s (before the doubt), done at 8 s
     expect(admissionReads({ census: await store.read(), now: 8_000, workerJudgesInstance: true })).toBe('listing');
   });
 });

@@ -31,17 +31,17 @@ describe('recording', () => {
   it('records every run, clear or not, so a clear census is refreshed each run and a later one is kept', async () => {
     const store = new MemoryClaimCensus();
     const log = memoryLogger();
-    await recordRun(store, { at: AT, clear: true }, log);
-    await recordRun(store, { at: AT + 60_000, clear: true }, log);
+    await recordRun(store, { at: AT, clear: true, writtenAt: AT }, log);
+    await recordRun(store, { at: AT + 60_000, clear: true, writtenAt: AT + 60_000 }, log);
     expect(await store.read()).toEqual({ run: { at: AT + 60_000, clear: true } });
-    await recordRun(store, { at: AT + 120_000, clear: false }, log);
+    await recordRun(store, { at: AT + 120_000, clear: false, writtenAt: AT + 120_000 }, log);
     expect(await store.read()).toEqual({ run: { at: AT + 120_000, clear: false } });
   });
 
   it('a run whose write fails is told, not thrown: the stored run ages until it is stale', async () => {
     const log = memoryLogger();
     const failing = { read: async () => ({}), recordRun: async () => Promise.reject(new Error('throttled')), recordClaim: async () => undefined };
-    await recordRun(failing, { at: AT, clear: true }, log);
+    await recordRun(failing, { at: AT, clear: true, writtenAt: AT }, log);
     expect(log.lines.map((l) => l.event)).toEqual(['census.write-failed']);
   });
 

@@ -48,7 +48,7 @@ describe('CREATE admission under the claim census', () => {
 
   it('reads as much in a cluster of 510 nodes as in one of 3 (keyed reads: nothing grows with the cluster)', async () => {
     const w = await setup();
-    await w.wiring.claimCensus?.recordRun({ at: world.clock.now(), clear: true });
+    await w.wiring.claimCensus?.recordRun({ at: world.clock.now(), clear: true, writtenAt: world.clock.now() });
     const readsOf = async (name: string) => {
       w.dynamo.reset();
       const { listed } = await admitNew(w, name);
