@@ -103,6 +103,7 @@ function routeWorkerDeps(wiring: Wiring, targets: Targets, view: RouteTableView,
     view,
     plane: wiring.plane,
     signal,
+    ...(wiring.claimCensus ? { claimCensus: wiring.claimCensus } : {}),
   };
 }
 

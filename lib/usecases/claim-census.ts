@@ -94,6 +94,21 @@ export async function recordRun(store: ClaimCensusStore | undefined, run: { at: 
   }
 }
 
+/**
+ * Records, before a departed owner's lease is released, that its block may be carried by a stored
+ * node the release did not list (a conflicting claim, a restored table): admissions list until a
+ * run that listed after the release (and adopted that block for its carrier) vouches again. Throws
+ * ClaimNotRecordedError when the store fails: the caller keeps the lease (docs/decisions/0030).
+ */
+export async function recordRelease(store: ClaimCensusStore | undefined, owner: string, cidr: string, at: number): Promise<void> {
+  if (!store) return;
+  try {
+    await store.recordClaim(at);
+  } catch (error) {
+    throw new ClaimNotRecordedError(`lease ${cidr} of ${owner}: podroute could not record its release in the claim census`, { retryable: true, cause: error });
+  }
+}
+
 /** A claim the admission had to record before answering and could not: the node is denied. */
 export class ClaimNotRecordedError extends PodrouteError {
   override name = 'ClaimNotRecordedError';

@@ -16,10 +16,11 @@ import { readPresence, type Presence } from './absence.ts';
 import { decideLeaseReleases } from './lease-release.ts';
 import type { KeepReason } from './lease-release.ts';
 import type { ReconcileDeps, ReconcileReport } from './reconcile.ts';
+import { recordRelease } from './claim-census.ts';
 
 type LeaseDeps = Pick<ReconcileDeps, 'cidrSets' | 'nodes' | 'log' | 'now'> & { config: Pick<ReconcileDeps['config'], 'leaseGraceSeconds'> };
 /** Reclaim's deps: the data plane frees a gone owner's block on the cloud side before its lease goes. */
-type ReclaimDeps = LeaseDeps & { plane: Pick<ReconcileDeps['plane'], 'freeDepartedBlock'> };
+type ReclaimDeps = LeaseDeps & Pick<ReconcileDeps, 'claimCensus'> & { plane: Pick<ReconcileDeps['plane'], 'freeDepartedBlock'> };
 type LeaseReport = Pick<ReconcileReport, 'occupied' | 'errors' | 'leasesRepaired' | 'reclaimed' | 'reclaimWithheld'>;
 
 /**
@@ -156,6 +157,8 @@ export async function reclaimOrphans(
         if (freed.unassignedFrom !== undefined) {
           deps.log.log('info', 'action', { action: 'unassign-prefix', cidr: lease.cidr, node: lease.owner, networkInterfaceId: freed.unassignedFrom });
         }
+        // Told before the release (this run's record came before it): keyed admissions pause.
+        await recordRelease(deps.claimCensus, lease.owner, lease.cidr, deps.now());
         // Only the lease as listed: if its node re-joined since (and renewed it), it stays.
         if (!(await set.releaseLease(lease))) {
           deps.log.log('info', 'reclaim.skipped', { cidr: lease.cidr, node: lease.owner, reason: 'lease changed since listed' });

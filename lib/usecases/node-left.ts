@@ -13,7 +13,8 @@ import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { Node } from '../nodes/node.ts';
 import { decideLeaseReleases } from './lease-release.ts';
-import type { NodeSource } from './ports.ts';
+import type { ClaimCensusStore, NodeSource } from './ports.ts';
+import { recordRelease } from './claim-census.ts';
 
 /**
  * Seconds the webhook's `node-left` check waits after a DELETE admission, so the API server has
@@ -32,6 +33,8 @@ interface NodeLeftDeps {
   now: () => number;
   /** LEASE_GRACE_SECONDS: a lease younger than this is not freed on a 404. */
   leaseGraceSeconds: number;
+  /** Told of a release before it is made, so keyed admissions pause (./claim-census.ts `recordRelease`). */
+  claimCensus?: ClaimCensusStore;
 }
 
 export type NodeLeftResult =
@@ -134,7 +137,7 @@ async function ownedLeases(owner: string, deps: Pick<NodeLeftDeps, 'leaseSets'>)
 async function releaseOwned(
   owned: ReadonlyArray<{ set: CidrSet; lease: Lease }>,
   name: string,
-  deps: Pick<NodeLeftDeps, 'now' | 'leaseGraceSeconds' | 'freeDepartedBlock' | 'log'>,
+  deps: Pick<NodeLeftDeps, 'now' | 'leaseGraceSeconds' | 'freeDepartedBlock' | 'log' | 'claimCensus'>,
 ): Promise<{ released: string[]; kept: string[]; renewed: string[]; held: Array<{ cidr: string; why: string }> }> {
   const released: string[] = [];
   const kept: string[] = [];
@@ -164,6 +167,7 @@ async function releaseOwned(
     if (freed.unassignedFrom !== undefined) {
       deps.log.log('info', 'action', { action: 'unassign-prefix', cidr: entry.lease.cidr, node: name, networkInterfaceId: freed.unassignedFrom });
     }
+    await recordRelease(deps.claimCensus, name, entry.lease.cidr, deps.now());
     // Conditional on the lease as read before the 404: renewed since (a re-join), it stays.
     if (await entry.set.releaseLease(entry.lease)) released.push(entry.lease.cidr);
     else renewed.push(entry.lease.cidr);

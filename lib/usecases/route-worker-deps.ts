@@ -9,7 +9,7 @@ import { NodeNotFoundError } from './port-errors.ts';
 import type { Logger } from '../log.ts';
 import type { LabelSelector } from '../nodes/label-selector.ts';
 import type { Node } from '../nodes/node.ts';
-import type { NodeSource, RouteTables, RouteTargets } from './ports.ts';
+import type { ClaimCensusStore, NodeSource, RouteTables, RouteTargets } from './ports.ts';
 import type { RouteTableView } from './route-table-view.ts';
 
 export { type Delivery, NodeNotStoredError } from './delivery-outcome.ts';
@@ -47,6 +47,8 @@ export interface RouteWorkerDeps {
    * that reports nothing (no node is told, nothing is re-read); the queue delivers it again.
    */
   signal?: AbortSignal;
+  /** The claim census a `node-left` check tells of a release before it makes it (./claim-census.ts). */
+  claimCensus?: ClaimCensusStore;
 }
 
 /** The deps with the listing every write decides on. */

@@ -68,10 +68,21 @@ describe('a lease released while a stored node carries its block, under a clear 
     world.nodes.delete('m');
     world.clock.advance(10_000);
     const d = deps();
-    const result = await checkNodeLeft('m', { nodes: d.nodes, leaseSets: () => d.plane.leaseSets(), freeDepartedBlock: (cidr, owner) => d.plane.freeDepartedBlock(cidr, owner), log: w.log, now: world.clock.now, leaseGraceSeconds: w.config.leaseGraceSeconds });
+    const result = await checkNodeLeft('m', { nodes: d.nodes, leaseSets: () => d.plane.leaseSets(), freeDepartedBlock: (cidr, owner) => d.plane.freeDepartedBlock(cidr, owner), log: w.log, now: world.clock.now, leaseGraceSeconds: w.config.leaseGraceSeconds, claimCensus: census });
     expect(result).toBe(`released:${X}`);
     const reads = admissionReads({ census: await census.read(), now: world.clock.now(), workerJudgesInstance: true });
     expect(await admitNew(world, deps(), 'z')).not.toBe(X);
     expect(reads).toBe('listing');
+  });
+
+  it('a release the census cannot record is not made: the node-left check fails (retried) and the lease stays', async () => {
+    const { world, w, deps } = await setup();
+    world.nodes.delete('m');
+    world.clock.advance(PAST_GRACE_MS);
+    const d = deps();
+    const failing = { read: async () => ({}), recordRun: async () => undefined, recordClaim: async () => Promise.reject(new Error('DynamoDB unavailable')) };
+    await expect(checkNodeLeft('m', { nodes: d.nodes, leaseSets: () => d.plane.leaseSets(), freeDepartedBlock: (cidr, owner) => d.plane.freeDepartedBlock(cidr, owner), log: w.log, now: world.clock.now, leaseGraceSeconds: w.config.leaseGraceSeconds, claimCensus: failing }))
+      .rejects.toMatchObject({ name: 'ClaimNotRecordedError', retryable: true });
+    expect((await w.cidrSets[0]?.leases())?.map((l) => `${l.cidr}=${l.owner}`)).toContain(`${X}=m`);
   });
 });
