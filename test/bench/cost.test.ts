@@ -84,6 +84,7 @@ describe('estimateCost', () => {
       'SQS (churn)': '$0.40/1M',
       'API Gateway (churn)': '$1.00/1M',
       'DynamoDB reads': '$0.125/1M',
+      'DynamoDB writes (reconcile)': '$0.625/1M',
       'DynamoDB writes (churn)': '$0.625/1M',
       'CloudWatch Logs': '$0.50/GB',
       'CloudWatch custom metrics': '$0.30/metric-month',
