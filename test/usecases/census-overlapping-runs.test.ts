@@ -8,30 +8,16 @@
  * listing found a stored node carrying an unleased block.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { DynamoDbClaimCensus } from '../../lib/aws/dynamodb-claim-census.ts';
 import { admissionReads } from '../../lib/usecases/claim-census.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
-import type { ClaimCensusStore, NodeSource } from '../../lib/usecases/ports.ts';
+import type { NodeSource } from '../../lib/usecases/ports.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { MemoryClaimCensus } from '../fakes/index.ts';
 import { nodeCreateReview, patchedPodCidr } from '../support/admission.ts';
-import { useFreshCidrTables } from '../support/dynalite.ts';
 import { fakeWiring, fakeWorld } from '../support/fake-world.ts';
 
-const freshTable = useFreshCidrTables();
-
-describe.each<[string, () => Promise<ClaimCensusStore>]>([
-  ['MemoryClaimCensus', async () => new MemoryClaimCensus()],
-  ['DynamoDbClaimCensus over dynalite', async () => new DynamoDbClaimCensus(await freshTable())],
-])('%s: two overlapping runs on right clocks', (_name, make) => {
-  it('the earlier run\'s clear record, written last, does not replace the later run\'s doubt', async () => {
-    const store = await make();
-    await store.recordRun({ at: 7_000, clear: false, writtenAt: 7_500 }); // run B: listed from 7 s, found a doubt
-    await store.recordRun({ at: 5_000, clear: true, writtenAt: 8_000 }); // run A: listed from 5 s (before the doubt), done at 8 s
-    expect(admissionReads({ census: await store.read(), now: 8_000, workerJudgesInstance: true })).toBe('listing');
-  });
-});
-
+// The store's own rule (against the time of the write) is in the contract suite, over the fake and
+// dynalite (test/contracts/claim-census.contract.ts); here, the same through reconcile.
 describe('reconcile: a run that overlaps a later one', () => {
   it('does not put keyed admissions back while the later run\'s listing found an unleased block: the block is not handed out', async () => {
     const X = '100.64.0.0/24';
