@@ -3,7 +3,10 @@
  * `sk = claims` (no set's partition is named `census`). `runAt`/`runClear` is the last reconcile run
  * recorded (every run writes it: its age is what keeps a clear census fresh), `claimAt` the last
  * unleased claim an admission saw. Each is one UpdateItem (`recordRun` of the port says when a run
- * replaces the stored one); a claim is written only over an older one.
+ * replaces the stored one); a claim over an older one or a wrong clock's. The conditions compare
+ * number attributes (`<`, `>`) and test `attribute_not_exists`, which is true of an item not there
+ * yet (DynamoDB Developer Guide, "Condition expressions" and "Comparison operator and function
+ * reference").
  */
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { AttributeValue, DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';

@@ -94,21 +94,6 @@ export async function recordRun(store: ClaimCensusStore | undefined, run: { at: 
   }
 }
 
-/**
- * Records, before a departed owner's lease is released, that its block may be carried by a stored
- * node the release did not list (a conflicting claim, a restored table): admissions list until a
- * run that listed after the release (and adopted that block for its carrier) vouches again. Throws
- * ClaimNotRecordedError when the store fails: the caller keeps the lease (docs/decisions/0030).
- */
-export async function recordRelease(store: ClaimCensusStore | undefined, owner: string, cidr: string, at: number): Promise<void> {
-  if (!store) return;
-  try {
-    await store.recordClaim(at);
-  } catch (error) {
-    throw new ClaimNotRecordedError(`lease ${cidr} of ${owner}: podroute could not record its release in the claim census`, { retryable: true, cause: error });
-  }
-}
-
 /** A claim the admission had to record before answering and could not: the node is denied. */
 export class ClaimNotRecordedError extends PodrouteError {
   override name = 'ClaimNotRecordedError';
@@ -119,10 +104,25 @@ export class ClaimNotRecordedError extends PodrouteError {
  * be stored; throws ClaimNotRecordedError when the store fails, so the admission denies the node.
  */
 export async function recordClaim(store: ClaimCensusStore | undefined, name: string, cidrs: readonly string[], at: number): Promise<void> {
+  await writeClaim(store, at, `node ${name}: podroute could not record its pod CIDR claim ${cidrs.join(', ')}`);
+}
+
+/**
+ * Records, before a departed owner's lease is released, that its block may be carried by a stored
+ * node the release did not list (a conflicting claim, a restored table): admissions list until a
+ * run that listed after the release (and adopted that block for its carrier) vouches again. Throws
+ * ClaimNotRecordedError when the store fails: the caller keeps the lease (docs/decisions/0030).
+ */
+export async function recordRelease(store: ClaimCensusStore | undefined, owner: string, cidr: string, at: number): Promise<void> {
+  await writeClaim(store, at, `lease ${cidr} of ${owner}: podroute could not record its release in the claim census`);
+}
+
+/** The one write of `claimAt`: a failed one is a retryable ClaimNotRecordedError saying what it was for. */
+async function writeClaim(store: ClaimCensusStore | undefined, at: number, failure: string): Promise<void> {
   if (!store) return;
   try {
     await store.recordClaim(at);
   } catch (error) {
-    throw new ClaimNotRecordedError(`node ${name}: podroute could not record its pod CIDR claim ${cidrs.join(', ')}`, { retryable: true, cause: error });
+    throw new ClaimNotRecordedError(failure, { retryable: true, cause: error });
   }
 }

@@ -5,22 +5,16 @@
  * test lists more than one Query page of leases over dynalite. This puts that back: more blocks
  * than one page holds, every one listed once, counted and released.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DynamoDbCidrStore } from '../../lib/aws/dynamodb-cidr-store.ts';
 import { createCidrSet } from '../../lib/ipam/index.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { useFreshCidrTables } from '../support/dynalite.ts';
 
-let local: LocalDynamo;
-beforeAll(async () => {
-  local = await startDynalite();
-});
-afterAll(async () => {
-  await local.close();
-});
+const freshTable = useFreshCidrTables();
 
 describe('the lease listing past one Query page', () => {
   it('lists, counts and frees 1,024 blocks (more than the 1,000 one page holds)', async () => {
-    const store = new DynamoDbCidrStore({ client: local.client(), tableName: local.tableName, setId: 'pages-1024' });
+    const store = new DynamoDbCidrStore({ ...(await freshTable()), setId: 'pages-1024' });
     const set = await createCidrSet({ clusterCidr: '10.0.0.0/12', nodeMaskSize: 24, store });
     await set.occupy('10.0.0.0/14'); // blocks 0..1023, ownerless
     expect(await set.usage()).toEqual({ used: 1024, total: 4096 });
