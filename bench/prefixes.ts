@@ -101,6 +101,9 @@ async function joinAndConverge(setup: Setup, nodes: number, throttled: boolean) 
     notFoundAfterLaunchMs: 0,
     tickMs: 60_000,
     visibilityTimeoutSeconds: 180,
+    // Production's lease grace (LEASE_GRACE_SECONDS default): this run's clocks are not fast-forwarded,
+    // and reconcile leaves an admitted node's blocks to its sync-node for up to the grace (decision 0033).
+    leaseGraceSeconds: 600,
     log,
   });
   try {

@@ -48,6 +48,14 @@ export interface RunRead {
   run: PlaneRun | null;
 }
 
+/** What a reconcile run tells its plane besides the nodes: its clock, the lease grace, and the work queue's backlog. */
+export interface RunFacts {
+  now: number;
+  graceMs: number;
+  /** Messages the work queue holds (visible, in flight, delayed); absent when the queue cannot say. Read only when asked. */
+  backlog?: () => Promise<number>;
+}
+
 /** The cloud side of one reconcile run, as read. */
 export interface PlaneRun {
   tables: RouteTable[];
@@ -59,7 +67,7 @@ export interface PlaneRun {
   delegated: string[];
   /** The plan of the run; `live` counts the routes the mass-deletion guard judges against. */
   plan(input: { nodes: Node[]; leaseTable: LeaseTable }): Promise<{ plan: RoutePlan; live: number }>;
-  /** Node sync of one node over this run's reads; answers 'synced' when node sync ran. */
+  /** Node sync of one node over this run's reads; answers 'synced' when node sync ran (else why it did not). */
   syncNode(node: Node, kube: DualStackKubeNodes): Promise<string>;
   /** What `syncNode` would do for the node over this run's reads: node sync's decision, not applied (a dry run). */
   planNodeSync(node: Node): Promise<PlannedNodeSync>;
@@ -68,8 +76,11 @@ export interface PlaneRun {
 /** Node sync of one node as decided over a run's reads, not applied. */
 export interface PlannedNodeSync {
   node: string;
-  /** `sync`: node sync's actions below; otherwise the node is refused (and kept NetworkUnavailable). */
-  outcome: 'sync' | 'no-reservation' | 'shared-prefix-reservation';
+  /**
+   * `sync`: node sync's actions below; `left-to-worker`: nothing, the node's queued message does its
+   * work (lib/dataplane/prefixes/assigner.ts); otherwise the node is refused (and kept NetworkUnavailable).
+   */
+  outcome: 'sync' | 'left-to-worker' | 'no-reservation' | 'shared-prefix-reservation';
   /** Node sync's decider's actions (lib/nodesync decideNodeSync), in the order they would be applied. */
   actions: NodeSyncAction[];
   /** Prefixes mode, SyncFromCloud: the pod ranges EC2 would pick a prefix from first (node sync then adopts it). */
@@ -87,7 +98,7 @@ export interface DataPlane {
   /** The config value (MODE) that chose it: for logs and the doctor's output only. */
   readonly name: string;
   /** Reads a reconcile run's cloud side and its leases; `listNodes` is called once, when the plane needs the nodes. */
-  readRun(listNodes: () => Promise<Node[]>): Promise<RunRead>;
+  readRun(listNodes: () => Promise<Node[]>, facts: RunFacts): Promise<RunRead>;
   /** A table listing that finds none refuses the run (lib/usecases/absence.ts). */
   readonly tablesRequired: boolean;
   /** The sets an admission judges claims against (lib/webhook/claims.ts). */

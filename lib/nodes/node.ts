@@ -104,3 +104,11 @@ export function networkUnavailableOf(node: Node): ConditionStatus | null {
   if (!condition) return null;
   return condition.status === 'True' || condition.status === 'False' ? condition.status : 'Unknown';
 }
+
+/** How long ago the node was created (`metadata.creationTimestamp`), or null when it does not say. */
+export function nodeAgeMs(node: Node, now: number): number | null {
+  const created = node.metadata.creationTimestamp;
+  if (typeof created !== 'string') return null;
+  const at = Date.parse(created);
+  return Number.isFinite(at) ? now - at : null;
+}

@@ -271,7 +271,9 @@ async function patchConditions(plan: RoutePlan, allocatedNow: ReadonlySet<string
  */
 async function readWorld(deps: ReconcileDeps): Promise<{ tables: RouteTable[]; nodes: Node[]; cloud: PlaneRun & { leaseLists: Lease[][] } }> {
   const { config } = deps;
-  const read = await deps.plane.readRun(() => deps.nodes.listNodes());
+  const backlog = deps.queue.backlog?.bind(deps.queue);
+  const facts = { now: deps.now(), graceMs: config.leaseGraceSeconds * 1000, ...(backlog ? { backlog } : {}) };
+  const read = await deps.plane.readRun(() => deps.nodes.listNodes(), facts);
   const { tables, nodes, leases } = read;
   const count = <T>(r: Settled<T[]>): InputRead => (r.ok ? { ok: true, count: r.value.flat().length } : r);
   const refusal = refuseWorld({

@@ -9,7 +9,7 @@ import { conditionText } from '../dataplane/data-plane.ts';
 import { PodrouteError } from '../errors.ts';
 import { firstThenEach } from '../util/concurrency.ts';
 import type { Admitted, DeleteRouteMessage, SyncNodeMessage } from '../messages/work-message.ts';
-import { instanceIdOf, networkUnavailableOf, podCidrsOf } from '../nodes/node.ts';
+import { instanceIdOf, networkUnavailableOf, nodeAgeMs, podCidrsOf } from '../nodes/node.ts';
 import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { isResponsibleForRoute } from '../routes/index.ts';
@@ -242,14 +242,6 @@ async function ensureRoute(op: RouteOp, listed: DestinationRoutes, node: Node, d
       { retryable: true, cause: error },
     );
   }
-}
-
-/** How long ago the node was created (`metadata.creationTimestamp`), or null when it does not say. */
-function nodeAgeMs(node: Node, now: number): number | null {
-  const created = node.metadata.creationTimestamp;
-  if (typeof created !== 'string') return null;
-  const at = Date.parse(created);
-  return Number.isFinite(at) ? now - at : null;
 }
 
 /**

@@ -5,14 +5,17 @@
  * its prefixes are delegated (./prefix-node-sync.ts). An admission only takes the blocks; the worker's
  * `sync-node` delegates them and settles the condition (./prefix-join.ts).
  */
-import { networkUnavailableOf } from '../../nodes/node.ts';
+import { instanceIdOf, networkUnavailableOf, nodeAgeMs } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';
+import type { Lease } from '../../ipam/index.ts';
 import type { RoutePlan } from '../../routes/index.ts';
 import { unmanagedReason } from '../../nodes/managed-node.ts';
 import type { UsedReservationSets } from '../../usecases/ports.ts';
 import { lacksPodCidrFamily, settled } from '../data-plane.ts';
-import type { DataPlane, RunRead } from '../data-plane.ts';
+import type { DataPlane, RunFacts, RunRead } from '../data-plane.ts';
 import type { PrefixWorld } from './pod-ranges.ts';
+import { assignerOf, awaitsDelegation } from './assigner.ts';
+import type { Assigner } from './assigner.ts';
 import { freeDepartedPrefix } from './free-departed-prefix.ts';
 import { settlePrefixJoin } from './prefix-join.ts';
 import { syncPrefixNode } from './prefix-node-sync.ts';
@@ -32,7 +35,7 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
   const { config } = ports;
   return {
     name: 'prefixes',
-    readRun: (listNodes) => readPrefixesRun(ports, listNodes),
+    readRun: (listNodes, facts) => readPrefixesRun(ports, listNodes, facts),
     tablesRequired: false,
     leaseSets: () => ports.usedReservationSets(),
     freeDepartedBlock: (cidr, owner, stillGone) => freeDepartedPrefix(ports.prefixes, cidr, owner, stillGone),
@@ -55,12 +58,13 @@ export function prefixesPlane(ports: PrefixesPlanePorts): DataPlane {
 }
 
 /** The nodes first (their instances name the interfaces to read), then interfaces, subnets and the pod ranges' leases. */
-async function readPrefixesRun(ports: PrefixesPlanePorts, listNodes: () => Promise<Node[]>): Promise<RunRead> {
+async function readPrefixesRun(ports: PrefixesPlanePorts, listNodes: () => Promise<Node[]>, facts: RunFacts): Promise<RunRead> {
   const nodes = await settled(listNodes());
   if (!nodes.ok) return { tables: null, nodes, leases: { ok: true, value: [] }, run: null };
   const read = await readPrefixes(nodes.value, ports);
   const leases = await settled(Promise.all(read.sets.map((set) => set.leases())));
   const world: PrefixWorld = read.world;
+  const assigner = assignerFor(world, leases.ok ? leases.value.flat() : [], ports, facts);
   return {
     tables: null,
     nodes,
@@ -71,10 +75,45 @@ async function readPrefixesRun(ports: PrefixesPlanePorts, listNodes: () => Promi
       ...(read.error !== undefined ? { error: read.error } : {}),
       delegated: [...world.interfaces.values()].flatMap((eni) => eni.prefixes),
       plan: async (input) => ({ plan: prefixesPlan(input.nodes, ports.config), live: 0 }),
-      syncNode: (node, kube) => syncPrefixNode(node, world, ports, kube),
-      planNodeSync: async (node) => planPrefixNodeSync(node, world, ports.config),
+      syncNode: async (node, kube) => ((await assigner(node)) === 'worker' ? leftToWorker(node, ports) : syncPrefixNode(node, world, ports, kube)),
+      planNodeSync: async (node) => ((await assigner(node)) === 'worker' ? { node: node.metadata.name, outcome: 'left-to-worker', actions: [] } : planPrefixNodeSync(node, world, ports.config)),
     },
   };
+}
+
+/**
+ * The run's `assignerOf` (./assigner.ts) per node. The queue's backlog is read once a run, and only
+ * when a node awaits the delegation of its blocks; an unreadable backlog is logged and leaves the
+ * assignment to reconcile (a second call is refused as in use and costs a token; a lost one costs the node).
+ */
+function assignerFor(world: PrefixWorld, leases: readonly Lease[], ports: PrefixesPlanePorts, facts: RunFacts): (node: Node) => Promise<Assigner> {
+  let backlog: Promise<number | null> | undefined;
+  const readBacklog = () =>
+    (backlog ??= facts.backlog
+      ? facts.backlog().catch((error: unknown) => {
+          ports.log.log('warn', 'reconcile.backlog-unread', { error });
+          return null;
+        })
+      : Promise.resolve(null));
+  const leasesOf = new Map<string, string[]>();
+  for (const { owner, cidr } of leases) if (owner !== null) leasesOf.set(owner, [...(leasesOf.get(owner) ?? []), cidr]);
+  return async (node) => {
+    const instanceId = instanceIdOf(node);
+    const delegated = (instanceId !== null ? world.interfaces.get(instanceId)?.prefixes : undefined) ?? [];
+    const leased = leasesOf.get(node.metadata.name) ?? [];
+    const awaiting = awaitsDelegation(node, ports.config.clusterCidrs, leased, delegated);
+    const ageMs = nodeAgeMs(node, facts.now);
+    const base = { nodeSyncMode: ports.config.nodeSyncMode, awaitingDelegation: awaiting, ageMs, graceMs: facts.graceMs };
+    // The backlog only matters when the rest would leave the node to the worker.
+    if (assignerOf({ ...base, backlog: 1 }) === 'reconcile') return 'reconcile';
+    return assignerOf({ ...base, backlog: await readBacklog() });
+  };
+}
+
+/** A node whose admission's message may still delegate its blocks: reconcile writes nothing for it this run. */
+function leftToWorker(node: Node, ports: PrefixesPlanePorts): string {
+  ports.log.log('info', 'node-sync.left-to-worker', { node: node.metadata.name });
+  return 'left-to-worker';
 }
 
 /** No route work: nodes only carry their wanted condition (unmanaged ones their reason). */

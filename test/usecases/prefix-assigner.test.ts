@@ -1,0 +1,139 @@
+/**
+ * Who delegates an admitted node's blocks (lib/dataplane/prefixes/assigner.ts): the pure decider
+ * table by table, then reconcile over the prefixes fakes. While the admission's `sync-node` may
+ * still be delivered, reconcile assigns nothing for the node (the two would spend EC2 bucket tokens
+ * on the same prefix); once the queue is empty or the node is past the lease grace, reconcile does.
+ */
+import { describe, expect, it } from 'vitest';
+import { assignerOf, awaitsDelegation } from '../../lib/dataplane/prefixes/assigner.ts';
+import type { AssignFacts, Assigner } from '../../lib/dataplane/prefixes/assigner.ts';
+import type { Node } from '../../lib/nodes/node.ts';
+import { admit } from '../../lib/usecases/node-webhook.ts';
+import { reconcile } from '../../lib/usecases/reconcile.ts';
+import { RecordingQueue } from '../support/world.ts';
+import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
+
+const GRACE = 600_000;
+const young: AssignFacts = { nodeSyncMode: 'SyncFromCluster', awaitingDelegation: true, ageMs: 30_000, graceMs: GRACE, backlog: 4 };
+
+describe('assignerOf (pure)', () => {
+  it.each<[string, Partial<AssignFacts>, Assigner]>([
+    ['a young admitted node while the queue holds work: the worker', {}, 'worker'],
+    ['the queue is empty: no message can still assign it', { backlog: 0 }, 'reconcile'],
+    ['the backlog could not be read', { backlog: null }, 'reconcile'],
+    ['past the lease grace, which outlasts the last delivery', { ageMs: GRACE }, 'reconcile'],
+    ['just inside the grace', { ageMs: GRACE - 1 }, 'worker'],
+    ['no creationTimestamp', { ageMs: null }, 'reconcile'],
+    ['nothing awaits delegation', { awaitingDelegation: false }, 'reconcile'],
+    ['SyncFromCloud: EC2 picks when node sync runs', { nodeSyncMode: 'SyncFromCloud' }, 'reconcile'],
+  ])('%s', (_why, change, want) => {
+    expect(assignerOf({ ...young, ...change })).toBe(want);
+  });
+});
+
+describe('awaitsDelegation (pure)', () => {
+  const CLUSTER = ['10.0.0.0/8', '2600:1f18:1234::/48'];
+  const node = (podCIDRs: string[]) => ({ metadata: { name: 'n' }, spec: { podCIDRs } }) as Node;
+  const BOTH = ['10.0.8.0/28', '2600:1f18:1234::/80'];
+  it.each<[string, string[], string[], string[], boolean]>([
+    ['both families held and leased, none delegated', BOTH, BOTH, [], true],
+    ['one of the two delegated', BOTH, BOTH, ['10.0.8.0/28'], true],
+    ['both delegated', BOTH, BOTH, ['2600:1f18:1234::/80', '10.0.8.0/28'], false],
+    ['one not leased to the node (a claim no admission took): reconcile judges it', BOTH, ['10.0.8.0/28'], [], false],
+    ['a family missing: node sync allocates, nothing is admitted', ['10.0.8.0/28'], ['10.0.8.0/28'], [], false],
+    ['a pod CIDR that does not parse', ['10.0.8.0/28', 'nonsense'], ['10.0.8.0/28'], [], false],
+    ['no pod CIDRs', [], [], [], false],
+  ])('%s', (_why, podCidrs, leased, delegated, want) => {
+    expect(awaitsDelegation(node(podCidrs), CLUSTER, leased, delegated)).toBe(want);
+  });
+});
+
+class BackloggedQueue extends RecordingQueue {
+  depth = 0;
+  async backlog(): Promise<number> {
+    return this.depth;
+  }
+}
+
+/** One subnet with both pod ranges, one admitted node stored as admitted (created at the fakes' clock). */
+async function admittedNode() {
+  const ec2 = new FakeEc2();
+  ec2.addSubnet('subnet-0', ['10.0.0.0/20', '2600:1f18:1234:0::/64'], [
+    { cidr: '10.0.8.0/22', type: 'explicit' },
+    { cidr: '2600:1f18:1234:0:8000::/65', type: 'explicit' },
+  ]);
+  const eni = ec2.addInstance('subnet-0');
+  const nodes = new MemoryNodes();
+  const fakes = prefixDeps(ec2, nodes);
+  const queue = new BackloggedQueue();
+  const deps = { ...fakes.deps, queue };
+  const object = { metadata: { name: 'joiner' }, spec: { providerID: `aws:///us-east-1a/${eni.instanceId}` } };
+  const review = await admit({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', operation: 'CREATE', object } } as never, deps);
+  const patch = JSON.parse(Buffer.from(review.response.patch ?? '', 'base64').toString()) as Array<{ path: string; value: unknown }>;
+  const podCidrs = patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[];
+  expect(podCidrs).toHaveLength(2);
+  nodes.add('joiner', eni.instanceId, podCidrs);
+  const stored = nodes.stored.get('joiner');
+  if (stored) stored.metadata.creationTimestamp = new Date(deps.now()).toISOString();
+  queue.clear();
+  ec2.calls.length = 0;
+  return { ec2, eni, nodes, deps, queue, podCidrs, advance: fakes.advance, log: fakes.log };
+}
+
+describe('reconcile leaves an admitted node’s delegation to its sync-node while that may still come', () => {
+  it('assigns nothing while the queue holds work, then assigns once the queue is empty', async () => {
+    const { ec2, eni, nodes, deps, queue, podCidrs } = await admittedNode();
+    queue.depth = 3;
+    const first = await reconcile(deps);
+    expect(first.errors).toEqual([]);
+    expect(ec2.count('assign')).toBe(0);
+    expect(ec2.interfaces.get(eni.instanceId)?.prefixes).toEqual([]);
+    expect(nodes.networkUnavailable('joiner')).not.toBe('False');
+
+    // The dry run decides the same: node sync's delegation is left out of its actions.
+    const dry = await reconcile(deps, { dryRun: true });
+    expect(dry.planned?.nodeSync.find((p) => p.node === 'joiner')?.actions.filter((a) => a.kind === 'addAlias')).toEqual([]);
+
+    // The queue drained without the node's message assigning (lost): the next run does it.
+    queue.depth = 0;
+    const dryNow = await reconcile(deps, { dryRun: true });
+    expect(dryNow.planned?.nodeSync.find((p) => p.node === 'joiner')?.actions.some((a) => a.kind === 'addAlias')).toBe(true);
+    const second = await reconcile(deps);
+    expect(second.errors).toEqual([]);
+    expect([...(ec2.interfaces.get(eni.instanceId)?.prefixes ?? [])].sort()).toEqual([...podCidrs].sort());
+    expect(nodes.networkUnavailable('joiner')).toBe('False');
+  });
+
+  it('assigns once the node is past the lease grace, however long the queue stays busy', async () => {
+    const { ec2, eni, nodes, deps, queue, podCidrs, advance } = await admittedNode();
+    queue.depth = 50;
+    await reconcile(deps);
+    expect(ec2.count('assign')).toBe(0);
+
+    advance(deps.config.leaseGraceSeconds * 1000);
+    const late = await reconcile(deps);
+    expect(late.errors).toEqual([]);
+    expect([...(ec2.interfaces.get(eni.instanceId)?.prefixes ?? [])].sort()).toEqual([...podCidrs].sort());
+    expect(nodes.networkUnavailable('joiner')).toBe('False');
+  });
+
+  it('reads the backlog only when a node awaits delegation, and a failed read leaves the assignment to reconcile', async () => {
+    const { ec2, eni, deps, podCidrs, log } = await admittedNode();
+    let reads = 0;
+    const failing = Object.assign(new RecordingQueue(), {
+      backlog: async () => {
+        reads += 1;
+        throw new Error('GetQueueAttributes: access denied');
+      },
+    });
+    const report = await reconcile({ ...deps, queue: failing });
+    expect(report.errors).toEqual([]);
+    expect(reads).toBe(1);
+    expect([...(ec2.interfaces.get(eni.instanceId)?.prefixes ?? [])].sort()).toEqual([...podCidrs].sort());
+    expect(log.lines).toContainEqual(expect.objectContaining({ event: 'reconcile.backlog-unread' }));
+
+    // Settled now: nothing awaits delegation, so the queue is not asked.
+    await reconcile({ ...deps, queue: failing });
+    expect(reads).toBe(1);
+  });
+});
