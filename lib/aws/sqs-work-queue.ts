@@ -59,13 +59,14 @@ class WorkQueueError extends PodrouteError {
 }
 
 /** Maps an error thrown by the SQS client to a WorkQueueError with its cause. */
-function mapSqsError(error: unknown, context: { sent: number; failed: number; queueUrl: string }): WorkQueueError {
+function mapSqsError(error: unknown, context: { operation: 'SendMessageBatch' | 'GetQueueAttributes' | 'ChangeMessageVisibility'; sent: number; failed: number; queueUrl: string }): WorkQueueError {
   const name = failureName(error);
   const kind = classifyAwsError(error, SQS_ERROR_CODES);
   const retryable = isRetryableKind(kind);
+  const detail = error instanceof Error && error.message !== '' && error.message !== name ? `: ${error.message}` : '';
+  const counts = context.operation === 'SendMessageBatch' ? `; ${context.sent} sent, ${context.failed} not sent` : '';
   return new WorkQueueError(
-    `SQS SendMessageBatch to ${context.queueUrl} failed with ${name} (${retryable ? 'retryable' : 'not retryable'}): ` +
-      `${context.sent} sent, ${context.failed} not sent`,
+    `SQS ${context.operation} on ${context.queueUrl} failed with ${name} (${retryable ? 'retryable' : 'not retryable'})${detail}${counts}`,
     { code: name, sent: context.sent, failed: context.failed, retryable, kind, cause: error },
   );
 }
@@ -114,7 +115,7 @@ export class SqsWorkQueue implements WorkQueue {
 
     const sent = progress.sent;
     if (thrown !== undefined) {
-      throw mapSqsError(thrown, { sent, failed: unique.length - sent, queueUrl: this.queueUrl });
+      throw mapSqsError(thrown, { operation: 'SendMessageBatch', sent, failed: unique.length - sent, queueUrl: this.queueUrl });
     }
     const first = failures[0];
     if (first) {
@@ -139,7 +140,7 @@ export class SqsWorkQueue implements WorkQueue {
       const count = (name: string) => Number(out.Attributes?.[name as keyof typeof out.Attributes] ?? 0) || 0;
       return count('ApproximateNumberOfMessages') + count('ApproximateNumberOfMessagesNotVisible') + count('ApproximateNumberOfMessagesDelayed');
     } catch (error) {
-      throw mapSqsError(error, { sent: 0, failed: 0, queueUrl: this.queueUrl });
+      throw mapSqsError(error, { operation: 'GetQueueAttributes', sent: 0, failed: 0, queueUrl: this.queueUrl });
     }
   }
 
@@ -149,7 +150,7 @@ export class SqsWorkQueue implements WorkQueue {
         new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: Math.max(0, Math.min(43_200, Math.round(seconds))) }),
       );
     } catch (error) {
-      throw mapSqsError(error, { sent: 0, failed: 0, queueUrl: this.queueUrl });
+      throw mapSqsError(error, { operation: 'ChangeMessageVisibility', sent: 0, failed: 0, queueUrl: this.queueUrl });
     }
   }
 

@@ -148,6 +148,14 @@ describe('SqsWorkQueue against fauxqs', () => {
     expect(error).toMatchObject({ name: 'WorkQueueError', code: 'QueueDoesNotExist', retryable: false, sent: 0, failed: 3 });
     expect((error as Error).cause).toBeInstanceOf(SQSServiceException);
   });
+
+  it('names GetQueueAttributes, not a send, when the backlog cannot be read', async () => {
+    const missing = `${sqs.endpoint}/000000000000/no-such-queue`;
+    const error = await new SqsWorkQueue(client, missing).backlog().catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'WorkQueueError', code: 'QueueDoesNotExist', retryable: false });
+    expect((error as Error).message).toMatch(/^SQS GetQueueAttributes on .*no-such-queue failed with QueueDoesNotExist \(not retryable\)/);
+    expect((error as Error).message).not.toContain('sent');
+  });
 });
 
 describe('SqsWorkQueue with a mocked client', () => {
