@@ -94,7 +94,6 @@ export function scanString(text: string, at: number): number {
   }
 }
 
-const STRUCTURE = /["{}[\]]/g;
 const SCALAR_END = /[,}\]\s]/g;
 
 /** Index just past the JSON value that starts at `at`. */
@@ -113,23 +112,7 @@ function endOfValue(text: string, at: number): number {
 export function scanValue(text: string, at: number, final: boolean): number {
   const first = text[at];
   if (first === '"') return scanString(text, at);
-  if (first === '{' || first === '[') {
-    let depth = 0;
-    STRUCTURE.lastIndex = at;
-    for (;;) {
-      const match = STRUCTURE.exec(text);
-      if (match === null) return -1;
-      const char = match[0];
-      if (char === '"') {
-        const end = scanString(text, match.index);
-        if (end < 0) return -1;
-        STRUCTURE.lastIndex = end;
-        continue;
-      }
-      if (char === '{' || char === '[') depth += 1;
-      else if (--depth === 0) return match.index + 1;
-    }
-  }
+  if (first === '{' || first === '[') return scanNested(text, at);
   if (first === undefined) return -1;
   SCALAR_END.lastIndex = at;
   const match = SCALAR_END.exec(text);
@@ -137,4 +120,26 @@ export function scanValue(text: string, at: number, final: boolean): number {
   const stop = match === null ? text.length : match.index;
   if (stop === at) throw new SyntaxError(`unexpected ${JSON.stringify(first)} at ${at}`);
   return stop;
+}
+
+/**
+ * Index just past the object or array that opens at `at`, or -1 when the text ends first. Most of
+ * a node's text is inside strings, which `indexOf` steps over; only the few characters between
+ * two strings are looked at one by one, for brackets.
+ */
+function scanNested(text: string, at: number): number {
+  let depth = 0;
+  let i = at;
+  for (;;) {
+    const quote = text.indexOf('"', i);
+    const stop = quote < 0 ? text.length : quote;
+    for (let j = i; j < stop; j++) {
+      const c = text.charCodeAt(j);
+      if (c === 0x7b || c === 0x5b) depth += 1;
+      else if ((c === 0x7d || c === 0x5d) && --depth === 0) return j + 1;
+    }
+    if (quote < 0) return -1;
+    i = scanString(text, quote);
+    if (i < 0) return -1;
+  }
 }
