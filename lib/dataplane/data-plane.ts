@@ -48,10 +48,11 @@ export interface RunRead {
   run: PlaneRun | null;
 }
 
-/** What a reconcile run tells its plane besides the nodes: its clock, the lease grace, and the work queue's backlog. */
+/** What a reconcile run tells its plane besides the nodes: its clock, how long a queued message may live, and the work queue's backlog. */
 export interface RunFacts {
   now: number;
-  graceMs: number;
+  /** How long a message sent now may still be delivered and run: the shorter of the lease grace and a message's lifetime (lib/messages/work-queue.ts). */
+  messageWindowMs: number;
   /** Messages the work queue holds (visible, in flight, delayed); absent when the queue cannot say. Read only when asked. */
   backlog?: () => Promise<number>;
 }

@@ -9,6 +9,18 @@ import type { SendResult, WorkQueue } from '../usecases/ports.ts';
 /** The SQS message attribute that carries `SendOptions.correlationId`. */
 export const CORRELATION_ATTRIBUTE = 'correlationId';
 
+/** The work queue's visibility timeout (serverless.yml WorkQueue; test/infra/serverless-template.test.ts holds them equal). */
+export const WORK_QUEUE_VISIBILITY_SECONDS = 180;
+/** The route worker's function timeout (serverless.yml routeWorker; held equal by the same test). */
+export const WORKER_TIMEOUT_SECONDS = 30;
+
+/**
+ * Pure: how long after its first receive a message may still be running: `maxReceiveCount`
+ * deliveries, the next one a visibility timeout after the last at most (retryBackoffSeconds is
+ * shorter), then the last one's run of one function timeout at most.
+ */
+export const messageLifetimeMs = (maxReceiveCount: number): number => (maxReceiveCount * WORK_QUEUE_VISIBILITY_SECONDS + WORKER_TIMEOUT_SECONDS) * 1000;
+
 /** Seconds before a retryable failure's next delivery: 2, 4, 8, ... capped at 60 (and the queue's own timeout). */
 export const retryBackoffSeconds = (receiveCount: number): number => Math.min(60, 2 ** Math.max(1, Math.floor(receiveCount)));
 

@@ -17,6 +17,7 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { clusterTagKey } from '../routes/index.ts';
 import { errorText, PodrouteError } from '../errors.ts';
+import { messageLifetimeMs } from '../messages/work-queue.ts';
 import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
 import type { InputRead, Presence } from './absence.ts';
 import { clearFullMarks, workMessages, settleRouteWork } from './reconcile-route-work.ts';
@@ -33,7 +34,7 @@ import { recordRun } from './claim-census.ts';
 import { countBlocked, summarize } from './reconcile-summary.ts';
 
 type ReconcileConfig = Pick<Config, 'clusterCidrs' | 'nodeSyncMode' | 'maxDeleteShare' | 'minDeletesForGuard' | 'leaseGraceSeconds'> &
-  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector' | 'clusterName' | 'migrationMaskSizes' | 'routeQuota'>>;
+  Partial<Pick<Config, 'blockedNodeSeconds' | 'nodeSelector' | 'clusterName' | 'migrationMaskSizes' | 'routeQuota' | 'maxReceiveCount'>>;
 
 /** Default of `blockedNodeSeconds` (config BLOCKED_NODE_SECONDS). */
 const DEFAULT_BLOCKED_NODE_SECONDS = 600;
@@ -101,7 +102,8 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   const started = deps.now();
   const { config } = deps;
   const dryRun = options.dryRun === true;
-  const { tables, nodes, cloud } = await readWorld(deps);
+  const backlog = watchedBacklog(deps.queue);
+  const { tables, nodes, cloud } = await readWorld(deps, backlog.read);
   const run: ReconcileDeps = { ...deps, cidrSets: cloud.sets };
   // Absence is confirmed by key (./absence.ts): the owners of old leases that the listing lacks.
   const graceMs = config.leaseGraceSeconds * 1000;
@@ -128,6 +130,9 @@ export async function reconcile(deps: ReconcileDeps, options: { dryRun?: boolean
   if (!dryRun) await warnConflicts(plan, deps);
   if (!dryRun) await clearFullMarks(settled.work, deps);
   const synced = dryRun ? await planNodeSyncs(nodes, plan, cloud, deps, report) : { messages: await syncNodes(nodes, plan, cloud, deps, report), planned: [] };
+  // A plane that could not read the backlog decided without it (told here, also in a dry run).
+  const unread = backlog.failure();
+  if (unread !== undefined) report.errors.push({ step: 'backlog', message: unread });
   // Route work goes with the new nodes' sync messages (./reconcile-route-work.ts: the backlog may defer it).
   const outgoing = await workMessages({ plan: planned, live }, settled.facts, synced.messages, deps);
   report.messagesDeferred = outgoing.work.deferred;
@@ -269,10 +274,22 @@ async function patchConditions(plan: RoutePlan, allocatedNow: ReadonlySet<string
  * the run fails retryably before it writes anything, with one log line and the `ReconcileRefused`
  * metric (its alarm is serverless.yml's ReconcileRefusedAlarm).
  */
-async function readWorld(deps: ReconcileDeps): Promise<{ tables: RouteTable[]; nodes: Node[]; cloud: PlaneRun & { leaseLists: Lease[][] } }> {
+/** The queue's backlog reader, remembering the message of its first failure. */
+function watchedBacklog(queue: WorkQueue): { read?: () => Promise<number>; failure(): string | undefined } {
+  let failed: string | undefined;
+  const backlog = queue.backlog?.bind(queue);
+  if (!backlog) return { failure: () => failed };
+  const read = () =>
+    backlog().catch((error: unknown) => {
+      failed ??= `the work queue's backlog could not be read: ${errorText(error)}`;
+      throw error;
+    });
+  return { read, failure: () => failed };
+}
+
+async function readWorld(deps: ReconcileDeps, backlog: (() => Promise<number>) | undefined): Promise<{ tables: RouteTable[]; nodes: Node[]; cloud: PlaneRun & { leaseLists: Lease[][] } }> {
   const { config } = deps;
-  const backlog = deps.queue.backlog?.bind(deps.queue);
-  const facts = { now: deps.now(), graceMs: config.leaseGraceSeconds * 1000, ...(backlog ? { backlog } : {}) };
+  const facts = { now: deps.now(), messageWindowMs: Math.min(config.leaseGraceSeconds * 1000, messageLifetimeMs(config.maxReceiveCount ?? 3)), ...(backlog ? { backlog } : {}) };
   const read = await deps.plane.readRun(() => deps.nodes.listNodes(), facts);
   const { tables, nodes, leases } = read;
   const count = <T>(r: Settled<T[]>): InputRead => (r.ok ? { ok: true, count: r.value.flat().length } : r);

@@ -16,6 +16,7 @@ import { ClaimProtocolStore, MemoryClaimStore, createCidrSet } from '../../lib/i
 import { NodeNotFoundError } from '../../lib/kube/kube-errors.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { checkNodeLeft } from '../../lib/usecases/node-left.ts';
+import { WORK_QUEUE_VISIBILITY_SECONDS, WORKER_TIMEOUT_SECONDS } from '../../lib/messages/work-queue.ts';
 import { type Obj, isObj } from '../support/mapping.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -234,6 +235,11 @@ describe('serverless.yml: queue, DLQ, table', () => {
   it('gives the work queue a visibility timeout of at least 6x the worker timeout', () => {
     const visibility = num(at(resources, 'WorkQueue', 'Properties', 'VisibilityTimeout'));
     expect(visibility).toBeGreaterThanOrEqual(6 * num(at(fn('routeWorker'), 'timeout')));
+  });
+
+  it('deploys the visibility timeout and worker timeout that a message’s lifetime is computed from (lib/messages/work-queue.ts)', () => {
+    expect(num(at(resources, 'WorkQueue', 'Properties', 'VisibilityTimeout'))).toBe(WORK_QUEUE_VISIBILITY_SECONDS);
+    expect(num(at(fn('routeWorker'), 'timeout'))).toBe(WORKER_TIMEOUT_SECONDS);
   });
 
   it('redrives to an encrypted DLQ after 3 receives and keeps dead letters 14 days', () => {

@@ -5,7 +5,7 @@
  * on the same prefix); once the queue is empty or the node is past the lease grace, reconcile does.
  */
 import { describe, expect, it } from 'vitest';
-import { assignerOf, awaitsDelegation } from '../../lib/dataplane/prefixes/assigner.ts';
+import { ADMISSION_STAMP_SLACK_MS, assignerOf, awaitsDelegation } from '../../lib/dataplane/prefixes/assigner.ts';
 import type { AssignFacts, Assigner } from '../../lib/dataplane/prefixes/assigner.ts';
 import type { Node } from '../../lib/nodes/node.ts';
 import { admit } from '../../lib/usecases/node-webhook.ts';
@@ -13,16 +13,16 @@ import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { RecordingQueue } from '../support/world.ts';
 import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
 
-const GRACE = 600_000;
-const young: AssignFacts = { nodeSyncMode: 'SyncFromCluster', awaitingDelegation: true, ageMs: 30_000, graceMs: GRACE, backlog: 4 };
+const WINDOW = 570_000;
+const young: AssignFacts = { nodeSyncMode: 'SyncFromCluster', awaitingDelegation: true, ageMs: 30_000, windowMs: WINDOW, backlog: 4 };
 
 describe('assignerOf (pure)', () => {
   it.each<[string, Partial<AssignFacts>, Assigner]>([
     ['a young admitted node while the queue holds work: the worker', {}, 'worker'],
     ['the queue is empty: no message can still assign it', { backlog: 0 }, 'reconcile'],
     ['the backlog could not be read', { backlog: null }, 'reconcile'],
-    ['past the lease grace, which outlasts the last delivery', { ageMs: GRACE }, 'reconcile'],
-    ['just inside the grace', { ageMs: GRACE - 1 }, 'worker'],
+    ['past the window of its message (its last delivery, or the lease grace)', { ageMs: WINDOW }, 'reconcile'],
+    ['just inside the window', { ageMs: WINDOW - 1 }, 'worker'],
     ['no creationTimestamp', { ageMs: null }, 'reconcile'],
     ['nothing awaits delegation', { awaitingDelegation: false }, 'reconcile'],
     ['SyncFromCloud: EC2 picks when node sync runs', { nodeSyncMode: 'SyncFromCloud' }, 'reconcile'],
@@ -33,18 +33,25 @@ describe('assignerOf (pure)', () => {
 
 describe('awaitsDelegation (pure)', () => {
   const CLUSTER = ['10.0.0.0/8', '2600:1f18:1234::/48'];
-  const node = (podCIDRs: string[]) => ({ metadata: { name: 'n' }, spec: { podCIDRs } }) as Node;
+  const CREATED = Date.parse('2026-12-01T12:00:00Z');
+  const node = (podCIDRs: string[], creationTimestamp: string | null = '2026-12-01T12:00:00Z') =>
+    ({ metadata: { name: 'n', ...(creationTimestamp ? { creationTimestamp } : {}) }, spec: { podCIDRs } }) as Node;
   const BOTH = ['10.0.8.0/28', '2600:1f18:1234::/80'];
-  it.each<[string, string[], string[], string[], boolean]>([
-    ['both families held and leased, none delegated', BOTH, BOTH, [], true],
-    ['one of the two delegated', BOTH, BOTH, ['10.0.8.0/28'], true],
-    ['both delegated', BOTH, BOTH, ['2600:1f18:1234::/80', '10.0.8.0/28'], false],
-    ['one not leased to the node (a claim no admission took): reconcile judges it', BOTH, ['10.0.8.0/28'], [], false],
-    ['a family missing: node sync allocates, nothing is admitted', ['10.0.8.0/28'], ['10.0.8.0/28'], [], false],
-    ['a pod CIDR that does not parse', ['10.0.8.0/28', 'nonsense'], ['10.0.8.0/28'], [], false],
-    ['no pod CIDRs', [], [], [], false],
-  ])('%s', (_why, podCidrs, leased, delegated, want) => {
-    expect(awaitsDelegation(node(podCidrs), CLUSTER, leased, delegated)).toBe(want);
+  const before = (cidrs: string[], since = CREATED - 50) => cidrs.map((cidr) => ({ cidr, since }));
+  it.each<[string, Node, Array<{ cidr: string; since?: number }>, string[], boolean]>([
+    ['both families leased before the node was created, none delegated', node(BOTH), before(BOTH), [], true],
+    ['one of the two delegated', node(BOTH), before(BOTH), ['10.0.8.0/28'], true],
+    ['both delegated', node(BOTH), before(BOTH), ['2600:1f18:1234::/80', '10.0.8.0/28'], false],
+    ['leased within the creationTimestamp’s second (and clock slack)', node(BOTH), before(BOTH, CREATED + ADMISSION_STAMP_SLACK_MS), [], true],
+    ['leased after the node was created: reconcile adopted it, no message exists', node(BOTH), before(BOTH, CREATED + ADMISSION_STAMP_SLACK_MS + 1), [], false],
+    ['a lease of unknown age', node(BOTH), BOTH.map((cidr) => ({ cidr })), [], false],
+    ['no creationTimestamp', node(BOTH, null), before(BOTH), [], false],
+    ['one not leased to the node (a claim no admission took)', node(BOTH), before(['10.0.8.0/28']), [], false],
+    ['a family missing: node sync allocates, nothing is admitted', node(['10.0.8.0/28']), before(['10.0.8.0/28']), [], false],
+    ['a pod CIDR that does not parse', node(['10.0.8.0/28', 'nonsense']), before(['10.0.8.0/28']), [], false],
+    ['no pod CIDRs', node([]), [], [], false],
+  ])('%s', (_why, n, leases, delegated, want) => {
+    expect(awaitsDelegation(n, CLUSTER, leases, delegated)).toBe(want);
   });
 });
 
@@ -104,13 +111,17 @@ describe('reconcile leaves an admitted node’s delegation to its sync-node whil
     expect(nodes.networkUnavailable('joiner')).toBe('False');
   });
 
-  it('assigns once the node is past the lease grace, however long the queue stays busy', async () => {
+  it('assigns once the node is past its message’s window, however long the queue stays busy', async () => {
     const { ec2, eni, nodes, deps, queue, podCidrs, advance } = await admittedNode();
     queue.depth = 50;
     await reconcile(deps);
     expect(ec2.count('assign')).toBe(0);
 
-    advance(deps.config.leaseGraceSeconds * 1000);
+    // MAX_RECEIVE_COUNT 3 deliveries 180 s apart, then a 30 s run: 570 s, shorter than the 600 s grace.
+    advance(569_000);
+    await reconcile(deps);
+    expect(ec2.count('assign')).toBe(0);
+    advance(1_000);
     const late = await reconcile(deps);
     expect(late.errors).toEqual([]);
     expect([...(ec2.interfaces.get(eni.instanceId)?.prefixes ?? [])].sort()).toEqual([...podCidrs].sort());
@@ -127,7 +138,8 @@ describe('reconcile leaves an admitted node’s delegation to its sync-node whil
       },
     });
     const report = await reconcile({ ...deps, queue: failing });
-    expect(report.errors).toEqual([]);
+    // Told in the report (a dry run shows it too), and the node is assigned by reconcile.
+    expect(report.errors).toEqual([{ step: 'backlog', message: expect.stringContaining('access denied') }]);
     expect(reads).toBe(1);
     expect([...(ec2.interfaces.get(eni.instanceId)?.prefixes ?? [])].sort()).toEqual([...podCidrs].sort());
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'reconcile.backlog-unread' }));

@@ -4,9 +4,11 @@
  * them into the node; its `sync-node` message then assigns them at the pace of EC2's buckets. While
  * that message may still be delivered, reconcile leaves the assignment to it, so the two never
  * spend a bucket token on the same prefix (the loser's call is refused as in use). Reconcile is
- * the fallback for a message that is gone: once the queue holds nothing, or the node is older than
- * the lease grace (whose default outlasts the message's last delivery: MAX_RECEIVE_COUNT deliveries,
- * one visibility timeout apart, serverless.yml), reconcile assigns. docs/decisions/0033-who-assigns.md.
+ * the fallback for a message that is gone: once the queue holds nothing, or once the node is older
+ * than a message's window (the shorter of the lease grace and a message's lifetime, its last
+ * delivery's run included: lib/messages/work-queue.ts), reconcile assigns. Only blocks the node
+ * leased before it was created are an admission's; a lease reconcile took itself (a pod CIDR the
+ * node came with, adopted) has no message. docs/decisions/0033-who-assigns.md.
  */
 import { formatCidr, tryParseCidr } from '../../cidr/cidr.ts';
 import { podCidrsOf } from '../../nodes/node.ts';
@@ -17,14 +19,14 @@ export interface AssignFacts {
   /** Node sync's mode: with SyncFromCloud EC2 picks the block when node sync runs, so no message assigns one. */
   nodeSyncMode: 'SyncFromCluster' | 'SyncFromCloud';
   /**
-   * The node holds a pod CIDR of every cluster CIDR's family, each leased to it in the run's
-   * listing (as an admission leaves it), and one of them is not on its interface.
+   * The node holds a pod CIDR of every cluster CIDR's family, each leased to it before it was
+   * created (as an admission leaves it), and one of them is not on its interface.
    */
   awaitingDelegation: boolean;
   /** Since the node's creationTimestamp, in milliseconds; null when it does not say. */
   ageMs: number | null;
-  /** The lease grace, in milliseconds. */
-  graceMs: number;
+  /** How long the admission's message may still be delivered and run (lib/dataplane/data-plane.ts RunFacts). */
+  windowMs: number;
   /** Messages the work queue holds (visible, in flight or delayed); null when it could not be read. */
   backlog: number | null;
 }
@@ -35,21 +37,33 @@ export type Assigner = 'worker' | 'reconcile';
 /** Pure: `worker` while the admission's message may still assign the node's blocks; else `reconcile`. */
 export function assignerOf(facts: AssignFacts): Assigner {
   if (facts.nodeSyncMode !== 'SyncFromCluster' || !facts.awaitingDelegation) return 'reconcile';
-  if (facts.ageMs === null || facts.ageMs >= facts.graceMs) return 'reconcile';
+  if (facts.ageMs === null || facts.ageMs >= facts.windowMs) return 'reconcile';
   return facts.backlog !== null && facts.backlog > 0 ? 'worker' : 'reconcile';
 }
 
 /**
- * Pure: whether the node holds a pod CIDR of every cluster family, each among `leased` (its leases
- * in the run's listing), and not all of them among `delegated` (its interface's prefixes).
+ * How much later than the node's creationTimestamp an admission's lease may be stamped: the
+ * timestamp has a resolution of a second (Kubernetes API conventions: RFC 3339 times in seconds)
+ * and the API server's clock is not the function's.
  */
-export function awaitsDelegation(node: Node, clusterCidrs: readonly string[], leased: readonly string[], delegated: readonly string[]): boolean {
+export const ADMISSION_STAMP_SLACK_MS = 2_000;
+
+/**
+ * Pure: whether the node holds a pod CIDR of every cluster family, each among `leases` (its leases
+ * in the run's listing) and stamped no later than the node's creation (an admission takes them
+ * before the API server stores the node), and not all of them among `delegated` (its interface's
+ * prefixes). A lease of unknown age is not taken for an admission's.
+ */
+export function awaitsDelegation(node: Node, clusterCidrs: readonly string[], leases: ReadonlyArray<{ cidr: string; since?: number }>, delegated: readonly string[]): boolean {
   const podCidrs = podCidrsOf(node).map((text) => tryParseCidr(text));
   if (podCidrs.some((cidr) => cidr === null)) return false;
   const texts = podCidrs.flatMap((cidr) => (cidr === null ? [] : [formatCidr(cidr)]));
   const families = new Set(podCidrs.map((cidr) => cidr?.family));
   if (!clusterCidrs.every((text) => families.has(tryParseCidr(text)?.family))) return false;
-  if (!texts.every((text) => leased.includes(text))) return false;
+  const stamp = node.metadata.creationTimestamp;
+  const created = typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
+  if (!Number.isFinite(created)) return false;
+  const admitted = (text: string) => leases.some((l) => l.cidr === text && l.since !== undefined && l.since <= created + ADMISSION_STAMP_SLACK_MS);
+  if (!texts.every(admitted)) return false;
   return texts.some((text) => !delegated.includes(text));
 }
-

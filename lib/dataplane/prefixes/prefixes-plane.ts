@@ -95,15 +95,15 @@ function assignerFor(world: PrefixWorld, leases: readonly Lease[], ports: Prefix
           return null;
         })
       : Promise.resolve(null));
-  const leasesOf = new Map<string, string[]>();
-  for (const { owner, cidr } of leases) if (owner !== null) leasesOf.set(owner, [...(leasesOf.get(owner) ?? []), cidr]);
+  const leasesOf = new Map<string, Lease[]>();
+  for (const lease of leases) if (lease.owner !== null) leasesOf.set(lease.owner, [...(leasesOf.get(lease.owner) ?? []), lease]);
   return async (node) => {
     const instanceId = instanceIdOf(node);
     const delegated = (instanceId !== null ? world.interfaces.get(instanceId)?.prefixes : undefined) ?? [];
     const leased = leasesOf.get(node.metadata.name) ?? [];
     const awaiting = awaitsDelegation(node, ports.config.clusterCidrs, leased, delegated);
     const ageMs = nodeAgeMs(node, facts.now);
-    const base = { nodeSyncMode: ports.config.nodeSyncMode, awaitingDelegation: awaiting, ageMs, graceMs: facts.graceMs };
+    const base = { nodeSyncMode: ports.config.nodeSyncMode, awaitingDelegation: awaiting, ageMs, windowMs: facts.messageWindowMs };
     // The backlog only matters when the rest would leave the node to the worker.
     if (assignerOf({ ...base, backlog: 1 }) === 'reconcile') return 'reconcile';
     return assignerOf({ ...base, backlog: await readBacklog() });
