@@ -30,7 +30,7 @@ describe('routes plane: planNodeSync counts the blocks of one run', () => {
       cidrSets: [set],
       interfaces: null,
     });
-    const { run } = await plane.readRun(async () => nodes, { now: Date.now(), graceMs: 600_000 });
+    const { run } = await plane.readRun(async () => nodes, { now: Date.now(), messageWindowMs: 570_000 });
     if (!run) throw new Error('no run');
     const got: Array<[string, string]> = [];
     for (const n of nodes) {
