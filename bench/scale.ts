@@ -27,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { kubeletNode } from '../infra/local/kube/kubelet-node.ts';
+import { NODE_LIST_PAGE_SIZE } from '../lib/kube/kube-nodes.ts';
 import { SteadyClaimStore } from './steady-claims.ts';
 import { recordWrite } from '../infra/local/kube/managed-fields.ts';
 import type { JsonObject } from '../infra/local/kube/patch.ts';
@@ -158,8 +159,6 @@ function node(i: number): object {
   };
 }
 
-/** The page size podroute's node listing asks for (lib/kube/kube-nodes.ts): these pages are built before the run. */
-const LISTED_PAGE = 500;
 
 /** One NodeList page of the generated nodes `from` to `to`, as the API server sends it. */
 function nodePage(count: number, from: number, to: number): Buffer {
@@ -178,7 +177,7 @@ function nodePage(count: number, from: number, to: number): Buffer {
 async function startNodeServer(count: number): Promise<{ url: string; caPem: string; buildMs: number; busyMs(): number; api(): ScaleRun['api']; close(): Promise<void> }> {
   const built = performance.now();
   const pages = new Map<number, Buffer>();
-  for (let from = 0; from < count; from += LISTED_PAGE) pages.set(from, nodePage(count, from, Math.min(count, from + LISTED_PAGE)));
+  for (let from = 0; from < count; from += NODE_LIST_PAGE_SIZE) pages.set(from, nodePage(count, from, Math.min(count, from + NODE_LIST_PAGE_SIZE)));
   const buildMs = performance.now() - built;
   let busyMs = 0;
   const api = { requests: 0, bytes: 0 };
@@ -196,7 +195,7 @@ async function startNodeServer(count: number): Promise<{ url: string; caPem: str
     }
     const limit = Number(url.searchParams.get('limit') ?? '0') || count;
     const from = Number(url.searchParams.get('continue') ?? '0') || 0;
-    let body = limit === LISTED_PAGE ? pages.get(from) : undefined;
+    let body = limit === NODE_LIST_PAGE_SIZE ? pages.get(from) : undefined;
     if (body === undefined) {
       const started = performance.now();
       body = nodePage(count, from, Math.min(count, from + limit));

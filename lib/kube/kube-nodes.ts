@@ -41,6 +41,9 @@ type ListRestart = { resource: 'nodes'; pagesDiscarded: number; nodesDiscarded: 
  */
 const LIST_RESTARTS = 1;
 
+/** Nodes per page of the node list (`limit`) unless `pageSize` says otherwise; the scale benchmark's stand-in pre-builds pages of it. */
+export const NODE_LIST_PAGE_SIZE = 500;
+
 type KubeNodesOptions = {
   /** Clock for condition and event timestamps. */
   clock?: () => Date;
@@ -54,7 +57,7 @@ type KubeNodesOptions = {
   conflictAttempts?: number;
   /** Pause between conflict retries, multiplied by the attempt number. */
   conflictBackoffMs?: number;
-  /** Page size of the node list. */
+  /** Page size of the node list (default NODE_LIST_PAGE_SIZE). */
   pageSize?: number;
   /**
    * The labels kept on each listed node: the keys the node selector reads (`selectorKeys` of
@@ -161,7 +164,7 @@ export class KubeNodes {
   }
 
   private async listNodesOnce(): Promise<Node[]> {
-    const limit = this.options.pageSize ?? 500;
+    const limit = this.options.pageSize ?? NODE_LIST_PAGE_SIZE;
     const nodes: Node[] = [];
     let next: string | undefined;
     let pages = 0;

@@ -105,10 +105,16 @@ export function networkUnavailableOf(node: Node): ConditionStatus | null {
   return condition.status === 'True' || condition.status === 'False' ? condition.status : 'Unknown';
 }
 
-/** How long ago the node was created (`metadata.creationTimestamp`), or null when it does not say. */
-export function nodeAgeMs(node: Node, now: number): number | null {
+/** When the node was created (`metadata.creationTimestamp`, epoch ms), or null when it does not say. */
+export function createdAtMs(node: Node): number | null {
   const created = node.metadata.creationTimestamp;
   if (typeof created !== 'string') return null;
   const at = Date.parse(created);
-  return Number.isFinite(at) ? now - at : null;
+  return Number.isFinite(at) ? at : null;
+}
+
+/** How long ago the node was created, or null when it does not say. */
+export function nodeAgeMs(node: Node, now: number): number | null {
+  const at = createdAtMs(node);
+  return at === null ? null : now - at;
 }

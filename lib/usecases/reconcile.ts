@@ -266,14 +266,6 @@ async function patchConditions(plan: RoutePlan, allocatedNow: ReadonlySet<string
   });
 }
 
-/**
- * Gathers the run's inputs through the data plane, which reads its cloud side, the nodes and the
- * leases in the order it needs (lib/dataplane/routes/routes-plane.ts says why the tables come first).
- *
- * Empty means stop: when an input cannot be read or is suddenly empty (./absence.ts refuseWorld),
- * the run fails retryably before it writes anything, with one log line and the `ReconcileRefused`
- * metric (its alarm is serverless.yml's ReconcileRefusedAlarm).
- */
 /** The queue's backlog reader, remembering the message of its first failure. */
 function watchedBacklog(queue: WorkQueue): { read?: () => Promise<number>; failure(): string | undefined } {
   let failed: string | undefined;
@@ -287,6 +279,14 @@ function watchedBacklog(queue: WorkQueue): { read?: () => Promise<number>; failu
   return { read, failure: () => failed };
 }
 
+/**
+ * Gathers the run's inputs through the data plane, which reads its cloud side, the nodes and the
+ * leases in the order it needs (lib/dataplane/routes/routes-plane.ts says why the tables come first).
+ *
+ * Empty means stop: when an input cannot be read or is suddenly empty (./absence.ts refuseWorld),
+ * the run fails retryably before it writes anything, with one log line and the `ReconcileRefused`
+ * metric (its alarm is serverless.yml's ReconcileRefusedAlarm).
+ */
 async function readWorld(deps: ReconcileDeps, backlog: (() => Promise<number>) | undefined): Promise<{ tables: RouteTable[]; nodes: Node[]; cloud: PlaneRun & { leaseLists: Lease[][] } }> {
   const { config } = deps;
   const facts = { now: deps.now(), messageWindowMs: Math.min(config.leaseGraceSeconds * 1000, messageLifetimeMs(config.maxReceiveCount ?? 3)), ...(backlog ? { backlog } : {}) };

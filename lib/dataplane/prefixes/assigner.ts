@@ -11,7 +11,7 @@
  * node came with, adopted) has no message. docs/decisions/0033-who-assigns.md.
  */
 import { formatCidr, tryParseCidr } from '../../cidr/cidr.ts';
-import { podCidrsOf } from '../../nodes/node.ts';
+import { createdAtMs, podCidrsOf } from '../../nodes/node.ts';
 import type { Node } from '../../nodes/node.ts';
 
 /** What the decision reads about one node and the run. */
@@ -60,9 +60,8 @@ export function awaitsDelegation(node: Node, clusterCidrs: readonly string[], le
   const texts = podCidrs.flatMap((cidr) => (cidr === null ? [] : [formatCidr(cidr)]));
   const families = new Set(podCidrs.map((cidr) => cidr?.family));
   if (!clusterCidrs.every((text) => families.has(tryParseCidr(text)?.family))) return false;
-  const stamp = node.metadata.creationTimestamp;
-  const created = typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
-  if (!Number.isFinite(created)) return false;
+  const created = createdAtMs(node);
+  if (created === null) return false;
   const admitted = (text: string) => leases.some((l) => l.cidr === text && l.since !== undefined && l.since <= created + ADMISSION_STAMP_SLACK_MS);
   if (!texts.every(admitted)) return false;
   return texts.some((text) => !delegated.includes(text));

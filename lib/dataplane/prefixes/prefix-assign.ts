@@ -27,7 +27,8 @@ export type AssignOutcome = { kind: 'assigned' } | { kind: 'left'; status: strin
  * lease is refused (MessageRefusedError), nothing assigned. EC2 answering that a prefix is in use
  * is judged on a fresh read: already on this interface (an earlier delivery's call) is success;
  * anywhere else the block is left to reconcile, whose node sync holds it for the cloud and moves
- * the node on (./prefix-node-sync.ts) once the node is no longer this message's (./assigner.ts). Any other failure goes up (throttling is retryable).
+ * the node on (./prefix-node-sync.ts) once the node is no longer this message's (./assigner.ts).
+ * Any other failure goes up (throttling is retryable).
  */
 export async function assignAdmitted(node: string, eni: NodeInterface, missing: readonly string[], ports: PrefixAssignPorts): Promise<AssignOutcome> {
   await checkLeased(node, missing, ports.usedReservationSets);
