@@ -4,33 +4,16 @@
  * dry run would misreport. Each failed on the decider's first version.
  */
 import { describe, expect, it } from 'vitest';
-import { admit } from '../../lib/usecases/node-webhook.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { RecordingQueue } from '../support/world.ts';
-import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
+import { BackloggedQueue, onePodRangeSubnet, admitAndStore } from './prefix-fakes.ts';
+import type { FakeEc2 } from './prefix-fakes.ts';
 
 /** A queue busy with other work (other joins, node-left checks): its backlog never reaches 0. */
-class BusyQueue extends RecordingQueue {
-  depth = 7;
-  async backlog(): Promise<number> {
-    return this.depth;
-  }
-}
-
-function world(env: Record<string, string> = {}) {
-  const ec2 = new FakeEc2();
-  ec2.addSubnet('subnet-0', ['10.0.0.0/20', '2600:1f18:1234:0::/64'], [
-    { cidr: '10.0.8.0/22', type: 'explicit' },
-    { cidr: '2600:1f18:1234:0:8000::/65', type: 'explicit' },
-  ]);
-  const eni = ec2.addInstance('subnet-0');
-  const nodes = new MemoryNodes();
-  const fakes = prefixDeps(ec2, nodes, env);
-  const queue = new BusyQueue();
-  const deps = { ...fakes.deps, queue };
-  const delegated = () => [...(ec2.interfaces.get(eni.instanceId)?.prefixes ?? [])].sort();
-  return { ec2, eni, nodes, fakes, queue, deps, delegated };
-}
+const world = (env: Record<string, string> = {}) => {
+  const queue = new BackloggedQueue(7);
+  return { queue, ...onePodRangeSubnet(queue, env) };
+};
 
 /** EC2's AssignPrivateIpAddresses bucket is empty for the next `n` calls (the SDK's retries exhausted). */
 function throttleNext(ec2: FakeEc2, n: number): void {
@@ -44,10 +27,10 @@ function throttleNext(ec2: FakeEc2, n: number): void {
 
 describe('reconcile waits on a sync-node that was never queued', () => {
   it('a claimed pod CIDR reconcile adopted itself (no admission, no message): its first in-line assign throttled, the next run must not leave it to "the worker"', async () => {
-    const { ec2, nodes, fakes, queue, deps, delegated } = world();
+    const { ec2, eni, nodes, fakes, queue, deps, delegated } = world();
     const claim = ['10.0.8.48/28', '2600:1f18:1234:0:8003::/80'];
     // Stored with its own pod CIDRs (written by a kubelet / provisioning tool, not by podroute's patch).
-    nodes.add('joiner', [...ec2.interfaces.keys()][0] ?? '', claim);
+    nodes.add('joiner', eni.instanceId, claim);
     const stored = nodes.stored.get('joiner');
     if (stored) stored.metadata.creationTimestamp = new Date(deps.now()).toISOString();
 
@@ -74,16 +57,8 @@ describe('reconcile waits on a sync-node that was never queued', () => {
 
 describe("readiness is bound to LEASE_GRACE_SECONDS (300..604800), not to the message's lifetime", () => {
   it('an admitted node whose message is gone (DLQ / left-to-reconcile) is still not ready an hour later with a 1-day grace and a busy queue', async () => {
-    const { ec2, nodes, fakes, deps, delegated } = world({ LEASE_GRACE_SECONDS: '86400' });
-    const eni = [...ec2.interfaces.values()][0];
-    if (!eni) throw new Error('eni');
-    const object = { metadata: { name: 'joiner' }, spec: { providerID: `aws:///us-east-1a/${eni.instanceId}` } };
-    const review = await admit({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', operation: 'CREATE', object } } as never, deps);
-    const patch = JSON.parse(Buffer.from(review.response.patch ?? '', 'base64').toString()) as Array<{ path: string; value: unknown }>;
-    const podCidrs = patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[];
-    nodes.add('joiner', eni.instanceId, podCidrs);
-    const stored = nodes.stored.get('joiner');
-    if (stored) stored.metadata.creationTimestamp = new Date(deps.now()).toISOString();
+    const { eni, nodes, fakes, deps, delegated } = world({ LEASE_GRACE_SECONDS: '86400' });
+    const podCidrs = await admitAndStore('joiner', eni.instanceId, nodes, deps);
     // The message's last delivery is at most MAX_RECEIVE_COUNT (3) x visibility (180 s) = 540 s after
     // the join (decision 0033); the worker never assigned (e.g. it ended left-to-reconcile:instance-unlisted).
     for (let minute = 1; minute <= 60; minute++) {
@@ -98,15 +73,8 @@ describe("readiness is bound to LEASE_GRACE_SECONDS (300..604800), not to the me
 
 describe('the dry run is silent when it cannot read the backlog the deployed run reads', () => {
   it('prefixes mode: an unreadable backlog makes the dry run plan an in-line assignment and report no error', async () => {
-    const { ec2, nodes, deps } = world();
-    const eni = [...ec2.interfaces.values()][0];
-    if (!eni) throw new Error('eni');
-    const object = { metadata: { name: 'joiner' }, spec: { providerID: `aws:///us-east-1a/${eni.instanceId}` } };
-    const review = await admit({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', operation: 'CREATE', object } } as never, deps);
-    const patch = JSON.parse(Buffer.from(review.response.patch ?? '', 'base64').toString()) as Array<{ path: string; value: unknown }>;
-    nodes.add('joiner', eni.instanceId, patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[]);
-    const stored = nodes.stored.get('joiner');
-    if (stored) stored.metadata.creationTimestamp = new Date(deps.now()).toISOString();
+    const { eni, nodes, deps } = world();
+    await admitAndStore('joiner', eni.instanceId, nodes, deps);
 
     // The deployed run (its role may read the queue) leaves the node to its message.
     const real = await reconcile(deps, { dryRun: true });

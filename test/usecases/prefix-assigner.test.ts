@@ -8,10 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { ADMISSION_STAMP_SLACK_MS, assignerOf, awaitsDelegation } from '../../lib/dataplane/prefixes/assigner.ts';
 import type { AssignFacts, Assigner } from '../../lib/dataplane/prefixes/assigner.ts';
 import type { Node } from '../../lib/nodes/node.ts';
-import { admit } from '../../lib/usecases/node-webhook.ts';
 import { reconcile } from '../../lib/usecases/reconcile.ts';
 import { RecordingQueue } from '../support/world.ts';
-import { FakeEc2, MemoryNodes, prefixDeps } from './prefix-fakes.ts';
+import { BackloggedQueue, admitAndStore, onePodRangeSubnet } from './prefix-fakes.ts';
 
 const WINDOW = 570_000;
 const young: AssignFacts = { nodeSyncMode: 'SyncFromCluster', awaitingDelegation: true, ageMs: 30_000, windowMs: WINDOW, backlog: 4 };
@@ -55,33 +54,12 @@ describe('awaitsDelegation (pure)', () => {
   });
 });
 
-class BackloggedQueue extends RecordingQueue {
-  depth = 0;
-  async backlog(): Promise<number> {
-    return this.depth;
-  }
-}
-
-/** One subnet with both pod ranges, one admitted node stored as admitted (created at the fakes' clock). */
+/** One admitted node stored as admitted (created at the fakes' clock), nothing queued or called yet. */
 async function admittedNode() {
-  const ec2 = new FakeEc2();
-  ec2.addSubnet('subnet-0', ['10.0.0.0/20', '2600:1f18:1234:0::/64'], [
-    { cidr: '10.0.8.0/22', type: 'explicit' },
-    { cidr: '2600:1f18:1234:0:8000::/65', type: 'explicit' },
-  ]);
-  const eni = ec2.addInstance('subnet-0');
-  const nodes = new MemoryNodes();
-  const fakes = prefixDeps(ec2, nodes);
   const queue = new BackloggedQueue();
-  const deps = { ...fakes.deps, queue };
-  const object = { metadata: { name: 'joiner' }, spec: { providerID: `aws:///us-east-1a/${eni.instanceId}` } };
-  const review = await admit({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', operation: 'CREATE', object } } as never, deps);
-  const patch = JSON.parse(Buffer.from(review.response.patch ?? '', 'base64').toString()) as Array<{ path: string; value: unknown }>;
-  const podCidrs = patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[];
+  const { ec2, eni, nodes, fakes, deps } = onePodRangeSubnet(queue);
+  const podCidrs = await admitAndStore('joiner', eni.instanceId, nodes, deps);
   expect(podCidrs).toHaveLength(2);
-  nodes.add('joiner', eni.instanceId, podCidrs);
-  const stored = nodes.stored.get('joiner');
-  if (stored) stored.metadata.creationTimestamp = new Date(deps.now()).toISOString();
   queue.clear();
   ec2.calls.length = 0;
   return { ec2, eni, nodes, deps, queue, podCidrs, advance: fakes.advance, log: fakes.log };

@@ -15,6 +15,7 @@ import type { PrefixesPlanePorts } from '../../lib/dataplane/prefixes/prefixes-p
 import { noRouteTables } from '../../lib/dataplane/prefixes/no-route-tables.ts';
 import { RecordingQueue, TimedMemoryCidrStore } from '../support/world.ts';
 import { NodeNotFoundError, PrefixUnavailableError } from '../../lib/usecases/port-errors.ts';
+import { admit } from '../../lib/usecases/node-webhook.ts';
 
 const parse = (text: string) => {
   const cidr = tryParseCidr(text);
@@ -218,4 +219,41 @@ export function prefixDeps(ec2: FakeEc2, nodes: MemoryNodes, env: Record<string,
     now,
   };
   return { deps, ports, log, setOf: (range: string) => ports.reservationSets(range), advance: (ms: number) => (clock += ms) };
+}
+
+/** A queue whose backlog is `depth` messages (GetQueueAttributes' visible, in flight and delayed). */
+export class BackloggedQueue extends RecordingQueue {
+  constructor(public depth = 0) {
+    super();
+  }
+  async backlog(): Promise<number> {
+    return this.depth;
+  }
+}
+
+/** One subnet with podroute's IPv4 and IPv6 pod ranges and one instance in it, reconciled over `queue`. */
+export function onePodRangeSubnet(queue: RecordingQueue, env: Record<string, string> = {}) {
+  const ec2 = new FakeEc2();
+  ec2.addSubnet('subnet-0', ['10.0.0.0/20', '2600:1f18:1234:0::/64'], [
+    { cidr: '10.0.8.0/22', type: 'explicit' },
+    { cidr: '2600:1f18:1234:0:8000::/65', type: 'explicit' },
+  ]);
+  const eni = ec2.addInstance('subnet-0');
+  const nodes = new MemoryNodes();
+  const fakes = prefixDeps(ec2, nodes, env);
+  const deps = { ...fakes.deps, queue };
+  const delegated = () => [...(ec2.interfaces.get(eni.instanceId)?.prefixes ?? [])].sort();
+  return { ec2, eni, nodes, fakes, deps, delegated };
+}
+
+/** Admits node `name` on `instanceId`, then stores it as the admission patched it, created now: answers its pod CIDRs. */
+export async function admitAndStore(name: string, instanceId: string, nodes: MemoryNodes, deps: ReconcileDeps): Promise<string[]> {
+  const object = { metadata: { name }, spec: { providerID: `aws:///us-east-1a/${instanceId}` } };
+  const review = await admit({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: `u-${name}`, operation: 'CREATE', object } } as never, deps);
+  const patch = JSON.parse(Buffer.from(review.response.patch ?? '', 'base64').toString()) as Array<{ path: string; value: unknown }>;
+  const podCidrs = (patch.find((op) => op.path === '/spec/podCIDRs')?.value as string[] | undefined) ?? [];
+  nodes.add(name, instanceId, podCidrs);
+  const stored = nodes.stored.get(name);
+  if (stored) stored.metadata.creationTimestamp = new Date(deps.now()).toISOString();
+  return podCidrs;
 }
