@@ -3,7 +3,7 @@
  * section) with a chart in bench/convergence.svg, and printed as a table. Each figure is a ratio or
  * a count measured in this run; none of this is in `npm test`.
  *
- *   npm run bench                 all sections (about 15 minutes on 2 cores)
+ *   npm run bench                 all sections (about 40 minutes on 2 cores)
  *   npm run bench -- --only plan,coldStart
  */
 import { readFile, writeFile } from 'node:fs/promises';

@@ -749,7 +749,11 @@ describe('infra/serverless/vpc.cjs: the VPC params', () => {
   });
 });
 
-/** Runs `osls package` into a temporary directory with extra params; returns the template and stack name. */
+/**
+ * Runs `osls package` into a temporary directory with extra params; returns the template and stack name.
+ * The suite's one packaging test file: serverless-esbuild builds in the repo's `.esbuild/` and deletes
+ * it after, so a second file packaging at the same time (vitest runs files side by side) would break it.
+ */
 function packageWith(extraParams: Record<string, string>): { template: Obj; stackName: string } {
   const out = mkdtempSync(join(tmpdir(), 'podroute-template-'));
   try {
