@@ -11,6 +11,7 @@ import { parseLabelSelector } from './nodes/label-selector.ts';
 import type { LabelSelector } from './nodes/label-selector.ts';
 import { DEFAULT_MAX_DELETE_SHARE, DEFAULT_MIN_DELETES_FOR_GUARD, ROUTE_TABLE_ID } from './routes/index.ts';
 import { DEFAULT_ROUTE_QUOTA, MAX_ROUTE_QUOTA } from './routes/route-table-headroom.ts';
+import { DEFAULT_MAX_RECEIVE_COUNT } from './messages/work-queue.ts';
 
 /** The longest part of a value an error quotes: a message never echoes a whole (10 KB) value. */
 const MAX_SHOWN = 64;
@@ -371,7 +372,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     minDeletesForGuard: e.MIN_DELETES_FOR_GUARD ?? DEFAULT_MIN_DELETES_FOR_GUARD,
     leaseGraceSeconds: e.LEASE_GRACE_SECONDS ?? 600,
     blockedNodeSeconds: e.BLOCKED_NODE_SECONDS ?? 600,
-    maxReceiveCount: e.MAX_RECEIVE_COUNT ?? 3,
+    maxReceiveCount: e.MAX_RECEIVE_COUNT ?? DEFAULT_MAX_RECEIVE_COUNT,
     routeQuota: e.ROUTE_QUOTA ?? DEFAULT_ROUTE_QUOTA,
     nodeSelector: e.NODE_SELECTOR,
     prefixReservationDescription: e.PREFIX_RESERVATION_DESCRIPTION,

@@ -11,13 +11,17 @@ export const CORRELATION_ATTRIBUTE = 'correlationId';
 
 /** The work queue's visibility timeout (serverless.yml WorkQueue; test/infra/serverless-template.test.ts holds them equal). */
 export const WORK_QUEUE_VISIBILITY_SECONDS = 180;
+/** Deliveries before the work queue moves a message to its DLQ (serverless.yml RedrivePolicy; config MAX_RECEIVE_COUNT's default). */
+export const DEFAULT_MAX_RECEIVE_COUNT = 3;
 /** The route worker's function timeout (serverless.yml routeWorker; held equal by the same test). */
 export const WORKER_TIMEOUT_SECONDS = 30;
 
 /**
  * Pure: how long after its first receive a message may still be running: `maxReceiveCount`
  * deliveries, the next one a visibility timeout after the last at most (retryBackoffSeconds is
- * shorter), then the last one's run of one function timeout at most.
+ * shorter), then the last one's run of one function timeout at most. Amazon SQS Developer Guide:
+ * "Amazon SQS visibility timeout" (a received message not deleted is visible again once its
+ * timeout ends) and "Using dead-letter queues" (after `maxReceiveCount` receives it is moved).
  */
 export const messageLifetimeMs = (maxReceiveCount: number): number => (maxReceiveCount * WORK_QUEUE_VISIBILITY_SECONDS + WORKER_TIMEOUT_SECONDS) * 1000;
 

@@ -17,7 +17,7 @@ import type { Node } from '../nodes/node.ts';
 import { unmanagedReason } from '../nodes/managed-node.ts';
 import { clusterTagKey } from '../routes/index.ts';
 import { errorText, PodrouteError } from '../errors.ts';
-import { messageLifetimeMs } from '../messages/work-queue.ts';
+import { DEFAULT_MAX_RECEIVE_COUNT, messageLifetimeMs } from '../messages/work-queue.ts';
 import { absenceSuspects, readPresence, refuseWorld, worldChecks } from './absence.ts';
 import type { InputRead, Presence } from './absence.ts';
 import { clearFullMarks, workMessages, settleRouteWork } from './reconcile-route-work.ts';
@@ -289,7 +289,7 @@ function watchedBacklog(queue: WorkQueue): { read?: () => Promise<number>; failu
  */
 async function readWorld(deps: ReconcileDeps, backlog: (() => Promise<number>) | undefined): Promise<{ tables: RouteTable[]; nodes: Node[]; cloud: PlaneRun & { leaseLists: Lease[][] } }> {
   const { config } = deps;
-  const facts = { now: deps.now(), messageWindowMs: Math.min(config.leaseGraceSeconds * 1000, messageLifetimeMs(config.maxReceiveCount ?? 3)), ...(backlog ? { backlog } : {}) };
+  const facts = { now: deps.now(), messageWindowMs: Math.min(config.leaseGraceSeconds * 1000, messageLifetimeMs(config.maxReceiveCount ?? DEFAULT_MAX_RECEIVE_COUNT)), ...(backlog ? { backlog } : {}) };
   const read = await deps.plane.readRun(() => deps.nodes.listNodes(), facts);
   const { tables, nodes, leases } = read;
   const count = <T>(r: Settled<T[]>): InputRead => (r.ok ? { ok: true, count: r.value.flat().length } : r);

@@ -96,7 +96,12 @@ function assignerFor(world: PrefixWorld, leases: readonly Lease[], ports: Prefix
         })
       : Promise.resolve(null));
   const leasesOf = new Map<string, Lease[]>();
-  for (const lease of leases) if (lease.owner !== null) leasesOf.set(lease.owner, [...(leasesOf.get(lease.owner) ?? []), lease]);
+  for (const lease of leases) {
+    if (lease.owner === null) continue;
+    const held = leasesOf.get(lease.owner);
+    if (held) held.push(lease);
+    else leasesOf.set(lease.owner, [lease]);
+  }
   return async (node) => {
     const instanceId = instanceIdOf(node);
     const delegated = (instanceId !== null ? world.interfaces.get(instanceId)?.prefixes : undefined) ?? [];
