@@ -87,11 +87,58 @@ export class BodySinkError extends Error {
 }
 
 /**
+ * The connections to the API server, kept open between calls (Node.js docs, "Class: http.Agent",
+ * `keepAlive`), as client-go keeps them. The agent pools sockets by each request's TLS options (CA,
+ * client certificate, server name), so calls with different credentials never share one. A free
+ * socket closes after FREE_SOCKET_TIMEOUT_MS, below Node's own server default of 5 s
+ * (`server.keepAliveTimeout`), and does not keep a process alive (Node unrefs it).
+ * @kubernetes/client-node's `applyToHTTPSOptions` builds a new `https.Agent` for every call
+ * (kubernetes-client/javascript#2893), which made each call a new TCP and TLS handshake; that
+ * plain agent is replaced by this one, and any other (a kubeconfig's proxy) is kept.
+ */
+const FREE_SOCKET_TIMEOUT_MS = 4_000;
+const KEEP_ALIVE_AGENT = new https.Agent({ keepAlive: true, timeout: FREE_SOCKET_TIMEOUT_MS });
+
+/** The agent a call goes through: a proxy agent the kubeconfig asked for, else the shared keep-alive one. */
+const agentFor = (given: RequestOptions['agent']): RequestOptions['agent'] =>
+  given === undefined || given === false || Object.getPrototypeOf(given) === https.Agent.prototype ? KEEP_ALIVE_AGENT : given;
+
+/** A request that failed before any answer arrived, and whether it went over a socket an earlier call had used. */
+class NoAnswerError extends Error {
+  override name = 'NoAnswerError';
+  constructor(
+    readonly reusedSocket: boolean,
+    override readonly cause: unknown,
+  ) {
+    super('no answer', { cause });
+  }
+}
+
+/**
  * One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. With a
  * `sink`, a 2xx answer's body goes to it as it arrives and is not kept; any other answer's body is
- * kept as text, for its error.
+ * kept as text, for its error. A kept-alive socket the server closed just as it was reused gives
+ * ECONNRESET before any answer; Node's docs (`request.reusedSocket`) name that case, and the call
+ * is then sent once more on a new connection. Any other failure is returned as it is.
  */
 export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS, sink?: BodySink): Promise<Answer> {
+  try {
+    return await sendOnce(endpoint, call, idleTimeoutMs, sink);
+  } catch (error) {
+    if (!(error instanceof NoAnswerError)) throw error;
+    const reset = isObject(error.cause) && error.cause.code === 'ECONNRESET';
+    if (!error.reusedSocket || !reset) throw error.cause;
+  }
+  try {
+    return await sendOnce(endpoint, call, idleTimeoutMs, sink);
+  } catch (error) {
+    throw error instanceof NoAnswerError ? error.cause : error;
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+async function sendOnce(endpoint: KubeEndpoint, call: Call, idleTimeoutMs: number, sink?: BodySink): Promise<Answer> {
   const cluster = endpoint.getCurrentCluster();
   if (!cluster) throw new InvalidInputError('the kubeconfig has no current cluster');
   // The server URL may carry a path prefix (an API proxy); the API path goes after it.
@@ -112,8 +159,11 @@ export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = R
     },
   };
   await endpoint.applyToHTTPSOptions(opts);
+  opts.agent = agentFor(opts.agent);
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = https.request(url, opts, (res) => {
+      answered = true;
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
       const streamed = sink !== undefined && status >= 200 && status <= 299;
@@ -139,7 +189,7 @@ export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = R
         resolve({ status, text: Buffer.concat(chunks).toString('utf8'), ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
       });
     });
-    req.on('error', reject);
+    req.on('error', (error) => reject(answered ? error : new NoAnswerError(req.reusedSocket, error)));
     req.setTimeout(idleTimeoutMs, () => req.destroy(new KubeRequestTimeoutError(`no answer from ${url.host} within ${idleTimeoutMs} ms of silence`)));
     req.end(payload);
   });
