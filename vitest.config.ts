@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
+    // Builds the `podroute` command once for the tests that spawn it (test/support/cli-binary.ts).
+    globalSetup: ['test/support/cli-build.global.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores on our machines and CI: forks keep native modules (dynalite's LevelDB) isolated.

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { builtCli } from '../support/cli-binary.ts';
 import { createDoctorCommand } from '../../lib/cli/doctor-command.ts';
 import type { Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
@@ -327,7 +328,7 @@ describe('podroute doctor', () => {
     try {
       const out = await run(
         process.execPath,
-        ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), 'doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig],
+        builtCli(['doctor', '--cluster-name', clusterName(), '--cluster-cidrs', '10.244.0.0/16', '--kubeconfig', kubeconfig]),
         {
           cwd: root,
           env: {

@@ -1,14 +1,16 @@
 /**
- * Every command's `--help`, `plan` and `reservations` start without the AWS SDK and the Kubernetes client: run from
- * the sources under a module hook that makes loading them fail (test/support/deny-sdk.mjs), and, in
- * the build (infra/scripts/cli-build-options.ts), reachable from the entry only through the dynamic
- * import()s of lib/cli/main.ts's LAZY_COMMANDS.
+ * Every command's `--help`, `plan` and `reservations` start without the AWS SDK and the Kubernetes client: run
+ * under a module hook that makes loading them fail (test/support/deny-sdk.mjs), from the sources
+ * (as `npm run cli` runs them) and from the build that package.json's `bin` ships
+ * (infra/scripts/cli-build-options.ts), where they are reachable from the entry only through the
+ * dynamic import()s of lib/cli/main.ts's LAZY_COMMANDS.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { builtCli } from '../support/cli-binary.ts';
 import { cliBuildOptions } from '../../infra/scripts/cli-build-options.ts';
 import { main } from '../../lib/cli/main.ts';
 
@@ -16,9 +18,10 @@ const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
 const SDK = /^(@aws-sdk|@smithy)\/|^@kubernetes\/client-node/;
 
-/** The command from the sources with the SDK denied; never throws on a non-zero exit. */
-async function denied(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const argv = ['--import', 'tsx', '--import', join(root, 'test', 'support', 'deny-sdk.mjs'), join(root, 'bin', 'podroute.ts'), ...args];
+/** The command, from the build or the sources, with the SDK denied; never throws on a non-zero exit. */
+async function denied(args: string[], from: 'build' | 'sources' = 'build'): Promise<{ code: number; stdout: string; stderr: string }> {
+  const deny = join(root, 'test', 'support', 'deny-sdk.mjs');
+  const argv = from === 'build' ? builtCli(args, [deny]) : ['--import', 'tsx', '--import', deny, join(root, 'bin', 'podroute.ts'), ...args];
   try {
     const { stdout, stderr } = await run(process.execPath, argv, { cwd: root });
     return { code: 0, stdout, stderr };
@@ -36,12 +39,12 @@ async function inProcess(args: string[]): Promise<{ code: number; stdout: string
   return { code, stdout, stderr };
 }
 
-describe('without the SDK (sources, under the deny hook)', () => {
-  it('podroute --help and a plan of the examples run', async () => {
-    const help = await denied(['help']);
+describe('without the SDK (under the deny hook)', () => {
+  it.each(['sources', 'build'] as const)('podroute --help and a plan of the examples run, from the %s', async (from) => {
+    const help = await denied(['help'], from);
     expect(help).toMatchObject({ code: 0, stderr: '' });
     expect(help.stdout).toMatch(/^podroute: pod-CIDR allocation/);
-    const plan = await denied(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', 'examples/nodes.json', '--route-tables', 'examples/route-tables.json', '-o', 'yaml']);
+    const plan = await denied(['plan', '--cluster-cidrs', '10.244.0.0/16', '--nodes', 'examples/nodes.json', '--route-tables', 'examples/route-tables.json', '-o', 'yaml'], from);
     expect(plan.stderr).toBe('');
     expect(plan.code).toBe(0);
     expect(plan.stdout).toMatch(/^create:\n- routeTableId: rtb-/);

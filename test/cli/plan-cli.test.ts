@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtCli } from '../support/cli-binary.ts';
 import { main } from '../../lib/cli/main.ts';
 
 const run = promisify(execFile);
@@ -35,9 +36,9 @@ async function cli(args: string[], input?: string): Promise<Outcome> {
   return { code, stdout, stderr };
 }
 
-/** Runs the real command, as `npm run --silent cli --` does, and never throws on a non-zero exit. */
+/** Runs the real command, as an installed package runs it, and never throws on a non-zero exit. */
 async function binary(args: string[], input?: string): Promise<Outcome> {
-  const child = run(process.execPath, ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), ...args], { cwd: root });
+  const child = run(process.execPath, builtCli(args), { cwd: root });
   if (input !== undefined) {
     child.child.stdin?.end(input);
   }
@@ -292,8 +293,8 @@ describe('podroute plan on bad input', () => {
 });
 
 describe('the podroute binary', () => {
-  // Each case spawns Node with tsx (seconds each), so only these few: they prove bin/podroute.ts
-  // gives main() the real files, stdin, stdout, stderr and exit code.
+  // Each case spawns the built command, so only these few: they prove bin/podroute.ts gives main()
+  // the real files, stdin, stdout, stderr and exit code.
   it('prints the same plan as main() for files, and exits 0', async () => {
     const args = [...planArgs, '--cluster-name', 'demo'];
     const [spawned, inProcess] = [await binary(args), await cli(args)];

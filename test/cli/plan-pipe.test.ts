@@ -5,13 +5,14 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { builtCli } from '../support/cli-binary.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const example = (name: string) => join(root, 'examples', name);
 
 function runWithStdoutClosed(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, builtCli(args), { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     // Close our end of the pipe before the child can write: its writes then fail with EPIPE.
     child.stdout.destroy();
     let stderr = '';

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { builtCli } from '../support/cli-binary.ts';
 import { startEc2Emulator, type Ec2Emulator } from '../../infra/local/ec2/index.ts';
 import { startKubeEmulator, type KubeEmulator } from '../../infra/local/kube/index.ts';
 import { startLocalDynamoDb, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
@@ -36,7 +37,7 @@ let stray: string;
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     // The SDK sends to the queue URL's host (sqs.<region>.localhost): resolved to 127.0.0.1 in the child.
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', '--import', join(root, 'test', 'support', 'localhost-dns.mjs'), join(root, 'bin', 'podroute.ts'), ...args], {
+    const { stdout, stderr } = await run(process.execPath, builtCli(args, [join(root, 'test', 'support', 'localhost-dns.mjs')]), {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
+import { builtCli } from '../support/cli-binary.ts';
 import { main } from '../../lib/cli/main.ts';
 import { shellQuote } from '../../lib/cli/reservations-command.ts';
 
@@ -180,7 +181,7 @@ describe('the real binary', () => {
   it('reads describe-subnets JSON on stdin and, for a subnet that cannot hold one, exits 2 with one line', async () => {
     const input = subnetsFile([{ SubnetId: 'subnet-tiny', CidrBlock: '10.0.1.0/28' }]);
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', join(root, 'bin', 'podroute.ts'), 'reservations', '--cluster-cidrs', V4, '--subnets', '-'], { cwd: root }, (error, stdout, stderr) => {
+      const child = execFile(process.execPath, builtCli(['reservations', '--cluster-cidrs', V4, '--subnets', '-']), { cwd: root }, (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
       });
       child.stdin?.end(input);
