@@ -88,13 +88,9 @@ export class BodySinkError extends Error {
 
 /**
  * The connections to the API server, kept open between calls (Node.js docs, "Class: http.Agent",
- * `keepAlive`), as client-go keeps them. The agent pools sockets by each request's TLS options (CA,
- * client certificate, server name), so calls with different credentials never share one. A free
- * socket closes after FREE_SOCKET_TIMEOUT_MS, below Node's own server default of 5 s
- * (`server.keepAliveTimeout`), and does not keep a process alive (Node unrefs it).
- * @kubernetes/client-node's `applyToHTTPSOptions` builds a new `https.Agent` for every call
- * (kubernetes-client/javascript#2893), which made each call a new TCP and TLS handshake; that
- * plain agent is replaced by this one, and any other (a kubeconfig's proxy) is kept.
+ * `keepAlive`) and pooled by each request's TLS options, so calls with different credentials
+ * never share one. A free socket closes after FREE_SOCKET_TIMEOUT_MS, below the 5 s of Node's
+ * `server.keepAliveTimeout`, and does not keep a process alive. Why: docs/decisions/0034.
  */
 const FREE_SOCKET_TIMEOUT_MS = 4_000;
 const KEEP_ALIVE_AGENT = new https.Agent({ keepAlive: true, timeout: FREE_SOCKET_TIMEOUT_MS });
