@@ -88,16 +88,25 @@ export class BodySinkError extends Error {
 
 /**
  * The connections to the API server, kept open between calls (Node.js docs, "Class: http.Agent",
- * `keepAlive`) and pooled by each request's TLS options, so calls with different credentials
- * never share one. A free socket closes after FREE_SOCKET_TIMEOUT_MS, below the 5 s of Node's
- * `server.keepAliveTimeout`, and does not keep a process alive. Why: docs/decisions/0034.
+ * `keepAlive`) and pooled by each request's TLS options (CA, client certificate, server name), so
+ * calls with different TLS credentials never share one; a bearer token is a header of each
+ * request. The agent's `timeout` bounds a socket being connected, as REQUEST_IDLE_TIMEOUT_MS
+ * bounds one in use, and closes a free socket after as long, or sooner when the server announces
+ * its own idle time (`Keep-Alive: timeout=`, which Node's agent honours less one second). A free
+ * socket does not keep a process alive. Why: docs/decisions/0034.
  */
-const FREE_SOCKET_TIMEOUT_MS = 4_000;
-const KEEP_ALIVE_AGENT = new https.Agent({ keepAlive: true, timeout: FREE_SOCKET_TIMEOUT_MS });
+const KEEP_ALIVE_AGENT = new https.Agent({ keepAlive: true, timeout: REQUEST_IDLE_TIMEOUT_MS });
 
-/** The agent a call goes through: a proxy agent the kubeconfig asked for, else the shared keep-alive one. */
-const agentFor = (given: RequestOptions['agent']): RequestOptions['agent'] =>
-  given === undefined || given === false || Object.getPrototypeOf(given) === https.Agent.prototype ? KEEP_ALIVE_AGENT : given;
+/**
+ * The agent a call goes through: a proxy agent the kubeconfig asked for as given, else the shared
+ * keep-alive one, or for a call sent once more, a new agent of Node's defaults (`agent: false`),
+ * which opens a new connection whatever other sockets the pool holds.
+ */
+const agentFor = (given: RequestOptions['agent'], fresh: boolean): RequestOptions['agent'] => {
+  const plain = given === undefined || given === false || Object.getPrototypeOf(given) === https.Agent.prototype;
+  if (!plain) return given;
+  return fresh ? false : KEEP_ALIVE_AGENT;
+};
 
 /** A request that failed before any answer arrived, and whether it went over a socket an earlier call had used. */
 class NoAnswerError extends Error {
@@ -110,31 +119,30 @@ class NoAnswerError extends Error {
   }
 }
 
+/** Whether a failed call is sent once more: a GET whose kept-alive socket was reset before any answer. */
+const resendable = (call: Call, error: NoAnswerError): boolean =>
+  call.method === 'GET' && error.reusedSocket && error.cause instanceof Error && 'code' in error.cause && error.cause.code === 'ECONNRESET';
+
 /**
  * One HTTPS request to the current cluster with the kubeconfig's TLS and credentials. With a
  * `sink`, a 2xx answer's body goes to it as it arrives and is not kept; any other answer's body is
  * kept as text, for its error. A kept-alive socket the server closed just as it was reused gives
- * ECONNRESET before any answer; Node's docs (`request.reusedSocket`) name that case, and the call
- * is then sent once more on a new connection. Any other failure is returned as it is.
+ * ECONNRESET before any answer; Node's docs (`request.reusedSocket`) name that case, and a GET is
+ * then sent once more on a new connection. A write is not: the server may have applied it. Any
+ * other failure is returned as it is.
  */
 export async function send(endpoint: KubeEndpoint, call: Call, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS, sink?: BodySink): Promise<Answer> {
-  try {
-    return await sendOnce(endpoint, call, idleTimeoutMs, sink);
-  } catch (error) {
-    if (!(error instanceof NoAnswerError)) throw error;
-    const reset = isObject(error.cause) && error.cause.code === 'ECONNRESET';
-    if (!error.reusedSocket || !reset) throw error.cause;
-  }
-  try {
-    return await sendOnce(endpoint, call, idleTimeoutMs, sink);
-  } catch (error) {
-    throw error instanceof NoAnswerError ? error.cause : error;
+  for (let fresh = false; ; fresh = true) {
+    try {
+      return await sendOnce(endpoint, call, idleTimeoutMs, sink, fresh);
+    } catch (error) {
+      if (!(error instanceof NoAnswerError)) throw error;
+      if (fresh || !resendable(call, error)) throw error.cause;
+    }
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-
-async function sendOnce(endpoint: KubeEndpoint, call: Call, idleTimeoutMs: number, sink?: BodySink): Promise<Answer> {
+async function sendOnce(endpoint: KubeEndpoint, call: Call, idleTimeoutMs: number, sink: BodySink | undefined, fresh: boolean): Promise<Answer> {
   const cluster = endpoint.getCurrentCluster();
   if (!cluster) throw new InvalidInputError('the kubeconfig has no current cluster');
   // The server URL may carry a path prefix (an API proxy); the API path goes after it.
@@ -155,7 +163,7 @@ async function sendOnce(endpoint: KubeEndpoint, call: Call, idleTimeoutMs: numbe
     },
   };
   await endpoint.applyToHTTPSOptions(opts);
-  opts.agent = agentFor(opts.agent);
+  opts.agent = agentFor(opts.agent, fresh);
   return new Promise((resolve, reject) => {
     let answered = false;
     const req = https.request(url, opts, (res) => {

@@ -13,8 +13,8 @@ import { send, type KubeEndpoint } from '../../lib/kube/kube-http.ts';
 
 const tls = (file: string): string => readFileSync(new URL(`../../infra/local/kube/tls/${file}`, import.meta.url), 'utf8');
 
-/** What the server does with the n-th request it reads (from 1): answer it, or reset its connection. */
-type Behaviour = (n: number) => 'answer' | 'reset';
+/** What the server does with the n-th request it reads (from 1) on its c-th connection (from 1): answer it, or reset the connection. */
+type Behaviour = (n: number, c: number) => 'answer' | 'reset';
 
 type Counting = { connections: number; requests: number; url: string; close: () => Promise<void> };
 
@@ -26,9 +26,10 @@ afterEach(async () => {
 async function countingServer(behaviour: Behaviour): Promise<Counting> {
   const sockets = new Set<Socket>();
   const counts = { connections: 0, requests: 0 };
+  const connectionOf = new WeakMap<Socket, number>();
   const server = https.createServer({ cert: tls('server.crt'), key: tls('server.key') }, (req, res) => {
     counts.requests++;
-    if (behaviour(counts.requests) === 'reset') {
+    if (behaviour(counts.requests, connectionOf.get(req.socket) ?? 0) === 'reset') {
       req.socket.destroy();
       return;
     }
@@ -37,6 +38,7 @@ async function countingServer(behaviour: Behaviour): Promise<Counting> {
   });
   server.on('secureConnection', (socket: Socket) => {
     counts.connections++;
+    connectionOf.set(socket, counts.connections);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -125,5 +127,26 @@ describe('the Kubernetes transport after a reset', () => {
     const endpoint = kubeconfigFor(server.url);
     await expect(get(endpoint, 'a')).rejects.toMatchObject({ code: 'ECONNRESET' });
     expect({ connections: server.connections, requests: server.requests }).toEqual({ connections: 1, requests: 1 });
+  });
+
+  it('sends it on a new connection even when every socket the pool holds was dropped', async () => {
+    // Two calls at once leave two kept-alive sockets; then both are dead (a NAT's idle cutoff, a
+    // restarted API server): a request on either is reset.
+    const server = await countingServer((_n, c) => (c <= 2 && server.requests > 2 ? 'reset' : 'answer'));
+    const endpoint = kubeconfigFor(server.url);
+    const first = await Promise.all([get(endpoint, 'a'), get(endpoint, 'b')]);
+    expect(first.map(({ status }) => status)).toEqual([200, 200]);
+    expect(server.connections).toBe(2);
+    expect((await get(endpoint, 'c')).status).toBe(200);
+    expect({ connections: server.connections, requests: server.requests }).toEqual({ connections: 3, requests: 4 });
+  });
+
+  it('does not send a write again: the server may have applied it', async () => {
+    const server = await countingServer((n) => (n === 2 ? 'reset' : 'answer'));
+    const endpoint = kubeconfigFor(server.url);
+    expect((await get(endpoint, 'a')).status).toBe(200);
+    const patch = send(endpoint, { method: 'PATCH', path: '/api/v1/nodes/a/status', body: {}, contentType: 'application/strategic-merge-patch+json' });
+    await expect(patch).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect({ connections: server.connections, requests: server.requests }).toEqual({ connections: 1, requests: 2 });
   });
 });
