@@ -1,9 +1,9 @@
 /**
  * Every command's `--help`, `plan` and `reservations` start without the AWS SDK and the Kubernetes client: run
- * under a module hook that makes loading them fail (test/support/deny-sdk.mjs), from the sources
- * (as `npm run cli` runs them) and from the build that package.json's `bin` ships
- * (infra/scripts/cli-build-options.ts), where they are reachable from the entry only through the
- * dynamic import()s of lib/cli/main.ts's LAZY_COMMANDS.
+ * under a module hook that makes loading them fail (test/support/deny-sdk.mjs), from the build that
+ * package.json's `bin` ships (infra/scripts/cli-build-options.ts), where they are reachable from the
+ * entry only through the dynamic import()s of lib/cli/main.ts's LAZY_COMMANDS, and `help` and `plan`
+ * from the sources too, as `npm run cli` runs them. On both, the hook is shown to bite.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -61,9 +61,9 @@ describe('without the SDK (under the deny hook)', () => {
     }
   }, 60_000);
 
-  it('the hook bites: reconcile and doctor, run, need the SDK', async () => {
+  it.each(['sources', 'build'] as const)('the hook bites, from the %s: reconcile and doctor, run, need the SDK', async (from) => {
     const flags = ['--cluster-name', 'c', '--cluster-cidrs', '10.244.0.0/16', '--cidr-table-name', 't', '--queue-url', 'http://127.0.0.1:9/q', '--region', 'us-east-1'];
-    const runs = await Promise.all([denied(['reconcile', '--dry-run', ...flags]), denied(['doctor', ...flags])]);
+    const runs = await Promise.all([denied(['reconcile', '--dry-run', ...flags], from), denied(['doctor', ...flags], from)]);
     for (const run of runs) {
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/deny-sdk: (@aws-sdk|@smithy|@kubernetes)\S* was loaded/);

@@ -1,6 +1,6 @@
 /**
  * `podroute plan`: the contract (ARCHITECTURE.md, contract 1). `main()` takes an io port, so most
- * cases run it in process; a few run the real binary, as `npm run --silent cli --` does, to prove
+ * cases run it in process; a few run the built binary, as an installed package runs it, to prove
  * it wires the same io (files, stdin, stdout, stderr, exit code). bin/podroute.ts's SIGPIPE
  * handling is in plan-pipe.test.ts.
  */

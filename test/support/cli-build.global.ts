@@ -23,7 +23,12 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   await mkdir(join(root, 'dist'), { recursive: true });
   const outdir = await mkdtemp(join(root, 'dist', 'test-cli-'));
-  await build(cliBuildOptions(root, outdir));
+  try {
+    await build(cliBuildOptions(root, outdir));
+  } catch (error) {
+    await rm(outdir, { recursive: true, force: true });
+    throw error;
+  }
   project.provide('podrouteCli', join(outdir, 'podroute.js'));
   return () => rm(outdir, { recursive: true, force: true });
 }
